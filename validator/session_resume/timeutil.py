@@ -1,0 +1,43 @@
+"""RFC 3339 UTC timestamps as the protocol writes them (``2026-03-02T10:15:00Z``)."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+_TS = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z$")
+
+
+def parse_ts(value: object) -> datetime | None:
+    """The instant, or None if ``value`` is not a well-formed, real UTC timestamp."""
+    if not isinstance(value, str):
+        return None
+    m = _TS.match(value)
+    if not m:
+        return None
+    frac = (m.group(2) or "0")[:6].ljust(6, "0")
+    try:
+        base = datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        return None
+    return base.replace(microsecond=int(frac), tzinfo=UTC)
+
+
+def looks_like_ts(value: object) -> bool:
+    return isinstance(value, str) and bool(_TS.match(value))
+
+
+def format_ts(dt: datetime) -> str:
+    """Second precision, UTC, ``Z`` suffix: the form every writer uses."""
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_now(value: str) -> datetime:
+    """Parse a ``--now`` argument: RFC 3339 with Z or an offset."""
+    dt = parse_ts(value)
+    if dt is not None:
+        return dt
+    parsed = datetime.fromisoformat(value)
+    if parsed.tzinfo is None:
+        raise ValueError(f"timestamp {value!r} has no timezone; add Z")
+    return parsed.astimezone(UTC)
