@@ -1,0 +1,66 @@
+"""Automation: every check CI runs, and every generated file, comes from a session here."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nox
+
+nox.options.default_venv_backend = "venv"
+nox.options.sessions = ["tests", "lint", "docs_check"]
+ROOT = Path(__file__).parent
+
+
+def _npm_ci(session: nox.Session) -> None:
+    if not (ROOT / "node_modules" / ".package-lock.json").exists():
+        if shutil.which("npm") is None:
+            session.error("npm is needed for the ajv and VS Code tests: install Node.js 18+")
+        session.run("npm", "ci", "--no-audit", "--no-fund", external=True)
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """The whole test suite (installs the package, its test extras and the Node tools)."""
+    session.install("-e", ".[test]")
+    _npm_ci(session)
+    session.run("pytest", *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """ruff and mypy (strict) on the package."""
+    session.install("-e", ".[lint]")
+    session.run("ruff", "check", "validator", "tests", "noxfile.py")
+    session.run("ruff", "format", "--check", "validator", "tests", "noxfile.py")
+    session.run("mypy")
+
+
+@nox.session
+def docs(session: nox.Session) -> None:
+    """Regenerate every generated doc (code pages, CLI reference)."""
+    session.install("-e", ".")
+    session.run("python", "-m", "session_resume.docgen", "write")
+
+
+@nox.session
+def docs_check(session: nox.Session) -> None:
+    """Fail if a committed generated doc differs from what the sources produce."""
+    session.install("-e", ".")
+    session.run("python", "-m", "session_resume.docgen", "check")
+
+
+@nox.session
+def demo(session: nox.Session) -> None:
+    """The main job on the bundled example session: validate it, show the resume decision."""
+    session.install("-e", ".")
+    example = "examples/agent-output/contoso-portal"
+    session.run("session-resume", "validate", example, "--root", "examples")
+    session.run("session-resume", "resume", example, "--root", "examples")
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    """Benchmarks side by side with their anchors; prints medians and ratios."""
+    session.install("-e", ".[bench]")
+    session.run("python", "benchmarks/run.py", *session.posargs)

@@ -1,0 +1,114 @@
+"""Shared helpers: a valid apex state to mutate, and the real CLI as a subprocess."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+_APEX_NAMES = [
+    ("1", "Requirements", "02-Requirements"),
+    ("2", "Architecture", "03-Architect"),
+    ("3", "Design", "04-Design"),
+    ("3_5", "Governance", "04g-Governance"),
+    ("4", "IaC Plan", ""),
+    ("5", "IaC Code", ""),
+    ("6", "Deploy", ""),
+    ("7", "As-Built", "08-As-Built"),
+]
+
+
+def pending(name: str, agent: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "agent": agent,
+        "status": "pending",
+        "sub_step": None,
+        "started": None,
+        "completed": None,
+        "artifacts": [],
+        "context_files_used": [],
+    }
+
+
+def apex_state() -> dict[str, Any]:
+    """A valid apex state: step 1 complete, step 2 in progress at phase_2_waf."""
+    steps = {k: pending(n, a) for k, n, a in _APEX_NAMES}
+    steps["1"].update(
+        status="complete",
+        started="2026-03-02T09:00:00Z",
+        completed="2026-03-02T09:30:00Z",
+        artifacts=["agent-output/demo/01-requirements.md"],
+        context_files_used=["agent-output/demo/00-session-state.json"],
+    )
+    steps["2"].update(status="in_progress", sub_step="phase_2_waf", started="2026-03-02T10:00:00Z")
+    return {
+        "schema_version": "3.0",
+        "project": "demo",
+        "workflow": "apex",
+        "revision": 3,
+        "updated": "2026-03-02T10:15:00Z",
+        "current_step": 2,
+        "decisions": {
+            "region": "swedencentral",
+            "compliance": "None",
+            "budget": "~$50/mo",
+            "architecture_pattern": "web app",
+            "deployment_strategy": "",
+        },
+        "open_findings": [],
+        "steps": steps,
+    }
+
+
+@pytest.fixture
+def state() -> dict[str, Any]:
+    return copy.deepcopy(apex_state())
+
+
+def dump(doc: Any) -> bytes:
+    return json.dumps(doc, indent=2).encode()
+
+
+def run_cli(
+    *args: str,
+    cwd: Path | str | None = None,
+    env: dict[str, str] | None = None,
+    input: bytes | None = None,
+    timeout: float = 60,
+) -> subprocess.CompletedProcess[str]:
+    """Run the installed CLI exactly as a user would (a separate process)."""
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.run(
+        [sys.executable, "-m", "session_resume", *args],
+        cwd=cwd,
+        env=full_env,
+        input=input,
+        capture_output=True,
+        timeout=timeout,
+    )
+    out = subprocess.CompletedProcess(
+        proc.args,
+        proc.returncode,
+        proc.stdout.decode("utf-8", "replace"),
+        proc.stderr.decode("utf-8", "replace"),
+    )
+    assert "Traceback" not in out.stderr, out.stderr
+    return out
+
+
+@pytest.fixture
+def session_dir(tmp_path: Path) -> Path:
+    """An empty repository with agent-output/demo/ (a `.git` marks the root)."""
+    (tmp_path / ".git").mkdir()
+    d = tmp_path / "agent-output" / "demo"
+    d.mkdir(parents=True)
+    return d
