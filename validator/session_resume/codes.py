@@ -194,6 +194,59 @@ _ALL = [
         '{"schema_version": 3}',
         'Write the version as a string: "3.0".',
     ),
+    Code(
+        "SR150",
+        "migration-change",
+        INFO,
+        "Migration changed something that is worth knowing (a renamed key, a converted shape).",
+        '"steps": {"3.5": ...} became "steps": {"3_5": ...}',
+        "Nothing to do; `migrate --dry-run` lists every change as a JSON Patch.",
+    ),
+    Code(
+        "SR151",
+        "migration-kept-aside",
+        W,
+        "Migration could not map a value onto 3.0; it was kept under an `x-legacy` key, "
+        "never dropped.",
+        '"lock": {"owner_id": "chat-1", ...} moved to "x-legacy": {"lock": ...}',
+        "Review the `x-legacy` value; delete it once nothing needs it.",
+    ),
+    Code(
+        "SR152",
+        "migration-failed",
+        E,
+        "Migration could not produce a valid 3.0 document; nothing was written.",
+        "a v1 file whose `steps` is a list",
+        "Fix the problem the message names by hand, then run `session-resume migrate` again.",
+    ),
+    Code(
+        "SR160",
+        "lock-timeout",
+        E,
+        "The session lock could not be taken in time: another writer holds it.",
+        "two agents writing the same session",
+        "Retry; if no writer is running, the lock is stale only if its process is gone "
+        "(filelock releases it on exit).",
+    ),
+    Code(
+        "SR161",
+        "write-refused",
+        E,
+        "The write was refused: the new state would be invalid, or "
+        "the file on disk needs migration or recovery first. Nothing was written.",
+        "completing a step that is pending",
+        "Read the diagnostics after the code; run "
+        "`session-resume migrate` or `recover` if the message says so.",
+    ),
+    Code(
+        "SR162",
+        "revision-conflict",
+        E,
+        "Another writer saved the state since it was read "
+        "(the `revision` differs); nothing was written.",
+        "save(expected_revision=4) while the file is at revision 5",
+        "Reload the state, reapply the change, save again.",
+    ),
     # --- SR2xx: schema -----------------------------------------------------------------------
     Code(
         "SR201",
@@ -417,7 +470,8 @@ _ALL = [
         "SR330",
         "unknown-top-level-key",
         W,
-        "A top-level key is neither part of the core schema nor a field of the workflow.",
+        "A top-level key is neither part of the core schema nor a field of the workflow "
+        "(extension keys starting with `x-` are exempt).",
         '"workflow_status": "complete"',
         "Remove it, or declare it in the workflow definition's `fields`.",
     ),
@@ -550,6 +604,39 @@ _ALL = [
         "`review_audit` has an entry for a step the workflow does not review.",
         'apex: "review_audit": {"step_3": {...}}',
         "Remove the entry.",
+    ),
+    # --- SR5xx: worklog and sentinel ---------------------------------------------------------
+    Code(
+        "SR501",
+        "worklog-unreadable",
+        E,
+        "The worklog could not be read.",
+        "chmod 000 00-worklog.jsonl",
+        "Fix the permissions; the message names the OS error.",
+    ),
+    Code(
+        "SR502",
+        "worklog-torn-line",
+        INFO,
+        "The worklog's last line is incomplete: a writer died mid-append. It is ignored.",
+        '{"v":1,"ts":"2026-03-02T10:00:00Z","se',
+        "Nothing to do; the next append terminates it.",
+    ),
+    Code(
+        "SR503",
+        "worklog-garbage",
+        W,
+        "A worklog line in the middle of the file is not a JSON object (the line number is given).",
+        "line 12: <<<<<<< HEAD",
+        "Remove or repair the line; the worklog is append-only, so look for a bad merge.",
+    ),
+    Code(
+        "SR504",
+        "worklog-seq-order",
+        W,
+        "Worklog `seq` numbers do not increase.",
+        '{"seq": 7} after {"seq": 9}',
+        "Look for two writers appending without the lock.",
     ),
     # --- SR9xx: internal --------------------------------------------------------------------
     Code(

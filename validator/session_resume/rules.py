@@ -141,7 +141,7 @@ def check_state(
     _decision_log(doc.get("decision_log"), out, file)
     field_names = {f.name for f in workflow.fields} if workflow else set()
     for k in doc:
-        if k not in CORE_KEYS and k not in field_names:
+        if k not in CORE_KEYS and k not in field_names and not k.startswith("x-"):
             out.append(
                 diag("SR330", f"unknown top-level key {k!r}", file=file, pointer=pointer_join([k]))
             )
