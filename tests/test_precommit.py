@@ -108,3 +108,27 @@ def test_validate_hook_reports_zero_byte_file(git_repo: Path, hooks: tuple[Path,
     res = _try_repo(git_repo, hooks, "session-resume-validate", str(f.relative_to(git_repo)))
     assert res.returncode == 1
     assert "SR110" in res.stdout
+
+
+def test_migrate_check_hook(git_repo: Path, hooks: tuple[Path, Path]) -> None:
+    old = git_repo / "agent-output" / "old" / "00-session-state.json"
+    old.parent.mkdir(parents=True)
+    doc = apex_state()
+    doc["schema_version"] = "2.0"
+    doc["lock"] = None
+    old.write_text(json.dumps(doc, indent=2))
+    _git(git_repo, "add", ".")
+    before = old.read_bytes()
+    res = _try_repo(git_repo, hooks, "session-resume-migrate-check", str(old.relative_to(git_repo)))
+    assert res.returncode == 1, res.stdout
+    assert "would migrate 2.0 -> 3.0" in res.stdout
+    assert old.read_bytes() == before  # --check writes nothing
+
+    current = git_repo / "agent-output" / "new" / "00-session-state.json"
+    current.parent.mkdir(parents=True)
+    current.write_text(json.dumps(apex_state(), indent=2))
+    _git(git_repo, "add", ".")
+    res = _try_repo(
+        git_repo, hooks, "session-resume-migrate-check", str(current.relative_to(git_repo))
+    )
+    assert res.returncode == 0, res.stdout

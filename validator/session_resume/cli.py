@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from . import __version__
+from .commands.common import CommandError
 from .diagnostics import Diagnostic, FileReport
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -75,6 +76,12 @@ def build_parser() -> argparse.ArgumentParser:
         "from .session-resume.yaml, pyproject.toml or .git)",
     )
     v.set_defaults(func=cmd_validate)
+
+    from .commands import migrate as migrate_cmd
+    from .commands import recover as recover_cmd
+
+    migrate_cmd.add_parser(sub)
+    recover_cmd.add_parser(sub)
     return parser
 
 
@@ -181,6 +188,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         sys.stderr.write(f"session-resume: error: {exc}\n")
         return EXIT_USAGE
+    except CommandError as exc:
+        from .commands.common import print_diagnostics
+
+        print_diagnostics(exc.diagnostics, sys.stderr)
+        return exc.exit_code
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

@@ -16,6 +16,15 @@ HOOKS = [
         "files": STATE_FILES,
         "require_serial": False,
     },
+    {
+        "id": "session-resume-migrate-check",
+        "name": "session-resume migrate --check",
+        "description": "Fail when a state file still needs migrating to the current schema.",
+        "entry": "session-resume migrate --check",
+        "language": "python",
+        "files": STATE_FILES,
+        "require_serial": True,
+    },
 ]
 
 

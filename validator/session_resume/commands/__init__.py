@@ -1,0 +1,1 @@
+"""Command implementations: each a thin shell over a library function."""

@@ -1,0 +1,215 @@
+"""The append-only worklog ``00-worklog.jsonl`` (DESIGN §7): one JSON object per line.
+
+Appends happen under the session lock, one ``write()`` per line, so ``seq`` is monotonic.
+Readers tolerate a torn last line (a crash mid-append) and report garbage elsewhere with its
+line number. The tail is read from the end of the file, never by scanning it whole.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .codes import diag
+from .diagnostics import Diagnostic
+
+WORKLOG = "00-worklog.jsonl"
+EVENT_VERSION = 1
+EVENTS = (
+    "session_start",
+    "session_end",
+    "step_start",
+    "checkpoint",
+    "step_complete",
+    "step_skip",
+    "decision",
+    "finding_add",
+    "finding_resolve",
+    "migrated",
+    "recovered",
+    "recreated",
+    "heartbeat",
+    "note",
+    "takeover",
+    "archived",
+    "imported",
+)
+_TAIL_CHUNK = 64 * 1024
+
+
+@dataclass
+class Tail:
+    """The last events of a worklog, newest last."""
+
+    events: list[dict[str, Any]] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    last_seq: int = 0
+
+
+def _parse_line(raw: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def read_tail(path: str | os.PathLike[str], n: int = 10) -> Tail:
+    """The last ``n`` parseable events, reading backwards from the end in chunks."""
+    out = Tail()
+    name = os.fspath(path)
+    try:
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        return out
+    except OSError as exc:
+        out.diagnostics.append(diag("SR501", f"cannot read the worklog: {exc.strerror}", file=name))
+        return out
+    try:
+        size = os.fstat(fd).st_size
+        buf = b""
+        pos = size
+        lines: list[bytes] = []
+        # Read backwards until we hold n complete lines after the first (possibly partial) one.
+        while pos > 0 and len(lines) <= n:
+            step = min(_TAIL_CHUNK, pos)
+            pos -= step
+            buf = os.pread(fd, step, pos) + buf
+            lines = buf.split(b"\n")
+        torn = not buf.endswith(b"\n") and size > 0
+        if buf.endswith(b"\n"):
+            lines = lines[:-1]
+        if pos > 0:
+            lines = lines[1:]  # the first piece may start mid-line
+        # line numbers only when we read the whole file (a tail read does not know them)
+        first_line_no = 1 if pos == 0 else None
+        parsed: list[dict[str, Any]] = []
+        for i, raw in enumerate(lines):
+            last = i == len(lines) - 1
+            if not raw.strip():
+                continue
+            ev = _parse_line(raw)
+            if ev is None:
+                if last and torn:
+                    out.diagnostics.append(
+                        diag(
+                            "SR502",
+                            "the last worklog line is incomplete (a crash mid-append); "
+                            "it is ignored",
+                            file=name,
+                            line=(first_line_no + i) if first_line_no else None,
+                        )
+                    )
+                else:
+                    out.diagnostics.append(
+                        diag(
+                            "SR503",
+                            "a worklog line is not a JSON object",
+                            file=name,
+                            line=(first_line_no + i) if first_line_no else None,
+                        )
+                    )
+                continue
+            parsed.append(ev)
+        out.events = parsed[-n:] if n else []
+        seqs: list[int] = [e["seq"] for e in parsed if isinstance(e.get("seq"), int)]
+        out.last_seq = max(seqs, default=0)
+        return out
+    finally:
+        os.close(fd)
+
+
+def scan(path: str | os.PathLike[str]) -> list[Diagnostic]:
+    """Check every line (for `validate`): garbage with its line number, seq order."""
+    name = os.fspath(path)
+    out: list[Diagnostic] = []
+    try:
+        fh = open(name, "rb")  # noqa: SIM115 - closed by the with below
+    except FileNotFoundError:
+        return out
+    except OSError as exc:
+        return [diag("SR501", f"cannot read the worklog: {exc.strerror}", file=name)]
+    with fh:
+        last_seq = 0
+        line_no = 0
+        for raw in fh:
+            line_no += 1
+            if not raw.strip():
+                continue
+            ev = _parse_line(raw)
+            if ev is None:
+                if raw.endswith(b"\n"):
+                    out.append(
+                        diag(
+                            "SR503", "a worklog line is not a JSON object", file=name, line=line_no
+                        )
+                    )
+                else:
+                    out.append(
+                        diag(
+                            "SR502",
+                            "the last worklog line is incomplete (a crash "
+                            "mid-append); it is ignored",
+                            file=name,
+                            line=line_no,
+                        )
+                    )
+                continue
+            seq = ev.get("seq")
+            if isinstance(seq, int) and not isinstance(seq, bool):
+                if seq <= last_seq:
+                    out.append(
+                        diag(
+                            "SR504",
+                            f"seq {seq} does not increase (previous {last_seq})",
+                            file=name,
+                            line=line_no,
+                        )
+                    )
+                last_seq = max(last_seq, seq)
+    return out
+
+
+def append(
+    session_dir: str | os.PathLike[str],
+    event: str,
+    *,
+    ts: str,
+    session: str = "",
+    step: str | None = None,
+    sub_step: str | None = None,
+    detail: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Append one event. The caller holds the session lock."""
+    if event not in EVENTS:
+        raise ValueError(f"unknown worklog event {event!r}")
+    path = Path(session_dir) / WORKLOG
+    tail = read_tail(path, 1)
+    record: dict[str, Any] = {
+        "v": EVENT_VERSION,
+        "ts": ts,
+        "seq": tail.last_seq + 1,
+        "session": session,
+        "event": event,
+    }
+    if step is not None:
+        record["step"] = step
+    if sub_step is not None:
+        record["sub_step"] = sub_step
+    if detail:
+        record["detail"] = detail
+    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line  # terminate a torn last line; its bytes are kept
+        os.write(fd, line)  # one write per record
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    return record
