@@ -79,9 +79,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .commands import migrate as migrate_cmd
     from .commands import recover as recover_cmd
+    from .commands import resume as resume_cmd
 
     migrate_cmd.add_parser(sub)
     recover_cmd.add_parser(sub)
+    resume_cmd.add_parser(sub)
+    from .commands import archive as archive_cmd
+    from .commands import budget as budget_cmd
+    from .commands import report as report_cmd
+
+    report_cmd.add_parser(sub)
+    budget_cmd.add_parser(sub)
+    archive_cmd.add_parser(sub)
     return parser
 
 
@@ -177,11 +186,14 @@ def _one(d: Diagnostic) -> FileReport:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
     try:
+        parser = build_parser()
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
         return int(exc.code or 0)
+    except Exception as exc:  # noqa: BLE001 - a broken installation, not bad input
+        sys.stderr.write(f"session-resume: SR900 internal error: {type(exc).__name__}: {exc}\n")
+        return EXIT_INTERNAL
     try:
         result: int = args.func(args)
         return result

@@ -229,7 +229,34 @@ def validate_file(
     )
     if any(d.code in _CORRUPTISH for d in report.diagnostics):
         _check_backup(name, report, opts)
+    if os.path.basename(name) == STATE_FILE:
+        report.diagnostics.extend(session_integrity(Path(name).parent))
     return report
+
+
+_FULL_SCAN_LIMIT = 16 * 1024 * 1024
+
+
+def session_integrity(session_dir: Path) -> list[Diagnostic]:
+    """The session directory's other files: leftover temp files, the worklog, the lease."""
+    from . import sentinel, worklog
+    from .snapshot import temp_files
+
+    out = [
+        diag("SR170", "leftover temp file of an interrupted write", file=str(session_dir / t))
+        for t in temp_files(session_dir)
+    ]
+    log = session_dir / worklog.WORKLOG
+    try:
+        size = os.path.getsize(log)
+    except OSError:
+        size = -1
+    if 0 <= size <= _FULL_SCAN_LIMIT:
+        out.extend(worklog.scan(log))
+    elif size > _FULL_SCAN_LIMIT:
+        out.extend(worklog.read_tail(log, 10).diagnostics)  # big logs: the tail only
+    out.extend(sentinel.read(session_dir)[1])
+    return out
 
 
 _CORRUPTISH = {"SR110", "SR111", "SR114", "SR115", "SR120", "SR121", "SR122", "SR123", "SR124"}
