@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import apex_state, dump, run_cli
 
 

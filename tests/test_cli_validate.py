@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from conftest import REPO, apex_state, dump, run_cli
 
 NOW = ("--now", "2026-11-22T00:00:00Z")

@@ -13,9 +13,10 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conftest import REPO, apex_state, dump, run_cli
 from session_resume import load_workflow, store
 from session_resume.decide import ACTIONS, Options, Snapshot, decide
+
+from conftest import REPO, apex_state, dump, run_cli
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 APEX = load_workflow("apex")

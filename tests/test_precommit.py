@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from conftest import REPO, apex_state
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import apex_state, dump, run_cli
-
 from session_resume import store
+
+from conftest import apex_state, dump, run_cli
 
 NOW = "2026-03-02T12:00:00Z"
 

@@ -8,9 +8,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from conftest import apex_state, dump
 
 from session_resume import Severity, ValidateOptions, validate_document
+
+from conftest import apex_state, dump
 
 NOW = datetime(2026, 3, 3, tzinfo=UTC)
 

@@ -9,9 +9,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import apex_state, dump, run_cli
 
 from session_resume import store, worklog
+
+from conftest import apex_state, dump, run_cli
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 FIXTURES = Path(__file__).parent / "fixtures" / "migrate"
