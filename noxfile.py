@@ -31,8 +31,8 @@ def tests(session: nox.Session) -> None:
 def lint(session: nox.Session) -> None:
     """ruff and mypy (strict) on the package."""
     session.install("-e", ".[lint]")
-    session.run("ruff", "check", "validator", "tests", "noxfile.py")
-    session.run("ruff", "format", "--check", "validator", "tests", "noxfile.py")
+    session.run("ruff", "check", "validator", "tests", "benchmarks", "noxfile.py")
+    session.run("ruff", "format", "--check", "validator", "tests", "benchmarks", "noxfile.py")
     session.run("mypy")
 
 
