@@ -344,3 +344,42 @@ def test_lock_file_is_separate_from_the_replaced_file(session_dir: Path) -> None
     ino = os.stat(session_dir / store.LOCK).st_ino
     store.save(session_dir, _state(session_dir), now=NOW)
     assert os.stat(session_dir / store.LOCK).st_ino == ino
+
+
+def test_save_refuses_when_state_missing_but_bak_is_good(session_dir: Path) -> None:
+    good = _two_saves(session_dir)
+    (session_dir / store.STATE).unlink()
+    with pytest.raises(store.StoreError) as exc:
+        store.save(session_dir, apex_state(), now=NOW)
+    assert exc.value.diagnostics[0].code == "SR161" and "recover" in str(exc.value)
+    assert (session_dir / store.BAK).read_bytes() == good
+
+
+def test_worklog_failure_after_write_is_coded(session_dir: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_text("")
+    (session_dir / worklog.WORKLOG).symlink_to(elsewhere)
+    with pytest.raises(store.StoreError) as exc:
+        store.save(session_dir, apex_state(), now=NOW, event="note")
+    assert exc.value.diagnostics[0].code == "SR505"
+    assert store.load(session_dir).status == "ok"  # the state itself was written
+    assert elsewhere.read_text() == ""  # the link was not followed
+
+
+def test_sentinel_temp_files_are_not_state_temp_files(session_dir: Path) -> None:
+    from session_resume import sentinel
+
+    sentinel.write(session_dir, sentinel.make("s-1", owner="me", now=NOW))
+    assert sentinel.TMP_PREFIX != store.TMP_PREFIX
+    assert sentinel.read(session_dir)[0]["session"] == "s-1"  # type: ignore[index]
+
+
+def test_unreadable_lease_is_not_mistaken_for_no_lease(session_dir: Path) -> None:
+    from session_resume import sentinel
+
+    (session_dir / sentinel.SENTINEL).write_text("not json")
+    value, diags = sentinel.read(session_dir)
+    assert value == {} and [d.code for d in diags] == ["SR510"]
+    assert sentinel.lease_state(value, now=NOW, ended=False, owner_alive=None).state == (
+        "unreadable"
+    )

@@ -49,9 +49,11 @@ def _label(session_dir: Path) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "-", label)[:64] or "session"
 
 
-def session_files(session_dir: Path) -> list[str]:
+def session_files(session_dir: Path, *, include_lease: bool = True) -> list[str]:
     names = []
     for n in sorted(os.listdir(session_dir)):
+        if n == sentinel_mod.SENTINEL and not include_lease:
+            continue
         if (
             n in _SESSION_FILES
             or n.startswith(store.STATE + ".corrupt-")
@@ -62,38 +64,49 @@ def session_files(session_dir: Path) -> list[str]:
 
 
 def archive_session(
-    session_dir: str | os.PathLike[str], *, now: datetime, keep: int = 5, prune_only: bool = False
+    session_dir: str | os.PathLike[str],
+    *,
+    now: datetime,
+    keep: int = 5,
+    prune_only: bool = False,
+    label: str | None = None,
+    include_lease: bool = True,
+    root: str | os.PathLike[str] | None = None,
 ) -> ArchiveResult:
     """Move the session's protocol files into a new archive folder (under the session lock),
-    then keep only the newest ``keep`` archives."""
+    then keep only the newest ``keep`` archives. ``include_lease=False`` leaves the lease in
+    place (``init --fresh`` continues the same session); ``label`` names the folder (default:
+    the session id)."""
     d = Path(session_dir)
     out = ArchiveResult()
-    s = store.Session(d)
+    s = store.Session(d, Path(root) if root is not None else None)
     s.check_paths()
     with store.locked(s):
-        names = [] if prune_only else session_files(d)
+        names = [] if prune_only else session_files(d, include_lease=include_lease)
         if names:
             base = d / ARCHIVE_DIR
-            base.mkdir(exist_ok=True)
-            if os.path.islink(base):
+            if os.path.islink(base) or (os.path.lexists(base) and not base.is_dir()):
                 raise store.StoreError(
                     [
                         diag(
                             "SR105",
-                            ".archive is a symbolic link; refusing to archive into it",
+                            ".archive is not a plain directory; refusing to archive into it",
                             file=str(base),
                         )
                     ]
                 )
-            target = base / f"{now.strftime('%Y%m%dT%H%M%SZ')}_{_label(d)}"
+            base.mkdir(exist_ok=True)
+            name = re.sub(r"[^A-Za-z0-9._-]", "-", label)[:64] if label else _label(d)
+            stamp = now.strftime("%Y%m%dT%H%M%SZ")
+            target = base / f"{stamp}_{name or 'session'}"
             n = 1
-            while target.exists():
+            while os.path.lexists(target):
                 n += 1
-                target = base / f"{now.strftime('%Y%m%dT%H%M%SZ')}_{_label(d)}-{n}"
+                target = base / f"{stamp}_{name or 'session'}-{n}"
             target.mkdir()
-            for name in names:
-                os.replace(d / name, target / name)  # same file system: a rename, atomic
-                out.moved.append(name)
+            for entry in names:
+                os.replace(d / entry, target / entry)  # same file system: a rename, atomic
+                out.moved.append(entry)
             store._fsync_dir(target)
             store._fsync_dir(d)
             out.archived_to = str(target)

@@ -80,9 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
     from .commands import migrate as migrate_cmd
     from .commands import recover as recover_cmd
     from .commands import resume as resume_cmd
+    from .commands import write as write_cmd
 
     migrate_cmd.add_parser(sub)
     recover_cmd.add_parser(sub)
+    write_cmd.add_parsers(sub)
     resume_cmd.add_parser(sub)
     from .commands import archive as archive_cmd
     from .commands import budget as budget_cmd
@@ -116,7 +118,7 @@ def _now(value: str | None) -> datetime:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from .config import ConfigError, load_config
-    from .formats import FORMATS
+    from .formats import renderer
     from .formats.text import render_text
     from .validate import ValidateOptions, validate
 
@@ -169,7 +171,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             )
             return EXIT_USAGE
     reports = validate(paths, opts)
-    sys.stdout.write(FORMATS[args.format](reports, args.strict))
+    sys.stdout.write(renderer(args.format)(reports, args.strict))
     if args.format == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
         from .formats.github import step_summary
 

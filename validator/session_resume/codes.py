@@ -639,6 +639,15 @@ _ALL = [
         "Look for two writers appending without the lock.",
     ),
     Code(
+        "SR505",
+        "worklog-append-failed",
+        E,
+        "The state was written but its worklog event could not be appended (the worklog is "
+        "a link, unwritable, or the disk is full).",
+        "00-worklog.jsonl is a symbolic link",
+        "Fix the worklog file; the state itself is intact and already holds the change.",
+    ),
+    Code(
         "SR510",
         "sentinel-invalid",
         W,
@@ -673,6 +682,15 @@ _ALL = [
         "A lease file remains although its session ended.",
         "00-session.active after a session_end event",
         "Nothing to do; the next session start replaces it.",
+    ),
+    Code(
+        "SR514",
+        "no-session-lease",
+        E,
+        "There is no lease to refresh or end: no session has started in this directory, or "
+        "it has ended.",
+        "`session-resume ping` before `session-resume session start`",
+        "Run `session-resume session start` (or any state write) first.",
     ),
     # --- SR7xx: resume decisions ------------------------------------------------------------
     Code(

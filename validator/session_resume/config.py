@@ -7,7 +7,6 @@ repository root that artifact paths are relative to.
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -53,6 +52,8 @@ def find_root(start: Path) -> tuple[Path, Path | None, str]:
             return d, d / CONFIG_FILE, "yaml"
         py = d / "pyproject.toml"
         if py.is_file():
+            import tomllib
+
             try:
                 with open(py, "rb") as fh:
                     if "session-resume" in tomllib.load(fh).get("tool", {}):
@@ -84,6 +85,8 @@ def load_config(start: str | os.PathLike[str] | None = None) -> Config:
             )
         raw = res.value if res.value is not None else {}
     else:
+        import tomllib
+
         with open(path, "rb") as fh:
             raw = tomllib.load(fh)["tool"]["session-resume"]
     if not isinstance(raw, dict):

@@ -53,10 +53,22 @@ def cli_reference() -> str:
     parser = build_parser()
     parser.formatter_class = argparse.HelpFormatter
     lines = [GENERATED, "", "# CLI reference", "", "```text", _help(parser), "```", ""]
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    for name, p in sub.choices.items():
-        lines += [f"## `session-resume {name}`", "", "```text", _help(p), "```", ""]
+    for name, p in _subcommands(parser, "session-resume"):
+        lines += [f"## `{name}`", "", "```text", _help(p), "```", ""]
     return "\n".join(lines)
+
+
+def _subcommands(
+    parser: argparse.ArgumentParser, prefix: str
+) -> list[tuple[str, argparse.ArgumentParser]]:
+    """Every subcommand, depth first, nested ones too (``finding add``, ``session start``)."""
+    out: list[tuple[str, argparse.ArgumentParser]] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, p in action.choices.items():
+                out.append((f"{prefix} {name}", p))
+                out.extend(_subcommands(p, f"{prefix} {name}"))
+    return out
 
 
 def _help(p: argparse.ArgumentParser) -> str:

@@ -104,13 +104,22 @@ def parse_json_bytes(
             obj[k] = v
         return obj
 
+    non_finite_seen: list[bool] = []
+
     def float_hook(s: str) -> float:
         f = float(s)
-        return _NonFinite(f) if f in (float("inf"), float("-inf")) else f
+        if f in (float("inf"), float("-inf")):
+            non_finite_seen.append(True)
+            return _NonFinite(f)
+        return f
+
+    def constant_hook(s: str) -> float:
+        non_finite_seen.append(True)
+        return _NonFinite(s)
 
     try:
         value = json.loads(
-            text, object_pairs_hook=pairs_hook, parse_constant=_NonFinite, parse_float=float_hook
+            text, object_pairs_hook=pairs_hook, parse_constant=constant_hook, parse_float=float_hook
         )
     except json.JSONDecodeError as exc:
         out.diagnostics.append(
@@ -124,7 +133,13 @@ def parse_json_bytes(
         out.diagnostics.append(diag("SR120", f"invalid JSON value: {exc}", file=file))
         return out
 
-    depth_ok, non_finite, dup_ptrs = _scan_tree(value, dup_objects, max_depth)
+    if not dup_objects and not non_finite_seen:
+        # The common case: only the depth needs checking, without building any path.
+        non_finite: list[list[str | int]] = []
+        dup_ptrs: list[tuple[list[str | int], str]] = []
+        depth_ok = _depth_within(value, max_depth)
+    else:
+        depth_ok, non_finite, dup_ptrs = _scan_tree(value, dup_objects, max_depth)
     if not depth_ok:
         out.diagnostics.append(
             diag("SR123", f"the document nests deeper than {max_depth} levels", file=file)
@@ -180,6 +195,22 @@ def _loc(
     return line_col(text, idx)
 
 
+def _depth_within(root: Any, max_depth: int) -> bool:
+    """True if no more than ``max_depth`` containers nest (the same rule as _scan_tree)."""
+    level = [root]
+    for _ in range(max_depth):
+        nxt: list[Any] = []
+        for node in level:
+            if isinstance(node, dict):
+                nxt.extend(v for v in node.values() if isinstance(v, (dict, list)))
+            elif isinstance(node, list):
+                nxt.extend(v for v in node if isinstance(v, (dict, list)))
+        if not nxt:
+            return True
+        level = nxt
+    return False
+
+
 def _scan_tree(
     root: Any, dup_objects: dict[int, list[str]], max_depth: int
 ) -> tuple[bool, list[list[str | int]], list[tuple[list[str | int], str]]]:
@@ -189,7 +220,7 @@ def _scan_tree(
     stack: list[tuple[Any, list[str | int]]] = [(root, [])]
     while stack:
         node, path = stack.pop()
-        if len(path) > max_depth:
+        if isinstance(node, (dict, list)) and len(path) >= max_depth:
             return False, [], []
         if isinstance(node, dict):
             for k in dup_objects.get(id(node), ()):

@@ -27,6 +27,8 @@ from .timeutil import format_ts, parse_ts
 SENTINEL = "00-session.active"
 SENTINEL_VERSION = 1
 DEFAULT_STALE_SECONDS = 300
+_MAX_BYTES = 64 * 1024
+TMP_PREFIX = "." + SENTINEL + "."
 
 
 def new_session_id() -> str:
@@ -91,23 +93,26 @@ def lease_state(
 
 
 def read(session_dir: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
+    """The lease as found: None when there is no file; an object, possibly without a usable
+    ``heartbeat`` (``{}`` when it is not a JSON object at all), which :func:`lease_state`
+    then judges ``unreadable`` (SR510) rather than mistaking it for no lease."""
     path = Path(session_dir) / SENTINEL
     if not os.path.lexists(path):
         return None, []
     if os.path.islink(path) or not path.is_file():
-        return None, [diag("SR510", "the sentinel is not a regular file", file=str(path))]
+        return {}, [diag("SR510", "the sentinel is not a regular file", file=str(path))]
     try:
-        data = path.read_bytes()[: 64 * 1024]
+        with open(path, "rb") as fh:
+            data = fh.read(_MAX_BYTES + 1)
     except OSError as exc:
-        return None, [diag("SR510", f"cannot read the sentinel: {exc.strerror}", file=str(path))]
-    parsed = parse_json_bytes(data, file=str(path))
-    value = parsed.value
-    if (
-        value is None
-        or not isinstance(value.get("session"), str)
-        or parse_ts(value.get("heartbeat")) is None
-    ):
-        return None, [
+        return {}, [diag("SR510", f"cannot read the sentinel: {exc.strerror}", file=str(path))]
+    if len(data) > _MAX_BYTES:
+        return {}, [diag("SR510", "the sentinel is larger than 64 KiB", file=str(path))]
+    value = parse_json_bytes(data, file=str(path)).value
+    if value is None:
+        return {}, [diag("SR510", "the sentinel is not a JSON object", file=str(path))]
+    if not isinstance(value.get("session"), str) or parse_ts(value.get("heartbeat")) is None:
+        return value, [
             diag("SR510", "the sentinel is not a valid lease (session, heartbeat)", file=str(path))
         ]
     return value, []
@@ -118,7 +123,7 @@ def write(session_dir: str | os.PathLike[str], sentinel: dict[str, Any]) -> None
     from .store import _fsync_dir, _retry, _write_temp
 
     d = Path(session_dir)
-    tmp = _write_temp(d, (json.dumps(sentinel, indent=2) + "\n").encode())
+    tmp = _write_temp(d, (json.dumps(sentinel, indent=2) + "\n").encode(), prefix=TMP_PREFIX)
     try:
         _retry(os.replace, tmp, d / SENTINEL)
     except BaseException:

@@ -277,7 +277,7 @@ def _fsync_dir(d: Path) -> None:
         os.close(fd)
 
 
-def _write_temp(directory: Path, data: bytes) -> Path:
+def _write_temp(directory: Path, data: bytes, prefix: str = TMP_PREFIX) -> Path:
     """A new temp file (O_EXCL, never an existing file or link) holding ``data``, fsynced."""
     flags = (
         os.O_WRONLY
@@ -287,7 +287,7 @@ def _write_temp(directory: Path, data: bytes) -> Path:
         | getattr(os, "O_CLOEXEC", 0)
     )
     while True:
-        tmp = directory / f"{TMP_PREFIX}{secrets.token_hex(6)}{TMP_SUFFIX}"
+        tmp = directory / f"{prefix}{secrets.token_hex(6)}{TMP_SUFFIX}"
         try:
             fd = os.open(tmp, flags, 0o644)
             break
@@ -390,6 +390,18 @@ def save(
     s.check_paths()
     with locked(s, lock_timeout):
         current = load(s, root=s.root)
+        if current.status == "absent" and current.backup_usable:
+            # Writing now would rotate the new state over the only good copy.
+            raise StoreError(
+                [
+                    diag(
+                        "SR161",
+                        "the state file is missing but .bak holds a valid "
+                        "state; run `session-resume recover` first",
+                        file=str(s.state),
+                    )
+                ]
+            )
         if current.status not in allow_overwrite:
             raise StoreError(
                 current.diagnostics
@@ -423,15 +435,28 @@ def save(
         if event is not None:
             from . import worklog
 
-            record = worklog.append(
-                s.dir,
-                event,
-                ts=format_ts(now),
-                session=session_id,
-                step=event_step,
-                sub_step=event_sub_step,
-                detail=event_detail,
-            )
+            try:
+                record = worklog.append(
+                    s.dir,
+                    event,
+                    ts=format_ts(now),
+                    session=session_id,
+                    step=event_step,
+                    sub_step=event_sub_step,
+                    detail=event_detail,
+                )
+            except (OSError, ValueError) as exc:
+                raise StoreError(
+                    [
+                        diag(
+                            "SR505",
+                            "the state was written (revision "
+                            f"{new['revision']}) but its worklog event could not "
+                            f"be appended: {exc}",
+                            file=str(s.dir / worklog.WORKLOG),
+                        )
+                    ]
+                ) from None
         return SaveResult(new, new["revision"], record)
 
 

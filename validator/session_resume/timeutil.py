@@ -16,11 +16,12 @@ def parse_ts(value: object) -> datetime | None:
     if not m:
         return None
     frac = (m.group(2) or "0")[:6].ljust(6, "0")
-    try:
-        base = datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S")
+    s = m.group(1)
+    try:  # direct construction: strptime costs ~8 us a call and 3 ms to import
+        return datetime(int(s[0:4]), int(s[5:7]), int(s[8:10]), int(s[11:13]), int(s[14:16]),
+                        int(s[17:19]), int(frac), tzinfo=UTC)
     except ValueError:
         return None
-    return base.replace(microsecond=int(frac), tzinfo=UTC)
 
 
 def looks_like_ts(value: object) -> bool:

@@ -222,11 +222,11 @@ def validate_file(
     res = read_limited(name, max_size=opts.max_size, root=opts.root)
     if res.data is None:
         return FileReport(path=name, diagnostics=res.diagnostics)
-    root = (opts.root or Path.cwd()).resolve()
-    session_dir = Path(name).resolve().parent
-    report = validate_document(
-        res.data, file=name, options=opts, exists=_exists_under(root, session_dir)
-    )
+    exists = None
+    if opts.check_artifacts:
+        root = (opts.root or Path.cwd()).resolve()
+        exists = _exists_under(root, Path(name).resolve().parent)
+    report = validate_document(res.data, file=name, options=opts, exists=exists)
     if any(d.code in _CORRUPTISH for d in report.diagnostics):
         _check_backup(name, report, opts)
     if os.path.basename(name) == STATE_FILE:

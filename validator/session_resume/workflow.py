@@ -7,7 +7,6 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -331,8 +330,10 @@ def _build(raw: dict[str, Any], file: str) -> Workflow:
 
 
 # --- parse cache -------------------------------------------------------------------------
-# A validated definition is cached as JSON keyed by the hash of its bytes (and this file's
-# schema), so a cold `validate` does not pay for importing and running the YAML parser.
+# A validated definition is cached as JSON so a cold `validate` does not pay for importing and
+# running the YAML parser. The entry is named by a cheap checksum and holds the exact source
+# and workflow-schema bytes it was made from; a hit must match both byte for byte, so a
+# checksum collision or a changed schema can only cost a re-parse, never a wrong definition.
 
 
 def _cache_dir() -> Path | None:
@@ -342,9 +343,13 @@ def _cache_dir() -> Path | None:
     return Path(base) / "session-resume" / "workflows"
 
 
-def _cache_key(data: bytes) -> str:
-    schema_bytes = (schema_dir() / WORKFLOW_SCHEMA).read_bytes()
-    return hashlib.sha256(b"v1\0" + schema_bytes + b"\0" + data).hexdigest()
+def _cache_ident(data: bytes) -> tuple[str, str]:
+    import zlib
+
+    schema_text = (schema_dir() / WORKFLOW_SCHEMA).read_bytes().decode("utf-8", "replace")
+    blob = b"v2\0" + schema_text.encode() + b"\0" + data
+    name = f"{zlib.crc32(blob):08x}{zlib.adler32(blob):08x}{len(blob):x}.json"
+    return name, schema_text
 
 
 def _cache_get(data: bytes) -> dict[str, Any] | None:
@@ -352,11 +357,20 @@ def _cache_get(data: bytes) -> dict[str, Any] | None:
     if d is None:
         return None
     try:
-        with open(d / f"{_cache_key(data)}.json", encoding="utf-8") as fh:
-            value = json.load(fh)
-        return value if isinstance(value, dict) else None
+        name, schema_text = _cache_ident(data)
+        with open(d / name, encoding="utf-8") as fh:
+            entry = json.load(fh)
+        if (
+            isinstance(entry, dict)
+            and entry.get("source") == data.decode("utf-8", "replace")
+            and entry.get("schema") == schema_text
+            and isinstance(entry.get("parsed"), dict)
+        ):
+            parsed: dict[str, Any] = entry["parsed"]
+            return parsed
     except (OSError, ValueError):
-        return None
+        pass
+    return None
 
 
 def _cache_put(data: bytes, raw: dict[str, Any]) -> None:
@@ -365,9 +379,11 @@ def _cache_put(data: bytes, raw: dict[str, Any]) -> None:
         return
     try:
         d.mkdir(parents=True, exist_ok=True)
-        target = d / f"{_cache_key(data)}.json"
+        name, schema_text = _cache_ident(data)
+        target = d / name
         tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(raw), encoding="utf-8")
+        entry = {"source": data.decode("utf-8", "replace"), "schema": schema_text, "parsed": raw}
+        tmp.write_text(json.dumps(entry), encoding="utf-8")
         os.replace(tmp, target)
     except OSError:
         pass  # a cache that cannot be written only costs time

@@ -1,19 +1,17 @@
-"""Output formats for validation reports: text, json, github, sarif."""
+"""Output formats for validation reports: text, json, github, sarif (imported on demand)."""
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from ..diagnostics import FileReport
-from .github import render_github
-from .json import render_json
-from .sarif import render_sarif
-from .text import render_text
 
 Renderer = Callable[[list[FileReport], bool], str]
-FORMATS: dict[str, Renderer] = {
-    "text": render_text,
-    "json": render_json,
-    "github": render_github,
-    "sarif": render_sarif,
-}
+NAMES = ("text", "json", "github", "sarif")
+
+
+def renderer(name: str) -> Renderer:
+    module = importlib.import_module(f"{__name__}.{name}")
+    fn: Renderer = getattr(module, f"render_{name}")
+    return fn
