@@ -317,3 +317,29 @@ def test_resume_text_output_names_the_command(session_dir: Path) -> None:
 def test_resume_missing_dir_is_usage_error(tmp_path: Path) -> None:
     proc = run_cli("resume", str(tmp_path / "nope"), cwd=tmp_path)
     assert proc.returncode == 2 and "SR100" in proc.stderr
+
+
+def test_lifecycle_example_script(tmp_path: Path) -> None:
+    """examples/lifecycle.sh (the README's life cycle) ends in a crash that resume explains."""
+    import os
+    import subprocess
+    import sys
+
+    bindir = str(Path(sys.executable).parent)
+    env = {**os.environ, "PATH": bindir + os.pathsep + os.environ.get("PATH", "")}
+    proc = subprocess.run(
+        ["bash", str(REPO / "examples" / "lifecycle.sh"), str(tmp_path / "w")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    out = proc.stdout
+    assert "action: resume_from_checkpoint" in out
+    assert "resume after checkpoint: phase_2_waf" in out
+    assert "orphaned session" in out and "(owner_dead)" in out
+    assert "CRASHED: session" in out
+    assert "run: session-resume checkpoint 2 phase_3_cost" in out
+    assert "modified after the last checkpoint" not in out  # written before its checkpoint

@@ -311,6 +311,8 @@ def possibly_incomplete(snap: Snapshot, step: dict[str, Any]) -> list[dict[str, 
         mtime = snap.artifacts.get(path)
         if mtime is None:
             out.append({"path": path, "why": "missing"})
-        elif last_cp is not None and mtime > last_cp.timestamp():
+        # Worklog times have second precision: a file written in the checkpoint's own
+        # second was written before it (the write moments record a file, then checkpoint).
+        elif last_cp is not None and mtime >= last_cp.timestamp() + 1:
             out.append({"path": path, "why": "modified after the last checkpoint"})
     return out
