@@ -72,7 +72,9 @@ def test_report_on_crashed_session(session_dir: Path) -> None:
         {"path": "agent-output/demo/02-architecture-assessment.md", "why": "missing"}
     ]
     assert rep["recommended"]["action"] == "resume_from_checkpoint"
-    assert rep["recommended"]["commands"] == ["session-resume checkpoint 2 phase_3_cost"]
+    assert rep["recommended"]["commands"] == [
+        f"session-resume checkpoint 2 phase_3_cost --session-dir {session_dir}"
+    ]
     assert len(rep["steps"]) == 8
     text = run_cli("report", str(session_dir), "--now", NOW, cwd=root).stdout
     assert "CRASHED: session s-7" in text and "run: session-resume checkpoint 2" in text
@@ -169,3 +171,16 @@ def test_worklog_tail_is_read_from_the_end(tmp_path: Path) -> None:
     assert [e["seq"] for e in tail.events] == [19998, 19999, 20000]
     assert tail.last_seq == 20000
     assert tail.diagnostics == []  # the garbage at the top was never read
+
+
+def test_torn_line_terminated_by_next_append_stays_info(tmp_path: Path) -> None:
+    from session_resume import worklog
+
+    log = tmp_path / worklog.WORKLOG
+    log.write_bytes(
+        b'{"v":1,"ts":"2026-03-02T10:00:00Z","seq":1,"session":"s","event":"note"}\n'
+        b'{"v":1,"ts":"2026-03-02T10:0'
+    )  # a crash mid-append
+    worklog.append(tmp_path, "note", ts="2026-03-02T10:01:00Z", session="s")
+    assert [(d.code, d.line) for d in worklog.scan(log)] == [("SR502", 2)]
+    assert worklog.read_tail(log, 5).last_seq == 2

@@ -310,6 +310,11 @@ def _write_temp(directory: Path, data: bytes, prefix: str = TMP_PREFIX) -> Path:
 
 def _keep_as(src: Path, dst: Path) -> None:
     """Atomically make ``dst`` a copy of ``src`` (a hard link when possible), replacing dst."""
+    with contextlib.suppress(OSError):
+        if os.path.samefile(src, dst):
+            # A kill between rotation and replace leaves .bak and the state as one inode;
+            # rename() between two links of one file is a no-op that would strand staging.
+            return
     staging = src.parent / f"{TMP_PREFIX}{secrets.token_hex(6)}{TMP_SUFFIX}"
     try:
         os.link(src, staging, follow_symlinks=False)
@@ -329,6 +334,9 @@ def _keep_as(src: Path, dst: Path) -> None:
         with contextlib.suppress(OSError):
             os.unlink(staging)
         raise
+    if os.path.lexists(staging):  # the same no-op rename, should dst change under us
+        with contextlib.suppress(OSError):
+            os.unlink(staging)
 
 
 def serialize(doc: dict[str, Any]) -> bytes:

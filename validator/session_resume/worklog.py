@@ -38,6 +38,7 @@ EVENTS = (
     "imported",
 )
 _TAIL_CHUNK = 64 * 1024
+_RECORD_START = b'{"v":'  # every record this module writes starts so
 
 
 @dataclass
@@ -141,7 +142,19 @@ def scan(path: str | os.PathLike[str]) -> list[Diagnostic]:
                 continue
             ev = _parse_line(raw)
             if ev is None:
-                if raw.endswith(b"\n"):
+                if raw.startswith(_RECORD_START) and raw.endswith(b"\n"):
+                    # An append cut short by a crash and terminated by the next append
+                    # (which writes a newline first): a torn record, not foreign garbage.
+                    out.append(
+                        diag(
+                            "SR502",
+                            "an incomplete worklog line (an append cut short "
+                            "by a crash); it is ignored",
+                            file=name,
+                            line=line_no,
+                        )
+                    )
+                elif raw.endswith(b"\n"):
                     out.append(
                         diag(
                             "SR503", "a worklog line is not a JSON object", file=name, line=line_no
