@@ -129,7 +129,7 @@ def decide(
     if status in ("corrupt", "absent") and snap.backup_usable:
         out.update(
             action="needs_recovery",
-            reasons=[*(snap.state_codes or ("SR110",)), "SR130"],
+            reasons=[*snap.state_codes, "SR130"],
             commands=["session-resume recover DIR"],
         )
         return _with_orphan(out, snap, lease, workflow, None)

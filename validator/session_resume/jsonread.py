@@ -16,6 +16,7 @@ from .diagnostics import Diagnostic, pointer_join
 from .locate import line_col, locate
 
 MAX_DEPTH = 64
+_MAX_DOUBLE = 1.7976931348623157e308
 _JSON_WS = " \t\n\r"
 
 
@@ -113,13 +114,30 @@ def parse_json_bytes(
             return _NonFinite(f)
         return f
 
+    def int_hook(s: str) -> int | float:
+        # Beyond the double range a JSON number overflows to infinity in most readers (and
+        # int() refuses more than 4300 digits): the protocol calls both non-finite (SR122).
+        digits = len(s) - (s[0] == "-")
+        if digits > 308:
+            non_finite_seen.append(True)
+            return _NonFinite("-inf" if s.startswith("-") else "inf")
+        value = int(s)
+        if digits >= 308 and abs(value) > _MAX_DOUBLE:
+            non_finite_seen.append(True)
+            return _NonFinite("-inf" if value < 0 else "inf")
+        return value
+
     def constant_hook(s: str) -> float:
         non_finite_seen.append(True)
         return _NonFinite(s)
 
     try:
         value = json.loads(
-            text, object_pairs_hook=pairs_hook, parse_constant=constant_hook, parse_float=float_hook
+            text,
+            object_pairs_hook=pairs_hook,
+            parse_constant=constant_hook,
+            parse_float=float_hook,
+            parse_int=int_hook,
         )
     except json.JSONDecodeError as exc:
         out.diagnostics.append(
@@ -162,7 +180,7 @@ def parse_json_bytes(
         out.diagnostics.append(
             diag(
                 "SR122",
-                "NaN or Infinity is not a JSON number",
+                "NaN, Infinity or a number beyond the double range is not a usable JSON number",
                 file=file,
                 pointer=pointer_join(ptr_parts),
                 line=ln,

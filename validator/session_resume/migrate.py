@@ -378,7 +378,7 @@ def _step(
             ctx.note(f"step {key}: agent set to {out['agent']!r}", pointer_join([*base, "agent"]))
     # status
     status = out.get("status")
-    if status not in _STATUSES:
+    if not (isinstance(status, str) and status in _STATUSES):
         if status == "blocked":
             out["status"] = "in_progress"
             title = f"step {key} ({out['name']}) is blocked"
@@ -510,6 +510,9 @@ def _step(
 def _current_step(doc: dict[str, Any], steps: dict[str, Any], ctx: _Ctx) -> None:
     cur = doc.get("current_step")
     if isinstance(cur, int) and not isinstance(cur, bool) and cur >= 0:
+        return
+    if isinstance(cur, float) and cur.is_integer() and cur >= 0:
+        doc["current_step"] = int(cur)  # 2.0 is the integer 2
         return
     new: int | None = None
     if isinstance(cur, str) and re.match(r"^[0-9]+([._][0-9]+)?$", cur):
@@ -859,7 +862,9 @@ def migrate(
         cur = repaired
         _check(cur, CURRENT, "after the 3.0 repair", file)
     result.document = cur
-    result.notes = ctx.notes
+    # A document that did not change has nothing to report (a note without a change would
+    # make `migrate --check` pass while printing that something happened).
+    result.notes = ctx.notes if result.changed else []
     return result
 
 

@@ -125,6 +125,8 @@ def check_state(
             )
         )
     cur = doc.get("current_step")
+    if isinstance(cur, float) and cur.is_integer():
+        cur = int(cur)  # 7.0 is the integer 7 in JSON (and in JSON Schema)
     if len(in_progress) == 1 and isinstance(cur, int) and not isinstance(cur, bool):
         want = step_order_key(in_progress[0])[0] if _KEY.match(in_progress[0]) else None
         if want is not None and cur != want:

@@ -648,12 +648,22 @@ def migrate_session(
         # migrate() validated the 3.0 schema; semantic problems the old file already had
         # (two steps in progress, say) are reported by `validate`, not a reason to refuse.
         _replace_state(s, serialize(new), rotate_backup=True, always_backup=True)
-        worklog.append(
-            s.dir,
-            "migrated",
-            ts=format_ts(now),
-            detail={"from": result.from_version, "to": CURRENT, "changes": len(out.patch)},
-        )
         out.status = "migrated"
         out.after = new
+        try:
+            worklog.append(
+                s.dir,
+                "migrated",
+                ts=format_ts(now),
+                detail={"from": result.from_version, "to": CURRENT, "changes": len(out.patch)},
+            )
+        except (OSError, ValueError) as exc:
+            out.notes = [
+                *out.notes,
+                diag(
+                    "SR505",
+                    f"the state was migrated but its worklog event could not be appended: {exc}",
+                    file=str(s.dir / worklog.WORKLOG),
+                ),
+            ]
         return out

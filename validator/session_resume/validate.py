@@ -256,6 +256,9 @@ def session_integrity(session_dir: Path) -> list[Diagnostic]:
     elif size > _FULL_SCAN_LIMIT:
         out.extend(worklog.read_tail(log, 10).diagnostics)  # big logs: the tail only
     out.extend(sentinel.read(session_dir)[1])
+    from .handoff_check import check_session_handoff
+
+    out.extend(check_session_handoff(session_dir))  # only when 00-handoff.md exists
     return out
 
 
@@ -269,8 +272,11 @@ def _check_backup(name: str, report: FileReport, opts: ValidateOptions) -> None:
     res = read_limited(bak, max_size=opts.max_size, root=opts.root)
     if res.data is None:
         return
-    bak_report = validate_document(res.data, file=bak, options=opts)
-    if bak_report.ok():
+    from .store import classify
+
+    # The one definition of a usable backup, shared with recover and resume: it parses and
+    # passes the 3.0 schema (semantic warnings or a BOM do not make it unusable).
+    if classify(res.data, file=bak).status == "ok":
         directory = os.path.dirname(name) or "."
         report.diagnostics.append(
             diag(

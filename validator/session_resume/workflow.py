@@ -336,6 +336,10 @@ def _build(raw: dict[str, Any], file: str) -> Workflow:
 # checksum collision or a changed schema can only cost a re-parse, never a wrong definition.
 
 
+# Bump when the YAML loading rules change (yamlsafe.py): old entries then miss.
+_CACHE_FORMAT = b"v3:yaml-1.2-core"
+
+
 def _cache_dir() -> Path | None:
     if os.environ.get("SESSION_RESUME_NO_CACHE"):
         return None
@@ -347,7 +351,7 @@ def _cache_ident(data: bytes) -> tuple[str, str]:
     import zlib
 
     schema_text = (schema_dir() / WORKFLOW_SCHEMA).read_bytes().decode("utf-8", "replace")
-    blob = b"v2\0" + schema_text.encode() + b"\0" + data
+    blob = _CACHE_FORMAT + b"\0" + schema_text.encode() + b"\0" + data
     name = f"{zlib.crc32(blob):08x}{zlib.adler32(blob):08x}{len(blob):x}.json"
     return name, schema_text
 

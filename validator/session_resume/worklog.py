@@ -50,6 +50,17 @@ class Tail:
     last_seq: int = 0
 
 
+def as_int(value: Any) -> int | None:
+    """An integer in the JSON sense: 2 and 2.0 are both the integer 2 (JSON Schema agrees)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
 def _parse_line(raw: bytes) -> dict[str, Any] | None:
     try:
         value = json.loads(raw.decode("utf-8"))
@@ -70,57 +81,63 @@ def read_tail(path: str | os.PathLike[str], n: int = 10) -> Tail:
         out.diagnostics.append(diag("SR501", f"cannot read the worklog: {exc.strerror}", file=name))
         return out
     try:
-        size = os.fstat(fd).st_size
-        buf = b""
-        pos = size
-        lines: list[bytes] = []
-        # Read backwards until we hold n complete lines after the first (possibly partial) one.
-        while pos > 0 and len(lines) <= n:
-            step = min(_TAIL_CHUNK, pos)
-            pos -= step
-            buf = os.pread(fd, step, pos) + buf
-            lines = buf.split(b"\n")
-        torn = not buf.endswith(b"\n") and size > 0
-        if buf.endswith(b"\n"):
-            lines = lines[:-1]
-        if pos > 0:
-            lines = lines[1:]  # the first piece may start mid-line
-        # line numbers only when we read the whole file (a tail read does not know them)
-        first_line_no = 1 if pos == 0 else None
-        parsed: list[dict[str, Any]] = []
-        for i, raw in enumerate(lines):
-            last = i == len(lines) - 1
-            if not raw.strip():
-                continue
-            ev = _parse_line(raw)
-            if ev is None:
-                if last and torn:
-                    out.diagnostics.append(
-                        diag(
-                            "SR502",
-                            "the last worklog line is incomplete (a crash mid-append); "
-                            "it is ignored",
-                            file=name,
-                            line=(first_line_no + i) if first_line_no else None,
-                        )
-                    )
-                else:
-                    out.diagnostics.append(
-                        diag(
-                            "SR503",
-                            "a worklog line is not a JSON object",
-                            file=name,
-                            line=(first_line_no + i) if first_line_no else None,
-                        )
-                    )
-                continue
-            parsed.append(ev)
-        out.events = parsed[-n:] if n else []
-        seqs: list[int] = [e["seq"] for e in parsed if isinstance(e.get("seq"), int)]
-        out.last_seq = max(seqs, default=0)
+        return _tail_from(fd, name, n, out)
+    except OSError as exc:
+        out.diagnostics.append(diag("SR501", f"cannot read the worklog: {exc.strerror}", file=name))
         return out
     finally:
         os.close(fd)
+
+
+def _tail_from(fd: int, name: str, n: int, out: Tail) -> Tail:
+    size = os.fstat(fd).st_size
+    buf = b""
+    pos = size
+    lines: list[bytes] = []
+    # Read backwards until we hold n complete lines after the first (possibly partial) one.
+    while pos > 0 and len(lines) <= n:
+        step = min(_TAIL_CHUNK, pos)
+        pos -= step
+        buf = os.pread(fd, step, pos) + buf
+        lines = buf.split(b"\n")
+    torn = not buf.endswith(b"\n") and size > 0
+    if buf.endswith(b"\n"):
+        lines = lines[:-1]
+    if pos > 0:
+        lines = lines[1:]  # the first piece may start mid-line
+    # line numbers only when we read the whole file (a tail read does not know them)
+    first_line_no = 1 if pos == 0 else None
+    parsed: list[dict[str, Any]] = []
+    for i, raw in enumerate(lines):
+        last = i == len(lines) - 1
+        if not raw.strip():
+            continue
+        ev = _parse_line(raw)
+        if ev is None:
+            if (last and torn) or raw.startswith(_RECORD_START):
+                out.diagnostics.append(
+                    diag(
+                        "SR502",
+                        "the last worklog line is incomplete (a crash mid-append); it is ignored",
+                        file=name,
+                        line=(first_line_no + i) if first_line_no else None,
+                    )
+                )
+            else:
+                out.diagnostics.append(
+                    diag(
+                        "SR503",
+                        "a worklog line is not a JSON object",
+                        file=name,
+                        line=(first_line_no + i) if first_line_no else None,
+                    )
+                )
+            continue
+        parsed.append(ev)
+    out.events = parsed[-n:] if n else []
+    seqs: list[int] = [v for v in (as_int(e.get("seq")) for e in parsed) if v is not None]
+    out.last_seq = max(seqs, default=0)
+    return out
 
 
 def scan(path: str | os.PathLike[str]) -> list[Diagnostic]:
@@ -171,8 +188,8 @@ def scan(path: str | os.PathLike[str]) -> list[Diagnostic]:
                         )
                     )
                 continue
-            seq = ev.get("seq")
-            if isinstance(seq, int) and not isinstance(seq, bool):
+            seq = as_int(ev.get("seq"))
+            if seq is not None:
                 if seq <= last_seq:
                     out.append(
                         diag(

@@ -88,7 +88,13 @@ def run(args: argparse.Namespace) -> int:
         print_diagnostics(problems)
         for o in outcomes:
             _print_text(o, args.dry_run)
-    refused = bool(problems) or any(o.status == "refused" for o in outcomes)
+    from ..diagnostics import Severity
+
+    refused = (
+        bool(problems)
+        or any(o.status == "refused" for o in outcomes)
+        or any(d.severity is Severity.ERROR for o in outcomes for d in o.notes)
+    )
     if args.check:
         return 1 if refused or any(o.status == "would_migrate" for o in outcomes) else 0
     return 1 if refused else 0
