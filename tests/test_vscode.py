@@ -1,0 +1,282 @@
+"""VS Code: the editor's own JSON language service (npm ``vscode-json-languageservice``, the
+engine of VS Code's built-in JSON support) validates state files through our 3.0 schema,
+configured exactly as the README's VS Code section says (DESIGN §11).
+
+The ``json.schemas`` setting is read out of README.md, so the README is what is tested. Node
+runs ``tests/node/vscode_diagnostics.mjs`` once for the whole module. Without node or without
+``node_modules/vscode-json-languageservice`` the tests fail with a hint to run ``npm ci``; set
+``SESSION_RESUME_NO_NODE=1`` to skip them instead (as tests/test_schema_portability.py does).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from session_resume import validate_document
+
+from conftest import REPO, apex_state
+
+SCRIPT = "tests/node/vscode_diagnostics.mjs"
+NODE_PACKAGES = ("vscode-json-languageservice", "vscode-languageserver-textdocument")
+NODE_TIMEOUT_S = 120
+SCHEMA = REPO / "schema" / "session-state" / "3.0.json"
+EXAMPLE = REPO / "examples" / "agent-output" / "contoso-portal" / "00-session-state.json"
+ERROR = 1  # LSP DiagnosticSeverity.Error
+
+# Documents live (virtually: the editor buffer is sent, no file is written) in the workspace.
+VALID = REPO / "agent-output" / "vscode-valid" / "00-session-state.json"
+INVALID = REPO / "agent-output" / "vscode-invalid" / "00-session-state.json"
+OTHER_NAME = REPO / "agent-output" / "vscode-invalid" / "notes.json"
+
+
+def readme_json_schemas() -> list[dict[str, Any]]:
+    """The ``json.schemas`` entries of the JSON snippet in README.md's ``## VS Code`` section."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    m = re.search(r"^## VS Code\s*$(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
+    assert m, "README.md has no `## VS Code` section"
+    block = re.search(r"^```json\s*$(.*?)^```\s*$", m.group(1), re.MULTILINE | re.DOTALL)
+    assert block, "the README's VS Code section has no ```json snippet"
+    setting = json.loads(block.group(1))
+    entries = setting["json.schemas"]
+    assert isinstance(entries, list) and entries
+    return entries
+
+
+def invalid_state() -> dict[str, Any]:
+    doc = apex_state()
+    doc["steps"]["2"]["status"] = "blocked"  # not in the status enum
+    del doc["project"]  # a required top-level property
+    del doc["steps"]["1"]["agent"]  # a required property of a step
+    return doc
+
+
+def _text(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=2) + "\n"
+
+
+@dataclass
+class LanguageServiceRun:
+    problem: str | None = None
+    skip: bool = False
+    version: str = ""
+    schema_reads: list[str] = field(default_factory=list)
+    documents: list[dict[str, Any]] = field(default_factory=list)
+
+    def require(self) -> None:
+        if self.skip:
+            pytest.skip("node/vscode-json-languageservice not installed (SESSION_RESUME_NO_NODE=1)")
+        if self.problem is not None:
+            pytest.fail(self.problem, pytrace=False)
+
+    def doc(self, index: int) -> dict[str, Any]:
+        self.require()
+        return self.documents[index]
+
+
+def _position_of(text: str, needle: str) -> tuple[int, int]:
+    """0-based (line, character) of the only occurrence of ``needle``."""
+    assert text.count(needle) == 1, needle
+    idx = text.index(needle)
+    line = text.count("\n", 0, idx)
+    return line, idx - (text.rfind("\n", 0, idx) + 1)
+
+
+# The documents of the one node run, in order (indices used by the tests below).
+REQUEST_DOCS: list[dict[str, Any]] = [
+    {"path": str(VALID), "text": _text(apex_state())},
+    {"path": str(EXAMPLE)},
+    {"path": str(INVALID), "text": _text(invalid_state())},
+    {"path": str(OTHER_NAME), "text": _text(invalid_state())},
+]
+
+
+def _run_node(schemas: list[dict[str, Any]], docs: list[dict[str, Any]]) -> LanguageServiceRun:
+    node = shutil.which("node")
+    missing = [] if node else ["`node` is not on PATH"]
+    missing += [
+        f"node_modules/{pkg} is missing"
+        for pkg in NODE_PACKAGES
+        if not (REPO / "node_modules" / pkg / "package.json").is_file()
+    ]
+    if missing:
+        if os.environ.get("SESSION_RESUME_NO_NODE") == "1":
+            return LanguageServiceRun(skip=True)
+        return LanguageServiceRun(
+            problem=(
+                f"the VS Code tests need Node and vscode-json-languageservice: "
+                f"{'; '.join(missing)}. Install Node (>= 20) and run `npm ci` in the "
+                "repository root, or set SESSION_RESUME_NO_NODE=1 to skip these tests."
+            )
+        )
+    assert node is not None
+    request = {"workspace": str(REPO), "schemas": schemas, "documents": docs}
+    try:
+        proc = subprocess.run(
+            [node, SCRIPT],
+            input=json.dumps(request),
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=NODE_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return LanguageServiceRun(problem=f"node {SCRIPT} did not answer in {NODE_TIMEOUT_S} s")
+    if proc.returncode != 0:
+        return LanguageServiceRun(
+            problem=f"node {SCRIPT} failed (exit {proc.returncode}); if a module is missing, "
+            f"run `npm ci`.\nstderr:\n{proc.stderr}"
+        )
+    answer = json.loads(proc.stdout)
+    return LanguageServiceRun(
+        version=answer["version"],
+        schema_reads=answer["schema_reads"],
+        documents=answer["documents"],
+    )
+
+
+@pytest.fixture(scope="module")
+def ls_run() -> LanguageServiceRun:
+    """The README's setting, as VS Code applies it, over the documents of REQUEST_DOCS."""
+    entries = readme_json_schemas()
+    invalid_text = REQUEST_DOCS[2]["text"]
+    docs = copy.deepcopy(REQUEST_DOCS)
+    line, char = _position_of(invalid_text, '"status": "blocked"')
+    docs[2]["hovers"] = [{"line": line, "character": char + 2}]
+    return _run_node(entries, docs)
+
+
+@pytest.fixture(scope="module")
+def ls_run_no_setting() -> LanguageServiceRun:
+    """No `json.schemas` setting at all: only a document's own `$schema` key applies."""
+    broken = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    broken["steps"]["2"]["status"] = "blocked"
+    return _run_node(
+        [],
+        [
+            {"path": str(EXAMPLE)},
+            {"path": str(EXAMPLE), "text": json.dumps(broken, indent=2) + "\n"},
+        ],
+    )
+
+
+def _schema_uri() -> str:
+    return SCHEMA.resolve().as_uri()
+
+
+# --- the README snippet ---------------------------------------------------------------------
+
+
+def test_readme_setting_maps_state_files_to_the_3_0_schema() -> None:
+    entries = readme_json_schemas()
+    assert len(entries) == 1
+    (entry,) = entries
+    assert entry["fileMatch"] == ["00-session-state.json"]
+    # VS Code resolves a relative url against the workspace folder (the repository root).
+    assert (REPO / entry["url"]).resolve() == SCHEMA.resolve()
+
+
+# --- diagnostics through the README's setting ------------------------------------------------
+
+
+def test_valid_state_has_no_diagnostics(ls_run: LanguageServiceRun) -> None:
+    doc = ls_run.doc(0)
+    assert doc["schemas"] == [_schema_uri()], "the README's fileMatch did not select the schema"
+    assert doc["diagnostics"] == []
+    assert ls_run.schema_reads == [_schema_uri()]
+
+
+def test_bundled_example_has_no_diagnostics(ls_run: LanguageServiceRun) -> None:
+    doc = ls_run.doc(1)
+    assert doc["schemas"] == [_schema_uri()]
+    assert doc["diagnostics"] == []
+
+
+def _diag(doc: dict[str, Any], needle: str) -> list[dict[str, Any]]:
+    return [d for d in doc["diagnostics"] if needle in d["message"]]
+
+
+def test_bad_status_is_reported_on_the_value(ls_run: LanguageServiceRun) -> None:
+    doc = ls_run.doc(2)
+    text = REQUEST_DOCS[2]["text"]
+    line, char = _position_of(text, '"status": "blocked"')
+    start = char + len('"status": ')
+    found = [
+        d
+        for d in doc["diagnostics"]
+        if d["range"]["start"] == {"line": line, "character": start}
+        and d["range"]["end"] == {"line": line, "character": start + len('"blocked"')}
+    ]
+    assert len(found) == 1, doc["diagnostics"]
+    assert found[0]["severity"] == ERROR
+    for allowed in ("pending", "in_progress", "complete", "skipped"):
+        assert allowed in found[0]["message"]
+    # The Python validator points at the same place (1-based line and column).
+    report = validate_document(text.encode(), file="x.json")
+    ours = [d for d in report.diagnostics if d.pointer == "/steps/2/status"]
+    assert [(d.code, d.line, d.column) for d in ours] == [("SR309", line + 1, start + 1)]
+
+
+def test_missing_top_level_property_is_reported_on_the_object(ls_run: LanguageServiceRun) -> None:
+    doc = ls_run.doc(2)
+    found = _diag(doc, '"project"')
+    assert len(found) == 1, doc["diagnostics"]
+    assert found[0]["severity"] == ERROR
+    assert found[0]["range"] == {
+        "start": {"line": 0, "character": 0},
+        "end": {"line": 0, "character": 1},
+    }
+
+
+def test_missing_step_property_is_reported_on_the_step_key(ls_run: LanguageServiceRun) -> None:
+    doc = ls_run.doc(2)
+    text = REQUEST_DOCS[2]["text"]
+    line, char = _position_of(text, '"1": {')
+    found = _diag(doc, '"agent"')
+    assert len(found) == 1, doc["diagnostics"]
+    assert found[0]["range"] == {
+        "start": {"line": line, "character": char},
+        "end": {"line": line, "character": char + len('"1"')},
+    }
+
+
+def test_invalid_state_has_exactly_the_three_problems(ls_run: LanguageServiceRun) -> None:
+    doc = ls_run.doc(2)
+    assert len(doc["diagnostics"]) == 3, doc["diagnostics"]
+    assert all(d["severity"] == ERROR for d in doc["diagnostics"])
+
+
+def test_hover_shows_the_schema_title_and_description(ls_run: LanguageServiceRun) -> None:
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    status = schema["$defs"]["stepObject"]["properties"]["status"]
+    (hover,) = ls_run.doc(2)["hovers"]
+    assert hover is not None
+    assert hover["text"].startswith(status["title"])
+    assert "Lifecycle state of the step" in hover["text"]
+
+
+def test_other_file_names_are_not_validated(ls_run: LanguageServiceRun) -> None:
+    doc = ls_run.doc(3)
+    assert doc["schemas"] == []
+    assert doc["diagnostics"] == []
+
+
+# --- the `$schema` key the README mentions ----------------------------------------------------
+
+
+def test_dollar_schema_key_alone_selects_the_schema(ls_run_no_setting: LanguageServiceRun) -> None:
+    good, broken = ls_run_no_setting.doc(0), ls_run_no_setting.doc(1)
+    assert good["schemas"] == [_schema_uri()]
+    assert good["diagnostics"] == []
+    assert broken["schemas"] == [_schema_uri()]
+    assert [d["severity"] for d in broken["diagnostics"]] == [ERROR]
+    assert "in_progress" in broken["diagnostics"][0]["message"]
