@@ -1,0 +1,96 @@
+// Reading files safely (spec §2.1 rows SR100-SR112, §1 links): never block on a FIFO, never
+// follow a link out of the root, never read more than the size limit.
+
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readlinkSync, realpathSync, statSync } from "node:fs";
+import { sep } from "node:path";
+
+export const DEFAULT_MAX_SIZE = 8 * 1024 * 1024;
+
+export function lexists(path) {
+  try {
+    lstatSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function isLink(path) {
+  try {
+    return lstatSync(path).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+export function isWithin(path, root) {
+  return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
+}
+
+/** realpath, or null when the path (or a link on the way) leads nowhere. */
+export function real(path) {
+  try {
+    return realpathSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** Read `path` whole, or say why not: {data} or {codes}. */
+export function readLimited(path, { maxSize = DEFAULT_MAX_SIZE, root = null } = {}) {
+  let lst;
+  try {
+    lst = lstatSync(path);
+  } catch (err) {
+    return { codes: [err.code === "ENOENT" ? "SR100" : "SR104"] };
+  }
+  if (lst.isSymbolicLink()) {
+    const target = real(path);
+    if (target === null) return { codes: ["SR103"] };
+    if (root !== null) {
+      const r = real(root) ?? root;
+      if (!isWithin(target, r)) return { codes: ["SR105"] };
+    }
+  }
+  let st;
+  try {
+    st = statSync(path);
+  } catch {
+    return { codes: ["SR104"] };
+  }
+  if (st.isDirectory()) return { codes: ["SR101"] };
+  if (!st.isFile()) return { codes: ["SR102"] };
+  if (st.size > maxSize) return { codes: ["SR112"] };
+  let fd;
+  try {
+    fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  } catch {
+    return { codes: ["SR104"] };
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return { codes: ["SR102"] };
+    const chunks = [];
+    let total = 0;
+    const buf = Buffer.alloc(1 << 16);
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, null);
+      if (n === 0) break;
+      chunks.push(Buffer.from(buf.subarray(0, n)));
+      total += n;
+      if (total > maxSize) return { codes: ["SR112"] };
+    }
+    return { data: Buffer.concat(chunks) };
+  } catch {
+    return { codes: ["SR104"] };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+export function linkText(path) {
+  try {
+    return readlinkSync(path);
+  } catch {
+    return null;
+  }
+}

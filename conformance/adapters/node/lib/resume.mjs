@@ -1,0 +1,228 @@
+// The resume decision (spec §10): read the session directory into a snapshot, then decide
+// (a pure function of the snapshot, the step asked for, now, the workflow and the options).
+// The result follows schema/decision/1.json.
+
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { orderedKeys } from "./rules.mjs";
+import { leaseState, readLease, readTail, tempFiles } from "./session.mjs";
+import { load } from "./store.mjs";
+import { formatTimestamp, parseTimestamp } from "./timestamps.mjs";
+
+const OLD_STATE_SECONDS = 7 * 24 * 3600;
+const TAIL_EVENTS = 200;
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+
+/** Everything decide() needs from the directory. `ownerAlive` is given, never probed here. */
+export function snapshot(dir, root, ownerAlive) {
+  const loaded = load(dir, root);
+  const { lease } = readLease(dir);
+  const tail = readTail(dir, TAIL_EVENTS);
+  const ended = lease !== null && tail.events.some((e) => e.event === "session_end" && e.session === lease.session);
+  const doc = loaded.status === "ok" ? loaded.doc : null;
+  const mtimes = {};
+  if (doc && isObject(doc.steps)) {
+    for (const st of Object.values(doc.steps)) {
+      if (!isObject(st) || st.status !== "in_progress") continue;
+      for (const p of st.artifacts ?? []) mtimes[p] = mtime(root, dir, p);
+    }
+  }
+  return {
+    status: loaded.status,
+    doc,
+    codes: [...new Set(loaded.codes)],
+    backupUsable: loaded.backupUsable,
+    lease,
+    ended,
+    ownerAlive,
+    lastEvents: tail.events.slice(-10),
+    mtimes,
+    tempFiles: tempFiles(dir),
+  };
+}
+
+function mtime(root, dir, rel) {
+  const candidates = [join(root, rel), ...(rel.includes("/") ? [] : [join(dir, rel)])];
+  for (const c of candidates) {
+    try {
+      return statSync(c).mtimeMs * 1000;
+    } catch {
+      // try the next
+    }
+  }
+  return null;
+}
+
+/** decide(snapshot, step, now (µs), workflow, {session, staleSeconds, takeover}). */
+export function decide(snap, step, now, wf, opts) {
+  const out = {
+    decision_version: 1,
+    action: "",
+    step,
+    step_name: null,
+    sub_step: null,
+    next_checkpoint: null,
+    skip_files: [],
+    startup_files: [],
+    reasons: [],
+    warnings: [],
+    orphan: null,
+    lease: null,
+    commands: [],
+    now: formatTimestamp(now),
+    workflow: wf.id,
+    next_step: null,
+    incomplete: [],
+  };
+  const lease = leaseState(snap.lease, { now, ended: snap.ended, ownerAlive: snap.ownerAlive, staleSeconds: opts.staleSeconds });
+  if (snap.lease !== null) {
+    const str = (v) => (v === undefined ? null : v);
+    out.lease = {
+      state: lease.state,
+      session: str(snap.lease.session),
+      owner: str(snap.lease.owner),
+      heartbeat: str(snap.lease.heartbeat),
+      age_seconds: lease.age === null ? null : Math.round(lease.age),
+    };
+  }
+  if (snap.tempFiles.length) out.warnings.push("SR170");
+  if (lease.state === "ended") out.warnings.push("SR513");
+  if (lease.state === "unreadable") out.warnings.push("SR510");
+  const orphaned = lease.state === "stale" || lease.state === "dead_owner";
+  const finish = (key) => withOrphan(out, snap, lease, orphaned, key);
+
+  if (lease.state === "live" && !opts.takeover && opts.session !== snap.lease.session) {
+    return Object.assign(out, { action: "session_active", reasons: ["SR511"], commands: ["session-resume session start --takeover"] });
+  }
+  const status = snap.status;
+  if ((status === "corrupt" || status === "absent") && snap.backupUsable) {
+    Object.assign(out, { action: "needs_recovery", reasons: [...snap.codes, "SR130"], commands: ["session-resume recover DIR"] });
+    return finish(null);
+  }
+  if (status === "absent") return Object.assign(out, { action: "fresh_start", reasons: ["SR700"], commands: ["session-resume init PROJECT"] });
+  if (status === "corrupt") {
+    Object.assign(out, { action: "needs_recovery", reasons: [...snap.codes], commands: ["session-resume recover DIR"] });
+    return finish(null);
+  }
+  if (status === "needs_migration") return Object.assign(out, { action: "migrate_first", reasons: ["SR140"], commands: ["session-resume migrate DIR"] });
+  if (status === "too_new") return Object.assign(out, { action: "refuse_newer_version", reasons: ["SR141"] });
+  if (status !== "ok" || snap.doc === null) {
+    return Object.assign(out, { action: "invalid_state", reasons: [...snap.codes], commands: ["session-resume validate DIR"] });
+  }
+
+  const steps = isObject(snap.doc.steps) ? snap.doc.steps : {};
+  const updated = parseTimestamp(snap.doc.updated);
+  if (updated !== null && (now - updated) / 1e6 > OLD_STATE_SECONDS) out.warnings.push("SR708");
+  const order = orderedKeys(steps, wf);
+  const running = order.filter((k) => steps[k].status === "in_progress");
+  if (running.length > 1) out.warnings.push("SR306");
+  if (step === null) {
+    const target = running[0] ?? order.find((k) => steps[k].status === "pending") ?? null;
+    if (target === null) {
+      Object.assign(out, { action: "workflow_complete", step: null, reasons: ["SR707"] });
+      return finish(null);
+    }
+    out.step = target;
+    stepAction(out, steps, order, target, wf, true);
+  } else {
+    if (!(step in steps)) {
+      if (wf.freeSteps) {
+        Object.assign(out, { action: "start", reasons: ["SR701"], commands: [`session-resume start ${step}`] });
+        return finish(null);
+      }
+      return Object.assign(out, { action: "unknown_step", reasons: ["SR711"] });
+    }
+    if (running.length && !running.includes(step)) out.warnings.push("SR709");
+    stepAction(out, steps, order, step, wf, false);
+  }
+  return finish(out.step);
+}
+
+function stepAction(out, steps, order, key, wf, orchestrator) {
+  const st = steps[key];
+  const def = wf.step(key);
+  out.step_name = st.name ?? null;
+  if (def && def.budget) out.startup_files = [...def.budget.files];
+  const idx = order.indexOf(key);
+  const behind = order.slice(0, idx).filter((k) => !["complete", "skipped"].includes(steps[k].status));
+  if (st.status === "complete") {
+    Object.assign(out, { action: "offer_rerun", reasons: ["SR704"], commands: [`session-resume start ${key} --force`] });
+    return;
+  }
+  if (st.status === "skipped") {
+    const next = order.slice(idx + 1).find((k) => !["complete", "skipped"].includes(steps[k].status)) ?? null;
+    Object.assign(out, { action: "next_step", reasons: ["SR705"], next_step: next, commands: next ? [`session-resume resume DIR --step ${next}`] : [] });
+    return;
+  }
+  if (behind.length && !orchestrator) {
+    Object.assign(out, {
+      action: "prerequisites_incomplete",
+      reasons: ["SR706"],
+      incomplete: behind,
+      commands: [`session-resume start ${key} --force`, "session-resume resume DIR"],
+    });
+    return;
+  }
+  if (behind.length) out.warnings.push("SR706");
+  if (st.status === "pending") {
+    Object.assign(out, { action: "start", reasons: ["SR701"], commands: [`session-resume start ${key}`] });
+    return;
+  }
+  if (st.sub_step === null || st.sub_step === undefined) {
+    Object.assign(out, { action: "restart_step", reasons: ["SR702"], commands: [`session-resume start ${key}`] });
+    return;
+  }
+  Object.assign(out, {
+    action: "resume_from_checkpoint",
+    reasons: ["SR703"],
+    sub_step: st.sub_step,
+    skip_files: [...(st.context_files_used ?? [])],
+  });
+  if (def && def.checkpoints.includes(st.sub_step)) {
+    const pos = def.checkpoints.indexOf(st.sub_step);
+    out.next_checkpoint = def.checkpoints[pos + 1] ?? null;
+  }
+  out.commands = [out.next_checkpoint ? `session-resume checkpoint ${key} ${out.next_checkpoint}` : `session-resume complete ${key}`];
+}
+
+function withOrphan(out, snap, lease, orphaned, key) {
+  if (!orphaned) return out;
+  out.warnings.push("SR512");
+  const doc = snap.doc ?? {};
+  const steps = isObject(doc.steps) ? doc.steps : {};
+  const running = Object.keys(steps).filter((k) => isObject(steps[k]) && steps[k].status === "in_progress");
+  const where = running[0] ?? key;
+  const st = where !== null && isObject(steps[where]) ? steps[where] : {};
+  const l = snap.lease;
+  const val = (v) => (v === undefined ? null : v);
+  out.orphan = {
+    session: val(l.session),
+    owner: val(l.owner),
+    pid: val(l.pid),
+    host: val(l.host),
+    started: val(l.started),
+    heartbeat: val(l.heartbeat),
+    reason: lease.state === "dead_owner" ? "owner_dead" : "heartbeat_stale",
+    silent_seconds: Math.round(lease.age ?? 0),
+    step: where ?? null,
+    sub_step: st.sub_step ?? null,
+    last_events: snap.lastEvents,
+    possibly_incomplete: possiblyIncomplete(snap, st),
+  };
+  return out;
+}
+
+/** Artifacts of the interrupted step that are missing or changed after its last checkpoint. */
+function possiblyIncomplete(snap, step) {
+  let lastCheckpoint = null;
+  for (const ev of snap.lastEvents) {
+    if (ev.event === "checkpoint" || ev.event === "step_start") lastCheckpoint = parseTimestamp(ev.ts);
+  }
+  const out = [];
+  for (const p of step.artifacts ?? []) {
+    const m = snap.mtimes[p];
+    if (m === null || m === undefined) out.push({ path: p, why: "missing" });
+    else if (lastCheckpoint !== null && m > lastCheckpoint) out.push({ path: p, why: "modified after the last checkpoint" });
+  }
+  return out;
+}

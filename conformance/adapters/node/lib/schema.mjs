@@ -1,0 +1,98 @@
+// JSON Schema checks with ajv against the protocol's own schema files (schema/), and the
+// mapping of failing keywords to codes (spec §2.3).
+
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import Ajv2020 from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+
+let schemaDir = null;
+let ajv = null;
+let loose = null;
+const compiled = new Map();
+
+export function setSchemaDir(dir) {
+  schemaDir = dir;
+}
+
+export function getSchemaDir() {
+  return schemaDir;
+}
+
+function engine() {
+  if (ajv === null) {
+    ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
+    addFormats(ajv);
+  }
+  return ajv;
+}
+
+/** A compiled validator of schema/<rel> (e.g. "session-state/3.0.json"). */
+export function validator(rel) {
+  let v = compiled.get(rel);
+  if (!v) {
+    const schema = JSON.parse(readFileSync(join(schemaDir, rel), "utf8"));
+    v = engine().compile(schema);
+    compiled.set(rel, v);
+  }
+  return v;
+}
+
+/** Compile an in-memory schema (a workflow's state fragment); not strict, field schemas are free. */
+export function compileFragment(schema) {
+  if (loose === null) {
+    loose = new Ajv2020({ strict: false, allErrors: true, allowUnionTypes: true });
+    addFormats(loose);
+  }
+  return loose.compile(schema);
+}
+
+const KEYWORD_CODES = {
+  required: "SR201",
+  type: "SR202",
+  enum: "SR203",
+  const: "SR203",
+  pattern: "SR204",
+  format: "SR204",
+  additionalProperties: "SR205",
+  unevaluatedProperties: "SR205",
+  propertyNames: "SR207",
+  uniqueItems: "SR206",
+  minItems: "SR206",
+  maxItems: "SR206",
+  contains: "SR206",
+  minContains: "SR206",
+  maxContains: "SR206",
+  minimum: "SR208",
+  maximum: "SR208",
+  exclusiveMinimum: "SR208",
+  exclusiveMaximum: "SR208",
+  minLength: "SR208",
+  maxLength: "SR208",
+  multipleOf: "SR208",
+  minProperties: "SR208",
+  maxProperties: "SR208",
+};
+// ajv reports these wrappers in addition to the errors inside them; they add no finding.
+const WRAPPERS = new Set(["if", "then", "else", "allOf", "$ref"]);
+
+/** Codes for ajv errors. `statusPath`: the step status enum is SR309, not SR203 (spec §2.3). */
+export function codesFor(errors, { override = null } = {}) {
+  const out = [];
+  for (const e of errors ?? []) {
+    if (WRAPPERS.has(e.keyword)) continue;
+    if (override) { out.push(override); continue; }
+    let code = KEYWORD_CODES[e.keyword] ?? "SR209";
+    if (e.propertyName !== undefined || e.schemaPath.includes("/propertyNames")) code = "SR207";
+    if (e.keyword === "enum" && /^\/steps\/[^/]+\/status$/.test(e.instancePath)) code = "SR309";
+    out.push(code);
+  }
+  return out;
+}
+
+/** Validate `instance` against schema/<rel>; returns the codes (empty when valid). */
+export function check(rel, instance, opts = {}) {
+  const v = validator(rel);
+  if (v(instance)) return [];
+  return codesFor(v.errors, opts);
+}

@@ -1,0 +1,197 @@
+// Storage (spec §4, §5): classify the state file, write atomically with .bak rotation,
+// recover a corrupt state. No advisory lock is taken (Node has no flock); see the README.
+
+import {
+  closeSync, constants, copyFileSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, statSync,
+  unlinkSync, writeSync,
+} from "node:fs";
+import { randomBytes } from "node:crypto";
+import { basename, dirname, join, resolve } from "node:path";
+import { isCorrupt, readJsonBytes } from "./jsonstrict.mjs";
+import { isLink, isWithin, lexists, linkText, readLimited, real } from "./files.mjs";
+import { check } from "./schema.mjs";
+import { appendEvent, STATE } from "./session.mjs";
+import { formatTimestamp, stamp } from "./timestamps.mjs";
+import { newerThanKnown, versionOf } from "./version.mjs";
+import { loadWorkflow, templateState } from "./workflow.mjs";
+
+export const BAK = `${STATE}.bak`;
+export const LOCK = `${STATE}.lock`;
+
+export class Refused extends Error {
+  constructor(codes) {
+    super(codes.join(", "));
+    this.codes = codes;
+  }
+}
+
+/** Links among the session directory, state, .bak and lock that lead out of the root (SR105). */
+export function checkPaths(dir, root) {
+  const rootReal = real(root) ?? resolve(root);
+  for (const p of [dir, join(dir, STATE), join(dir, BAK), join(dir, LOCK)]) {
+    if (isLink(p)) {
+      // where the link leads; a dangling link is judged by its text
+      const target = real(p) ?? resolve(dirname(p), linkText(p) ?? "");
+      if (!isWithin(target, rootReal)) throw new Refused(["SR105"]);
+    }
+  }
+  // A directory named inside the root whose real path is outside goes through a link.
+  const dirReal = real(dir);
+  if (dirReal !== null && isWithin(resolve(dir), resolve(root)) && !isWithin(dirReal, rootReal)) {
+    throw new Refused(["SR105"]);
+  }
+}
+
+/** What bytes are as a state file: {status, doc, codes, version}. */
+export function classify(data) {
+  const parsed = readJsonBytes(data);
+  if (parsed.value === null || isCorrupt(parsed.codes)) return { status: "corrupt", doc: null, codes: parsed.codes };
+  const doc = parsed.value;
+  const v = versionOf(doc);
+  if (v.invalid) return { status: "bad_version", doc, codes: ["SR142"] };
+  if (newerThanKnown(v.num)) return { status: "too_new", doc, codes: ["SR141"], version: v.raw };
+  if (!["1.0", "2.0", "3.0"].includes(v.raw)) return { status: "bad_version", doc, codes: ["SR142"] };
+  if (v.raw !== "3.0") return { status: "needs_migration", doc, codes: ["SR140"], version: v.raw };
+  const errors = check("session-state/3.0.json", doc);
+  if (errors.length) return { status: "invalid", doc, codes: errors, version: v.raw };
+  return { status: "ok", doc, codes: parsed.codes, version: v.raw };
+}
+
+/** A file worth keeping as .bak: it parses and passes its own version's schema. */
+function validStateBytes(data) {
+  const c = classify(data);
+  if (c.status === "ok") return true;
+  return c.status === "needs_migration" && check(`session-state/${c.version}.json`, c.doc).length === 0;
+}
+
+/** Read the session's state; never throws for bad content. */
+export function load(dir, root) {
+  try {
+    checkPaths(dir, root);
+  } catch (err) {
+    if (err instanceof Refused) return { status: "refused", doc: null, codes: err.codes, backupUsable: false };
+    throw err;
+  }
+  const state = join(dir, STATE);
+  let out;
+  if (!lexists(state)) out = { status: "absent", doc: null, codes: [] };
+  else {
+    const res = readLimited(state, { root });
+    if (!res.data) out = { status: res.codes.includes("SR112") ? "corrupt" : "refused", doc: null, codes: res.codes };
+    else out = classify(res.data);
+  }
+  out.backupUsable = false;
+  if ((out.status === "corrupt" || out.status === "absent") && lexists(join(dir, BAK))) {
+    const b = readLimited(join(dir, BAK), { root });
+    out.backupUsable = Boolean(b.data) && classify(b.data).status === "ok";
+  }
+  return out;
+}
+
+export const serialize = (doc) => Buffer.from(JSON.stringify(doc, null, 2) + "\n");
+
+function fsyncDir(dir) {
+  try {
+    const fd = openSync(dir, constants.O_RDONLY);
+    try { fsyncSync(fd); } finally { closeSync(fd); }
+  } catch {
+    // not every platform can fsync a directory
+  }
+}
+
+/** A new temp file (O_EXCL, never following a link) in `dir` holding `data`, fsynced. */
+function writeTemp(dir, data) {
+  for (;;) {
+    const tmp = join(dir, `.${STATE}.${randomBytes(6).toString("hex")}.tmp`);
+    let fd;
+    try {
+      fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o644);
+    } catch (err) {
+      if (err.code === "EEXIST") continue;
+      throw err;
+    }
+    try {
+      writeSync(fd, data);
+      fsyncSync(fd);
+    } catch (err) {
+      closeSync(fd);
+      try { unlinkSync(tmp); } catch { /* already gone */ }
+      throw err;
+    }
+    closeSync(fd);
+    return tmp;
+  }
+}
+
+/** Make `dst` an atomic copy of `src` (a hard link to a staging name, renamed over dst). */
+function keepAs(src, dst) {
+  const dir = join(dst, "..");
+  const staging = join(dir, `.${STATE}.${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    linkSync(src, staging);
+  } catch {
+    copyFileSync(src, staging, constants.COPYFILE_EXCL);
+  }
+  renameSync(staging, dst);
+}
+
+/** Replace the state with `data`; with `rotate`, the current file becomes .bak if it is a
+ * valid state (or, with `always`, whatever it is: the pre-migration file). */
+export function replaceState(dir, data, { rotate, always = false }) {
+  const state = join(dir, STATE);
+  const tmp = writeTemp(dir, data);
+  try {
+    if (rotate && lexists(state) && !isLink(state) && statSync(state).isFile()) {
+      const current = readFileSync(state);
+      if (always || validStateBytes(current)) keepAs(state, join(dir, BAK));
+    }
+    renameSync(tmp, state);
+  } catch (err) {
+    try { unlinkSync(tmp); } catch { /* already gone */ }
+    throw err;
+  }
+  fsyncDir(dir);
+}
+
+/** Append a worklog event after a write; a failure is SR505 (the state is already written). */
+export function logEvent(dir, event, opts) {
+  try {
+    appendEvent(dir, event, opts);
+    return [];
+  } catch {
+    return ["SR505"];
+  }
+}
+
+/** recover (spec §5): {status, codes}. */
+export function recover(dir, root, { now, workflow = null, project = null }) {
+  try {
+    checkPaths(dir, root);
+  } catch (err) {
+    if (err instanceof Refused) return { status: "refused", codes: err.codes };
+    throw err;
+  }
+  const current = load(dir, root);
+  if (current.status !== "corrupt" && current.status !== "absent") return { status: "none", codes: current.codes };
+  const state = join(dir, STATE);
+  let kept = null;
+  if (current.status === "corrupt" && lexists(state)) {
+    let name = `${STATE}.corrupt-${stamp(now)}`;
+    for (let n = 2; lexists(join(dir, name)); n++) name = `${STATE}.corrupt-${stamp(now)}-${n}`;
+    linkSync(state, join(dir, name));
+    kept = name;
+  }
+  const ts = formatTimestamp(now);
+  const reason = current.codes.join(",") || current.status;
+  if (current.backupUsable) {
+    replaceState(dir, readFileSync(join(dir, BAK)), { rotate: false });
+    const extra = logEvent(dir, "recovered", { ts, detail: { from: BAK, corrupt_kept_as: kept, reason } });
+    return { status: "restored_backup", codes: [...current.codes, ...extra] };
+  }
+  const wf = loadWorkflow(workflow ?? "apex");
+  const doc = templateState(wf, project ?? basename(real(dir) ?? dir), ts);
+  doc.revision = 1;
+  replaceState(dir, serialize(doc), { rotate: false });
+  const extra = logEvent(dir, "recreated", { ts, detail: { corrupt_kept_as: kept, reason, workflow: wf.id } });
+  return { status: "recreated", codes: [...current.codes, ...extra] };
+}

@@ -1,0 +1,336 @@
+"""The conformance suite and its runner (DESIGN §10).
+
+- the suite lints clean (schema-valid cases, stable unique ids, every code and action covered);
+- the Python reference adapter passes through the real runner (a subprocess), its known bugs
+  being exactly its skip list; the JavaScript implementation likewise with its own skip list;
+- the runner's behaviour on misbehaving adapters (stale skips, timeouts, crashes, protocol
+  errors, file mismatches) and its JSON, JUnit and badge outputs, with tiny fake adapters
+  that are real processes.
+
+Node is needed for the JavaScript adapter; set SESSION_RESUME_NO_NODE=1 to skip that test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+from xml.etree import ElementTree as ET
+
+import jsonschema
+import pytest
+
+from session_resume.conformance.lint import NOT_PRODUCIBLE, lint_suite
+from session_resume.conformance.runner import parse_skip_file
+
+REPO = Path(__file__).resolve().parents[1]
+SUITE = REPO / "conformance" / "cases"
+PY_ADAPTER = f"{shlex.quote(sys.executable)} -m session_resume.conformance.adapter"
+NODE_ADAPTER_JS = REPO / "conformance" / "adapters" / "node" / "adapter.mjs"
+
+
+def conformance(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "session_resume", "conformance", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+    )
+
+
+def schema(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((REPO / "schema" / "conformance" / name).read_text())
+    return data
+
+
+# --- the suite --------------------------------------------------------------------------
+
+
+def test_suite_lints_clean() -> None:
+    res = lint_suite(SUITE, REPO)
+    assert res.ok, "\n".join(res.problems)
+    assert len(res.cases) >= 150
+    assert {c.operation for c in res.cases} == {"validate", "migrate", "recover", "resume"}
+    assert not set(NOT_PRODUCIBLE) & set(res.codes_covered)
+
+
+def test_lint_reports_problems(tmp_path: Path) -> None:
+    bad = tmp_path / "cases" / "g" / "some-case"
+    (bad / "files").mkdir(parents=True)
+    (bad / "case.yaml").write_text(
+        "id: other-id\ntitle: t\nspec: '§2.1'\noperation: validate\n"
+        "now: '2026-03-02T12:00:00Z'\nexpected: {codes: [SR999]}\n"
+    )
+    res = lint_suite(tmp_path / "cases", tmp_path)
+    text = "\n".join(res.problems)
+    assert "differs from the directory name" in text
+    assert "SR999 is not a code of the catalogue" in text
+    assert "is covered by no case" in text
+
+
+# --- the two implementations ------------------------------------------------------------
+
+
+def _run_json(adapter: str, skip: Path) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    proc = conformance("--adapter", adapter, "--skip", str(skip), "--format", "json")
+    assert proc.stdout, proc.stderr
+    report: dict[str, Any] = json.loads(proc.stdout)
+    jsonschema.validate(report, schema("report.json"))
+    return proc, report
+
+
+def _check_against_skip_list(report: dict[str, Any], skip: Path) -> None:
+    listed = set(parse_skip_file(skip))
+    failed = [c for c in report["cases"] if c["outcome"] == "failed"]
+    assert not failed, "\n".join(
+        f"{c['id']}: {c.get('failure')} {c.get('reason', '')} {c.get('diff', '')}" for c in failed
+    )
+    known = {c["id"] for c in report["cases"] if c.get("skip") == "skip_list"}
+    assert known == listed, f"failures {sorted(known)} differ from the skip list {sorted(listed)}"
+    others = [
+        c["id"] for c in report["cases"] if c["outcome"] == "skipped" and c["id"] not in known
+    ]
+    assert not others, f"skipped for another reason: {others}"
+
+
+def test_python_reference_adapter() -> None:
+    skip = REPO / "conformance" / "adapters" / "python" / "skip.txt"
+    proc, report = _run_json(PY_ADAPTER, skip)
+    assert proc.returncode == 0, proc.stderr
+    _check_against_skip_list(report, skip)
+    assert report["operations"] == ["validate", "migrate", "recover", "resume"]
+
+
+def test_node_adapter(capsys: pytest.CaptureFixture[str]) -> None:
+    node = shutil.which("node")
+    if node is None or not (REPO / "node_modules" / "ajv").is_dir():
+        if os.environ.get("SESSION_RESUME_NO_NODE") == "1":
+            pytest.skip("node/ajv not installed (SESSION_RESUME_NO_NODE=1)")
+        pytest.fail("the JavaScript adapter needs node (>= 20) and `npm ci`")
+    skip = REPO / "conformance" / "adapters" / "node" / "skip.txt"
+    proc, report = _run_json(f"{shlex.quote(node)} {shlex.quote(str(NODE_ADAPTER_JS))}", skip)
+    s = report["summary"]
+    with capsys.disabled():  # shown in every run, not only on failure
+        print(
+            f"\nJavaScript implementation: {s['passed']}/{s['total']} passed ({s['pass_rate']:.1%})"
+        )
+    assert proc.returncode == 0, proc.stderr
+    _check_against_skip_list(report, skip)
+    assert report["implementation"]["language"] == "javascript"
+
+
+# --- the runner, with fake adapters -----------------------------------------------------
+
+FAKE = textwrap.dedent(
+    """
+    import json, os, sys, time
+    ops = os.environ.get("FAKE_OPS", "validate,migrate").split(",")
+    for line in sys.stdin:
+        msg = json.loads(line)
+        if msg["cmd"] == "stop":
+            sys.exit(0)
+        if msg["cmd"] == "start":
+            print(json.dumps({"version": 1, "operations": ops,
+                              "implementation": {"name": "fake", "language": "python",
+                                                 "version": str(os.getpid())}}), flush=True)
+            continue
+        seq, case = msg["seq"], msg["case"]
+        cid = case["id"]
+        if cid == "slow":
+            time.sleep(60)
+        if cid == "crash":
+            sys.exit(3)
+        if cid == "garbage":
+            print("this is not json", flush=True)
+            continue
+        if cid == "wrong-seq":
+            seq += 1000
+        out = {"seq": seq, "result": {"codes": []}}
+        if cid == "wrong-codes":
+            out["result"] = {"codes": ["SR120"]}
+        if cid == "errored":
+            out = {"seq": seq, "errored": {"message": "boom", "traceback": "Traceback: boom"}}
+        if cid == "skipped":
+            out = {"seq": seq, "skipped": {"message": "not yet", "issue_url": "https://x/1"}}
+        if cid == "writes-stray":
+            open(os.path.join(case["dir"], "stray.txt"), "w").write("x")
+        if cid.startswith("migrate-"):
+            doc = {"a": 1, "b": [1, 2]} if cid == "migrate-good" else {"a": 2, "b": [1, 2]}
+            with open(os.path.join(case["dir"], "00-session-state.json"), "w") as fh:
+                json.dump(doc, fh)
+            out["result"] = {"status": "migrated", "codes": []}
+        print(json.dumps(out), flush=True)
+    """
+)
+
+
+def _case(suite: Path, cid: str, op: str = "validate", expected: str = "{codes: []}") -> Path:
+    d = suite / "g" / cid
+    (d / "files").mkdir(parents=True)
+    (d / "files" / "00-session-state.json").write_text('{"a": 0}')
+    (d / "case.yaml").write_text(
+        f"id: {cid}\ntitle: fake case {cid}\nspec: '§2.1'\noperation: {op}\n"
+        f"now: '2026-03-02T12:00:00Z'\nexpected: {expected}\n"
+    )
+    return d
+
+
+@pytest.fixture
+def fake(tmp_path: Path) -> tuple[str, Path]:
+    script = tmp_path / "fake_adapter.py"
+    script.write_text(FAKE)
+    suite = tmp_path / "suite"
+    for cid in ("ok-empty", "wrong-codes", "errored", "skipped", "writes-stray"):
+        _case(suite, cid)
+    good = _case(suite, "migrate-good", "migrate", "{status: migrated, codes: [], files: expected}")
+    bad = _case(suite, "migrate-bad", "migrate", "{status: migrated, codes: [], files: expected}")
+    for d in (good, bad):
+        (d / "expected").mkdir()
+        (d / "expected" / "00-session-state.json").write_text('{\n  "b": [1, 2],\n  "a": 1\n}\n')
+    _case(suite, "resume-unsupported", "resume", "{action: start, reasons: [], warnings: []}")
+    return f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}", suite
+
+
+def test_runner_reports(fake: tuple[str, Path], tmp_path: Path) -> None:
+    adapter, suite = fake
+    junit, badge, js = tmp_path / "r.xml", tmp_path / "badge.json", tmp_path / "r.json"
+    proc = conformance(
+        "--adapter", adapter, "--suite", str(suite), "--junit", str(junit),
+        "--badge", str(badge), "--json", str(js),
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stdout.rstrip("\n").splitlines()
+    assert lines[-1] == "2 passed, 4 failed, 2 skipped"
+    text = proc.stdout
+    assert "codes: expected [], got [SR120] (unexpected SR120)" in text
+    assert "stray.txt: unexpected file" in text
+    assert "00-session-state.json: /a: expected 1, got 2" in text  # JSON compared as values
+    assert "FAIL g/migrate-good" not in text  # key order and whitespace do not matter
+    assert "errored: boom" in text
+    assert "SKIP g/skipped: not yet (https://x/1)" in text
+    assert "SKIP 1 case(s): operation resume not supported" in text
+
+    report = json.loads(js.read_text())
+    jsonschema.validate(report, schema("report.json"))
+    outcome = {c["id"]: (c["outcome"], c.get("failure") or c.get("skip")) for c in report["cases"]}
+    assert outcome == {
+        "errored": ("failed", "errored"),
+        "migrate-bad": ("failed", "mismatch"),
+        "migrate-good": ("passed", None),
+        "ok-empty": ("passed", None),
+        "resume-unsupported": ("skipped", "unsupported"),
+        "skipped": ("skipped", "adapter"),
+        "writes-stray": ("failed", "mismatch"),
+        "wrong-codes": ("failed", "mismatch"),
+    }
+
+    root = ET.parse(junit).getroot()
+    suite_el = root.find("testsuite")
+    assert suite_el is not None
+    counts = [suite_el.get(k) for k in ("tests", "failures", "errors", "skipped")]
+    assert counts == ["8", "3", "1", "2"]
+    names = {tc.get("name"): tc for tc in suite_el.iter("testcase")}
+    assert names["wrong-codes"].find("failure") is not None
+    assert names["errored"].find("error") is not None
+    assert names["skipped"].find("skipped") is not None
+
+    data = json.loads(badge.read_text())
+    jsonschema.validate(data, schema("badge.json"))
+    assert data == {"schemaVersion": 1, "label": "conformance", "message": "25%", "color": "red"}
+
+    xml = conformance("--adapter", adapter, "--suite", str(suite), "--format", "junit")
+    assert ET.fromstring(xml.stdout).tag == "testsuites"
+
+
+def test_skip_list_fails_when_a_skipped_case_passes(fake: tuple[str, Path], tmp_path: Path) -> None:
+    adapter, suite = fake
+    skip = tmp_path / "skip.txt"
+    skip.write_text("# known\nok-empty expected to fail\nwrong-codes a known bug\n")
+    proc = conformance("--adapter", adapter, "--suite", str(suite), "--skip", str(skip),
+                       "--cases", "ok-empty", "--cases", "g/wrong-codes")  # fmt: skip
+    assert proc.returncode == 1
+    assert "STALE g/ok-empty" in proc.stdout
+    assert "remove it from the list" in proc.stdout
+    assert proc.stdout.rstrip().endswith("0 passed, 1 failed, 1 skipped")
+    skip.write_text("wrong-codes a known bug\n")
+    proc = conformance("--adapter", adapter, "--suite", str(suite), "--skip", str(skip),
+                       "--cases", "ok-empty", "--cases", "wrong-codes")  # fmt: skip
+    assert proc.returncode == 0, proc.stdout
+    assert proc.stdout.rstrip().endswith("1 passed, 0 failed, 1 skipped")
+    skip.write_text("no-such-case whatever\n")
+    proc = conformance("--adapter", adapter, "--suite", str(suite), "--skip", str(skip))
+    assert proc.returncode == 2
+    assert "no-such-case" in proc.stderr
+    skip.write_text("ok-empty\n")  # no reason
+    proc = conformance("--adapter", adapter, "--suite", str(suite), "--skip", str(skip))
+    assert proc.returncode == 2
+
+
+def test_timeout_crash_and_protocol_errors_restart_the_adapter(
+    fake: tuple[str, Path], tmp_path: Path
+) -> None:
+    adapter, suite = fake
+    for cid in ("slow", "crash", "garbage", "wrong-seq"):
+        _case(suite, cid)
+    proc = conformance(
+        "--adapter", adapter, "--suite", str(suite), "--timeout", "1", "--format", "json",
+        "--cases", "slow", "--cases", "ok-empty", "--cases", "crash", "--cases", "garbage",
+        "--cases", "wrong-seq", timeout=60,
+    )  # fmt: skip
+    report = json.loads(proc.stdout)
+    got = {c["id"]: (c["outcome"], c.get("failure")) for c in report["cases"]}
+    assert got == {
+        "slow": ("failed", "timeout"),
+        "ok-empty": ("passed", None),  # after the restart
+        "crash": ("failed", "died"),
+        "garbage": ("failed", "protocol"),
+        "wrong-seq": ("failed", "protocol"),
+    }
+    slow = next(c for c in report["cases"] if c["id"] == "slow")
+    assert slow["duration_s"] < 10
+    assert proc.returncode == 1
+
+
+def test_adapter_that_does_not_start(tmp_path: Path) -> None:
+    script = tmp_path / "bad.py"
+    script.write_text("import sys\nsys.stdin.readline()\nprint('{\"version\": 9}', flush=True)\n")
+    proc = conformance("--adapter", f"{shlex.quote(sys.executable)} {shlex.quote(str(script))}",
+                       "--cases", "zero-bytes")  # fmt: skip
+    assert proc.returncode == 2
+    assert "start-response.json" in proc.stderr
+
+
+def test_list_and_lint_commands() -> None:
+    listed = conformance("list", "--cases", "read/*")
+    assert listed.returncode == 0
+    assert "read/zero-bytes\tvalidate\t§2.1" in listed.stdout
+    lint = conformance("lint")
+    assert lint.returncode == 0, lint.stdout
+    assert lint.stdout.rstrip().endswith("ok")
+
+
+def test_runner_messages_follow_the_schemas(tmp_path: Path) -> None:
+    from session_resume.conformance import PROTOCOL_VERSION
+    from session_resume.conformance.cases import Workspace, load_suite, run_arguments
+
+    root = tmp_path / "repo"
+    ws = Workspace(tmp_path, root, root / "agent-output" / "demo", tmp_path / "outside")
+    run = jsonschema.Draft202012Validator(schema("run-request.json"))
+    for n, case in enumerate(load_suite(SUITE)):
+        message = {
+            "cmd": "run",
+            "seq": n,
+            "case": {"id": case.id, "operation": case.operation, "dir": str(ws.dir),
+                     "root": str(ws.root), "now": case.now, "arguments": run_arguments(case, ws)},
+        }  # fmt: skip
+        errors = [e.message for e in run.iter_errors(message)]
+        assert not errors, f"{case.key}: {errors}"
+    jsonschema.validate({"cmd": "start", "version": PROTOCOL_VERSION}, schema("start-request.json"))
+    jsonschema.validate({"cmd": "stop"}, schema("stop-request.json"))

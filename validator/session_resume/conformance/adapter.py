@@ -1,0 +1,142 @@
+"""The Python reference adapter: ``python -m session_resume.conformance.adapter``.
+
+Speaks the adapter protocol (schema/conformance/*.json) on stdin/stdout and answers each case
+with the library functions the CLI uses: :func:`validate`, :func:`store.migrate_session`,
+:func:`store.recover`, and :func:`snapshot.take` + :func:`decide.decide`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import platform
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from . import OPERATIONS, PROTOCOL_VERSION
+
+
+def _now(value: str) -> Any:
+    from ..timeutil import parse_now
+
+    return parse_now(value)
+
+
+def op_validate(case: dict[str, Any]) -> dict[str, Any]:
+    from ..validate import ValidateOptions, validate
+
+    a = case["arguments"]
+    opts = ValidateOptions(
+        workflow=a["workflow"],
+        check_artifacts=a["check_artifacts"],
+        now=_now(case["now"]),
+        skew_seconds=a["skew_seconds"],
+        max_size=a["max_size"],
+        root=Path(case["root"]),
+    )
+    reports = validate([a["path"]], opts)
+    return {"codes": sorted({d.code for r in reports for d in r.diagnostics})}
+
+
+def op_migrate(case: dict[str, Any]) -> dict[str, Any]:
+    from ..store import migrate_session
+    from ..workflow import WorkflowError
+
+    a = case["arguments"]
+    try:
+        out = migrate_session(
+            case["dir"],
+            now=_now(case["now"]),
+            write=True,
+            workflow=a["workflow"],
+            root=case["root"],
+        )
+    except WorkflowError as exc:
+        return {"status": "refused", "codes": sorted({d.code for d in exc.diagnostics})}
+    return {"status": out.status, "codes": sorted({d.code for d in out.notes})}
+
+
+def op_recover(case: dict[str, Any]) -> dict[str, Any]:
+    from ..store import StoreError, recover
+    from ..workflow import WorkflowError
+
+    a = case["arguments"]
+    try:
+        res = recover(
+            case["dir"],
+            now=_now(case["now"]),
+            workflow=a["workflow"],
+            project=a["project"],
+            root=case["root"],
+        )
+    except (StoreError, WorkflowError) as exc:
+        return {"status": "refused", "codes": sorted({d.code for d in exc.diagnostics})}
+    return {"status": res.action, "codes": sorted({d.code for d in res.diagnostics})}
+
+
+def op_resume(case: dict[str, Any]) -> dict[str, Any]:
+    from ..decide import Options, decide
+    from ..snapshot import take
+    from ..workflow import load_workflow
+
+    a = case["arguments"]
+    snap = take(case["dir"], root=case["root"])
+    # The runner says whether the lease's owner process lives: never probe the real machine.
+    snap = dataclasses.replace(snap, owner_alive=a["owner_alive"])
+    spec = a["workflow"] or (snap.document or {}).get("workflow") or "apex"
+    wf = load_workflow(spec)
+    opts = Options(session=a["session"], stale_seconds=a["stale_seconds"], takeover=a["takeover"])
+    return {"decision": decide(snap, a["step"], _now(case["now"]), wf, opts)}
+
+
+OPS = {"validate": op_validate, "migrate": op_migrate, "recover": op_recover, "resume": op_resume}
+
+
+def handle(message: dict[str, Any]) -> dict[str, Any] | None:
+    cmd = message.get("cmd")
+    if cmd == "start":
+        return {
+            "version": PROTOCOL_VERSION,
+            "implementation": {
+                "name": "session-resume (Python reference)",
+                "language": "python",
+                "version": __version__,
+                "notes": f"CPython {platform.python_version()}",
+            },
+            "operations": list(OPERATIONS),
+        }
+    if cmd == "run":
+        seq = message.get("seq")
+        case = message.get("case") or {}
+        try:
+            return {"seq": seq, "result": OPS[case["operation"]](case)}
+        except Exception as exc:  # noqa: BLE001 - reported to the runner as errored
+            return {
+                "seq": seq,
+                "errored": {
+                    "message": f"{type(exc).__name__}: {exc}",
+                    "traceback": traceback.format_exc(),
+                },
+            }
+    return None
+
+
+def main() -> int:
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        message = json.loads(line)
+        if message.get("cmd") == "stop":
+            return 0
+        answer = handle(message)
+        if answer is not None:
+            sys.stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""Expected versus actual: codes (as sets), actions, decision fields, and file trees.
+
+The rules (docs/conformance.md, "How results are compared"):
+
+- codes are compared as **sets**: every expected code must be reported and no other code may
+  be; how often a code is reported is not compared (one fault may break two keywords);
+- ``action`` and ``status`` exactly; ``expected.decision`` is a subset: only the keys it names
+  are compared (recursively for objects; lists and scalars exactly);
+- files after the operation: the same set of paths (the lock file ignored) and, per file,
+  ``*.jsonl`` line by line (a line that is a JSON object is compared as JSON without its
+  ``detail``; other lines byte for byte), other files whose expected bytes are JSON compared as
+  JSON values (key order and whitespace do not matter), everything else byte for byte;
+  ``*.corrupt-*`` files always byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from .cases import Entry
+
+MAX_DIFF_LINES = 40
+
+
+def _show(value: Any) -> str:
+    s = json.dumps(value, ensure_ascii=False, sort_keys=True)
+    return s if len(s) <= 120 else s[:117] + "..."
+
+
+def _codes(value: Any) -> set[str]:
+    return {str(c) for c in value} if isinstance(value, list) else set()
+
+
+def compare_codes(label: str, expected: Iterable[str], actual: Any) -> list[str]:
+    want = set(expected)
+    got = _codes(actual)
+    if want == got:
+        return []
+    missing = sorted(want - got)
+    extra = sorted(got - want)
+    parts = []
+    if missing:
+        parts.append(f"missing {', '.join(missing)}")
+    if extra:
+        parts.append(f"unexpected {', '.join(extra)}")
+    return [
+        f"{label}: expected [{', '.join(sorted(want))}], got [{', '.join(sorted(got))}] "
+        f"({'; '.join(parts)})"
+    ]
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality in the JSON data model: booleans are not numbers, 1 equals 1.0."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, int | float) and isinstance(b, int | float):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if type(a) is not type(b) and not (a is None and b is None):
+        return False
+    return bool(a == b)
+
+
+def _ptr(parts: list[str | int]) -> str:
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in parts) or "/"
+
+
+def json_diff(expected: Any, actual: Any, path: list[str | int] | None = None) -> list[str]:
+    """Readable differences, one line per differing JSON pointer."""
+    path = path or []
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        out = []
+        for k in expected:
+            if k not in actual:
+                out.append(f"{_ptr([*path, k])}: missing (expected {_show(expected[k])})")
+            else:
+                out.extend(json_diff(expected[k], actual[k], [*path, k]))
+        for k in actual:
+            if k not in expected:
+                out.append(f"{_ptr([*path, k])}: unexpected {_show(actual[k])}")
+        return out
+    if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
+        out = []
+        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            out.extend(json_diff(e, a, [*path, i]))
+        return out
+    if json_equal(expected, actual):
+        return []
+    return [f"{_ptr(path)}: expected {_show(expected)}, got {_show(actual)}"]
+
+
+def subset_diff(expected: Any, actual: Any, path: list[str | int]) -> list[str]:
+    """Compare only what ``expected`` names (objects recursively)."""
+    if isinstance(expected, dict):
+        if not isinstance(actual, dict):
+            return [f"{_ptr(path)}: expected an object, got {_show(actual)}"]
+        out = []
+        for k, v in expected.items():
+            if k not in actual:
+                out.append(f"{_ptr([*path, k])}: missing (expected {_show(v)})")
+            else:
+                out.extend(subset_diff(v, actual[k], [*path, k]))
+        return out
+    return json_diff(expected, actual, path)
+
+
+# --- results -----------------------------------------------------------------------------
+
+
+def compare_result(operation: str, expected: dict[str, Any], result: dict[str, Any]) -> list[str]:
+    """Differences between a case's ``expected`` and an adapter's ``result``."""
+    out: list[str] = []
+    if operation == "resume":
+        decision = result.get("decision")
+        if not isinstance(decision, dict):
+            return ["result: no decision object"]
+        if decision.get("action") != expected.get("action"):
+            out.append(f"action: expected {expected.get('action')}, got {decision.get('action')}")
+        out += compare_codes("reasons", expected.get("reasons", []), decision.get("reasons"))
+        out += compare_codes("warnings", expected.get("warnings", []), decision.get("warnings"))
+        if isinstance(expected.get("decision"), dict):
+            out += [f"decision{d}" for d in subset_diff(expected["decision"], decision, [])]
+        return out
+    if "status" in expected and result.get("status") != expected["status"]:
+        out.append(f"status: expected {expected['status']}, got {result.get('status')}")
+    out += compare_codes("codes", expected.get("codes", []), result.get("codes"))
+    return out
+
+
+# --- file trees --------------------------------------------------------------------------
+
+
+def _strict_json(data: bytes) -> tuple[bool, Any]:
+    def no_constant(_s: str) -> Any:
+        raise ValueError("not JSON")
+
+    try:
+        return True, json.loads(data.decode("utf-8"), parse_constant=no_constant)
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return False, None
+
+
+def _without_detail(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: v for k, v in value.items() if k != "detail"}
+    return value
+
+
+def _compare_jsonl(name: str, want: bytes, got: bytes) -> list[str]:
+    wl, gl = want.split(b"\n"), got.split(b"\n")
+    out = []
+    if len(wl) != len(gl):
+        out.append(
+            f"{name}: expected {len(wl) - 1} line(s) (newline-terminated), got {len(gl) - 1}"
+        )
+    for i, (w, g) in enumerate(zip(wl, gl, strict=False), start=1):
+        ok_w, jw = _strict_json(w)
+        if ok_w and isinstance(jw, dict):
+            ok_g, jg = _strict_json(g)
+            if not ok_g:
+                out.append(f"{name} line {i}: expected a JSON object, got {g[:80]!r}")
+                continue
+            for d in json_diff(_without_detail(jw), _without_detail(jg)):
+                out.append(f"{name} line {i}: {d}")
+        elif w != g:
+            out.append(f"{name} line {i}: expected bytes {w[:80]!r}, got {g[:80]!r}")
+    return out
+
+
+def compare_file(name: str, want: Entry, got: Entry) -> list[str]:
+    if want.kind != got.kind:
+        return [f"{name}: expected a {want.kind}, got a {got.kind}"]
+    if want.kind == "link":
+        return (
+            []
+            if want.target == got.target
+            else [f"{name}: link to {got.target!r}, expected {want.target!r}"]
+        )
+    if want.kind != "file" or want.data == got.data:
+        return []
+    base = name.rsplit("/", 1)[-1]
+    if ".corrupt-" in base:
+        return [f"{name}: bytes differ (a kept corrupt file must be byte-identical)"]
+    if base.endswith(".jsonl"):
+        return _compare_jsonl(name, want.data, got.data)
+    ok_w, jw = _strict_json(want.data)
+    if ok_w:
+        ok_g, jg = _strict_json(got.data)
+        if not ok_g:
+            return [f"{name}: expected JSON, got bytes that do not parse ({got.data[:60]!r})"]
+        return [f"{name}: {d}" for d in json_diff(jw, jg)]
+    return [f"{name}: bytes differ ({len(want.data)} expected, {len(got.data)} found)"]
+
+
+def compare_trees(expected: dict[str, Entry], actual: dict[str, Entry]) -> list[str]:
+    out = []
+    for name in sorted(expected.keys() - actual.keys()):
+        out.append(f"{name}: missing")
+    for name in sorted(actual.keys() - expected.keys()):
+        out.append(f"{name}: unexpected file")
+    for name in sorted(expected.keys() & actual.keys()):
+        out.extend(compare_file(name, expected[name], actual[name]))
+    return out
+
+
+def clip(lines: list[str]) -> list[str]:
+    if len(lines) <= MAX_DIFF_LINES:
+        return lines
+    return [*lines[:MAX_DIFF_LINES], f"... and {len(lines) - MAX_DIFF_LINES} more difference(s)"]

@@ -1,0 +1,300 @@
+"""The suite's self-lint: every case is well-formed, ids are stable and unique, and together
+the cases cover every diagnostic code and every resume action.
+
+Run by ``session-resume conformance lint``, ``nox -s conformance`` and tests/test_conformance.py.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import schemas
+from ..codes import CATALOGUE
+from ..decide import ACTIONS
+from ..timeutil import parse_ts
+from . import WRITING_OPERATIONS
+from .cases import CASE_FILE, Case, CaseError, case_dirs, load_case_file
+
+CASE_SCHEMA = "conformance/case.json"
+STATE_SCHEMAS = ("session-state/1.0.json", "session-state/2.0.json", "session-state/3.0.json")
+
+# Codes that no conformance operation (validate, migrate, recover, resume) can produce, with
+# the reason. The lint fails if one of them is covered after all (the entry is stale) or if a
+# code is neither covered nor listed here.
+NOT_PRODUCIBLE: dict[str, str] = {
+    "SR203": "the state schemas' only enum is the step status (reported as SR309 instead) and "
+    "their only const is schema_version, which the version gate decides first (SR140-SR142)",
+    "SR160": "lock timeout: needs a second writer holding the lock while the case runs; "
+    "timing, not file content (tests/test_store.py covers it)",
+    "SR161": "write refused: produced by the write commands (init/start/checkpoint/complete…) "
+    "through store.save, which is not a conformance operation",
+    "SR162": "revision conflict: store.save with an expected revision; write commands only",
+    "SR209": "catch-all for schema keywords without their own code; no keyword of the state "
+    "schemas needs it (the lint checks this stays true)",
+    "SR405": "project configuration (.session-resume.yaml, pyproject.toml) is read by the CLI; "
+    "conformance operations take explicit arguments",
+    "SR514": "no session lease: the session ping/end commands only",
+    "SR710": "invalid transition: the write commands only",
+    "SR900": "internal error: a bug in the tool, never an expected result",
+}
+# Whole groups of codes that belong to commands outside the four operations.
+NOT_PRODUCIBLE_GROUPS: dict[str, str] = {
+    "SR8": "importers and todo sync (`session-resume import …`, `todo sync`) convert other "
+    "formats; they are not conformance operations",
+}
+ALLOWED_ENTRIES = {CASE_FILE, "files", "expected", "outside"}
+_GROUP = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_SECTION = re.compile(r"^#{2,3} ([0-9]+(?:\.[0-9]+)?)[. ]")
+
+
+@dataclass
+class LintResult:
+    problems: list[str] = field(default_factory=list)
+    cases: list[Case] = field(default_factory=list)
+    codes_covered: dict[str, int] = field(default_factory=dict)
+    actions_covered: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def per_group(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for c in self.cases:
+            out[c.group] = out.get(c.group, 0) + 1
+        return out
+
+    def per_operation(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for c in self.cases:
+            out[c.operation] = out.get(c.operation, 0) + 1
+        return out
+
+
+def not_producible_reason(code: str) -> str | None:
+    """Why no operation can produce ``code``, or None if a case must cover it."""
+    if code in NOT_PRODUCIBLE:
+        return NOT_PRODUCIBLE[code]
+    for prefix, reason in NOT_PRODUCIBLE_GROUPS.items():
+        if code.startswith(prefix):
+            return reason
+    return None
+
+
+def _spec_sections(repo: Path) -> set[str] | None:
+    spec = repo / "docs" / "spec.md"
+    try:
+        text = spec.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return {m.group(1) for line in text.splitlines() if (m := _SECTION.match(line))}
+
+
+def _expected_codes(case: Case) -> list[str]:
+    e = case.expected
+    out: list[str] = []
+    for key in ("codes", "reasons", "warnings"):
+        value = e.get(key)
+        if isinstance(value, list):
+            out += [str(v) for v in value]
+    return out
+
+
+def _schema_keywords(node: Any, out: set[str]) -> None:
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out.add(k)
+            if k in ("properties", "patternProperties", "$defs"):
+                if isinstance(v, dict):
+                    for sub in v.values():
+                        _schema_keywords(sub, out)
+            elif k not in ("examples", "enum", "const", "default", "required"):
+                _schema_keywords(v, out)
+    elif isinstance(node, list):
+        for v in node:
+            _schema_keywords(v, out)
+
+
+def _check_case(case: Case, sections: set[str] | None) -> list[str]:
+    where = f"{case.group}/{case.path.name}"
+    out: list[str] = []
+    if not schemas.is_valid(CASE_SCHEMA, case.data):
+        for d in schemas.explain(CASE_SCHEMA, case.data):
+            out.append(f"{where}: case.yaml {d.pointer or '/'}: {d.message}")
+        return out
+    if case.id != case.path.name:
+        out.append(f"{where}: id {case.id!r} differs from the directory name")
+    if parse_ts(case.now) is None:
+        out.append(f"{where}: now {case.now!r} is not a real instant")
+    extra = sorted(p.name for p in case.path.iterdir() if p.name not in ALLOWED_ENTRIES)
+    if extra:
+        out.append(f"{where}: unexpected entries {extra} (allowed: {sorted(ALLOWED_ENTRIES)})")
+    has_expected = case.expected_dir.is_dir()
+    files_mode = case.expected.get("files")
+    if case.operation in WRITING_OPERATIONS:
+        if files_mode == "expected" and not has_expected:
+            out.append(f"{where}: expected.files is `expected` but there is no expected/ directory")
+        if files_mode == "unchanged" and has_expected:
+            out.append(f"{where}: expected.files is `unchanged`; remove expected/")
+        if files_mode == "expected" and any(case.setup.get(k) for k in ("symlinks", "fifos")):
+            out.append(f"{where}: links and FIFOs need expected.files: unchanged")
+    elif has_expected:
+        out.append(f"{where}: {case.operation} writes nothing; expected/ is not used")
+    for code in _expected_codes(case):
+        if code not in CATALOGUE:
+            out.append(f"{where}: {code} is not a code of the catalogue")
+    if sections is not None and case.spec.lstrip("§") not in sections:
+        out.append(f"{where}: spec {case.spec} names no section of docs/spec.md")
+    setup = case.setup
+    if setup.get("symlinks") and "symlink" not in case.requires:
+        out.append(f"{where}: setup.symlinks needs `requires: [symlink]`")
+    if setup.get("fifos") and "fifo" not in case.requires:
+        out.append(f"{where}: setup.fifos needs `requires: [fifo]`")
+    wf_file = case.arguments.get("workflow_file")
+    if (
+        wf_file
+        and "SR403" not in _expected_codes(case)
+        and not (case.files_dir / wf_file).is_file()
+    ):
+        out.append(f"{where}: workflow_file {wf_file} is not in files/")
+    for rel in setup.get("mtimes") or {}:
+        if not (case.files_dir / rel).is_file():
+            out.append(f"{where}: setup.mtimes names {rel}, which is not in files/")
+    return out
+
+
+def lint_suite(suite: Path, repo: Path | None = None) -> LintResult:
+    """Lint every case under ``suite``; ``repo`` (default: the suite's grandparent) is where
+    docs/spec.md, .gitattributes and the adapters' skip lists are looked up."""
+    repo = repo or suite.resolve().parents[1]
+    res = LintResult()
+    sections = _spec_sections(repo)
+    seen: dict[str, str] = {}
+    dirs = case_dirs(suite)
+    if not dirs:
+        res.problems.append(f"{suite}: no cases")
+        return res
+    for group, case_dir in dirs:
+        if not _GROUP.match(group):
+            res.problems.append(f"{group}: group names are lower-case words with dashes")
+        where = f"{group}/{case_dir.name}"
+        if not (case_dir / CASE_FILE).is_file():
+            res.problems.append(f"{where}: no {CASE_FILE}")
+            continue
+        try:
+            data = load_case_file(case_dir / CASE_FILE)
+        except CaseError as exc:
+            res.problems.append(str(exc))
+            continue
+        case = Case(group, case_dir, data)
+        res.cases.append(case)
+        res.problems += _check_case(case, sections)
+        if case.id in seen:
+            res.problems.append(f"{where}: id {case.id!r} is also used by {seen[case.id]}")
+        seen[case.id] = where
+        for code in _expected_codes(case):
+            res.codes_covered[code] = res.codes_covered.get(code, 0) + 1
+        action = case.expected.get("action")
+        if isinstance(action, str):
+            res.actions_covered[action] = res.actions_covered.get(action, 0) + 1
+    res.problems += coverage_problems(res)
+    res.problems += _schema_enum_problems()
+    res.problems += _repo_problems(repo, set(seen))
+    return res
+
+
+def coverage_problems(res: LintResult) -> list[str]:
+    out = []
+    for code in CATALOGUE:
+        covered = code in res.codes_covered
+        group = next((g for g in NOT_PRODUCIBLE_GROUPS if code.startswith(g)), None)
+        if group is not None:
+            if covered:
+                out.append(
+                    f"{code} is covered by a case but its group {group}xx is listed as "
+                    "not producible: update NOT_PRODUCIBLE_GROUPS"
+                )
+            continue
+        if code in NOT_PRODUCIBLE and covered:
+            out.append(f"{code} is covered by a case but listed as not producible: update the list")
+        elif code not in NOT_PRODUCIBLE and not covered:
+            out.append(f"{code} ({CATALOGUE[code].name}) is covered by no case")
+    for code in NOT_PRODUCIBLE:
+        if code not in CATALOGUE:
+            out.append(f"{code} is listed as not producible but is not in the catalogue")
+    for action in ACTIONS:
+        if action not in res.actions_covered:
+            out.append(f"action {action} is covered by no case")
+    # SR209's reason: no keyword of the state schemas falls through to the catch-all.
+    from ..resources import load_schema
+    from ..schemas import _KEYWORD_CODES
+
+    annotations = {
+        "$schema", "$id", "$ref", "$defs", "title", "description", "examples", "default",
+        "properties", "patternProperties", "additionalProperties", "items", "type", "enum",
+        "const", "required", "deprecated", "readOnly", "writeOnly", "$comment",
+    }  # fmt: skip
+    for rel in STATE_SCHEMAS:
+        used: set[str] = set()
+        _schema_keywords(load_schema(rel), used)
+        unmapped = sorted(used - annotations - set(_KEYWORD_CODES))
+        if unmapped:
+            out.append(
+                f"{rel} uses {', '.join(unmapped)}, which map to SR209: add a case for SR209 "
+                "and remove it from NOT_PRODUCIBLE"
+            )
+    return out
+
+
+def _schema_enum_problems() -> list[str]:
+    from ..resources import load_schema
+
+    schema = load_schema(CASE_SCHEMA)
+    enum = schema["properties"]["expected"]["properties"]["action"]["enum"]
+    if list(enum) != list(ACTIONS):
+        return [f"{CASE_SCHEMA}: the action enum differs from decide.ACTIONS"]
+    return []
+
+
+def _repo_problems(repo: Path, ids: set[str]) -> list[str]:
+    out = []
+    attributes = repo / ".gitattributes"
+    if attributes.is_file():
+        text = attributes.read_text(encoding="utf-8")
+        if not re.search(r"^conformance/cases/\*\*\s+-text\b", text, re.MULTILINE):
+            out.append(".gitattributes does not protect conformance/cases/** with -text")
+    for skip in sorted((repo / "conformance" / "adapters").glob("*/skip.txt")):
+        from .runner import RunnerError, parse_skip_file
+
+        try:
+            listed = parse_skip_file(skip)
+        except RunnerError as exc:
+            out.append(str(exc))
+            continue
+        for case_id in sorted(set(listed) - ids):
+            out.append(f"{skip.relative_to(repo)}: {case_id} is not a case of the suite")
+    return out
+
+
+def render(res: LintResult) -> str:
+    lines = [f"conformance lint: {len(res.cases)} case(s)"]
+    groups = ", ".join(f"{g} {n}" for g, n in sorted(res.per_group().items()))
+    lines.append(f"groups: {groups}")
+    ops = ", ".join(f"{o} {n}" for o, n in sorted(res.per_operation().items()))
+    lines.append(f"operations: {ops}")
+    producible = [c for c in CATALOGUE if not_producible_reason(c) is None]
+    covered = [c for c in producible if c in res.codes_covered]
+    excluded = [c for c in CATALOGUE if not_producible_reason(c) is not None]
+    lines.append(
+        f"codes: {len(covered)}/{len(producible)} producible codes covered; "
+        f"{len(excluded)} not producible by any operation ({', '.join(NOT_PRODUCIBLE)}, "
+        f"{', '.join(g + 'xx' for g in NOT_PRODUCIBLE_GROUPS)})"
+    )
+    lines.append(f"actions: {len(res.actions_covered)}/{len(ACTIONS)} covered")
+    for p in res.problems:
+        lines.append(f"problem: {p}")
+    lines.append("ok" if res.ok else f"{len(res.problems)} problem(s)")
+    return "\n".join(lines) + "\n"
