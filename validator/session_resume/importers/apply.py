@@ -1,0 +1,246 @@
+"""Write an :class:`ImportPlan` into a session directory (storage layer).
+
+Order: refuse an existing session unless ``force`` (which archives it first with
+:func:`archive.archive_session`); the state with ``store.save`` (validated, atomic; its
+worklog event is ``imported``, the first line of the new worklog); the source's mapped events
+with ``worklog.append`` under the session lock; the plan's other files (atomic replace); the
+lease with ``sentinel.write`` last. The source is never written to.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import socket
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .. import archive, sentinel, store, worklog
+from ..codes import diag
+from ..diagnostics import Diagnostic
+from ..workflow import Workflow, load_workflow
+from .common import ImportEvent, ImportPlan, ImportRefused
+
+
+@dataclass
+class ApplyResult:
+    to: str
+    revision: int
+    session: str
+    events: int
+    lease: dict[str, Any] | None
+    archived_to: str | None = None
+    files: list[str] = field(default_factory=list)
+
+
+def existing_files(to: Path, plan: ImportPlan) -> list[str]:
+    """The session files (and files of the plan) already in ``to``."""
+    if not to.is_dir():
+        return []
+    names = archive.session_files(to)
+    names += [rel for rel in plan.files if os.path.lexists(to / rel)]
+    return names
+
+
+def check_target(to: Path, source: Path, *, no_write_under: Path | None = None) -> None:
+    """Refuse a target that is the source directory, or inside the part of it an import
+    would change (SR803)."""
+    t = Path(os.path.realpath(to))
+    s = Path(os.path.realpath(source))
+    inside = no_write_under is not None and (
+        t == Path(os.path.realpath(no_write_under))
+        or Path(os.path.realpath(no_write_under)) in t.parents
+    )
+    if t == s or inside:
+        raise ImportRefused(
+            [
+                diag(
+                    "SR803",
+                    f"--to {to} is the source directory {source} (or inside it): an import "
+                    "never writes into its source; choose another directory",
+                    file=str(to),
+                )
+            ],
+            exit_code=2,
+        )
+
+
+def _refuse_existing(to: Path, names: list[str]) -> ImportRefused:
+    return ImportRefused(
+        [
+            diag(
+                "SR802",
+                f"{to} already holds a session ({', '.join(names)}); nothing was written. "
+                "Re-import with --force: the existing files are archived under .archive/ "
+                "first (nothing is deleted)",
+                file=str(to / store.STATE),
+            )
+        ]
+    )
+
+
+def _write_file(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = store._write_temp(path.parent, data)
+    try:
+        store._retry(os.replace, tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    store._fsync_dir(path.parent)
+
+
+def _set_aside(to: Path, rels: list[str], archived_to: str | None, now: datetime) -> None:
+    """Move existing files of the plan (not protocol files) next to the archived session."""
+    if not rels:
+        return
+    target = Path(archived_to) if archived_to else None
+    if target is None:
+        label = re.sub(r"[^A-Za-z0-9._-]", "-", to.resolve().name)[:64] or "session"
+        target = to / archive.ARCHIVE_DIR / f"{now.strftime('%Y%m%dT%H%M%SZ')}_{label}"
+        n = 1
+        while target.exists():
+            n += 1
+            target = to / archive.ARCHIVE_DIR / f"{now.strftime('%Y%m%dT%H%M%SZ')}_{label}-{n}"
+    for rel in rels:
+        dst = target / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(to / rel, dst)
+
+
+def apply_plan(
+    plan: ImportPlan,
+    to: str | os.PathLike[str],
+    *,
+    now: datetime,
+    force: bool = False,
+    root: str | os.PathLike[str] | None = None,
+    keep: int = 5,
+) -> ApplyResult:
+    """Write ``plan`` into the session directory ``to``; raises :class:`ImportRefused`."""
+    d = Path(os.path.abspath(to))
+    workflow = load_workflow(plan.workflow)
+    _check_document(plan, workflow, now, str(d / store.STATE))  # before anything is moved
+    d.mkdir(parents=True, exist_ok=True)
+    existing = existing_files(d, plan)
+    archived_to = None
+    if existing:
+        if not force:
+            raise _refuse_existing(d, existing)
+        try:
+            res = archive.archive_session(d, now=now, keep=keep)
+        except store.StoreError as exc:
+            raise ImportRefused(exc.diagnostics) from None
+        archived_to = res.archived_to
+        _set_aside(d, [rel for rel in plan.files if os.path.lexists(d / rel)], archived_to, now)
+    detail = dict(plan.imported_detail)
+    if archived_to is not None:
+        detail["archived_to"] = Path(archived_to).relative_to(d).as_posix()
+    try:
+        saved = store.save(
+            d,
+            plan.document,
+            now=now,
+            expected_revision=0,
+            workflow=workflow,
+            event="imported",
+            event_detail=detail,
+            session_id=plan.session,
+            root=root,
+        )
+    except store.StoreError as exc:
+        raise ImportRefused(_located(exc.diagnostics, str(d / store.STATE))) from None
+    s = store.Session(d, Path(root) if root is not None else None)
+    with store.locked(s):
+        _append_events(d, plan.events)
+        for rel, data in plan.files.items():
+            _write_file(d / rel, data)
+        lease = None
+        if plan.lease is not None:
+            lease = {**plan.lease, "host": plan.lease.get("host") or socket.gethostname()}
+            sentinel.write(d, lease)
+    return ApplyResult(
+        to=str(d),
+        revision=saved.revision,
+        session=plan.session,
+        events=1 + len(plan.events),
+        lease=lease,
+        archived_to=archived_to,
+        files=sorted(plan.files),
+    )
+
+
+def _check_document(plan: ImportPlan, workflow: Workflow, now: datetime, file: str) -> None:
+    """The state the store would write is valid (it refuses otherwise, but only after the
+    old session was archived)."""
+    from ..timeutil import format_ts
+    from ..validate import ValidateOptions, validate_document
+
+    doc = {**plan.document, "updated": format_ts(now), "revision": 1}
+    report = validate_document(
+        store.serialize(doc), file=file, options=ValidateOptions(workflow=workflow, now=now)
+    )
+    if report.errors():
+        raise ImportRefused(
+            [
+                diag(
+                    "SR161",
+                    f"the imported state would be invalid: {d.code} {d.message} (this is a "
+                    "bug of the importer: please report it with the source files)",
+                    file=file,
+                    pointer=d.pointer,
+                )
+                for d in report.errors()
+            ],
+            exit_code=3,
+        )
+
+
+def _append_events(d: Path, events: list[ImportEvent]) -> None:
+    """Append the source's history after the ``imported`` event: the records of
+    :func:`worklog.append`, one ``write()`` per line, but the tail is read and the file
+    fsynced once (a tracker worklog has thousands of lines). The caller holds the lock."""
+    if not events:
+        return
+    for ev in events:
+        if ev.event not in worklog.EVENTS:
+            raise ValueError(f"unknown worklog event {ev.event!r}")
+    path = d / worklog.WORKLOG
+    seq = worklog.read_tail(path, 1).last_seq
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o644)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            os.write(fd, b"\n")  # terminate a torn last line; its bytes are kept
+        for ev in events:
+            seq += 1
+            record: dict[str, Any] = {
+                "v": worklog.EVENT_VERSION,
+                "ts": ev.ts,
+                "seq": seq,
+                "session": ev.session,
+                "event": ev.event,
+            }
+            if ev.step is not None:
+                record["step"] = ev.step
+            if ev.sub_step is not None:
+                record["sub_step"] = ev.sub_step
+            if ev.detail:
+                record["detail"] = ev.detail
+            line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+            os.write(fd, line.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _located(diags: list[Diagnostic], file: str) -> list[Diagnostic]:
+    from dataclasses import replace
+
+    return [d if d.file else replace(d, file=file) for d in diags]

@@ -1,0 +1,442 @@
+"""TodoWrite / Tasks lists merged into the steps of a ``generic`` session (pure: no I/O).
+
+Input: a JSON array of TodoWrite items ``{content, status, activeForm}`` (``id`` and
+``priority`` optional) or of Tasks items ``{id, subject, description, status, activeForm}``;
+also accepted wrapped as ``{"todos": [...]}``, ``{"tasks": [...]}`` or a hook payload's
+``{"tool_input": {"todos": [...]}}``.
+
+Nothing is ever deleted: steps missing from the list stay as they are. Which step an item is
+(first match wins, each step taken by at most one item of a list):
+
+1. its ``id``, through ``x-todo-ids.ids`` (ids seen before);
+2. its text (``content``, else ``subject``, else ``description``), through
+   ``x-todo-ids.texts`` (every text an item of that step has had, the first-seen one
+   included), then a step whose ``name`` is that text;
+3. its ``activeForm``, through ``x-todo-ids.active_forms``;
+4. its place in the list (a rename): items matched by 1–3 that were in the previous list
+   (``x-todo-ids.order``) are anchors; between two anchors (or a list end), when the
+   unmatched items without an id are exactly as many as the steps of the previous list there
+   that no item claimed, they are those steps, in order; when the numbers differ (an item
+   was also added or dropped there), or the list has no anchor at all (a new list), an item
+   is such a step only if its text is alike (difflib ratio ≥ 0.6, best pairs first). The
+   step's ``name`` follows the new text and the text is remembered (so the old and the new
+   text both find the step);
+5. otherwise it is a new step: its key is the item's id when that is a decimal number not
+   used yet, else the next free integer.
+
+Statuses: ``pending`` → pending, ``in_progress`` → in_progress, ``completed`` → complete,
+``deleted`` (Tasks) → skipped; others are kept under the step's ``x-legacy`` (SR808) and do
+not change the status. A complete or skipped step is never moved back (SR832: use
+``session-resume start STEP --force``). Only one step may be in progress (SR809): the one
+already in progress if the list still says so, else the first in the list; another step left
+in progress by an earlier list becomes pending.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import difflib
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..codes import diag
+from ..diagnostics import Diagnostic
+from ..timeutil import format_ts
+from .common import current_step_of, pending_step, step_int
+
+TODO_IDS = "x-todo-ids"
+_DECIMAL = re.compile(r"^[0-9]+$")
+_STEP_KEY = re.compile(r"^[0-9]+(_[0-9]+)?$")
+STATUS_MAP = {
+    "pending": "pending",
+    "in_progress": "in_progress",
+    "completed": "complete",
+    "deleted": "skipped",
+}
+
+
+# --- the id map ------------------------------------------------------------------------------
+
+
+def empty_ids() -> dict[str, Any]:
+    return {"ids": {}, "texts": {}, "active_forms": {}, "order": []}
+
+
+def remember(
+    ids: dict[str, Any],
+    key: str,
+    *,
+    ident: str | None = None,
+    namespace: str | None = None,
+    text: str | None = None,
+    active_form: str | None = None,
+) -> None:
+    """Record that an item with this id / text / active form is step ``key``. An id maps to
+    one step for good; a text may name several steps (duplicate items)."""
+    if ident:
+        ids["ids"].setdefault(f"{namespace}:{ident}" if namespace else ident, key)
+    for table, value in (("texts", text), ("active_forms", active_form)):
+        if value:
+            keys = ids[table].setdefault(value, [])
+            if key not in keys:
+                keys.append(key)
+
+
+def load_ids(doc: dict[str, Any]) -> dict[str, Any]:
+    """The document's ``x-todo-ids``, with anything malformed left out."""
+    raw = doc.get(TODO_IDS)
+    out = empty_ids()
+    if not isinstance(raw, dict):
+        return out
+    if isinstance(raw.get("ids"), dict):
+        out["ids"] = {k: v for k, v in raw["ids"].items() if isinstance(v, str)}
+    for table in ("texts", "active_forms"):
+        if isinstance(raw.get(table), dict):
+            out[table] = {
+                k: [x for x in v if isinstance(x, str)]
+                for k, v in raw[table].items()
+                if isinstance(v, list)
+            }
+    if isinstance(raw.get("order"), list):
+        out["order"] = [x for x in raw["order"] if isinstance(x, str)]
+    return out
+
+
+# --- parsing the list --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TodoItem:
+    index: int
+    text: str
+    status: Any
+    ident: str | None
+    active_form: str | None
+    raw: dict[str, Any]
+
+
+class TodoListError(Exception):
+    def __init__(self, diagnostics: list[Diagnostic]):
+        super().__init__("; ".join(d.message for d in diagnostics))
+        self.diagnostics = diagnostics
+
+
+def _unwrap(value: Any) -> Any:
+    for _ in range(3):
+        if not isinstance(value, dict):
+            return value
+        for k in ("todos", "tasks", "newTodos"):
+            if isinstance(value.get(k), list):
+                return value[k]
+        inner = value.get("tool_input") or value.get("tool_response")
+        if inner is None:
+            return value
+        value = inner
+    return value
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def parse_list(value: Any, file: str = "<stdin>") -> list[TodoItem]:
+    """The items of a TodoWrite or Tasks list; raises :class:`TodoListError` (SR830)."""
+    items = _unwrap(value)
+    if not isinstance(items, list):
+        raise TodoListError(
+            [
+                diag(
+                    "SR830",
+                    "expected a JSON array of TodoWrite items {content, status, activeForm} "
+                    "or Tasks items {id, subject, status}",
+                    file=file,
+                )
+            ]
+        )
+    out = []
+    for i, it in enumerate(items):
+        if not isinstance(it, dict):
+            raise TodoListError(
+                [diag("SR830", f"item {i} is not a JSON object", file=file, pointer=f"/{i}")]
+            )
+        text = _text(it.get("content")) or _text(it.get("subject")) or _text(it.get("description"))
+        ident = it.get("id")
+        ident_s = (
+            str(ident).strip()
+            if isinstance(ident, int | str) and not isinstance(ident, bool) and str(ident).strip()
+            else None
+        )
+        if text is None and ident_s is None:
+            raise TodoListError(
+                [
+                    diag(
+                        "SR830",
+                        f"item {i} has neither a text (content, subject) nor an id",
+                        file=file,
+                        pointer=f"/{i}",
+                    )
+                ]
+            )
+        out.append(
+            TodoItem(i, text or "", it.get("status"), ident_s, _text(it.get("activeForm")), it)
+        )
+    # The same id twice in one list would make the second item unfindable next time: later
+    # occurrences get a positional suffix ("1", "1#2", ...), stable for the same list.
+    seen: dict[str, int] = {}
+    for n, item in enumerate(out):
+        if item.ident is not None:
+            seen[item.ident] = seen.get(item.ident, 0) + 1
+            if seen[item.ident] > 1:
+                out[n] = dataclasses.replace(item, ident=f"{item.ident}#{seen[item.ident]}")
+    return out
+
+
+# --- merging ------------------------------------------------------------------------------------
+
+
+@dataclass
+class MergeResult:
+    document: dict[str, Any]
+    changes: list[dict[str, Any]] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)  # the step key of each item, in list order
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.changes)
+
+
+def _claim(
+    items: list[TodoItem], steps: dict[str, Any], ids: dict[str, Any]
+) -> tuple[dict[int, str], dict[int, str]]:
+    """Which existing step each item is, and how it was found (rules 1–4)."""
+    taken: dict[int, str] = {}
+    how: dict[int, str] = {}
+    used: set[str] = set()
+
+    def take(it: TodoItem, key: str | None, why: str) -> bool:
+        if key is None or key not in steps or key in used or it.index in taken:
+            return False
+        taken[it.index] = key
+        how[it.index] = why
+        used.add(key)
+        return True
+
+    for it in items:
+        if it.ident is not None:
+            take(it, ids["ids"].get(it.ident), "id")
+    for it in items:
+        if it.index in taken or not it.text:
+            continue
+        for key in ids["texts"].get(it.text, []):
+            if take(it, key, "text"):
+                break
+        else:
+            for key in sorted(steps, key=_order):
+                if steps[key].get("name") == it.text and take(it, key, "text"):
+                    break
+    for it in items:
+        if it.index in taken or not it.active_form:
+            continue
+        for key in ids["active_forms"].get(it.active_form, []):
+            if take(it, key, "active_form"):
+                break
+    # rule 4: renames. Items matched above that were also in the previous list are anchors;
+    # between two anchors (or an end), as many unmatched items without an id as unclaimed
+    # steps of the previous list are those steps, in order (only when the list has an
+    # anchor); otherwise only look-alike texts pair up.
+    prev = ids["order"]
+    pos = {k: j for j, k in enumerate(prev)}
+    anchors: list[tuple[int, int]] = [(-1, -1)]
+    for it in items:
+        key = taken.get(it.index)
+        if key in pos and pos[key] > anchors[-1][1]:
+            anchors.append((it.index, pos[key]))
+    anchored = len(anchors) > 1  # a list sharing no item with the previous one is a new list
+    anchors.append((len(items), len(prev)))
+    for (na, pa), (nb, pb) in zip(anchors, anchors[1:], strict=False):
+        old = [prev[j] for j in range(pa + 1, pb) if prev[j] in steps and prev[j] not in used]
+        new = [it for it in items[na + 1 : nb] if it.index not in taken and it.ident is None]
+        if anchored and old and len(old) == len(new):
+            for it, key in zip(new, old, strict=True):
+                take(it, key, "position")
+        elif old and new:  # also an insertion or a removal here: pair only look-alikes
+            pairs = sorted(
+                (
+                    (_likeness(steps[key].get("name"), it.text), -j, -it.index, key, it)
+                    for j, key in enumerate(old)
+                    for it in new
+                ),
+                key=lambda x: x[:3],
+                reverse=True,
+            )
+            for score, _j, _i, key, it in pairs:
+                if score >= LIKENESS:
+                    take(it, key, "position")
+    return taken, how
+
+
+LIKENESS = 0.6
+
+
+def _likeness(a: Any, b: str) -> float:
+    if not isinstance(a, str) or not a or not b:
+        return 0.0
+    return difflib.SequenceMatcher(None, a.casefold(), b.casefold()).ratio()
+
+
+def _order(key: str) -> tuple[int, int]:
+    if not _STEP_KEY.match(key):
+        return (1 << 30, 0)
+    major, _, minor = key.partition("_")
+    return int(major), int(minor or 0)
+
+
+def merge(doc: dict[str, Any], items: list[TodoItem], now: datetime) -> MergeResult:
+    """Merge ``items`` into the steps of ``doc`` (a v3.0 generic state). Pure: returns a new
+    document; ``changes`` lists what happened (empty: nothing to write)."""
+    if not items:  # an emptied list says nothing about the steps, and keeps the last order
+        return MergeResult(copy.deepcopy(doc))
+    new = copy.deepcopy(doc)
+    steps: dict[str, Any] = new.setdefault("steps", {})
+    ids = load_ids(new)
+    res = MergeResult(new)
+    ts = format_ts(now)
+    taken, how = _claim(items, steps, ids)
+
+    # rule 5: new steps
+    def next_free() -> str:
+        nums = [step_int(k) for k in steps if _STEP_KEY.match(k)]
+        return str(max(nums, default=0) + 1)
+
+    mapped_ids = set(ids["ids"].values())
+    for it in items:
+        if it.index in taken:
+            continue
+        key = None
+        if it.ident is not None and _DECIMAL.match(it.ident):
+            cand = str(int(it.ident))
+            if cand not in steps and cand not in mapped_ids:
+                key = cand
+        key = key or next_free()
+        steps[key] = pending_step(it.text or f"task {it.ident}")
+        taken[it.index] = key
+        how[it.index] = "new"
+        res.changes.append({"step": key, "change": "added", "text": it.text, "id": it.ident})
+
+    # statuses wanted by the list
+    wanted: dict[int, str | None] = {}
+    for it in items:
+        status = STATUS_MAP.get(it.status) if isinstance(it.status, str) else None
+        if status is None and it.status is not None:
+            key = taken[it.index]
+            steps[key].setdefault("x-legacy", {})["todo_status"] = {
+                "original": it.status,
+                "code": "SR808",
+            }
+            res.diagnostics.append(
+                diag(
+                    "SR808",
+                    f"item {it.index} ({it.text or it.ident}) has status {it.status!r}, "
+                    "not pending/in_progress/completed/deleted; step "
+                    f"{key}'s status is unchanged and the value is kept under x-legacy",
+                    pointer=f"/{it.index}/status",
+                )
+            )
+        wanted[it.index] = status
+    running = [it for it in items if wanted[it.index] == "in_progress"]
+    keep: str | None = None
+    if running:
+        already = [it for it in running if steps[taken[it.index]].get("status") == "in_progress"]
+        keep = taken[(already or running)[0].index]
+        if len(running) > 1:
+            res.diagnostics.append(
+                diag(
+                    "SR809",
+                    f"{len(running)} items are in_progress; only step {keep} may be in "
+                    "progress, the others keep their status",
+                    pointer="",
+                )
+            )
+            for it in running:
+                if taken[it.index] != keep:
+                    wanted[it.index] = None
+
+    for it in items:
+        key = taken[it.index]
+        step = steps[key]
+        _rename(step, key, it, how[it.index], res)
+        target = wanted[it.index]
+        if target is not None:
+            _apply(step, key, target, ts, it, res)
+
+    if keep is not None:
+        for key, step in steps.items():
+            if key != keep and step.get("status") == "in_progress":
+                res.changes.append(
+                    {"step": key, "change": "status", "from": "in_progress", "to": "pending"}
+                )
+                res.diagnostics.append(
+                    diag(
+                        "SR809",
+                        f"step {key} was in progress; step {keep} is now, so step {key} is "
+                        "pending again",
+                        pointer=f"/steps/{key}",
+                    )
+                )
+                step.update(status="pending", started=None, completed=None, sub_step=None)
+        new["current_step"] = step_int(keep)
+    elif not any(s.get("status") == "in_progress" for s in steps.values()):
+        new["current_step"] = current_step_of(steps) or new.get("current_step", 0)
+
+    for it in items:
+        remember(ids, taken[it.index], ident=it.ident, text=it.text, active_form=it.active_form)
+    ids["order"] = [taken[it.index] for it in items]
+    res.keys = list(ids["order"])
+    if ids != load_ids(doc) or TODO_IDS not in doc:
+        new[TODO_IDS] = ids
+    if not res.changes and new != doc:
+        res.changes.append({"change": "metadata"})  # remembered ids, texts or the list order
+    return res
+
+
+def _rename(step: dict[str, Any], key: str, it: TodoItem, how: str, res: MergeResult) -> None:
+    if how in ("id", "active_form", "position") and it.text and step.get("name") != it.text:
+        res.changes.append(
+            {"step": key, "change": "renamed", "from": step.get("name"), "to": it.text, "by": how}
+        )
+        step["name"] = it.text
+
+
+def _apply(
+    step: dict[str, Any], key: str, target: str, ts: str, it: TodoItem, res: MergeResult
+) -> None:
+    cur = step.get("status")
+    if target == cur:
+        return
+    if cur in ("complete", "skipped"):
+        res.diagnostics.append(
+            diag(
+                "SR832",
+                f"item {it.index} ({it.text or it.ident}) says {it.status!r} but step {key} is "
+                f"{cur}; a finished step is not reopened by a todo list (use `session-resume "
+                f"start {key} --force`)",
+                pointer=f"/{it.index}/status",
+            )
+        )
+        return
+    if target == "in_progress":
+        step.update(status="in_progress", started=ts, completed=None, sub_step=None)
+        prev = step.get("attempts")
+        step["attempts"] = (prev if isinstance(prev, int) and not isinstance(prev, bool) else 0) + 1
+    elif target == "complete":
+        step.update(status="complete", completed=ts, sub_step=None)
+    elif target == "pending":
+        step.update(status="pending", started=None, completed=None, sub_step=None)
+    elif target == "skipped":
+        step.update(status="skipped", sub_step=None, completed=None)
+        step["skip_reason"] = "deleted from the todo list"
+    res.changes.append({"step": key, "change": "status", "from": cur, "to": target})
