@@ -93,3 +93,27 @@ def stress(session: nox.Session) -> None:
         *session.posargs,
         env=env,
     )
+
+
+@nox.session
+def conformance(session: nox.Session) -> None:
+    """The conformance suite: its self-lint, then the Python reference adapter and the
+    independent JavaScript implementation through the same runner (each with its skip list of
+    known failures). Extra arguments go to both runs, e.g. `-- --format junit`."""
+    session.install("-e", ".")
+    _npm_ci(session)
+    session.run("session-resume", "conformance", "lint")
+    adapters = {
+        "python": "python -m session_resume.conformance.adapter",
+        "node": "node conformance/adapters/node/adapter.mjs",
+    }
+    for name, command in adapters.items():
+        session.run(
+            "session-resume",
+            "conformance",
+            "--adapter",
+            command,
+            "--skip",
+            f"conformance/adapters/{name}/skip.txt",
+            *session.posargs,
+        )

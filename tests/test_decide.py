@@ -288,7 +288,18 @@ def test_resume_cli_on_real_files(session_dir: Path) -> None:
     (session_dir / store.STATE).write_bytes(dump(apex_state()))
     out = _resume(session_dir, "--step", "2")
     assert out["action"] == "resume_from_checkpoint"
-    assert out["commands"] == ["session-resume checkpoint 2 phase_3_cost"]
+    assert out["commands"] == [
+        f"session-resume checkpoint 2 phase_3_cost --session-dir {session_dir}"
+    ]
+    # the command is runnable as printed, and it records the next checkpoint
+    import shlex
+
+    proc = run_cli(
+        *shlex.split(out["commands"][0])[1:], "--now", "2026-03-02T12:00:00Z", cwd=session_dir
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    state = json.loads((session_dir / store.STATE).read_text())
+    assert state["steps"]["2"]["sub_step"] == "phase_3_cost"
 
 
 def test_resume_cli_orphan_from_files(session_dir: Path) -> None:

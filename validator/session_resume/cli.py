@@ -6,6 +6,7 @@ Exit codes: 0 valid, 1 invalid, 2 usage error, 3 internal error.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
@@ -23,7 +24,39 @@ class UsageError(Exception):
     pass
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Each command module and the command names it registers. Only the module of the command
+# being run is imported (a cold `validate` imports none of them); --help builds them all.
+COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("commands.migrate", ("migrate",)),
+    ("commands.recover", ("recover",)),
+    (
+        "commands.write",
+        (
+            "init",
+            "start",
+            "checkpoint",
+            "complete",
+            "skip",
+            "decide",
+            "finding",
+            "transition",
+            "session",
+            "ping",
+        ),
+    ),
+    ("commands.resume", ("resume",)),
+    ("commands.report", ("report",)),
+    ("commands.budget", ("budget",)),
+    ("commands.archive", ("archive",)),
+    ("commands.render", ("render",)),
+    ("conformance.cli", ("conformance",)),
+    ("commands.importers", ("import", "sync-todos")),
+)
+KNOWN = frozenset({"validate"} | {n for _, names in COMMANDS for n in names})
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser; with ``only``, just that command's subparser (faster)."""
     parser = argparse.ArgumentParser(
         prog="session-resume",
         description="Validate, migrate, recover and resume agent session state files.",
@@ -77,22 +110,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     v.set_defaults(func=cmd_validate)
 
-    from .commands import migrate as migrate_cmd
-    from .commands import recover as recover_cmd
-    from .commands import resume as resume_cmd
-    from .commands import write as write_cmd
-
-    migrate_cmd.add_parser(sub)
-    recover_cmd.add_parser(sub)
-    write_cmd.add_parsers(sub)
-    resume_cmd.add_parser(sub)
-    from .commands import archive as archive_cmd
-    from .commands import budget as budget_cmd
-    from .commands import report as report_cmd
-
-    report_cmd.add_parser(sub)
-    budget_cmd.add_parser(sub)
-    archive_cmd.add_parser(sub)
+    for module, names in COMMANDS:
+        if only is None or only in names:
+            register = importlib.import_module(f"{__package__}.{module}")
+            add = getattr(register, "add_parsers", None) or register.add_parser
+            add(sub)
     return parser
 
 
@@ -188,9 +210,11 @@ def _one(d: Diagnostic) -> FileReport:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    first = next((a for a in args_list if not a.startswith("-")), None)
     try:
-        parser = build_parser()
-        args = parser.parse_args(argv)
+        parser = build_parser(first if first in KNOWN else None)
+        args = parser.parse_args(args_list)
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
         return int(exc.code or 0)
     except Exception as exc:  # noqa: BLE001 - a broken installation, not bad input

@@ -2,7 +2,8 @@
 
 Codes are stable: a code is never reused for another meaning. Groups:
 SR1xx read and parse, SR2xx schema, SR3xx semantic rules, SR4xx workflow and budget,
-SR5xx worklog and sentinel, SR6xx handoff, SR9xx internal.
+SR5xx worklog and sentinel, SR6xx handoff, SR7xx resume decisions, SR8xx import,
+SR9xx internal.
 """
 
 from __future__ import annotations
@@ -692,6 +693,76 @@ _ALL = [
         "`session-resume ping` before `session-resume session start`",
         "Run `session-resume session start` (or any state write) first.",
     ),
+    # --- SR6xx: the handoff (00-handoff.md) ---------------------------------------------------
+    Code(
+        "SR600",
+        "handoff-unreadable",
+        E,
+        "`00-handoff.md` could not be read as UTF-8 text (not a regular file, a link out of "
+        "the session directory, unreadable, over 1 MiB, or not UTF-8).",
+        "a 00-handoff.md saved as UTF-16",
+        "Render it again: `session-resume render handoff DIR`.",
+    ),
+    Code(
+        "SR601",
+        "handoff-header",
+        E,
+        "The handoff does not start with the header `# {project} — Handoff (Step {N} "
+        "complete)` followed by the line `Updated: {RFC 3339 UTC timestamp} | …`.",
+        "# Orchestrator Handoff",
+        "Render it again: `session-resume render handoff DIR`; never edit it by hand.",
+    ),
+    Code(
+        "SR602",
+        "handoff-section-missing",
+        E,
+        "A required section is missing. A handoff has exactly six H2 sections, in this order: "
+        "Completed Steps, Key Decisions, Open Challenger Findings (must_fix only), Context for "
+        "Next Step, Skill Context, Artifacts.",
+        "no `## Skill Context` section",
+        "Render it again: `session-resume render handoff DIR`.",
+    ),
+    Code(
+        "SR603",
+        "handoff-section-order",
+        E,
+        "The handoff's sections are out of order, or one appears twice.",
+        "`## Artifacts` before `## Key Decisions`",
+        "Render it again: `session-resume render handoff DIR`.",
+    ),
+    Code(
+        "SR604",
+        "handoff-unexpected-section",
+        E,
+        "The handoff has an H2 section that is not one of the six of the protocol.",
+        "## Next Action",
+        "Render it again; put extra notes in a file of their own and list its path.",
+    ),
+    Code(
+        "SR605",
+        "handoff-too-long",
+        E,
+        "The handoff has more than 60 lines.",
+        "a handoff listing 80 artifacts",
+        "Render it again: the renderer cuts long lists (`- … and N more`).",
+    ),
+    Code(
+        "SR606",
+        "handoff-stale",
+        W,
+        "The handoff's `Updated:` time is older than the `updated` of the state it describes: "
+        "the state changed after the handoff was written.",
+        "Updated: 2026-03-02T10:00:00Z, state updated 2026-03-02T11:30:00Z",
+        "Render it again at the next gate: `session-resume render handoff DIR`.",
+    ),
+    Code(
+        "SR607",
+        "handoff-project-mismatch",
+        W,
+        "The handoff's header names another project than the state in the same directory.",
+        "# other-project — Handoff (Step 2 complete)",
+        "Render it again: `session-resume render handoff DIR`.",
+    ),
     # --- SR7xx: resume decisions ------------------------------------------------------------
     Code(
         "SR700",
@@ -800,6 +871,229 @@ _ALL = [
         "session directory; it is never read as state.",
         ".00-session-state.json.3f2a9c.tmp",
         "Delete it once no writer is running.",
+    ),
+    # --- SR8xx: importing other formats (session-tracker, dotagent, TodoWrite) ---------------
+    Code(
+        "SR800",
+        "import-source-missing",
+        E,
+        "The source directory does not hold the format's files (session-tracker: state.json "
+        "with a task; dotagent: state/phase.json).",
+        "session-resume import session-tracker ~/project --to agent-output/demo",
+        "Point at the `.session` directory, or at the dotagent `memory/` directory; for an "
+        "archived dotagent workflow use `--archive NAME`.",
+    ),
+    Code(
+        "SR801",
+        "import-source-corrupt",
+        E,
+        "A source file the import needs does not parse or has the wrong shape; nothing was "
+        "written.",
+        "state.json cut off mid-write",
+        "Repair the file (the message names the JSON error), then import again.",
+    ),
+    Code(
+        "SR802",
+        "import-target-exists",
+        E,
+        "The target directory already holds a session; the import wrote nothing.",
+        "session-resume import session-tracker .session --to agent-output/demo (twice)",
+        "Re-import with `--force`: the existing session is archived under `.archive/` first.",
+    ),
+    Code(
+        "SR803",
+        "import-target-is-source",
+        E,
+        "`--to` is the source directory (or inside the part of it an import would change); an "
+        "import never writes into its source.",
+        "session-resume import dotagent memory --to memory",
+        "Choose another session directory, such as `agent-output/PROJECT`.",
+    ),
+    Code(
+        "SR804",
+        "import-session-id-derived",
+        INFO,
+        "The source has no session id (session-tracker's `session_id` is always empty); a "
+        "stable id was derived from its task and start time.",
+        '"session_id": ""',
+        "Nothing to do; the same source always gets the same id.",
+    ),
+    Code(
+        "SR805",
+        "import-timestamp-normalized",
+        INFO,
+        "Source timestamps with a UTC offset (`+00:00`) or without a zone were rewritten in "
+        "UTC with `Z`; one later than now was clamped to now.",
+        '"updated_at": "2026-03-01T10:15:30+00:00"',
+        "Nothing to do; the originals are kept under `x-legacy`.",
+    ),
+    Code(
+        "SR806",
+        "import-leftover-temp",
+        INFO,
+        "Temp files of an interrupted write were found in the source and ignored.",
+        ".session/.st_k2j3.tmp, memory/state/phase.json.tmp",
+        "Nothing to do; delete them once the source tool is not running.",
+    ),
+    Code(
+        "SR807",
+        "import-worklog-line-unparsed",
+        W,
+        "A line of the source worklog is not a JSON object (session-tracker drops such lines "
+        "silently); it was kept as a `note` event with its raw text.",
+        'line 7: {"ts": "2026-03-01T10:',
+        "Nothing to do; read the note if the line matters.",
+    ),
+    Code(
+        "SR808",
+        "import-status-unknown",
+        W,
+        "A status outside the source format's set; the step keeps or gets a valid status and "
+        "the original value is kept under the step's `x-legacy`.",
+        '{"id": "3", "status": "blocked"}',
+        "Set the step's real status with `session-resume start|complete|skip`.",
+    ),
+    Code(
+        "SR809",
+        "import-several-in-progress",
+        W,
+        "Several items were in progress at once; only one step may be in progress in 3.0. One "
+        "was kept (the source's current step, else the one started last), the others are "
+        "pending.",
+        "two todo items with status in_progress",
+        "Check the pending ones: finish or restart them when their turn comes.",
+    ),
+    Code(
+        "SR810",
+        "import-todo-id-remapped",
+        INFO,
+        "A todo item's id cannot be a step key (not a decimal number, or used twice); the item "
+        "got the next free key, recorded in `x-todo-ids`.",
+        '{"id": "a7", "content": "Write tests"}',
+        "Nothing to do.",
+    ),
+    Code(
+        "SR811",
+        "import-duplicate-file-key",
+        INFO,
+        "One file was in the inventory under two keys (as typed, and as an absolute path); "
+        "they were merged.",
+        '"files": {"out/report.md": ..., "/home/z/my-project/out/report.md": ...}',
+        "Nothing to do.",
+    ),
+    Code(
+        "SR812",
+        "import-path-outside-root",
+        W,
+        "A source file path lies outside the source's project root or the repository, so it "
+        "cannot be a repository-relative artifact; it is kept under `x-legacy`.",
+        '"/tmp/scratch.txt": {"status": "working"}',
+        "Pass the tracker's project root with `--project-root`, or run the import from the "
+        "repository the files belong to (`--root`).",
+    ),
+    Code(
+        "SR813",
+        "import-status-contradiction",
+        W,
+        "The source contradicts itself about whether the session ended (state says in "
+        "progress but the worklog has `session_done`, or completed but the sentinel remains).",
+        'state.json "status": "completed" with SESSION_ACTIVE present',
+        "Check the report; the import follows the more cautious reading (stated in the message).",
+    ),
+    Code(
+        "SR814",
+        "import-source-old",
+        W,
+        "The source was last active more than 7 days ago (dotagent's 'ancient state').",
+        '"last_updated": "2026-01-02T09:00:00Z" imported on 2026-03-01',
+        "Check that the work is still current before resuming, or archive it and start fresh.",
+    ),
+    Code(
+        "SR815",
+        "import-interrupted-write",
+        W,
+        "dotagent's `interruption_safe` is false: the last checkpoint write did not finish.",
+        '"interruption_safe": false',
+        "Check the imported state against the files on disk before resuming.",
+    ),
+    Code(
+        "SR816",
+        "import-output-missing",
+        W,
+        "An output the source records as written does not exist or is not valid JSON.",
+        'completed_phases: [{"phase": "REQUIREMENTS", "output": "memory/reports/demand.json"}] '
+        "without the file",
+        "Restore the file, or re-run the step that writes it.",
+    ),
+    Code(
+        "SR817",
+        "import-phase-progression",
+        W,
+        "dotagent's completed phases are not the canonical order without gaps or repeats, or "
+        "`current_phase` is not the phase after the last completed one.",
+        "completed_phases: ARCHITECTURE only",
+        "Check the steps' statuses after the import; `validate` reports the order (SR308).",
+    ),
+    Code(
+        "SR818",
+        "import-phase-failed",
+        W,
+        "The dotagent phase failed; it was imported as in progress with no checkpoint (run it "
+        "again) and an open finding.",
+        '"phase_status": "failed"',
+        "Resolve the cause, then restart the step (or skip it with a reason).",
+    ),
+    Code(
+        "SR819",
+        "import-task-restarted",
+        W,
+        "A dotagent task was running with no readable output: it is pending again with "
+        "`attempts` + 1 (the skill's recovery scenario 1).",
+        'task-002 status "running", no memory/tasks/task-002/output.json',
+        "Nothing to do; the executor runs it again. Over 3 attempts, escalate.",
+    ),
+    Code(
+        "SR820",
+        "import-task-reconciled",
+        INFO,
+        "A dotagent task was running but its output exists: its status is the output's "
+        "(the skill's recovery scenario 2).",
+        'task-002 status "running", output.json says "pre_complete"',
+        "Nothing to do.",
+    ),
+    Code(
+        "SR821",
+        "import-archives-found",
+        INFO,
+        "The dotagent memory directory holds archived workflows under `state/.archive/`.",
+        "memory/state/.archive/wf-auth_20260301T100000Z/",
+        "Import one of them with `--archive NAME` (or `--archive latest`) if that is the one "
+        "you want.",
+    ),
+    Code(
+        "SR830",
+        "todo-list-invalid",
+        E,
+        "The input of `sync-todos` is not a TodoWrite or Tasks list.",
+        '{"content": "one item, not a list"}',
+        "Pipe a JSON array of {content, status, activeForm} or {id, subject, status} items.",
+    ),
+    Code(
+        "SR831",
+        "todo-sync-closed-workflow",
+        E,
+        "`sync-todos` adds steps, which only a free-steps workflow (generic) allows.",
+        "sync-todos on an apex session",
+        "Use a session under the `generic` workflow (`session-resume init P --workflow generic`).",
+    ),
+    Code(
+        "SR832",
+        "todo-sync-regression-ignored",
+        W,
+        "The todo list moves a complete or skipped step back; a finished step is not reopened "
+        "by a list.",
+        'a completed step listed again as "pending"',
+        "Re-run it explicitly with `session-resume start STEP --force`.",
     ),
     # --- SR9xx: internal --------------------------------------------------------------------
     Code(

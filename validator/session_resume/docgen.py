@@ -36,7 +36,8 @@ def code_index() -> str:
         "# Diagnostic codes",
         "",
         "Groups: SR1xx read and parse, SR2xx schema, SR3xx semantic rules, SR4xx workflow "
-        "and budget, SR5xx worklog and sentinel, SR6xx handoff, SR9xx internal.",
+        "and budget, SR5xx worklog and sentinel, SR6xx handoff, SR7xx resume decisions, "
+        "SR8xx importers, SR9xx internal.",
         "",
         "| code | name | severity | summary |",
         "| --- | --- | --- | --- |",
@@ -92,30 +93,53 @@ def expected_files(root: Path) -> dict[Path, str]:
     from .hooks import render as render_hooks
 
     files[root / ".pre-commit-hooks.yaml"] = render_hooks()
+    files.update(skill_docs(root))
     return files
 
 
+def skill_docs(root: Path) -> dict[Path, str]:
+    """SKILL.md, SKILL.digest.md and references/*.md of every built-in workflow, under
+    docs/skills/<workflow>/ (the skill's name is the workflow id, its directory's name)."""
+    from .render import render_skill
+    from .workflow import BUILTINS, load_workflow
+
+    out: dict[Path, str] = {}
+    for wf_id in BUILTINS:
+        for rel, text in render_skill(load_workflow(wf_id), name=wf_id, digest=True).items():
+            out[root / "docs" / "skills" / wf_id / rel] = text
+    return out
+
+
+# Directories holding nothing but generated files: anything else in them is a leftover.
+_GENERATED_DIRS = (("docs", "codes"), ("docs", "skills"))
+
+
+def _leftovers(root: Path, want: dict[Path, str]) -> list[Path]:
+    out: list[Path] = []
+    for parts in _GENERATED_DIRS:
+        d = root.joinpath(*parts)
+        if d.is_dir():
+            out += [p for p in sorted(d.rglob("*")) if p.is_file() and p not in want]
+    return out
+
+
 def stale_files(root: Path) -> list[str]:
-    """Generated files that are missing, differ, or are left over from a removed code."""
+    """Generated files that are missing, differ, or are left over (a removed code, a removed
+    workflow's skill docs)."""
     want = expected_files(root)
     bad = [
         str(p.relative_to(root))
         for p, text in want.items()
         if not p.is_file() or p.read_text(encoding="utf-8") != text
     ]
-    codes_dir = root / "docs" / "codes"
-    if codes_dir.is_dir():
-        bad += [str(p.relative_to(root)) for p in sorted(codes_dir.glob("*.md")) if p not in want]
+    bad += [str(p.relative_to(root)) for p in _leftovers(root, want)]
     return sorted(bad)
 
 
 def write(root: Path) -> None:
     want = expected_files(root)
-    codes_dir = root / "docs" / "codes"
-    if codes_dir.is_dir():
-        for p in codes_dir.glob("*.md"):
-            if p not in want:
-                p.unlink()
+    for p in _leftovers(root, want):
+        p.unlink()
     for p, text in want.items():
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text, encoding="utf-8")

@@ -18,8 +18,16 @@ def parse_ts(value: object) -> datetime | None:
     frac = (m.group(2) or "0")[:6].ljust(6, "0")
     s = m.group(1)
     try:  # direct construction: strptime costs ~8 us a call and 3 ms to import
-        return datetime(int(s[0:4]), int(s[5:7]), int(s[8:10]), int(s[11:13]), int(s[14:16]),
-                        int(s[17:19]), int(frac), tzinfo=UTC)
+        return datetime(
+            int(s[0:4]),
+            int(s[5:7]),
+            int(s[8:10]),
+            int(s[11:13]),
+            int(s[14:16]),
+            int(s[17:19]),
+            int(frac),
+            tzinfo=UTC,
+        )
     except ValueError:
         return None
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 from ..codes import CATALOGUE
@@ -63,8 +65,20 @@ def decision_for(args: argparse.Namespace) -> dict[str, Any]:
     opts = Options(session=args.session, stale_seconds=args.stale_after or cfg.stale_after_seconds)
     result = decide(snap, args.step, now_from(args.now), wf, opts)
     result["session_dir"] = str(d)
-    result["commands"] = [c.replace(" DIR", f" {d}") for c in result["commands"]]
+    result["commands"] = [runnable(c, d) for c in result["commands"]]
     return result
+
+
+_WRITERS = ("start", "checkpoint", "complete", "session", "init")
+
+
+def runnable(command: str, session_dir: Path) -> str:
+    """The decision's command with this session directory filled in, ready to run."""
+    command = command.replace(" DIR", f" {shlex.quote(str(session_dir))}")
+    parts = command.split()
+    if len(parts) > 1 and parts[1] in _WRITERS:
+        command += f" --session-dir {shlex.quote(str(session_dir))}"
+    return command
 
 
 def run(args: argparse.Namespace) -> int:
@@ -106,9 +120,12 @@ def render_text(r: dict[str, Any]) -> str:
         )
     if r.get("orphan"):
         o = r["orphan"]
+        where = f"in step {o['step']}" if o["step"] else "before any step"
+        if o["sub_step"]:
+            where += f" at {o['sub_step']}"
         lines.append(
             f"orphaned session {o['session']}: silent for {o['silent_seconds']} s "
-            f"({o['reason']}), was in step {o['step']} at {o['sub_step']}"
+            f"({o['reason']}), was {where}"
         )
         for f in o["possibly_incomplete"]:
             lines.append(f"  possibly incomplete: {f['path']} ({f['why']})")
