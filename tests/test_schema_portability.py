@@ -10,9 +10,6 @@ Node is run once per test session (``tests/node/ajv_check.mjs``). Without node o
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -21,6 +18,7 @@ from typing import Any
 import jsonschema
 import jsonschema_rs
 import pytest
+from nodetools import NodeAnswer, run_node
 
 from session_resume import ValidateOptions, validate_document
 from session_resume.schemas import _reference_for as _project_reference_for
@@ -100,8 +98,7 @@ def _fast_validator(rel: str) -> Any:
 class AjvRun:
     """The answer of ``ajv_check.mjs`` for all schemas and fixtures, or why there is none."""
 
-    problem: str | None = None
-    skip: bool = False
+    node: NodeAnswer
     compiled: dict[str, Any] = field(default_factory=dict)
     warnings: dict[str, list[str]] = field(default_factory=dict)
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -109,59 +106,22 @@ class AjvRun:
 
     def require(self) -> None:
         """Skip or fail the calling test if ajv could not be run."""
-        if self.skip:
-            pytest.skip("node/ajv not installed (SESSION_RESUME_NO_NODE=1)")
-        if self.problem is not None:
-            pytest.fail(self.problem, pytrace=False)
+        self.node.require()
 
 
 def _run_ajv() -> AjvRun:
-    node = shutil.which("node")
-    missing = []
-    if node is None:
-        missing.append("`node` is not on PATH")
-    for pkg in ("ajv", "ajv-formats"):
-        if not (REPO / "node_modules" / pkg / "package.json").is_file():
-            missing.append(f"node_modules/{pkg} is missing")
-    if missing:
-        if os.environ.get("SESSION_RESUME_NO_NODE") == "1":
-            return AjvRun(skip=True)
-        return AjvRun(
-            problem=(
-                f"ajv is required for the schema portability tests: {'; '.join(missing)}. "
-                "Install Node (>= 20) and run `npm ci` in the repository root, or set "
-                "SESSION_RESUME_NO_NODE=1 to skip these tests."
-            )
-        )
-    assert node is not None
     request = {
         "schemas": SCHEMA_FILES,
         "cases": [{"schema": f.schema, "instance_file": f.rel} for f in ALL_FIXTURES],
     }
-    try:
-        proc = subprocess.run(
-            [node, AJV_SCRIPT],
-            input=json.dumps(request),
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=NODE_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return AjvRun(problem=f"node {AJV_SCRIPT} did not answer within {NODE_TIMEOUT_S} s")
-    if proc.returncode != 0:
-        return AjvRun(
-            problem=(
-                f"node {AJV_SCRIPT} crashed (exit {proc.returncode}); if a "
-                f"module is missing, run `npm ci`.\nstderr:\n{proc.stderr}"
-            )
-        )
-    try:
-        answer = json.loads(proc.stdout)
-    except json.JSONDecodeError as exc:
-        return AjvRun(problem=f"node {AJV_SCRIPT} printed no JSON ({exc}):\n{proc.stdout[:2000]}")
+    node = run_node(
+        AJV_SCRIPT, request, packages=("ajv", "ajv-formats"), purpose="the schema portability tests"
+    )
+    if node.answer is None:
+        return AjvRun(node)
+    answer = node.answer
     return AjvRun(
+        node,
         compiled=answer["compiled"],
         warnings=answer.get("warnings", {}),
         results={r["instance_file"]: r for r in answer["results"]},

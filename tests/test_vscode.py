@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import re
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from nodetools import NodeAnswer, run_node
 
 from session_resume import validate_document
 
@@ -65,17 +63,13 @@ def _text(doc: dict[str, Any]) -> str:
 
 @dataclass
 class LanguageServiceRun:
-    problem: str | None = None
-    skip: bool = False
+    node: NodeAnswer
     version: str = ""
     schema_reads: list[str] = field(default_factory=list)
     documents: list[dict[str, Any]] = field(default_factory=list)
 
     def require(self) -> None:
-        if self.skip:
-            pytest.skip("node/vscode-json-languageservice not installed (SESSION_RESUME_NO_NODE=1)")
-        if self.problem is not None:
-            pytest.fail(self.problem, pytrace=False)
+        self.node.require()
 
     def doc(self, index: int) -> dict[str, Any]:
         self.require()
@@ -100,47 +94,15 @@ REQUEST_DOCS: list[dict[str, Any]] = [
 
 
 def _run_node(schemas: list[dict[str, Any]], docs: list[dict[str, Any]]) -> LanguageServiceRun:
-    node = shutil.which("node")
-    missing = [] if node else ["`node` is not on PATH"]
-    missing += [
-        f"node_modules/{pkg} is missing"
-        for pkg in NODE_PACKAGES
-        if not (REPO / "node_modules" / pkg / "package.json").is_file()
-    ]
-    if missing:
-        if os.environ.get("SESSION_RESUME_NO_NODE") == "1":
-            return LanguageServiceRun(skip=True)
-        return LanguageServiceRun(
-            problem=(
-                f"the VS Code tests need Node and vscode-json-languageservice: "
-                f"{'; '.join(missing)}. Install Node (>= 20) and run `npm ci` in the "
-                "repository root, or set SESSION_RESUME_NO_NODE=1 to skip these tests."
-            )
-        )
-    assert node is not None
     request = {"workspace": str(REPO), "schemas": schemas, "documents": docs}
-    try:
-        proc = subprocess.run(
-            [node, SCRIPT],
-            input=json.dumps(request),
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=NODE_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return LanguageServiceRun(problem=f"node {SCRIPT} did not answer in {NODE_TIMEOUT_S} s")
-    if proc.returncode != 0:
-        return LanguageServiceRun(
-            problem=f"node {SCRIPT} failed (exit {proc.returncode}); if a module is missing, "
-            f"run `npm ci`.\nstderr:\n{proc.stderr}"
-        )
-    answer = json.loads(proc.stdout)
+    node = run_node(SCRIPT, request, packages=NODE_PACKAGES, purpose="the VS Code tests")
+    if node.answer is None:
+        return LanguageServiceRun(node)
     return LanguageServiceRun(
-        version=answer["version"],
-        schema_reads=answer["schema_reads"],
-        documents=answer["documents"],
+        node,
+        version=node.answer["version"],
+        schema_reads=node.answer["schema_reads"],
+        documents=node.answer["documents"],
     )
 
 
