@@ -383,3 +383,15 @@ def test_unreadable_lease_is_not_mistaken_for_no_lease(session_dir: Path) -> Non
     assert sentinel.lease_state(value, now=NOW, ended=False, owner_alive=None).state == (
         "unreadable"
     )
+
+
+def test_layout_names_agree() -> None:
+    """validate.py spells the session's file names itself (to import nothing on its cold path);
+    they must be the names the owning modules write."""
+    from session_resume import archive, sentinel, validate
+
+    assert validate._TMP_PREFIX == store.TMP_PREFIX and validate._TMP_SUFFIX == store.TMP_SUFFIX
+    assert validate._WORKLOG == worklog.WORKLOG
+    assert validate._SENTINEL == sentinel.SENTINEL
+    assert validate._HANDOFF == archive.HANDOFF
+    assert validate.STATE_FILE == store.STATE

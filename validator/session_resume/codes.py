@@ -8,13 +8,12 @@ SR9xx internal.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .diagnostics import Diagnostic, Severity
 
 
-@dataclass(frozen=True)
-class Code:
+class Code(NamedTuple):
     code: str
     name: str
     severity: Severity

@@ -238,28 +238,48 @@ _FULL_SCAN_LIMIT = 16 * 1024 * 1024
 
 
 def session_integrity(session_dir: Path) -> list[Diagnostic]:
-    """The session directory's other files: leftover temp files, the worklog, the lease."""
-    from . import sentinel, worklog
-    from .snapshot import temp_files
-
+    """The session directory's other files: leftover temp files, the worklog, the lease, the
+    handoff. Each checker is imported only when its file exists (a cold `validate` of a bare
+    state file imports none of them)."""
+    try:
+        names = set(os.listdir(session_dir))
+    except OSError:
+        return []
     out = [
         diag("SR170", "leftover temp file of an interrupted write", file=str(session_dir / t))
-        for t in temp_files(session_dir)
+        for t in sorted(names)
+        if t.startswith(_TMP_PREFIX) and t.endswith(_TMP_SUFFIX)
     ]
-    log = session_dir / worklog.WORKLOG
-    try:
-        size = os.path.getsize(log)
-    except OSError:
-        size = -1
-    if 0 <= size <= _FULL_SCAN_LIMIT:
-        out.extend(worklog.scan(log))
-    elif size > _FULL_SCAN_LIMIT:
-        out.extend(worklog.read_tail(log, 10).diagnostics)  # big logs: the tail only
-    out.extend(sentinel.read(session_dir)[1])
-    from .handoff_check import check_session_handoff
+    if _WORKLOG in names:
+        from . import worklog
 
-    out.extend(check_session_handoff(session_dir))  # only when 00-handoff.md exists
+        log = session_dir / _WORKLOG
+        try:
+            size = os.path.getsize(log)
+        except OSError:
+            size = -1
+        if 0 <= size <= _FULL_SCAN_LIMIT:
+            out.extend(worklog.scan(log))
+        elif size > _FULL_SCAN_LIMIT:
+            out.extend(worklog.read_tail(log, 10).diagnostics)  # big logs: the tail only
+    if _SENTINEL in names:
+        from . import sentinel
+
+        out.extend(sentinel.read(session_dir)[1])
+    if _HANDOFF in names:
+        from .handoff_check import check_session_handoff
+
+        out.extend(check_session_handoff(session_dir))
     return out
+
+
+# File names of a session (spec §1); the modules that own them define the same names, and
+# tests/test_store.py::test_layout_names_agree keeps them equal.
+_TMP_PREFIX = "." + STATE_FILE + "."
+_TMP_SUFFIX = ".tmp"
+_WORKLOG = "00-worklog.jsonl"
+_SENTINEL = "00-session.active"
+_HANDOFF = "00-handoff.md"
 
 
 _CORRUPTISH = {"SR110", "SR111", "SR114", "SR115", "SR120", "SR121", "SR122", "SR123", "SR124"}
