@@ -22,15 +22,23 @@ Rules these benchmarks follow:
   session-resume must report no diagnostic at all, or the benchmark is aborted with the
   reason.
 
+* A benchmark that cannot run HERE (a tool or an adapter not installed, not enough free disk)
+  is reported as "not available: <reason>" (``BenchUnavailable``), which is not a failure; so is
+  a single optional contender (``Prepared.unavailable``). The anchor is never optional.
+
 Adding a benchmark: write a ``setup(tmpdir) -> {contender name: Run}`` function and decorate
 it with ``@benchmark(...)`` (name, contenders, anchor, target, run counts). ``process(...)``
 makes a Run that executes a command and fails the benchmark on an unexpected exit status;
-any other zero-argument callable can be timed in process with ``Run(call, shown)``.
+any other zero-argument callable can be timed in process with ``Run(call, shown)``. A setup
+may instead return ``Prepared(runs, notes=[...], unavailable={contender: reason})``; notes
+(what the data is, its size) are printed with the benchmark. ``derive(medians, info)`` returns
+extra report lines computed from the medians and ``Prepared.info`` (a breakdown, a throughput).
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import platform
@@ -44,7 +52,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -63,12 +71,31 @@ class BenchAbort(Exception):
     """The benchmark cannot be run (bad setup data, a contender failed); says why."""
 
 
+class BenchUnavailable(Exception):
+    """The benchmark cannot run on this machine now (a missing tool, not enough disk): it is
+    reported as "not available: <reason>", which does not fail the run."""
+
+
 @dataclass(frozen=True)
 class Run:
-    """One prepared contender: ``call()`` is what gets timed; ``shown`` is how it is reported."""
+    """One prepared contender: ``call()`` is what gets timed; ``shown`` is how it is reported.
+    ``before()``, if given, runs untimed right before every call (e.g. evicting a file from the
+    page cache)."""
 
     call: Callable[[], None]
     shown: str
+    before: Callable[[], None] | None = None
+
+
+@dataclass
+class Prepared:
+    """What a setup may return instead of a bare ``{contender: Run}``: ``notes`` describe the
+    data; ``unavailable`` names optional contenders that cannot run here, with the reason."""
+
+    runs: dict[str, Run]
+    notes: list[str] = field(default_factory=list)
+    unavailable: dict[str, str] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)  # for ``derive``
 
 
 @dataclass(frozen=True)
@@ -85,14 +112,27 @@ class Benchmark:
     description: str
     contenders: tuple[str, ...]
     anchor: str
-    setup: Callable[[Path], dict[str, Run]]
+    setup: Callable[[Path], dict[str, Run] | Prepared]
     target: Target | None
     runs: int  # timed runs per contender (default mode)
     quick_runs: int | None  # under --quick; None = skipped under --quick
     warmup: int = 1  # untimed runs per contender before timing
+    # extra report lines from the medians and the setup's Prepared.info
+    derive: Callable[[dict[str, float], dict[str, Any]], list[str]] | None = None
 
 
 BENCHMARKS: list[Benchmark] = []
+SetupFn = Callable[[Path], dict[str, Run] | Prepared]
+
+
+@dataclass
+class Options:
+    """Run-wide options a setup may consult (set by ``main``)."""
+
+    quick: bool = False
+
+
+OPTIONS = Options()
 
 
 def benchmark(
@@ -105,7 +145,8 @@ def benchmark(
     runs: int,
     quick_runs: int | None,
     warmup: int = 1,
-) -> Callable[[Callable[[Path], dict[str, Run]]], Callable[[Path], dict[str, Run]]]:
+    derive: Callable[[dict[str, float], dict[str, Any]], list[str]] | None = None,
+) -> Callable[[SetupFn], SetupFn]:
     """Register ``setup`` as a benchmark. ``setup(tmpdir)`` prepares the data in ``tmpdir``
     (a fresh empty directory), checks it, and returns one Run per contender."""
     if anchor not in contenders:
@@ -113,7 +154,7 @@ def benchmark(
     if target is not None and target.contender not in contenders:
         raise ValueError(f"{name}: target contender {target.contender!r} is not a contender")
 
-    def register(setup: Callable[[Path], dict[str, Run]]) -> Callable[[Path], dict[str, Run]]:
+    def register(setup: SetupFn) -> SetupFn:
         if any(b.name == name for b in BENCHMARKS):
             raise ValueError(f"benchmark {name!r} is registered twice")
         BENCHMARKS.append(
@@ -127,6 +168,7 @@ def benchmark(
                 runs=runs,
                 quick_runs=quick_runs,
                 warmup=warmup,
+                derive=derive,
             )
         )
         return setup
@@ -612,6 +654,650 @@ def validate_batch_10000(tmpdir: Path) -> dict[str, Run]:
     return _batch(tmpdir, 10_000)
 
 
+# --- save() against bare I/O -------------------------------------------------------------------
+
+_SAVE_NOW = datetime(2026, 11, 20, 15, 0, tzinfo=UTC)  # after the example's `updated`
+_SAVE, _CHECKS, _BARE = "store.save()", "save()'s checks only", "bare write+fsync+replace"
+
+
+def _fsync_dir(d: Path) -> None:
+    fd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _save_breakdown(med: dict[str, float], info: dict[str, Any]) -> list[str]:
+    save, checks, bare = med[_SAVE], med[_CHECKS], med[_BARE]
+    rest = save - checks
+    return [
+        f"breakdown of save()'s median {_fmt_s(save)}: checks (parse + schema of the current "
+        f"file twice, validation of the new document, two serializations, deepcopy) "
+        f"{_fmt_s(checks)} = {checks / save:.0%}; the rest (lock + temp + fsync + .bak link + "
+        f"replace + directory fsync) ~{_fmt_s(rest)} = {rest / bare:.2f}x the bare write",
+        f"state file written: {info['bytes']:,} bytes",
+    ]
+
+
+@benchmark(
+    "save-vs-bare-io",
+    description="in process, repeated on one session directory: store.save() of the bundled "
+    "example state (apex, step 2 in progress) vs a bare O_EXCL temp write of the same bytes + "
+    "fsync + os.replace + directory fsync; a third contender times only the checks save() "
+    "makes (no lock, no write)",
+    contenders=(_SAVE, _CHECKS, _BARE),
+    anchor=_BARE,
+    target=Target(_SAVE, 1.3),
+    runs=300,
+    quick_runs=60,
+    warmup=5,
+    derive=_save_breakdown,
+)
+def save_vs_bare_io(tmpdir: Path) -> Prepared:
+    from session_resume import ValidateOptions, load_workflow, store, validate_document
+
+    doc = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    doc.pop("$schema", None)  # its relative path points into the source tree
+    wf = load_workflow(doc["workflow"])
+    sdir = tmpdir / "agent-output" / doc["project"]
+    sdir.mkdir(parents=True)
+    for f in EXAMPLE.parent.iterdir():
+        if f.name != STATE_FILE:
+            shutil.copyfile(f, sdir / f.name)
+    bare_dir = tmpdir / "bare"
+    bare_dir.mkdir()
+
+    # As a writer command calls it (commands/write.py): a Workflow object and the repository
+    # root; no worklog event (that append is its own write, not part of the comparison).
+    def save() -> None:
+        store.save(sdir, doc, now=_SAVE_NOW, workflow=wf, root=tmpdir)
+
+    # Data check: two saves (the second rotates a valid .bak), the file loads as ok.
+    save()
+    save()
+    loaded = store.load(sdir, root=tmpdir)
+    if loaded.status != "ok" or loaded.revision != 2 or not (sdir / store.BAK).is_file():
+        raise BenchAbort(
+            f"store.save() did not leave a valid state (status {loaded.status}, "
+            f"revision {loaded.revision}): " + "; ".join(d.message for d in loaded.diagnostics)
+        )
+    data = (sdir / STATE_FILE).read_bytes()
+    report = validate_document(data, file=STATE_FILE, options=ValidateOptions(now=_SAVE_NOW))
+    if report.diagnostics:
+        raise BenchAbort(
+            "the saved state is not clean: "
+            + "; ".join(f"{d.code} {d.message}" for d in report.diagnostics)
+        )
+    bare_state = bare_dir / STATE_FILE
+    bare_tmp = bare_dir / f".{STATE_FILE}.bench.tmp"
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+
+    def bare() -> None:
+        fd = os.open(bare_tmp, flags, 0o644)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(bare_tmp, bare_state)
+        _fsync_dir(bare_dir)
+
+    # What save() does besides locking and writing, in the order it does it (store.py): load()
+    # reads and classifies the current file (parse + 3.0 schema), the document is copied and
+    # stamped, serialized and fully validated (_check_writable: schema, semantic and workflow
+    # rules), serialized again to be written, and the current file is read and classified once
+    # more to decide whether it may become .bak (_replace_state -> is_valid_state_bytes).
+    def checks() -> None:
+        current = store.load(sdir, root=tmpdir)
+        new = copy.deepcopy(doc)
+        new["updated"] = "2026-11-20T15:00:00Z"
+        new["revision"] = current.revision + 1
+        rep = validate_document(
+            store.serialize(new),
+            file=str(sdir / STATE_FILE),
+            options=ValidateOptions(workflow=wf, now=_SAVE_NOW),
+        )
+        if rep.errors():
+            raise BenchAbort("save()'s checks found errors")
+        store.serialize(new)
+        store.is_valid_state_bytes((sdir / STATE_FILE).read_bytes())
+
+    bare()
+    checks()
+    if bare_state.read_bytes() != data:
+        raise BenchAbort("the bare write did not write the bytes save() wrote")
+    return Prepared(
+        {
+            _SAVE: Run(save, "store.save(dir, doc, now=..., workflow=apex, root=...)"),
+            _CHECKS: Run(
+                checks,
+                "store.load() + deepcopy + validate_document(serialize(doc)) + serialize() + "
+                "store.is_valid_state_bytes()",
+            ),
+            _BARE: Run(
+                bare,
+                "os.open(O_CREAT|O_EXCL) + write + fsync + close + os.replace + fsync(dir)",
+            ),
+        },
+        notes=[
+            f"the bundled example state ({len(data):,} bytes), saved into {sdir.name}/ "
+            f"under the temp dir; the bare write goes to a sibling directory"
+        ],
+        info={"bytes": len(data)},
+    )
+
+
+# --- migrate --check over 1,000 old files ----------------------------------------------------
+
+MIGRATE_FIXTURES = ROOT / "tests" / "fixtures" / "migrate"
+_MIGRATE_NOW = "2026-06-01T00:00:00Z"  # after every generated time
+_TS = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+
+
+def _legacy_version(doc: dict[str, Any]) -> str:
+    v = doc.get("schema_version")
+    return v if isinstance(v, str) else "1.0"  # no version (or `$schema: session-state-v1`)
+
+
+def _vary(value: Any, *, shift: timedelta, old: str, new: str) -> Any:
+    """Every timestamp moved by ``shift``, every mention of the old project renamed."""
+    if isinstance(value, dict):
+        return {k: _vary(v, shift=shift, old=old, new=new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_vary(v, shift=shift, old=old, new=new) for v in value]
+    if isinstance(value, str):
+        if _TS.match(value):
+            t = datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+            return _ts(t + shift)
+        return value.replace(old, new) if old else value
+    return value
+
+
+def write_legacy_states(top: Path, count: int, seed: int) -> dict[str, list[str]]:
+    """``count`` distinct v1.0/v2.0 states under ``top/agent-output/<project>/``, varied from
+    the real-world fixtures in tests/fixtures/migrate (every variant they carry: no version,
+    ``$schema: session-state-v1``, step 3.5, old findings, v2 lock/claim, ...). Returns the
+    relative paths of the files by version."""
+    fixtures = sorted(MIGRATE_FIXTURES.glob("v[12]-*.json"))
+    if not fixtures:
+        raise BenchAbort(f"no v1/v2 fixtures in {MIGRATE_FIXTURES}")
+    sources = [json.loads(f.read_text(encoding="utf-8")) for f in fixtures]
+    rng = random.Random(seed)
+    by_version: dict[str, list[str]] = {}
+    for i in range(count):
+        src = rng.choice(sources)
+        old = src.get("project", "") if isinstance(src.get("project"), str) else ""
+        project = f"{rng.choice(_ORGS)}-{rng.choice(_APPS)}-{i:05d}"
+        shift = -timedelta(days=rng.randrange(0, 400), minutes=rng.randrange(0, 1440))
+        doc = _vary(src, shift=shift, old=old, new=project)
+        doc["project"] = project
+        decisions = doc.get("decisions")
+        if isinstance(decisions, dict):
+            region = rng.choice(_REGIONS)
+            decisions["region"] = region
+            if isinstance(doc.get("region"), str):
+                doc["region"] = region
+            decisions["compliance"] = rng.choice(_COMPLIANCE)
+            decisions["deployment_strategy"] = rng.choice(_STRATEGIES)
+        rel = f"agent-output/{project}/{STATE_FILE}"
+        target = top / rel
+        target.parent.mkdir(parents=True)
+        indent = rng.choice([2, 2, 2, 4, None])
+        target.write_text(
+            json.dumps(doc, indent=indent, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        by_version.setdefault(_legacy_version(doc), []).append(rel)
+    return {v: sorted(paths) for v, paths in sorted(by_version.items())}
+
+
+class _Sequence:
+    """Run several commands one after the other as one contender."""
+
+    def __init__(self, runs: list[Run]) -> None:
+        self.runs = runs
+
+    def __call__(self) -> None:
+        for r in self.runs:
+            r.call()
+
+
+@benchmark(
+    "migrate-check-1000",
+    description="1,000 session directories holding v1.0/v2.0 states (varied from "
+    "tests/fixtures/migrate): `session-resume migrate --check` (parse, chain 1.0 -> 2.0 -> 3.0 "
+    "with a schema check after each step, JSON Patch) vs check-jsonschema validating the same "
+    "1,000 files once against their own version's schema (one call per version)",
+    contenders=("session-resume migrate --check", "check-jsonschema (own version)"),
+    anchor="check-jsonschema (own version)",
+    target=None,
+    runs=5,
+    quick_runs=3,
+)
+def migrate_check_1000(tmpdir: Path) -> Prepared:
+    env = bench_env(tmpdir)
+    count = 1000
+    t0 = time.perf_counter()
+    by_version = write_legacy_states(tmpdir, count, seed=1000)
+    _progress(f"  generated {count} v1/v2 state files in {time.perf_counter() - t0:.1f} s")
+    sr = [tool("session-resume"), "migrate", "--check", "agent-output", "--root", str(tmpdir)]
+    sr += ["--now", _MIGRATE_NOW]
+    # Data check: every file would migrate (exit 1 is --check's "something would change");
+    # none is refused and nothing else is reported.
+    res = subprocess.run(
+        [*sr, "--format", "json"],
+        cwd=tmpdir,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    try:
+        out = json.loads(res.stdout)
+    except ValueError:
+        raise BenchAbort(
+            f"`migrate --check --format json` exited {res.returncode} without JSON:\n"
+            f"{(res.stdout + res.stderr)[-2000:]}"
+        ) from None
+    statuses: dict[str, int] = {}
+    for f in out["files"]:
+        statuses[f["status"]] = statuses.get(f["status"], 0) + 1
+    if res.returncode != 1 or statuses != {"would_migrate": count} or out["problems"]:
+        raise BenchAbort(
+            f"migrate --check exited {res.returncode}: {statuses}, problems {out['problems']}; "
+            f"expected all {count} files to be would_migrate"
+        )
+    kinds: dict[str, int] = {}
+    for f in out["files"]:
+        for n in f["notes"]:
+            key = f"{n['code']} {n['severity']}"
+            kinds[key] = kinds.get(key, 0) + 1
+    n_notes = ", ".join(f"{v} {k}" for k, v in sorted(kinds.items())) or "no notes"
+    anchors: list[Run] = []
+    for version, files in by_version.items():
+        schema = ROOT / "schema" / "session-state" / f"{version}.json"
+        cj = [tool("check-jsonschema"), "--schemafile", str(schema), *files]
+        check_output(cj, cwd=tmpdir, env=env, what="setup")
+        anchors.append(process(cj, cwd=tmpdir, env=env, shown=_abbrev(cj)))
+    return Prepared(
+        {
+            "session-resume migrate --check": process(
+                sr, cwd=tmpdir, env=env, ok_codes=(1,), shown=shlex.join(sr) + "  (exit 1)"
+            ),
+            "check-jsonschema (own version)": Run(
+                _Sequence(anchors), "  &&  ".join(r.shown for r in anchors)
+            ),
+        },
+        notes=[
+            ", ".join(f"{len(v)} v{k} files" for k, v in by_version.items())
+            + f"; migrate --check says all {count} would migrate, none refused; notes: "
+            f"{n_notes} (SR150: what was filled in; SR151: values kept under x-legacy)"
+        ],
+    )
+
+
+# --- resume on a 1 GB worklog --------------------------------------------------------------
+
+_RESUME_NOW = "2026-11-20T16:00:00Z"  # the lease below is then stale: an orphaned session
+_SESSION = "5e55b1d0c0ffee42"
+_LARGE = "large worklog"
+_LARGE_COLD = "large worklog, evicted from cache"
+_EMPTY = "empty worklog"
+
+
+def _event(ts: str, seq: int, event: str, **extra: Any) -> bytes:
+    rec = {"v": 1, "ts": ts, "seq": seq, "session": _SESSION, "event": event, **extra}
+    return json.dumps(rec, separators=(",", ":")).encode() + b"\n"
+
+
+def _current_session_events(first_seq: int) -> list[bytes]:
+    """The session the state file describes (examples/…/contoso-portal): it crashed in step 2
+    after checkpoint phase_2_waf, without a session_end."""
+    d = "agent-output/contoso-portal"
+    evs: list[tuple[str, str, dict[str, Any]]] = [
+        ("2026-11-20T12:39:30Z", "session_start", {"detail": {"owner": "copilot-agent"}}),
+        ("2026-11-20T12:40:00Z", "step_start", {"step": "1"}),
+        ("2026-11-20T12:55:00Z", "checkpoint", {"step": "1", "sub_step": "phase_1_discovery"}),
+        ("2026-11-20T13:05:00Z", "decision", {"detail": {"id": "D001"}}),
+        ("2026-11-20T13:20:00Z", "step_complete", {"step": "1"}),
+        ("2026-11-20T14:00:00Z", "step_start", {"step": "2"}),
+        ("2026-11-20T14:10:00Z", "checkpoint", {"step": "2", "sub_step": "phase_1_prereqs"}),
+        ("2026-11-20T14:20:00Z", "heartbeat", {}),
+        (
+            "2026-11-20T14:32:10Z",
+            "checkpoint",
+            {
+                "step": "2",
+                "sub_step": "phase_2_waf",
+                "detail": {"artifacts": [f"{d}/02-architecture-assessment.md"]},
+            },
+        ),
+    ]
+    return [_event(ts, first_seq + i, ev, **x) for i, (ts, ev, x) in enumerate(evs)]
+
+
+def _write_history(fh: Any, size: int, rng: random.Random) -> int:
+    """Past sessions of the project, as valid JSONL with seq 1, 2, ..., until ``size`` bytes.
+    Built a whole session (36 lines) per %-format and written in ~16 MB chunks. Returns the
+    last seq written."""
+    d = "agent-output/contoso-portal"
+    body = [
+        b'"event":"session_start","detail":{"owner":"copilot-agent","host":"build-07","pid":%d}',
+        b'"event":"step_start","step":"2"',
+        b'"event":"checkpoint","step":"2","sub_step":"phase_1_prereqs","detail":{"context_files":'
+        b'["' + d.encode() + b'/00-session-state.json","' + d.encode() + b'/01-requirements.md"]}',
+        *[b'"event":"heartbeat"'] * 28,
+        b'"event":"note","detail":{"text":"WAF pillar review half done; cost pillar pending"}',
+        b'"event":"checkpoint","step":"2","sub_step":"phase_2_waf","detail":{"artifacts":["'
+        + d.encode()
+        + b'/02-architecture-assessment.md"]}',
+        b'"event":"finding_add","detail":{"title":"No RTO stated for the order database"}',
+        b'"event":"heartbeat"',
+        b'"event":"session_end"',
+    ]
+    # one line: {"v":1,"ts":"<day, hour, minute>:<second>Z","seq":N,"session":"<id>",<body>};
+    # a past session's events lie one second apart, sessions at least a minute apart, and all
+    # of them between 2020-01-01 and the start of the current session (2026-11-20).
+    head = b'{"v":1,"ts":"%s%s","seq":%d,"session":"%s",'
+    template = b"".join(head + line.replace(b"%d", b"%%d") + b"}\n" for line in body)
+    template = template.replace(b"%%d", b"%d")  # the pid placeholder of session_start
+    seconds = [f"{i:02d}Z".encode() for i in range(len(body))]
+    start, end = datetime(2020, 1, 1, tzinfo=UTC), datetime(2026, 11, 19, tzinfo=UTC)
+    per_block = len(template) + 4 * len(body) * 8  # roughly: the placeholders' expansions
+    minutes = max(1, int((end - start).total_seconds() / 60 / max(1, size // per_block)))
+    step = timedelta(minutes=minutes)
+    when = start
+    seq, written, chunk = 0, 0, []
+    chunk_bytes = 0
+    while written + chunk_bytes < size:
+        prefix = when.strftime("%Y-%m-%dT%H:%M:").encode()
+        sid = f"{rng.getrandbits(64):016x}".encode()
+        args: list[Any] = []
+        for i in range(len(body)):
+            seq += 1
+            args += [prefix, seconds[i], seq, sid]
+            if i == 0:
+                args.append(rng.randrange(1000, 99999))
+        block = template % tuple(args)
+        chunk.append(block)
+        chunk_bytes += len(block)
+        when += step
+        if chunk_bytes >= 16 << 20:
+            fh.write(b"".join(chunk))
+            written += chunk_bytes
+            chunk, chunk_bytes = [], 0
+    fh.write(b"".join(chunk))
+    return seq
+
+
+@benchmark(
+    "resume-large-worklog",
+    description="cold `session-resume resume DIR` (an orphaned session: stale lease, crashed "
+    "in step 2 after a checkpoint) with a 1 GB worklog (100 MB under --quick) vs the same "
+    "session with an empty worklog; the third contender drops the large file from the page "
+    "cache before each run (posix_fadvise DONTNEED)",
+    contenders=(_EMPTY, _LARGE, _LARGE_COLD),
+    anchor=_EMPTY,
+    target=Target(_LARGE, 2.0),
+    runs=15,
+    quick_runs=7,
+)
+def resume_large_worklog(tmpdir: Path) -> Prepared:
+    from session_resume import sentinel
+
+    size = (100 if OPTIONS.quick else 1000) * 1000 * 1000
+    label = "100 MB" if OPTIONS.quick else "1 GB"
+    free = shutil.disk_usage(tmpdir).free
+    if free < 3 * size:
+        raise BenchUnavailable(
+            f"only {free / 1e9:.1f} GB free in {tmpdir.parent}; the {label} worklog needs "
+            f"{3 * size / 1e9:.1f} GB free"
+        )
+    env = bench_env(tmpdir)
+    doc = json.loads(EXAMPLE.read_text(encoding="utf-8"))
+    doc.pop("$schema", None)
+    sent = sentinel.make(
+        _SESSION,
+        owner="copilot-agent",
+        now=datetime(2026, 11, 20, 12, 39, 30, tzinfo=UTC),
+        host="build-07",
+    )
+    sent["heartbeat"] = "2026-11-20T14:32:10Z"
+    dirs: dict[str, Path] = {}
+    for name in ("empty", "large"):
+        root = tmpdir / name
+        d = root / "agent-output" / doc["project"]
+        d.mkdir(parents=True)
+        for f in EXAMPLE.parent.iterdir():
+            if f.name != STATE_FILE:
+                shutil.copyfile(f, d / f.name)
+        (d / STATE_FILE).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+        (d / sentinel.SENTINEL).write_text(json.dumps(sent) + "\n", encoding="utf-8")
+        # the artifacts were written before the last checkpoint (14:32:10), as an agent does
+        written = datetime(2026, 11, 20, 14, 30, tzinfo=UTC).timestamp()
+        for f in d.iterdir():
+            os.utime(f, (written, written))
+        dirs[name] = d
+    (dirs["empty"] / "00-worklog.jsonl").write_bytes(b"")
+    big = dirs["large"] / "00-worklog.jsonl"
+    t0 = time.perf_counter()
+    with open(big, "wb", buffering=0) as fh:
+        last = _write_history(fh, size, random.Random(size))
+        fh.write(b"".join(_current_session_events(last + 1)))
+        os.fsync(fh.fileno())  # clean pages, so they can be evicted; the space is really used
+    big_size = big.stat().st_size
+    _progress(
+        f"  wrote a {big_size / 1e9:.2f} GB worklog ({last + 9:,} events) in "
+        f"{time.perf_counter() - t0:.1f} s"
+    )
+
+    def argv(name: str) -> list[str]:
+        root = tmpdir / name
+        return [tool("session-resume"), "resume", str(dirs[name]), "--root", str(root)] + [
+            "--now",
+            _RESUME_NOW,
+            "--format",
+            "json",
+        ]
+
+    # Data check: both answer the same (resume_from_checkpoint with an orphan report), except
+    # that the orphan report of the large one lists the crashed session's last events.
+    answers, tails = {}, {}
+    for name in ("empty", "large"):
+        res = check_output(argv(name), cwd=tmpdir / name, env=env, what="setup")
+        answer = json.loads(res.stdout.replace(str(tmpdir / name), "$ROOT"))
+        tails[name] = (answer.get("orphan") or {}).pop("last_events", None)
+        answers[name] = answer
+    if answers["empty"] != answers["large"]:
+        raise BenchAbort(
+            "resume answers differently with the large worklog:\n"
+            f"empty: {json.dumps(answers['empty'])[:1500]}\nlarge: "
+            f"{json.dumps(answers['large'])[:1500]}"
+        )
+    action = answers["large"].get("action")
+    if action != "resume_from_checkpoint" or not answers["large"].get("orphan"):
+        raise BenchAbort(f"unexpected resume answer: {json.dumps(answers['large'])[:1500]}")
+    # (the report's events are the worklog's last ones; they must end with the crashed
+    # session's own events)
+    expected_tail = [json.loads(line) for line in _current_session_events(last + 1)]
+    got = tails["large"] or []
+    k = min(len(got), len(expected_tail))
+    if tails["empty"] != [] or not k or got[-k:] != expected_tail[-k:]:
+        raise BenchAbort(f"the orphan report's last events are unexpected: {tails}"[:1500])
+
+    runs = {
+        _EMPTY: process(argv("empty"), cwd=tmpdir / "empty", env=env),
+        _LARGE: process(argv("large"), cwd=tmpdir / "large", env=env),
+    }
+    unavailable: dict[str, str] = {}
+    if hasattr(os, "posix_fadvise"):
+
+        def evict() -> None:
+            fd = os.open(big, os.O_RDONLY)
+            try:
+                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+
+        large = runs[_LARGE]
+        runs[_LARGE_COLD] = Run(large.call, large.shown + "  (after fadvise DONTNEED)", evict)
+    else:
+        unavailable[_LARGE_COLD] = "os.posix_fadvise is not available on this platform"
+    return Prepared(
+        runs,
+        notes=[
+            f"large worklog = {label}: {big_size:,} bytes, {last + 9:,} valid JSONL events; "
+            f"both sessions answer `{action}` with the same orphan report (apart from its "
+            "last events, which only the large worklog has)"
+        ],
+        unavailable=unavailable,
+    )
+
+
+# --- the conformance suite ------------------------------------------------------------------
+
+_PY_ADAPTER, _NODE_ADAPTER = "python reference adapter", "node adapter"
+NODE_ADAPTER = ROOT / "conformance" / "adapters" / "node" / "adapter.mjs"
+PY_SKIP = ROOT / "conformance" / "adapters" / "python" / "skip.txt"
+NODE_SKIP = ROOT / "conformance" / "adapters" / "node" / "skip.txt"
+
+
+def _conformance_rate(med: dict[str, float], info: dict[str, Any]) -> list[str]:
+    out = []
+    for name, s in med.items():
+        c = info[name]
+        line = (
+            f"{name}: {c['total']} cases ({c['passed']} passed, {c['failed']} failed, "
+            f"{c['skipped']} skipped) in {_fmt_s(s)} = {c['total'] / s:.0f} cases/s"
+        )
+        if c["ran"] != c["total"]:
+            line += f" ({c['ran']} reached the adapter: {c['ran'] / s:.0f}/s)"
+        out.append(line)
+    return out
+
+
+@benchmark(
+    "conformance-suite",
+    description="wall time of `session-resume conformance run` over the whole case suite "
+    "(one cold runner process; it starts the adapter once and builds a workspace per case) "
+    "with the Python reference adapter and, when present, the Node adapter; absolute time "
+    "and cases/s (no target)",
+    contenders=(_PY_ADAPTER, _NODE_ADAPTER),
+    anchor=_PY_ADAPTER,
+    target=None,
+    runs=3,
+    quick_runs=2,
+    warmup=0,  # setup runs the exact timed commands once: that is the warm-up
+    derive=_conformance_rate,
+)
+def conformance_suite(tmpdir: Path) -> Prepared:
+    try:
+        import session_resume.conformance.runner  # type: ignore[import-untyped]  # noqa: F401
+    except Exception as exc:
+        raise BenchUnavailable(
+            f"the conformance runner does not import ({type(exc).__name__}: {exc})"
+        ) from None
+    env = bench_env(tmpdir)
+    work = tmpdir / "work"  # the runner's per-case workspaces (TMPDIR)
+    work.mkdir()
+    env["TMPDIR"] = str(work)
+    sr = tool("session-resume")
+    listing = subprocess.run(
+        [sr, "conformance", "list"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    if listing.returncode != 0:
+        raise BenchUnavailable(
+            f"`session-resume conformance list` exited {listing.returncode}: "
+            f"{(listing.stdout + listing.stderr).strip()[-500:]}"
+        )
+    adapters = {_PY_ADAPTER: (f"{sys.executable} -m session_resume.conformance.adapter", PY_SKIP)}
+    unavailable: dict[str, str] = {}
+    node = shutil.which("node")
+    if node is None:
+        unavailable[_NODE_ADAPTER] = "node is not on PATH"
+    elif not NODE_ADAPTER.is_file():
+        unavailable[_NODE_ADAPTER] = f"{NODE_ADAPTER.relative_to(ROOT)} does not exist (yet)"
+    else:
+        adapters[_NODE_ADAPTER] = (f"{node} {NODE_ADAPTER}", NODE_SKIP)
+    runs: dict[str, Run] = {}
+    info: dict[str, Any] = {}
+    for name, (cmd, skip) in adapters.items():
+        argv = [sr, "conformance", "run", "--adapter", cmd, "--format", "json"]
+        if skip.is_file():
+            argv += ["--skip", str(skip)]
+        res = subprocess.run(
+            argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True
+        )
+        try:
+            report = json.loads(res.stdout)
+            summary = report["summary"]
+        except (ValueError, KeyError, TypeError):
+            reason = (
+                f"`{_abbrev(argv)}` exited {res.returncode} without a report: "
+                f"{(res.stdout + res.stderr).strip()[-800:]}"
+            )
+            if name == _PY_ADAPTER:
+                raise BenchUnavailable(reason) from None
+            unavailable[name] = reason
+            continue
+        # A failing case is the suite's verdict, not a reason not to time it, unless the case
+        # hung or killed the adapter: then the time measures the timeout, not the suite.
+        broken = [
+            c["id"]
+            for c in report.get("cases", [])
+            if c.get("outcome") == "failed" and c.get("failure") in ("timeout", "died")
+        ]
+        if broken:
+            raise BenchAbort(
+                f"{name}: {len(broken)} case(s) timed out or killed the adapter "
+                f"({', '.join(broken[:5])}); the wall time would measure timeouts"
+            )
+        failures: dict[str, int] = {}
+        for c in report.get("cases", []):
+            if c.get("outcome") == "failed":
+                kind = str(c.get("failure", "failed"))
+                failures[kind] = failures.get(kind, 0) + 1
+        info[name] = {
+            "failure_kinds": failures,
+            "total": summary["total"],
+            "passed": summary["passed"],
+            "failed": summary["failed"],
+            "skipped": summary["skipped"],
+            # cases the adapter ran (skip-list cases ran and failed; platform/unsupported ones
+            # never reached the adapter)
+            "ran": sum(
+                1
+                for c in report.get("cases", [])
+                if c.get("outcome") != "skipped" or c.get("skip") == "skip_list"
+            ),
+        }
+        runs[name] = process(
+            argv,
+            cwd=ROOT,
+            env=env,
+            ok_codes=(0, 1),
+            shown=shlex.join(argv).replace(str(ROOT) + "/", ""),
+        )
+    return Prepared(
+        runs,
+        notes=[
+            f"{name}: {c['total']} cases: {c['passed']} passed, {c['failed']} failed"
+            + (
+                " (" + ", ".join(f"{n} {k}" for k, n in sorted(c["failure_kinds"].items())) + ")"
+                if c["failure_kinds"]
+                else ""
+            )
+            + f", {c['skipped']} skipped"
+            for name, c in info.items()
+        ],
+        unavailable=unavailable,
+        info=info,
+    )
+
+
 # --- running and reporting ----------------------------------------------------------------------
 
 
@@ -639,31 +1325,51 @@ def run_benchmark(b: Benchmark, runs: int, tmp_base: Path) -> dict[str, Any]:
         _progress(f"{b.name}: setup")
         t0 = time.perf_counter()
         try:
-            prepared = b.setup(tmpdir)
-        except BenchAbort:
+            got = b.setup(tmpdir)
+        except (BenchAbort, BenchUnavailable):
             raise
         except Exception as exc:  # e.g. the package under test does not import
             raise BenchAbort(f"setup failed: {type(exc).__name__}: {exc}") from exc
-        missing = set(b.contenders) - set(prepared)
+        prepared = got if isinstance(got, Prepared) else Prepared(dict(got))
+        if b.anchor in prepared.unavailable:
+            raise BenchUnavailable(prepared.unavailable[b.anchor])
+        missing = set(b.contenders) - set(prepared.runs) - set(prepared.unavailable)
         if missing:
             raise BenchAbort(f"setup returned no Run for {', '.join(sorted(missing))}")
         result["setup_s"] = round(time.perf_counter() - t0, 3)
+        result["notes"] = list(prepared.notes)
+        for note in prepared.notes:
+            _progress(f"  {note}")
+        order = [n for n in b.contenders if n in prepared.runs]
         for _ in range(b.warmup):
-            for name in b.contenders:
-                prepared[name].call()
-        times: dict[str, list[float]] = {name: [] for name in b.contenders}
-        order = list(b.contenders)
+            for name in order:
+                run = prepared.runs[name]
+                if run.before is not None:
+                    run.before()
+                run.call()
+        times: dict[str, list[float]] = {name: [] for name in order}
+        last_report = 0.0
         for i in range(runs):
             # Interleaved, and the order rotates every round so no contender always goes first.
             k = i % len(order)
             for name in order[k:] + order[:k]:
+                run = prepared.runs[name]
+                if run.before is not None:
+                    run.before()
                 start = time.perf_counter()
-                prepared[name].call()
+                run.call()
                 times[name].append(time.perf_counter() - start)
-            _progress(
-                f"{b.name}: round {i + 1}/{runs}: "
-                + ", ".join(f"{n} {times[n][-1]:.3f} s" for n in order)
-            )
+            now = time.perf_counter()
+            if runs <= 50 or i + 1 == runs or now - last_report >= 2.0:
+                last_report = now
+                _progress(
+                    f"{b.name}: round {i + 1}/{runs}: "
+                    + ", ".join(f"{n} {_fmt_s(times[n][-1])}" for n in order)
+                )
+    except BenchUnavailable as exc:
+        result["unavailable"] = str(exc)
+        _progress(f"{b.name}: not available: {exc}")
+        return result
     except BenchAbort as exc:
         result["error"] = str(exc)
         _progress(f"{b.name}: ABORTED: {exc}")
@@ -673,13 +1379,17 @@ def run_benchmark(b: Benchmark, runs: int, tmp_base: Path) -> dict[str, Any]:
 
     anchor_median = statistics.median(times[b.anchor])
     rows: list[dict[str, Any]] = []
+    medians: dict[str, float] = {}
     for name in b.contenders:
+        if name not in times:
+            rows.append({"name": name, "unavailable": prepared.unavailable[name]})
+            continue
         xs = times[name]
-        med = statistics.median(xs)
+        med = medians[name] = statistics.median(xs)
         rows.append(
             {
                 "name": name,
-                "command": prepared[name].shown.replace(str(tmpdir), "$TMP"),
+                "command": prepared.runs[name].shown.replace(str(tmpdir), "$TMP"),
                 "runs": len(xs),
                 "median_s": med,
                 "p90_s": p90(xs),
@@ -689,9 +1399,14 @@ def run_benchmark(b: Benchmark, runs: int, tmp_base: Path) -> dict[str, Any]:
             }
         )
     result["contenders"] = rows
+    if b.derive is not None:
+        result["derived"] = b.derive(medians, prepared.info)
     if b.target:
-        ratio = next(r["ratio_vs_anchor"] for r in rows if r["name"] == b.target.contender)
-        result["met"] = ratio <= b.target.max_ratio
+        ratio = next(
+            (r["ratio_vs_anchor"] for r in rows if r["name"] == b.target.contender and "runs" in r),
+            None,
+        )
+        result["met"] = None if ratio is None else ratio <= b.target.max_ratio
     return result
 
 
@@ -713,6 +1428,14 @@ def machine_info() -> dict[str, Any]:
             versions[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
             versions[dist] = "not installed"
+    node = shutil.which("node")  # the conformance benchmark's Node adapter
+    if node is not None:
+        try:
+            versions["node"] = subprocess.run(
+                [node, "--version"], capture_output=True, text=True, timeout=10, check=True
+            ).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            versions["node"] = "unknown version"
     info: dict[str, Any] = {
         "platform": platform.platform(),
         "cpu": cpu,
@@ -722,9 +1445,30 @@ def machine_info() -> dict[str, Any]:
         "versions": versions,
     }
     info["source"] = _source_revision()
+    info["temp_dir"] = _temp_dir_info()
     if hasattr(os, "getloadavg"):
         info["load_average_at_start"] = [round(x, 2) for x in os.getloadavg()]
     return info
+
+
+def _temp_dir_info() -> str:
+    """Where the benchmark data lives: the I/O benchmarks (fsync, a 1 GB file) depend on it."""
+    tmp = os.path.realpath(tempfile.gettempdir())
+    fs, mount = "unknown filesystem", ""
+    try:
+        with open("/proc/mounts", encoding="utf-8") as fh:
+            for line in fh:
+                parts = line.split()
+                if len(parts) < 3:
+                    continue
+                point = parts[1].replace("\\040", " ")
+                inside = tmp == point or tmp.startswith(point.rstrip("/") + "/")
+                if inside and len(point) >= len(mount):
+                    fs, mount = f"{parts[2]} on {parts[0]}", point
+    except OSError:
+        pass
+    free = shutil.disk_usage(tmp).free / 1e9
+    return f"{tmp} ({fs}{f' mounted at {mount}' if mount else ''}; {free:.0f} GB free)"
 
 
 def _source_revision() -> str:
@@ -737,26 +1481,62 @@ def _source_revision() -> str:
             check=True,
         ).stdout.strip()
         dirty = subprocess.run(
-            ["git", "-C", str(ROOT), "status", "--porcelain", "--", "validator", "schema"],
+            [
+                "git",
+                "-C",
+                str(ROOT),
+                "status",
+                "--porcelain",
+                "--",
+                "validator",
+                "schema",
+                "conformance",
+            ],
             capture_output=True,
             text=True,
             check=True,
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return f"{ROOT} (not a git checkout)"
-    return head + (" + local changes" if dirty else "")
+    if not dirty:
+        return head
+    # Uncommitted changes: a digest of what was measured, so two runs can tell whether they
+    # measured the same sources.
+    return f"{head} + local changes (sources sha256 {_sources_digest()})"
+
+
+def _sources_digest() -> str:
+    """sha256 over the package sources, schemas, workflows and conformance cases (path+bytes)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for top in ("validator", "schema", "conformance"):
+        for f in sorted((ROOT / top).rglob("*")):
+            if f.is_file() and "__pycache__" not in f.parts and f.suffix != ".pyc":
+                h.update(f.relative_to(ROOT).as_posix().encode() + b"\0")
+                h.update(f.read_bytes() + b"\0")
+    return h.hexdigest()[:12]
 
 
 def _fmt_ratio(x: float) -> str:
     return f"{x:.3f}x"
 
 
+def _fmt_s(x: float) -> str:
+    """A duration with a unit that keeps three or four significant digits."""
+    if x >= 1:
+        return f"{x:.3f} s"
+    if x >= 1e-3:
+        return f"{x * 1e3:.2f} ms"
+    return f"{x * 1e6:.1f} us"
+
+
 def render_table(results: list[dict[str, Any]]) -> str:
     header = [
         "benchmark",
         "contender",
-        "median s",
-        "p90 s",
+        "median",
+        "p90",
         "runs",
         "ratio vs anchor",
         "target",
@@ -767,21 +1547,27 @@ def render_table(results: list[dict[str, Any]]) -> str:
         if "error" in res:
             rows.append([res["name"], "-", "-", "-", "-", "-", "-", "ABORTED (see above)"])
             continue
+        if "unavailable" in res:
+            rows.append([res["name"], "-", "-", "-", "-", "-", "-", "not available (see above)"])
+            continue
+        tgt = res["target"]
         for c in res["contenders"]:
-            tgt = res["target"]
             if c["name"] == res["anchor"]:
                 target, met = "(anchor)", ""
             elif tgt and c["name"] == tgt["contender"]:
                 target = f"<= {tgt['max_ratio']:.2f}x"
-                met = "yes" if res["met"] else "NO - target missed"
+                met = {True: "yes", False: "NO - target missed", None: "not checked"}[res["met"]]
             else:
                 target, met = "-", ""
+            if "unavailable" in c:
+                rows.append([res["name"], c["name"], "-", "-", "-", "-", target, "not available"])
+                continue
             rows.append(
                 [
                     res["name"],
                     c["name"],
-                    f"{c['median_s']:.4f}",
-                    f"{c['p90_s']:.4f}",
+                    _fmt_s(c["median_s"]),
+                    _fmt_s(c["p90_s"]),
                     str(c["runs"]),
                     _fmt_ratio(c["ratio_vs_anchor"]),
                     target,
@@ -835,6 +1621,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.runs is not None and args.runs < 1:
         parser.error("--runs must be at least 1")
 
+    OPTIONS.quick = args.quick
     selected = [b for b in BENCHMARKS if not args.only or b.name in args.only]
     command = shlex.join([sys.executable, *sys.argv])
     machine = machine_info()
@@ -845,6 +1632,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print("versions: " + ", ".join(f"{k} {v}" for k, v in machine["versions"].items()))
     print(f"source:   {machine['source']}")
+    print(f"temp dir: {machine['temp_dir']}")
     if "load_average_at_start" in machine:
         print(f"load avg: {' '.join(str(x) for x in machine['load_average_at_start'])} (at start)")
     print(flush=True)
@@ -870,10 +1658,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     print()
     for res in results:
         print(f"{res['name']}: {res['description']}")
+        for note in res.get("notes", []):
+            print(f"    data: {note}")
         for c in res.get("contenders", []):
-            print(f"    {c['name']}: {c['command']}")
+            if "unavailable" in c:
+                print(f"    {c['name']}: not available: {c['unavailable']}")
+            else:
+                print(f"    {c['name']}: {c['command']}")
+        for extra in res.get("derived", []):
+            print(f"    => {extra}")
         if "error" in res:
             print(f"    ABORTED: {res['error']}")
+        if "unavailable" in res:
+            print(f"    not available: {res['unavailable']}")
     print()
     print(render_table(results))
     print()

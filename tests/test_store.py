@@ -232,6 +232,7 @@ def test_migrate_cli_real_world_variants(session_dir: Path, name: str) -> None:
 
     check = run_cli("migrate", "--check", str(session_dir), cwd=session_dir)
     assert check.returncode == 1 and state.read_bytes() == original
+    assert sorted(os.listdir(session_dir)) == [store.STATE]  # --check writes nothing at all
 
     dry = run_cli("migrate", "--dry-run", "--format", "json", str(session_dir), cwd=session_dir)
     assert dry.returncode == 0 and state.read_bytes() == original

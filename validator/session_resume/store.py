@@ -344,16 +344,28 @@ def serialize(doc: dict[str, Any]) -> bytes:
 
 
 def _replace_state(
-    s: Session, data: bytes, *, rotate_backup: bool, always_backup: bool = False
+    s: Session,
+    data: bytes,
+    *,
+    rotate_backup: bool,
+    always_backup: bool = False,
+    current_valid: bool | None = None,
 ) -> None:
     """Replace the state with ``data``. With ``rotate_backup`` the current file becomes
     ``.bak`` if it is a valid state (or, with ``always_backup``, if it exists at all: the
-    pre-migration file is kept whatever its quality)."""
+    pre-migration file is kept whatever its quality). ``current_valid``: the caller already
+    classified the current file under the lock (saves reading it again)."""
     tmp = _write_temp(s.dir, data)
     try:
         if rotate_backup and os.path.isfile(s.state) and not os.path.islink(s.state):
-            current = read_limited(s.state, root=s.root)
-            if current.data is not None and (always_backup or is_valid_state_bytes(current.data)):
+            if always_backup:
+                keep = True
+            elif current_valid is not None:
+                keep = current_valid
+            else:
+                current = read_limited(s.state, root=s.root)
+                keep = current.data is not None and is_valid_state_bytes(current.data)
+            if keep:
                 _keep_as(s.state, s.bak)
         _retry(os.replace, tmp, s.state)
     except BaseException:
@@ -438,7 +450,7 @@ def save(
         new["updated"] = format_ts(now)
         new["revision"] = on_disk + 1
         _check_writable(new, workflow, now, str(s.state))
-        _replace_state(s, serialize(new), rotate_backup=True)
+        _replace_state(s, serialize(new), rotate_backup=True, current_valid=current.status == "ok")
         record = None
         if event is not None:
             from . import worklog
@@ -603,7 +615,8 @@ def migrate_session(
     except StoreError as exc:
         return MigrateOutcome(name, "refused", notes=exc.diagnostics)
     wf = load_workflow(workflow) if isinstance(workflow, str) else workflow
-    with locked(s):
+    # --check and --dry-run only read: no lock (which would create a lock file).
+    with locked(s) if write else contextlib.nullcontext():
         res = read_limited(s.state, root=s.root)
         if res.data is None:
             return MigrateOutcome(name, "refused", notes=res.diagnostics)
