@@ -400,3 +400,32 @@ def test_layout_names_agree() -> None:
     assert validate._SENTINEL == sentinel.SENTINEL
     assert validate._HANDOFF == archive.HANDOFF
     assert validate.STATE_FILE == store.STATE
+
+
+def test_recover_restores_a_bak_with_a_bom(session_dir: Path) -> None:
+    good = b"\xef\xbb\xbf" + dump(apex_state())  # usable: parses, passes the 3.0 schema
+    (session_dir / store.BAK).write_bytes(good)
+    (session_dir / store.STATE).write_bytes(b"")
+    res = store.recover(session_dir, now=NOW)
+    assert res.action == "restored_backup" and res.document is not None
+    assert res.document["project"] == "demo"
+    assert (session_dir / store.STATE).read_bytes() == good
+
+
+def test_recreated_state_gets_a_valid_project_name(tmp_path: Path) -> None:
+    d = tmp_path / "my project (copy)"
+    d.mkdir()
+    (d / store.STATE).write_bytes(b"{")
+    res = store.recover(d, now=NOW)
+    assert res.action == "recreated" and res.document is not None
+    assert res.document["project"] == "my-project--copy-"
+    assert store.load(d).status == "ok"
+
+
+def test_recover_reports_a_worklog_it_cannot_append(session_dir: Path) -> None:
+    (session_dir / worklog.WORKLOG).mkdir()
+    (session_dir / store.STATE).write_bytes(b"")
+    res = store.recover(session_dir, now=NOW)
+    assert res.action == "recreated"
+    assert [d.code for d in res.problems] == ["SR505"]
+    assert store.load(session_dir).status == "ok"

@@ -175,7 +175,11 @@ def _future(
     out: list[Diagnostic],
     file: str,
 ) -> None:
-    if value and opts.now and value > opts.now + opts.skew:
+    try:
+        limit = opts.now + opts.skew if opts.now else None
+    except OverflowError:  # now at the end of time: nothing can be later
+        limit = None
+    if value and limit is not None and value > limit:
         out.append(
             diag(
                 "SR305",

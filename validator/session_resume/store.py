@@ -236,13 +236,13 @@ def load(
 
 @contextlib.contextmanager
 def locked(s: Session, timeout: float = 30.0) -> Iterator[None]:
-    """The advisory lock for read-modify-write (a separate file: never the one replaced)."""
+    """The advisory lock for read-modify-write (a separate file: never the one replaced).
+    Failing to take it is SR160 (timeout, or a lock path that cannot be a lock file)."""
     from filelock import FileLock, Timeout
 
     lock = FileLock(str(s.lock_path), timeout=timeout)
     try:
-        with lock:
-            yield
+        lock.acquire()
     except Timeout:
         raise StoreError(
             [
@@ -253,6 +253,20 @@ def locked(s: Session, timeout: float = 30.0) -> Iterator[None]:
                 )
             ]
         ) from None
+    except OSError as exc:
+        raise StoreError(
+            [
+                diag(
+                    "SR160",
+                    f"cannot use {s.lock_path.name} as a lock file: {exc.strerror or exc}",
+                    file=str(s.lock_path),
+                )
+            ]
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _retry(fn: Any, *args: Any) -> Any:
@@ -340,7 +354,13 @@ def _keep_as(src: Path, dst: Path) -> None:
 
 
 def serialize(doc: dict[str, Any]) -> bytes:
-    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (from a "\\ud800" escape) has no UTF-8 form: keep it as an
+        # escape, which is valid JSON and reads back as the same string.
+        return (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode("ascii")
 
 
 def _replace_state(
@@ -512,6 +532,7 @@ class RecoverResult:
     corrupt_kept_as: str | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     document: dict[str, Any] | None = None
+    problems: list[Diagnostic] = field(default_factory=list)  # after the recovery itself
 
 
 def _stamp(now: datetime) -> str:
@@ -530,7 +551,6 @@ def recover(
     """Restore a corrupt or zero-byte state from a valid ``.bak``, else recreate it fresh
     from the workflow's template. The corrupt file is kept as ``*.corrupt-<stamp>``; a good
     ``.bak`` is never overwritten. Every recovery is recorded in the worklog."""
-    from . import worklog
 
     s = _session(session_dir, root)
     s.check_paths()
@@ -545,34 +565,71 @@ def recover(
             while os.path.lexists(kept_path):
                 n += 1
                 kept_path = s.dir / f"{STATE}.corrupt-{_stamp(now)}-{n}"
-            os.link(s.state, kept_path, follow_symlinks=False)
+            try:
+                os.link(s.state, kept_path, follow_symlinks=False)
+            except OSError:  # no hard links here: keep a copy (O_EXCL, never over a file)
+                staged = _write_temp(s.dir, s.state.read_bytes())
+                os.replace(staged, kept_path)
             kept = kept_path.name
         ts = format_ts(now)
         if current.backup_usable:
             data = s.bak.read_bytes()
             _replace_state(s, data, rotate_backup=False)
-            doc = json.loads(data)
-            worklog.append(
-                s.dir,
+            doc = parse_json_bytes(data).value  # usable: parses (a BOM is tolerated)
+            res = RecoverResult("restored_backup", kept, current.diagnostics, doc)
+            _log(
+                res,
+                s,
                 "recovered",
-                ts=ts,
-                session=session_id,
-                detail={"from": BAK, "corrupt_kept_as": kept, "reason": _reason(current)},
+                ts,
+                session_id,
+                {"from": BAK, "corrupt_kept_as": kept, "reason": _reason(current)},
             )
-            return RecoverResult("restored_backup", kept, current.diagnostics, doc)
+            return res
         wf = workflow if isinstance(workflow, Workflow) else load_workflow(workflow or "apex")
-        name = project or s.dir.resolve().name
+        name = project or _project_name(s.dir.resolve().name)
         doc = wf.template_state(name, ts)
         doc["revision"] = 1
+        _check_writable(doc, wf, now, str(s.state))
         _replace_state(s, serialize(doc), rotate_backup=False)
-        worklog.append(
-            s.dir,
+        res = RecoverResult("recreated", kept, current.diagnostics, doc)
+        _log(
+            res,
+            s,
             "recreated",
-            ts=ts,
-            session=session_id,
-            detail={"corrupt_kept_as": kept, "reason": _reason(current), "workflow": wf.id},
+            ts,
+            session_id,
+            {"corrupt_kept_as": kept, "reason": _reason(current), "workflow": wf.id},
         )
-        return RecoverResult("recreated", kept, current.diagnostics, doc)
+        return res
+
+
+def _project_name(dir_name: str) -> str:
+    """A valid project name from a directory name (``my project`` → ``my-project``)."""
+    import re
+
+    name = re.sub(r"[^A-Za-z0-9._-]", "-", dir_name).lstrip("-._")[:128]
+    return name or "project"
+
+
+def _log(
+    res: RecoverResult, s: Session, event: str, ts: str, session_id: str, detail: dict[str, Any]
+) -> None:
+    """Record the recovery; the state is already safe, so a worklog failure is reported
+    (SR505) rather than raised."""
+    from . import worklog
+
+    try:
+        worklog.append(s.dir, event, ts=ts, session=session_id, detail=detail)
+    except (OSError, ValueError) as exc:
+        res.problems.append(
+            diag(
+                "SR505",
+                f"recovered ({res.action}) but the {event} event "
+                f"could not be appended to the worklog: {exc}",
+                file=str(s.dir / worklog.WORKLOG),
+            )
+        )
 
 
 def _reason(loaded: Loaded) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -145,12 +146,16 @@ def scan(path: str | os.PathLike[str]) -> list[Diagnostic]:
     name = os.fspath(path)
     out: list[Diagnostic] = []
     try:
-        fh = open(name, "rb")  # noqa: SIM115 - closed by the with below
+        # O_NONBLOCK: opening a FIFO for reading must not wait for a writer
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fh = os.fdopen(fd, "rb")
     except FileNotFoundError:
         return out
     except OSError as exc:
         return [diag("SR501", f"cannot read the worklog: {exc.strerror}", file=name)]
     with fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return [diag("SR501", "the worklog is not a regular file", file=name)]
         last_seq = 0
         line_no = 0
         for raw in fh:

@@ -55,9 +55,10 @@ def run(args: argparse.Namespace) -> int:
                 "action": res.action,
                 "corrupt_kept_as": res.corrupt_kept_as,
                 "found": diag_json(res.diagnostics),
+                "problems": diag_json(res.problems),
             }
         )
-        return 0
+        return 1 if res.problems else 0
     msg = {
         "none": "the state file is readable; nothing to recover",
         "restored_backup": "restored 00-session-state.json from .bak",
@@ -68,4 +69,5 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(f"  the corrupt file is kept as {res.corrupt_kept_as}\n")
     if res.action != "none":
         print_diagnostics(res.diagnostics)
-    return 0
+    print_diagnostics(res.problems, sys.stderr)
+    return 1 if res.problems else 0
