@@ -123,6 +123,15 @@ _ALL = [
         "Re-encode the file as UTF-8; the position of the first bad byte is given.",
     ),
     Code(
+        "SR116",
+        "lone-surrogate",
+        E,
+        "A \\u escape encodes half of a UTF-16 surrogate pair; the text is not Unicode, so the "
+        "file cannot be checked or written back faithfully.",
+        '{"project": "\\ud800"}',
+        "Fix the escape (a pair such as \\ud83d\\ude00, or the character itself).",
+    ),
+    Code(
         "SR120",
         "json-syntax",
         E,
@@ -248,6 +257,15 @@ _ALL = [
         "Reload the state, reapply the change, save again.",
     ),
     # --- SR2xx: schema -----------------------------------------------------------------------
+    Code(
+        "SR163",
+        "write-failed",
+        E,
+        "The operating system refused the write (disk full, read-only file system, a "
+        "directory where a file should be); the previous state and .bak are unchanged.",
+        "a full disk during `session-resume checkpoint`",
+        "Free space or fix the path the message names, then run the command again.",
+    ),
     Code(
         "SR201",
         "missing-property",

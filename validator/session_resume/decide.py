@@ -101,9 +101,9 @@ def decide(
     if lease.sentinel is not None:
         out["lease"] = {
             "state": lease.state,
-            "session": lease.sentinel.get("session"),
-            "owner": lease.sentinel.get("owner"),
-            "heartbeat": lease.sentinel.get("heartbeat"),
+            "session": _str(lease.sentinel.get("session")),
+            "owner": _str(lease.sentinel.get("owner")),
+            "heartbeat": _str(lease.sentinel.get("heartbeat")),
             "age_seconds": None if lease.age_seconds is None else round(lease.age_seconds),
         }
     if snap.temp_files:
@@ -283,12 +283,12 @@ def _with_orphan(
     where = running[0] if running else key
     st = steps.get(where, {}) if where else {}
     out["orphan"] = {
-        "session": lease.sentinel.get("session"),
-        "owner": lease.sentinel.get("owner"),
-        "pid": lease.sentinel.get("pid"),
-        "host": lease.sentinel.get("host"),
-        "started": lease.sentinel.get("started"),
-        "heartbeat": lease.sentinel.get("heartbeat"),
+        "session": _str(lease.sentinel.get("session")),
+        "owner": _str(lease.sentinel.get("owner")),
+        "pid": _pid(lease.sentinel.get("pid")),
+        "host": _str(lease.sentinel.get("host")),
+        "started": _str(lease.sentinel.get("started")),
+        "heartbeat": _str(lease.sentinel.get("heartbeat")),
         "reason": "owner_dead" if lease.state == "dead_owner" else "heartbeat_stale",
         "silent_seconds": round(lease.age_seconds or 0),
         "step": where,
@@ -297,6 +297,15 @@ def _with_orphan(
         "possibly_incomplete": possibly_incomplete(snap, st if isinstance(st, dict) else {}),
     }
     return out
+
+
+def _str(value: Any) -> str | None:
+    """A lease field as found in an untrusted file: a string (bounded) or None."""
+    return value[:200] if isinstance(value, str) else None
+
+
+def _pid(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def possibly_incomplete(snap: Snapshot, step: dict[str, Any]) -> list[dict[str, Any]]:

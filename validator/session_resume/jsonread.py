@@ -8,6 +8,7 @@ for over-long integers). Everything is caught here and turned into a code.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,17 @@ from .locate import line_col, locate
 MAX_DEPTH = 64
 _MAX_DOUBLE = 1.7976931348623157e308
 _JSON_WS = " \t\n\r"
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 class _NonFinite(float):
@@ -38,7 +50,7 @@ class Parsed:
 
 # Codes that make a state file unreadable as state: recovery territory.
 CORRUPT_CODES = frozenset(
-    {"SR110", "SR111", "SR114", "SR115", "SR120", "SR121", "SR122", "SR123", "SR124"}
+    {"SR110", "SR111", "SR114", "SR115", "SR116", "SR120", "SR121", "SR122", "SR123", "SR124"}
 )
 
 
@@ -188,6 +200,16 @@ def parse_json_bytes(
             )
         )
     if out.diagnostics and any(d.code in ("SR121", "SR122") for d in out.diagnostics):
+        return out
+    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
+        out.diagnostics.append(
+            diag(
+                "SR116",
+                "a \\u escape encodes a lone surrogate (half of a UTF-16 pair), which is "
+                "not a Unicode character",
+                file=file,
+            )
+        )
         return out
     if require_object and not isinstance(value, dict):
         out.diagnostics.append(

@@ -22,7 +22,7 @@ from .codes import diag
 from .diagnostics import Diagnostic, pointer_join
 from .timeutil import format_ts, parse_ts
 from .versions import CURRENT, is_newer_than_known, version_of
-from .workflow import Workflow, WorkflowError, load_workflow
+from .workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
 
 LEGACY = "x-legacy"
 _DOTTED_KEY = re.compile(r"^([0-9]+)\.([0-9]+)$")
@@ -185,8 +185,8 @@ def _choose_workflow(doc: dict[str, Any], ctx: _Ctx) -> Workflow | None:
         return ctx.workflow
     named = doc.get("workflow")
     try:
-        if isinstance(named, str):
-            return load_workflow(named)
+        if named is not None:
+            return load_workflow(state_workflow_spec(named))
         apex = load_workflow("apex")
     except WorkflowError:
         return None

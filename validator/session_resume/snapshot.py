@@ -8,6 +8,7 @@ from pathlib import Path
 from . import sentinel as sentinel_mod
 from . import store, worklog
 from .decide import Snapshot
+from .rules import path_problem
 
 TAIL_EVENTS = 200  # enough to find the session's end; read from the end of the file
 
@@ -45,7 +46,10 @@ def take(
         for st in doc.get("steps", {}).values():
             if isinstance(st, dict) and st.get("status") == "in_progress":
                 for p in st.get("artifacts") or []:
-                    artifacts[p] = _mtime(base, d, p)
+                    # Untrusted paths: an absolute or ../ path must not make resume reveal
+                    # whether a file outside the repository exists (it counts as missing).
+                    safe = isinstance(p, str) and path_problem(p) is None
+                    artifacts[p] = _mtime(base, d, p) if safe else None
     return Snapshot(
         state_status=loaded.status,
         document=doc,
@@ -62,9 +66,13 @@ def take(
 
 def _mtime(root: Path, session_dir: Path, rel: str) -> float | None:
     candidates = [root / rel] + ([session_dir / rel] if "/" not in rel else [])
+    real_root = os.path.realpath(root)
     for c in candidates:
+        real = os.path.realpath(c)
+        if os.path.commonpath([real, real_root]) != real_root:
+            continue  # a link out of the repository
         try:
-            return os.stat(c).st_mtime
+            return os.stat(real).st_mtime
         except OSError:
             continue
     return None

@@ -325,7 +325,8 @@ def _write_temp(directory: Path, data: bytes, prefix: str = TMP_PREFIX) -> Path:
 def _keep_as(src: Path, dst: Path) -> None:
     """Atomically make ``dst`` a copy of ``src`` (a hard link when possible), replacing dst."""
     with contextlib.suppress(OSError):
-        if os.path.samefile(src, dst):
+        a, b = os.lstat(src), os.lstat(dst)  # lstat: a .bak that is a link is not "the same"
+        if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino):
             # A kill between rotation and replace leaves .bak and the state as one inode;
             # rename() between two links of one file is a no-op that would strand staging.
             return
@@ -375,7 +376,10 @@ def _replace_state(
     ``.bak`` if it is a valid state (or, with ``always_backup``, if it exists at all: the
     pre-migration file is kept whatever its quality). ``current_valid``: the caller already
     classified the current file under the lock (saves reading it again)."""
-    tmp = _write_temp(s.dir, data)
+    try:
+        tmp = _write_temp(s.dir, data)
+    except OSError as exc:  # disk full, read-only, a directory in the way: nothing changed
+        raise StoreError([_write_failed(s, exc)]) from None
     try:
         if rotate_backup and os.path.isfile(s.state) and not os.path.islink(s.state):
             if always_backup:
@@ -388,11 +392,24 @@ def _replace_state(
             if keep:
                 _keep_as(s.state, s.bak)
         _retry(os.replace, tmp, s.state)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise StoreError([_write_failed(s, exc)]) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
     _fsync_dir(s.dir)
+
+
+def _write_failed(s: Session, exc: OSError) -> Diagnostic:
+    return diag(
+        "SR163",
+        f"the state could not be written: {exc.strerror or exc}; the previous "
+        "state and .bak are unchanged",
+        file=str(s.state),
+    )
 
 
 # --- writing -------------------------------------------------------------------------------
@@ -717,7 +734,12 @@ def migrate_session(
         new["updated"] = format_ts(now)
         # migrate() validated the 3.0 schema; semantic problems the old file already had
         # (two steps in progress, say) are reported by `validate`, not a reason to refuse.
-        _replace_state(s, serialize(new), rotate_backup=True, always_backup=True)
+        try:
+            _replace_state(s, serialize(new), rotate_backup=True, always_backup=True)
+        except StoreError as exc:
+            out.status = "refused"
+            out.notes = [*out.notes, *exc.diagnostics]
+            return out
         out.status = "migrated"
         out.after = new
         try:

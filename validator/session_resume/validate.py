@@ -17,11 +17,11 @@ from . import schemas
 from .codes import diag
 from .diagnostics import Diagnostic, FileReport, pointer_split
 from .fileread import DEFAULT_MAX_SIZE, is_within, read_limited
-from .jsonread import parse_json_bytes
+from .jsonread import CORRUPT_CODES, parse_json_bytes
 from .locate import line_col, locate
 from .rules import RuleOptions, check_state
 from .versions import CURRENT, is_known, is_newer_than_known, version_of
-from .workflow import Workflow, WorkflowError, load_workflow
+from .workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
 
 STATE_FILE = "00-session-state.json"
 _SKIP_DIRS = {".git", ".archive", "node_modules", ".venv", "__pycache__", ".nox"}
@@ -152,11 +152,18 @@ def _validate_current(
         report.diagnostics.extend(schemas.explain(rel, doc, file=file, code_for=_status_code_for))
     wf: Workflow | None = None
     own = doc.get("workflow") if isinstance(doc.get("workflow"), str) else None
-    spec = opts.workflow or own or opts.default_workflow
     try:
-        wf = opts.resolve_workflow(spec)
+        if opts.workflow:
+            wf = opts.resolve_workflow(opts.workflow)
+        else:
+            wf = opts.resolve_workflow(state_workflow_spec(own, opts.default_workflow))
     except WorkflowError as exc:
-        report.diagnostics.extend(exc.diagnostics)
+        report.diagnostics.extend(
+            Diagnostic(
+                d.code, d.severity, d.message, d.file or file, d.pointer, d.line, d.column, d.hint
+            )
+            for d in exc.diagnostics
+        )
     if wf is not None:
         report.workflow = wf.id
         if own and own != wf.id:
@@ -282,7 +289,7 @@ _SENTINEL = "00-session.active"
 _HANDOFF = "00-handoff.md"
 
 
-_CORRUPTISH = {"SR110", "SR111", "SR114", "SR115", "SR120", "SR121", "SR122", "SR123", "SR124"}
+_CORRUPTISH = CORRUPT_CODES  # the read failures that make a file corrupt (spec §2.1)
 
 
 def _check_backup(name: str, report: FileReport, opts: ValidateOptions) -> None:

@@ -154,6 +154,37 @@ class Workflow:
         return doc
 
 
+def state_workflow_spec(own: object, configured: str | None = None) -> str:
+    """Which workflow to load for a state whose ``workflow`` field is ``own``.
+
+    The field comes from an untrusted file: it may name a built-in workflow, or the project's
+    configured one by its id, and is never used as a path (else a state could make the tool
+    read any file it names). Raises :class:`WorkflowError` (SR403) otherwise.
+    """
+    if own is None:
+        return configured or "apex"
+    if isinstance(own, str) and own in BUILTINS:
+        return own
+    if isinstance(own, str) and configured:
+        try:
+            if load_workflow(configured).id == own:
+                return configured
+        except WorkflowError:
+            pass
+    raise WorkflowError(
+        [
+            diag(
+                "SR403",
+                f"the state names workflow {str(own)[:80]!r}, which is "
+                f"neither built in ({', '.join(BUILTINS)}) nor the project's "
+                "configured workflow; a state's workflow field is never read "
+                "as a path",
+                pointer="/workflow",
+            )
+        ]
+    )
+
+
 def _builtin_path(name: str) -> Path:
     return schema_dir() / "workflows" / f"{name}.yaml"
 

@@ -223,6 +223,9 @@ def append(
         raise ValueError(f"unknown worklog event {event!r}")
     path = Path(session_dir) / WORKLOG
     tail = read_tail(path, 1)
+    if tail.diagnostics and any(d.code == "SR501" for d in tail.diagnostics):
+        # Without the last seq the new record would restart at 1 (a duplicate): refuse.
+        raise OSError(f"cannot read the worklog's tail: {tail.diagnostics[0].message}")
     record: dict[str, Any] = {
         "v": EVENT_VERSION,
         "ts": ts,
@@ -243,7 +246,12 @@ def append(
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             line = b"\n" + line  # terminate a torn last line; its bytes are kept
-        os.write(fd, line)  # one write per record
+        view = memoryview(line)
+        while view:  # one write per record; a short write (a nearly full disk) continues
+            written = os.write(fd, view)
+            if written <= 0:
+                raise OSError("the worklog write made no progress")
+            view = view[written:]
         os.fsync(fd)
     finally:
         os.close(fd)

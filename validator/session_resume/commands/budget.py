@@ -9,7 +9,7 @@ from typing import Any
 
 from ..codes import diag
 from ..store import load
-from ..workflow import WorkflowError, load_workflow
+from ..workflow import WorkflowError, load_workflow, state_workflow_spec
 from .common import CommandError, config_for, emit_json, root_of
 
 
@@ -46,7 +46,10 @@ def run(args: argparse.Namespace) -> int:
         loaded = load(d, root=root)
         if loaded.status == "ok" and loaded.document:
             doc = loaded.document
-            spec = args.workflow or doc.get("workflow") or spec
+            try:
+                spec = args.workflow or state_workflow_spec(doc.get("workflow"), cfg.workflow)
+            except WorkflowError as exc:
+                raise CommandError(exc.diagnostics, 2) from None
     try:
         wf = load_workflow(spec)
     except WorkflowError as exc:

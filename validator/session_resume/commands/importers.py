@@ -341,7 +341,9 @@ def run_sync_todos(args: argparse.Namespace) -> int:
     assert loaded.document is not None
     spec = loaded.document.get("workflow")
     try:
-        wf = load_workflow(spec if isinstance(spec, str) else (cfg.workflow or "apex"))
+        from ..workflow import state_workflow_spec
+
+        wf = load_workflow(state_workflow_spec(spec, cfg.workflow))
     except WorkflowError as exc:
         raise CommandError(exc.diagnostics) from None
     if not wf.free_steps:

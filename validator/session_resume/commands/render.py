@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..codes import diag
 from ..store import _fsync_dir, _retry, _write_temp
-from ..workflow import Workflow, WorkflowError, load_workflow
+from ..workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
 from .common import (
     CommandError,
     config_for,
@@ -122,7 +122,10 @@ def run_handoff(args: argparse.Namespace) -> int:
         )
         raise CommandError([*why, hint], 1)
     doc = loaded.document
-    spec = args.workflow or doc.get("workflow") or cfg.workflow or "apex"
+    try:
+        spec = args.workflow or state_workflow_spec(doc.get("workflow"), cfg.workflow)
+    except WorkflowError as exc:
+        raise CommandError(exc.diagnostics, 2) from None
     wf = _workflow(spec)
     text = render_handoff(doc, wf, now=now_from(args.now))
     if args.out == "-":

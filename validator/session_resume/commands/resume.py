@@ -12,7 +12,7 @@ from typing import Any
 from ..codes import CATALOGUE
 from ..decide import Options, decide
 from ..snapshot import take
-from ..workflow import WorkflowError, load_workflow
+from ..workflow import WorkflowError, load_workflow, state_workflow_spec
 from .common import CommandError, config_for, emit_json, now_from, root_of, session_dir_of
 
 
@@ -57,8 +57,10 @@ def decision_for(args: argparse.Namespace) -> dict[str, Any]:
 
         raise CommandError([diag("SR100", "no such session directory", file=str(d))], 2)
     snap = take(d, root=root)
-    spec = args.workflow or (snap.document or {}).get("workflow") or cfg.workflow or "apex"
     try:
+        spec = args.workflow or state_workflow_spec(
+            (snap.document or {}).get("workflow"), cfg.workflow
+        )
         wf = load_workflow(spec)
     except WorkflowError as exc:
         raise CommandError(exc.diagnostics, 2) from None

@@ -43,7 +43,7 @@ from ..diagnostics import Diagnostic, Severity
 from ..sentinel import Lease
 from ..timeutil import format_ts
 from ..transitions import TransitionError
-from ..workflow import Workflow, WorkflowError, load_workflow
+from ..workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
 from .common import (
     CommandError,
     config_for,
@@ -333,7 +333,7 @@ def refuse_unwritable(loaded: store.Loaded, ctx: WriteContext) -> None:
 def _workflow_of(doc: dict[str, Any] | None, spec: str | None, default: str) -> Workflow:
     own = doc.get("workflow") if doc is not None else None
     try:
-        return load_workflow(spec or (own if isinstance(own, str) else None) or default)
+        return load_workflow(spec or state_workflow_spec(own, default))
     except WorkflowError as exc:
         raise CommandError(exc.diagnostics) from None
 

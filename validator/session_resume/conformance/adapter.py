@@ -80,13 +80,13 @@ def op_recover(case: dict[str, Any]) -> dict[str, Any]:
 def op_resume(case: dict[str, Any]) -> dict[str, Any]:
     from ..decide import Options, decide
     from ..snapshot import take
-    from ..workflow import load_workflow
+    from ..workflow import load_workflow, state_workflow_spec
 
     a = case["arguments"]
     snap = take(case["dir"], root=case["root"])
     # The runner says whether the lease's owner process lives: never probe the real machine.
     snap = dataclasses.replace(snap, owner_alive=a["owner_alive"])
-    spec = a["workflow"] or (snap.document or {}).get("workflow") or "apex"
+    spec = a["workflow"] or state_workflow_spec((snap.document or {}).get("workflow"))
     wf = load_workflow(spec)
     opts = Options(session=a["session"], stale_seconds=a["stale_seconds"], takeover=a["takeover"])
     return {"decision": decide(snap, a["step"], _now(case["now"]), wf, opts)}
