@@ -117,3 +117,30 @@ def conformance(session: nox.Session) -> None:
             f"conformance/adapters/{name}/skip.txt",
             *session.posargs,
         )
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """Hypothesis properties over validate, migrate, recover and decide at scale: 5,000
+    examples per property (the `fuzz` profile of tests/test_fuzz.py; the normal suite runs the
+    bounded profile). The inputs each property tried are printed in the terminal summary,
+    with Hypothesis' own statistics. HYPOTHESIS_PROFILE and SESSION_RESUME_FUZZ_EXAMPLES in
+    the environment override the profile and the per-property count, e.g.
+    `SESSION_RESUME_FUZZ_EXAMPLES=20000 nox -s fuzz`."""
+    import os
+
+    session.install("-e", ".[test]")
+    env = {
+        "HYPOTHESIS_PROFILE": os.environ.get("HYPOTHESIS_PROFILE", "fuzz"),
+        "SESSION_RESUME_FUZZ_EXAMPLES": os.environ.get("SESSION_RESUME_FUZZ_EXAMPLES", ""),
+    }
+    session.run(
+        "pytest",
+        "tests/test_fuzz.py",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--hypothesis-show-statistics",
+        *session.posargs,
+        env=env,
+    )
