@@ -301,11 +301,12 @@ def _loop(args: argparse.Namespace, ctx: _Ctx, session_dir: str, prefix: str) ->
                     out.flush()
                     break
                 continue
-            except OSError as exc:
+            except (OSError, store.StoreError) as exc:
                 if not args.no_lock:
                     raise
                 # Without the lock another writer can replace the state under our feet (a
-                # link of the replaced inode fails with ENOENT): a failed attempt, reported.
+                # link of the replaced inode fails with ENOENT, reported by save() as SR163):
+                # a failed attempt, reported.
                 out.write(f"error {name} {exc.__class__.__name__}\n")
                 out.flush()
                 break
