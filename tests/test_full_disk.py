@@ -184,8 +184,8 @@ def check_consistent(d: Path, root: Path, before: dict[str, bytes]) -> str:
     assert temp_files(d) == [], "a temp file was left behind"
     if (d / store.BAK).exists():
         assert store.classify((d / store.BAK).read_bytes()).status == "ok", ".bak is not valid"
-    # (SR504, seq not increasing, is left to test_known_bug_worklog_seq_restarts_*)
-    log_problems = [x for x in worklog.scan(d / worklog.WORKLOG) if x.code == "SR503"]
+    # no garbage in the middle (SR503), seq increasing (SR504)
+    log_problems = [x for x in worklog.scan(d / worklog.WORKLOG) if x.code in ("SR503", "SR504")]
     assert log_problems == [], log_problems
     if state == before[store.STATE]:
         # .bak is untouched, or (a failure between the rotation and the rename) already

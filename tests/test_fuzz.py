@@ -100,8 +100,8 @@ _BASE = settings.get_profile(PROFILE_NAME)
 _N = int(os.environ.get("SESSION_RESUME_FUZZ_EXAMPLES") or 0) or _BASE.max_examples
 # Not load_profile(): that would change the settings of every other module's tests too.
 PROFILE = settings(_BASE, max_examples=_N)
-# The CLI property starts a process per example: "a few dozen" in the normal suite.
 DIR_PROFILE = PROFILE  # the session-directory properties (real files, fsync) share the count
+# The CLI property starts a process per example: "a few dozen" in the normal suite.
 CLI_PROFILE = settings(_BASE, max_examples=24 if PROFILE_NAME == "bounded" else 200)
 
 NOW = datetime(2026, 3, 3, 12, 0, tzinfo=UTC)
@@ -183,6 +183,35 @@ def assert_coded(diags: list[Diagnostic]) -> None:
         assert isinstance(d.message, str) and d.message, d
         assert d.line is None or (isinstance(d.line, int) and d.line >= 1), d
         assert d.column is None or (isinstance(d.column, int) and d.column >= 1), d
+
+
+def depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((depth(v) for v in value), default=0)
+    return 0
+
+
+def _known_bug_deep(doc: Any) -> bool:
+    """test_known_bug_migration_result_can_exceed_the_depth_limit: near the reader's depth
+    limit, migration may nest one level too deep."""
+    return depth(doc) >= 63
+
+
+def _known_bug_lease_pid(layout: dict[str, tuple[str, bytes]]) -> bool:
+    """test_known_bug_lease_pid_beyond_int_range_crashes_resume."""
+    kind, data = layout[SENTINEL]
+    if kind != "file":
+        return False
+    value = parse_json_bytes(data).value
+    pid = value.get("pid") if isinstance(value, dict) else None
+    return isinstance(pid, int) and not isinstance(pid, bool) and abs(pid) >= 2**31
+
+
+def _known_bug_deep_state(layout: dict[str, tuple[str, bytes]]) -> bool:
+    kind, data = layout[store.STATE]
+    return kind == "file" and _known_bug_deep(parse_json_bytes(data).value)
 
 
 # --- strategies: JSON values ---------------------------------------------------------------
@@ -465,13 +494,14 @@ def check_output_formats(report: Any) -> None:
     runner would take for a workflow command and no terminal escape."""
     from session_resume.formats import renderer
 
+    # Runners and terminals split lines on LF (and CR); U+2028, U+0085 and the like are text.
     github = renderer("github")([report], False)
-    for line in github.splitlines():
+    for line in github.split("\n")[:-1]:
         assert re.match(r"^::(error|warning|notice) file=[^\n]*::", line), line
     json.loads(renderer("json")([report], False))
     json.loads(renderer("sarif")([report], False))
     text = renderer("text")([report], False)
-    for line in text.splitlines():
+    for line in text.split("\n"):
         assert not line.startswith("::"), line
         assert not _CONTROL.search(line), line
 
@@ -492,6 +522,7 @@ def test_migrate_is_pure_idempotent_and_valid_or_coded(
     parsed = parse_json_bytes(dumps(doc))  # as the reader hands it over (depth ≤ 64, …)
     assume(not parsed.corrupt and isinstance(parsed.value, dict))
     doc = parsed.value
+    assume(not _known_bug_deep(doc))
     before = copy.deepcopy(doc)
     workflow = WORKFLOWS[wf] if wf else None
     try:
@@ -652,15 +683,21 @@ def _v3_docs() -> st.SearchStrategy[dict[str, Any]]:
     @st.composite
     def build(draw: st.DrawFn) -> dict[str, Any]:
         doc: dict[str, Any] = copy.deepcopy(draw(st.sampled_from(v3)))
-        if draw(st.booleans()):
-            path = draw(st.sampled_from(_pointers(doc)[1:]))
-            parent: Any = doc
-            for part in path[:-1]:
-                parent = parent[part]
-            parent[path[-1]] = draw(SCALARS)
+        if draw(st.integers(0, 3)) == 0:  # sometimes another string in a free-text place
+            places = [p for p in _pointers(doc) if p and p[0] in ("decisions", "open_findings")]
+            places = [p for p in places if isinstance(_get(doc, p), str)]
+            if places:
+                path = draw(st.sampled_from(places))
+                _get(doc, path[:-1])[path[-1]] = draw(_TEXT)
         return doc
 
     return build()
+
+
+def _get(doc: Any, path: tuple[Any, ...]) -> Any:
+    for part in path:
+        doc = doc[part]
+    return doc
 
 
 def _put(doc: dict[str, Any], where: str, value: str) -> dict[str, Any]:
@@ -894,6 +931,7 @@ def test_reading_a_session_directory_is_total(
     layout: dict[str, tuple[str, bytes]], step: str | None
 ) -> None:
     tried("take+decide+validate(dir)")
+    assume(not _known_bug_lease_pid(layout))
 
     def check(d: Path, root: Path) -> None:
         before = entries(d)
@@ -996,6 +1034,7 @@ def test_save_either_succeeds_or_leaves_everything_as_it_was(
 @given(layout=SESSION_DIRS, write=st.booleans())
 def test_migrate_session_is_total(layout: dict[str, tuple[str, bytes]], write: bool) -> None:
     tried("migrate_session(dir)")
+    assume(not _known_bug_deep_state(layout))
 
     def check(d: Path, root: Path) -> None:
         before = entries(d)
@@ -1326,3 +1365,40 @@ def test_known_bug_config_workflow_path_leaves_the_repository(tmp_path: Path) ->
     (d / store.STATE).write_bytes(dumps(doc))
     proc = run_cli("validate", str(d), "--now", "2026-03-03T12:00:00Z", cwd=repo)
     assert "outside/wf.yaml" not in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=OverflowError,
+    reason="bug: a lease naming this host and a pid beyond the C int range (2147483648) makes "
+    "sentinel.owner_alive's os.kill raise OverflowError out of snapshot.take(): `resume` and "
+    "`report` end in SR900 (exit 3) on a 150-byte 00-session.active",
+)
+def test_known_bug_lease_pid_beyond_int_range_crashes_resume(session_dir: Path) -> None:
+    (session_dir / store.STATE).write_bytes(dumps(apex_state()))
+    lease = {"v": 1, "session": "s1", "owner": "o", "host": socket.gethostname()}
+    lease.update(started="2026-03-03T11:59:00Z", heartbeat="2026-03-03T11:59:00Z")
+    (session_dir / SENTINEL).write_text(json.dumps({**lease, "pid": 2**31}))
+    snap = snapshot.take(session_dir)
+    assert decide(snap, None, NOW, WORKFLOWS["apex"])["action"] in ACTIONS
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="bug: migration can nest a value one level deeper (an unknown step key moves under "
+    "x-legacy): an input at the reader's depth limit (64) migrates into a document of depth "
+    "65, which the reader then refuses as corrupt (SR123) -- migrate_session writes it",
+)
+def test_known_bug_migration_result_can_exceed_the_depth_limit(session_dir: Path) -> None:
+    deep: Any = None
+    for _ in range(62):
+        deep = {"k": deep}
+    doc = apex_state()
+    doc["steps"]["1"] = deep  # depth 64: readable
+    data = dumps(doc)
+    parsed = parse_json_bytes(data)
+    assert not parsed.diagnostics
+    (session_dir / store.STATE).write_bytes(data)
+    out = store.migrate_session(session_dir, now=NOW, write=True)
+    assert out.status == "refused" or store.load(session_dir).status != "corrupt", out.status
