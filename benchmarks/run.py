@@ -695,7 +695,8 @@ def _save_breakdown(med: dict[str, float], info: dict[str, Any]) -> list[str]:
     derive=_save_breakdown,
 )
 def save_vs_bare_io(tmpdir: Path) -> Prepared:
-    from session_resume import ValidateOptions, load_workflow, store, validate_document
+    from session_resume import ValidateOptions, load_workflow, validate_document
+    from session_resume.storage import store
 
     doc = json.loads(EXAMPLE.read_text(encoding="utf-8"))
     doc.pop("$schema", None)  # its relative path points into the source tree
@@ -1046,7 +1047,7 @@ def _write_history(fh: Any, size: int, rng: random.Random) -> int:
     quick_runs=7,
 )
 def resume_large_worklog(tmpdir: Path) -> Prepared:
-    from session_resume import sentinel
+    from session_resume.storage import lease_file as sentinel
 
     size = (100 if OPTIONS.quick else 1000) * 1000 * 1000
     label = "100 MB" if OPTIONS.quick else "1 GB"

@@ -236,6 +236,6 @@ def test_every_code_has_a_docs_page() -> None:
 
 
 def test_generated_docs_are_fresh() -> None:
-    from session_resume.docgen import stale_files
+    from session_resume.docgen.generate import stale_files
 
     assert stale_files(REPO) == []

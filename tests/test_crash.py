@@ -53,8 +53,8 @@ from typing import Any
 
 import pytest
 
-from session_resume import store, worklog
-from session_resume.timeutil import format_ts
+from session_resume.core.timeutil import format_ts
+from session_resume.storage import store, worklog
 
 from conftest import apex_state
 

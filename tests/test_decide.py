@@ -13,8 +13,9 @@ from typing import Any
 import jsonschema
 import pytest
 
-from session_resume import load_workflow, store
-from session_resume.decide import ACTIONS, Options, Snapshot, decide
+from session_resume import load_workflow
+from session_resume.core.resume_decision import ACTIONS, Options, Snapshot, decide
+from session_resume.storage import store
 
 from conftest import REPO, apex_state, dump, run_cli
 

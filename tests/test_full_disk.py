@@ -36,8 +36,8 @@ from typing import Any
 
 import pytest
 
-from session_resume import store, worklog
-from session_resume.validate import ValidateOptions, validate_file
+from session_resume.services.validation import ValidateOptions, validate_file
+from session_resume.storage import store, worklog
 
 from conftest import apex_state, run_cli
 

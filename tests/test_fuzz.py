@@ -56,16 +56,17 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from session_resume import schemas, snapshot, store, worklog
-from session_resume.codes import CATALOGUE
-from session_resume.decide import ACTIONS, Options, Snapshot, decide
-from session_resume.diagnostics import Diagnostic, Severity
-from session_resume.jsonread import parse_json_bytes
-from session_resume.migrate import MigrationError, migrate
-from session_resume.sentinel import SENTINEL
-from session_resume.validate import ValidateOptions, session_integrity, validate_document
-from session_resume.workflow import WorkflowError, load_workflow
-from session_resume.yamlsafe import load_yaml_text
+from session_resume.core import schemas
+from session_resume.core.codes import CATALOGUE
+from session_resume.core.diagnostics import Diagnostic, Severity
+from session_resume.core.jsonread import parse_json_bytes
+from session_resume.core.migration import MigrationError, migrate
+from session_resume.core.resume_decision import ACTIONS, Options, Snapshot, decide
+from session_resume.core.workflow import WorkflowError, load_workflow
+from session_resume.core.yamlsafe import load_yaml_text
+from session_resume.services.validation import ValidateOptions, session_integrity, validate_document
+from session_resume.storage import snapshot, store, worklog
+from session_resume.storage.lease_file import SENTINEL
 
 from conftest import REPO, apex_state, run_cli
 
@@ -499,7 +500,7 @@ def check_output_formats(report: Any) -> None:
     """What a state file's content can do to the output a CI log shows: the GitHub format is
     one workflow command per line, JSON and SARIF parse, the text format has no line a
     runner would take for a workflow command and no terminal escape."""
-    from session_resume.formats import renderer
+    from session_resume.reporters import renderer
 
     # Runners and terminals split lines on LF (and CR); U+2028, U+0085 and the like are text.
     github = renderer("github")([report], False)
@@ -731,8 +732,8 @@ def test_handoff_of_any_valid_state_renders_and_checks(
 ) -> None:
     """State values are data, never template source: Jinja syntax in them is printed (escaped),
     never evaluated; any schema-valid state renders into a handoff that passes its checks."""
-    from session_resume.handoff_check import check_handoff_text
-    from session_resume.render import render_handoff
+    from session_resume.core.handoff_rules import check_handoff_text
+    from session_resume.rendering.render import render_handoff
 
     tried("render handoff")
     try:
@@ -950,7 +951,7 @@ def test_reading_a_session_directory_is_total(
         assert out["action"] in ACTIONS
         assert decide(snapshot.take(d, root=root), step, NOW, WORKFLOWS["apex"]) == out
         DECISION_SCHEMA.validate(out)
-        from session_resume.validate import validate_file
+        from session_resume.services.validation import validate_file
 
         if os.path.lexists(d / store.STATE):
             report = validate_file(
@@ -1142,7 +1143,7 @@ def test_validate_now_at_the_end_of_time(session_dir: Path) -> None:
 def test_worklog_fifo_does_not_hang_validate(session_dir: Path) -> None:
     """Was a blocking open() of the FIFO (fixed in 4160f6a); the alarm turns a hang into a
     failure."""
-    from session_resume.validate import validate_file
+    from session_resume.services.validation import validate_file
 
     (session_dir / store.STATE).write_bytes(dumps(apex_state()))
     os.mkfifo(session_dir / worklog.WORKLOG)
@@ -1257,7 +1258,7 @@ def test_decision_with_odd_lease_fields_follows_its_schema() -> None:
 def test_text_output_escapes_control_characters() -> None:
     """A key holding '\\n::error …::' made the text format print a line GitHub Actions takes
     for a workflow command, and ESC sequences reached the terminal (fixed in 3e71b51)."""
-    from session_resume.formats import renderer
+    from session_resume.reporters import renderer
 
     doc = apex_state()
     doc["x\n::error file=README.md::pwned\x1b[2J"] = 1  # SR330: an unknown top-level key
@@ -1311,7 +1312,7 @@ def test_resume_never_stats_artifacts_outside_the_root(tmp_path: Path) -> None:
 
 
 def test_workflow_yaml_over_the_size_limit_is_refused(tmp_path: Path) -> None:
-    from session_resume.yamlsafe import MAX_YAML_BYTES
+    from session_resume.core.yamlsafe import MAX_YAML_BYTES
 
     big = tmp_path / "big.yaml"
     big.write_bytes(b"id: x\n" + b"# " + b"x" * MAX_YAML_BYTES + b"\n")
@@ -1321,7 +1322,7 @@ def test_workflow_yaml_over_the_size_limit_is_refused(tmp_path: Path) -> None:
 
 
 def test_oversized_or_linked_lease_is_unreadable_not_absent(session_dir: Path) -> None:
-    from session_resume import sentinel
+    from session_resume.storage import lease_file as sentinel
 
     lease = session_dir / SENTINEL
     lease.write_bytes(b'{"session": "s", "pad": "' + b"x" * (64 * 1024) + b'"}')

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from session_resume import store, worklog
+from session_resume.core.workflow import load_workflow
 from session_resume.importers import todos
 from session_resume.importers.common import ImportRefused, parse_iso
 from session_resume.importers.dotagent import (
@@ -32,8 +32,8 @@ from session_resume.importers.dotagent import (
     memory_relative,
 )
 from session_resume.importers.tracker import TrackerSource, WorklogLine, map_tracker, salvage
-from session_resume.validate import ValidateOptions, validate_document
-from session_resume.workflow import load_workflow
+from session_resume.services.validation import ValidateOptions, validate_document
+from session_resume.storage import store, worklog
 
 from conftest import REPO, run_cli
 

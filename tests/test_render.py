@@ -17,15 +17,16 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from session_resume.cli import build_parser
-from session_resume.decide import ACTIONS
-from session_resume.handoff_check import (
+from session_resume.cli.main import build_parser
+from session_resume.core.handoff_rules import (
     MAX_LINES,
     SECTIONS,
     check_handoff_text,
     check_session_handoff,
 )
-from session_resume.render import (
+from session_resume.core.resume_decision import ACTIONS
+from session_resume.core.workflow import BUILTINS, load_workflow
+from session_resume.rendering.render import (
     ACTION_DOCS,
     FRONTMATTER_KEYS,
     Escaped,
@@ -33,7 +34,6 @@ from session_resume.render import (
     render_handoff,
     render_skill,
 )
-from session_resume.workflow import BUILTINS, load_workflow
 
 from conftest import REPO, apex_state, dump, run_cli
 
@@ -413,7 +413,7 @@ def test_md_inline_cuts_long_values() -> None:
 def test_templates_cannot_print_an_unescaped_value() -> None:
     from jinja2 import TemplateRuntimeError
 
-    from session_resume.render import _env
+    from session_resume.rendering.render import _env
 
     template = _env().from_string("{{ value }}")
     with pytest.raises(TemplateRuntimeError, match="escaping filter"):
@@ -435,7 +435,7 @@ def _codes(text: str, **kw: Any) -> list[str]:
 
 def test_a_rendered_handoff_passes_its_checks() -> None:
     doc = apex_state()
-    from session_resume.timeutil import parse_ts
+    from session_resume.core.timeutil import parse_ts
 
     assert _codes(_good_handoff(), state_updated=parse_ts(doc["updated"]), project="demo") == []
     for wf_id in BUILTINS:
@@ -468,7 +468,7 @@ def test_each_broken_handoff_gets_its_code(mutate: Any, code: str) -> None:
 
 
 def test_stale_and_foreign_handoffs_are_warnings() -> None:
-    from session_resume.timeutil import parse_ts
+    from session_resume.core.timeutil import parse_ts
 
     diags = check_handoff_text(
         _good_handoff(),
@@ -768,7 +768,7 @@ def test_digest_of_a_huge_workflow_is_cut_to_60_lines(tmp_path: Path) -> None:
 
 
 def test_skill_docs_are_part_of_the_generated_docs(tmp_path: Path) -> None:
-    from session_resume.docgen import expected_files, stale_files
+    from session_resume.docgen.generate import expected_files, stale_files
 
     want = expected_files(REPO)
     for wf_id in BUILTINS:

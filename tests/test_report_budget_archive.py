@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from session_resume import store
+from session_resume.storage import store
 
 from conftest import apex_state, dump, run_cli
 
@@ -160,7 +160,7 @@ def test_validate_reports_session_integrity(session_dir: Path) -> None:
 
 
 def test_worklog_tail_is_read_from_the_end(tmp_path: Path) -> None:
-    from session_resume import worklog
+    from session_resume.storage import worklog
 
     log = tmp_path / "00-worklog.jsonl"
     with open(log, "wb") as fh:
@@ -174,7 +174,7 @@ def test_worklog_tail_is_read_from_the_end(tmp_path: Path) -> None:
 
 
 def test_torn_line_terminated_by_next_append_stays_info(tmp_path: Path) -> None:
-    from session_resume import worklog
+    from session_resume.storage import worklog
 
     log = tmp_path / worklog.WORKLOG
     log.write_bytes(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from session_resume import store, worklog
+from session_resume.storage import store, worklog
 
 from conftest import apex_state, dump, run_cli
 
@@ -271,7 +271,7 @@ def _leaves(value: object) -> set[str]:
 def test_migration_drops_no_string_value(name: str) -> None:
     """Every non-empty string of the original survives somewhere in the migrated document
     (renamed keys and rewritten versions aside), so nothing is dropped silently."""
-    from session_resume.migrate import migrate
+    from session_resume.core.migration import migrate
 
     doc = json.loads((FIXTURES / f"{name}.json").read_text())
     res = migrate(doc, now=NOW)
@@ -321,19 +321,19 @@ def test_migrated_file_keeps_unmappable_values(session_dir: Path) -> None:
 
 
 def test_chain_is_one_pure_function_per_step() -> None:
-    from session_resume.migrate import CHAIN
+    from session_resume.core.migration import CHAIN
 
     assert [(a, b) for a, b, _ in CHAIN] == [("1.0", "2.0"), ("2.0", "3.0")]
     doc = json.loads((FIXTURES / "v2-test01.json").read_text())
     frozen = json.dumps(doc, sort_keys=True)
-    from session_resume.migrate import migrate
+    from session_resume.core.migration import migrate
 
     migrate(doc, now=NOW)
     assert json.dumps(doc, sort_keys=True) == frozen  # the input is not mutated
 
 
 def test_versions_compare_as_numbers() -> None:
-    from session_resume.migrate import MigrationError, migrate
+    from session_resume.core.migration import MigrationError, migrate
 
     with pytest.raises(MigrationError) as exc:
         migrate({**apex_state(), "schema_version": "10.0"}, now=NOW)
@@ -368,7 +368,7 @@ def test_worklog_failure_after_write_is_coded(session_dir: Path, tmp_path: Path)
 
 
 def test_sentinel_temp_files_are_not_state_temp_files(session_dir: Path) -> None:
-    from session_resume import sentinel
+    from session_resume.storage import lease_file as sentinel
 
     sentinel.write(session_dir, sentinel.make("s-1", owner="me", now=NOW))
     assert sentinel.TMP_PREFIX != store.TMP_PREFIX
@@ -376,7 +376,7 @@ def test_sentinel_temp_files_are_not_state_temp_files(session_dir: Path) -> None
 
 
 def test_unreadable_lease_is_not_mistaken_for_no_lease(session_dir: Path) -> None:
-    from session_resume import sentinel
+    from session_resume.storage import lease_file as sentinel
 
     (session_dir / sentinel.SENTINEL).write_text("not json")
     value, diags = sentinel.read(session_dir)
@@ -391,9 +391,12 @@ def test_layout_names_agree() -> None:
     they must be the names the owning modules write."""
     import importlib
 
-    from session_resume import archive, sentinel
+    from session_resume.storage import archive
+    from session_resume.storage import lease_file as sentinel
 
-    validate = importlib.import_module("session_resume.validate")  # the name is also a function
+    validate = importlib.import_module(
+        "session_resume.services.validation"
+    )  # the name is also a function
 
     assert validate._TMP_PREFIX == store.TMP_PREFIX and validate._TMP_SUFFIX == store.TMP_SUFFIX
     assert validate._WORKLOG == worklog.WORKLOG

@@ -12,11 +12,13 @@ from typing import Any
 
 import pytest
 
-from session_resume import sentinel, store, transitions, worklog
-from session_resume.commands import write as write_cmd
-from session_resume.timeutil import format_ts
-from session_resume.transitions import TransitionError
-from session_resume.workflow import load_workflow
+from session_resume.cli.commands import write as write_cmd
+from session_resume.core import write_moments as transitions
+from session_resume.core.timeutil import format_ts
+from session_resume.core.workflow import load_workflow
+from session_resume.core.write_moments import TransitionError
+from session_resume.storage import lease_file as sentinel
+from session_resume.storage import store, worklog
 
 from conftest import apex_state, dump, run_cli
 

@@ -240,8 +240,8 @@ def _setup(args: argparse.Namespace) -> _Ctx:
     """Import, warm up (the lock's module, schema compilation: so every update runs at its
     steady pace and a kill's timing means the same for the first update as for the others),
     then install the tracing and lock options."""
-    from session_resume import store, worklog
-    from session_resume.validate import ValidateOptions, validate_document
+    from session_resume.services.validation import ValidateOptions, validate_document
+    from session_resume.storage import store, worklog
 
     trace = _Trace(args.trace)
     session = store.Session(Path(args.session_dir))

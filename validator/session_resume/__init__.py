@@ -11,10 +11,15 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from .codes import CATALOGUE, Code  # noqa: E402
-from .diagnostics import Diagnostic, FileReport, Severity  # noqa: E402
-from .validate import ValidateOptions, validate, validate_document, validate_file  # noqa: E402
-from .workflow import Workflow, WorkflowError, load_workflow  # noqa: E402
+from session_resume.core.codes import CATALOGUE, Code  # noqa: E402
+from session_resume.core.diagnostics import Diagnostic, FileReport, Severity  # noqa: E402
+from session_resume.core.workflow import Workflow, WorkflowError, load_workflow  # noqa: E402
+from session_resume.services.validation import (  # noqa: E402
+    ValidateOptions,
+    validate,
+    validate_document,
+    validate_file,
+)
 
 __all__ = [
     "CATALOGUE",

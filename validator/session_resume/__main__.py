@@ -1,5 +1,5 @@
 import sys
 
-from .cli import main
+from session_resume.cli.main import main
 
 sys.exit(main())

@@ -15,18 +15,18 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
-from . import OPERATIONS, PROTOCOL_VERSION
+from session_resume import __version__
+from session_resume.conformance import OPERATIONS, PROTOCOL_VERSION
 
 
 def _now(value: str) -> Any:
-    from ..timeutil import parse_now
+    from session_resume.core.timeutil import parse_now
 
     return parse_now(value)
 
 
 def op_validate(case: dict[str, Any]) -> dict[str, Any]:
-    from ..validate import ValidateOptions, validate
+    from session_resume.services.validation import ValidateOptions, validate
 
     a = case["arguments"]
     opts = ValidateOptions(
@@ -42,8 +42,8 @@ def op_validate(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def op_migrate(case: dict[str, Any]) -> dict[str, Any]:
-    from ..store import migrate_session
-    from ..workflow import WorkflowError
+    from session_resume.core.workflow import WorkflowError
+    from session_resume.storage.store import migrate_session
 
     a = case["arguments"]
     try:
@@ -60,8 +60,8 @@ def op_migrate(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def op_recover(case: dict[str, Any]) -> dict[str, Any]:
-    from ..store import StoreError, recover
-    from ..workflow import WorkflowError
+    from session_resume.core.workflow import WorkflowError
+    from session_resume.storage.store import StoreError, recover
 
     a = case["arguments"]
     try:
@@ -78,9 +78,9 @@ def op_recover(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def op_resume(case: dict[str, Any]) -> dict[str, Any]:
-    from ..decide import Options, decide
-    from ..snapshot import take
-    from ..workflow import load_workflow, state_workflow_spec
+    from session_resume.core.resume_decision import Options, decide
+    from session_resume.core.workflow import load_workflow, state_workflow_spec
+    from session_resume.storage.snapshot import take
 
     a = case["arguments"]
     snap = take(case["dir"], root=case["root"])

@@ -15,7 +15,7 @@ import tempfile
 import threading
 from typing import IO, Any
 
-from . import PROTOCOL_VERSION
+from session_resume.conformance import PROTOCOL_VERSION
 
 
 class AdapterError(Exception):

@@ -26,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..timeutil import parse_ts
+from session_resume.core.timeutil import parse_ts
 
 CASE_FILE = "case.yaml"
 DEFAULT_SESSION_DIR = "agent-output/demo"
@@ -122,7 +122,7 @@ class Case:
 
 def default_suite() -> Path:
     """``conformance/cases`` of the source checkout (the suite is not part of the wheel)."""
-    from ..resources import data_root
+    from session_resume.resources import data_root
 
     for base in (data_root(), Path(__file__).resolve().parents[3]):
         candidate = base / "conformance" / "cases"
@@ -132,7 +132,7 @@ def default_suite() -> Path:
 
 
 def load_case_file(path: Path) -> dict[str, Any]:
-    from ..yamlsafe import load_yaml_text
+    from session_resume.core.yamlsafe import load_yaml_text
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -156,7 +156,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     if isinstance(value, datetime):  # an unquoted timestamp: keep the protocol's form
-        from ..timeutil import format_ts
+        from session_resume.core.timeutil import format_ts
 
         return format_ts(value)
     return value

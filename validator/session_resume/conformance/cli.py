@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .cases import Case
+    from session_resume.conformance.cases import Case
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -78,11 +78,11 @@ def _write(path: str, text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .cases import CaseError, default_suite, load_suite
+    from session_resume.conformance.cases import CaseError, default_suite, load_suite
 
     suite = Path(args.suite) if args.suite else default_suite()
     if args.action == "lint":
-        from .lint import lint_suite, render
+        from session_resume.conformance.lint import lint_suite, render
 
         res = lint_suite(suite)
         sys.stdout.write(render(res))
@@ -101,8 +101,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, every: list[Case], cases: list[Case]) -> int:
-    from .report import badge, render_json, render_junit, render_text
-    from .runner import RunnerError, parse_skip_file, run_suite
+    from session_resume.conformance.report import badge, render_json, render_junit, render_text
+    from session_resume.conformance.runner import RunnerError, parse_skip_file, run_suite
 
     if not args.adapter:
         sys.stderr.write("session-resume conformance: --adapter CMD is required to run\n")

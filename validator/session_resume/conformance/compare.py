@@ -19,7 +19,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from .cases import Entry
+from session_resume.conformance.cases import Entry
 
 MAX_DIFF_LINES = 40
 

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import schemas
-from ..codes import CATALOGUE
-from ..decide import ACTIONS
-from ..timeutil import parse_ts
-from . import WRITING_OPERATIONS
-from .cases import CASE_FILE, Case, CaseError, case_dirs, load_case_file
+from session_resume.conformance import WRITING_OPERATIONS
+from session_resume.conformance.cases import CASE_FILE, Case, CaseError, case_dirs, load_case_file
+from session_resume.core import schemas
+from session_resume.core.codes import CATALOGUE
+from session_resume.core.resume_decision import ACTIONS
+from session_resume.core.timeutil import parse_ts
 
 CASE_SCHEMA = "conformance/case.json"
 STATE_SCHEMAS = ("session-state/1.0.json", "session-state/2.0.json", "session-state/3.0.json")
@@ -229,8 +229,8 @@ def coverage_problems(res: LintResult) -> list[str]:
         if action not in res.actions_covered:
             out.append(f"action {action} is covered by no case")
     # SR209's reason: no keyword of the state schemas falls through to the catch-all.
-    from ..resources import load_schema
-    from ..schemas import _KEYWORD_CODES
+    from session_resume.core.schemas import _KEYWORD_CODES
+    from session_resume.resources import load_schema
 
     annotations = {
         "$schema", "$id", "$ref", "$defs", "title", "description", "examples", "default",
@@ -250,7 +250,7 @@ def coverage_problems(res: LintResult) -> list[str]:
 
 
 def _schema_enum_problems() -> list[str]:
-    from ..resources import load_schema
+    from session_resume.resources import load_schema
 
     schema = load_schema(CASE_SCHEMA)
     enum = schema["properties"]["expected"]["properties"]["action"]["enum"]
@@ -267,7 +267,7 @@ def _repo_problems(repo: Path, ids: set[str]) -> list[str]:
         if not re.search(r"^conformance/cases/\*\*\s+-text\b", text, re.MULTILINE):
             out.append(".gitattributes does not protect conformance/cases/** with -text")
     for skip in sorted((repo / "conformance" / "adapters").glob("*/skip.txt")):
-        from .runner import RunnerError, parse_skip_file
+        from session_resume.conformance.runner import RunnerError, parse_skip_file
 
         try:
             listed = parse_skip_file(skip)

@@ -8,8 +8,8 @@ import math
 from typing import Any
 from xml.etree import ElementTree as ET
 
-from . import OPERATIONS
-from .runner import CaseOutcome, RunReport
+from session_resume.conformance import OPERATIONS
+from session_resume.conformance.runner import CaseOutcome, RunReport
 
 
 def summary_line(r: RunReport) -> str:

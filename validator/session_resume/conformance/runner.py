@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import schemas
-from . import OPERATIONS, PROTOCOL_VERSION, WRITING_OPERATIONS
-from .adapterproc import AdapterError, AdapterProcess
-from .cases import (
+from session_resume.conformance import OPERATIONS, PROTOCOL_VERSION, WRITING_OPERATIONS
+from session_resume.conformance.adapterproc import AdapterError, AdapterProcess
+from session_resume.conformance.cases import (
     Case,
     CaseError,
     Entry,
@@ -29,7 +28,8 @@ from .cases import (
     run_arguments,
     snapshot,
 )
-from .compare import clip, compare_result, compare_trees
+from session_resume.conformance.compare import clip, compare_result, compare_trees
+from session_resume.core import schemas
 
 DEFAULT_TIMEOUT = 10.0
 START_TIMEOUT = 60.0

@@ -10,6 +10,6 @@ into a session directory through the store (``store.save``, ``worklog.append``,
 
 from __future__ import annotations
 
-from .common import ImportEvent, ImportPlan, ImportRefused
+from session_resume.importers.common import ImportEvent, ImportPlan, ImportRefused
 
 __all__ = ["ImportEvent", "ImportPlan", "ImportRefused"]

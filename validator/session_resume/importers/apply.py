@@ -19,11 +19,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .. import archive, sentinel, store, worklog
-from ..codes import diag
-from ..diagnostics import Diagnostic
-from ..workflow import Workflow, load_workflow
-from .common import ImportEvent, ImportPlan, ImportRefused
+from session_resume.core.codes import diag
+from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.workflow import Workflow, load_workflow
+from session_resume.importers.common import ImportEvent, ImportPlan, ImportRefused
+from session_resume.storage import archive, store, worklog
+from session_resume.storage import lease_file as sentinel
 
 
 @dataclass
@@ -178,8 +179,8 @@ def apply_plan(
 def _check_document(plan: ImportPlan, workflow: Workflow, now: datetime, file: str) -> None:
     """The state the store would write is valid (it refuses otherwise, but only after the
     old session was archived)."""
-    from ..timeutil import format_ts
-    from ..validate import ValidateOptions, validate_document
+    from session_resume.core.timeutil import format_ts
+    from session_resume.services.validation import ValidateOptions, validate_document
 
     doc = {**plan.document, "updated": format_ts(now), "revision": 1}
     report = validate_document(

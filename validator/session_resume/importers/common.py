@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from ..codes import diag
-from ..diagnostics import Diagnostic
-from ..rules import path_problem
-from ..timeutil import format_ts
+from session_resume.core.codes import diag
+from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.rules import path_problem
+from session_resume.core.timeutil import format_ts
 
 SKEW = timedelta(seconds=300)
 OLD_SOURCE = timedelta(days=7)

@@ -38,12 +38,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..codes import diag
-from ..diagnostics import Diagnostic
-from ..fileread import read_limited
-from ..jsonread import parse_json_bytes
-from ..timeutil import format_ts
-from .common import (
+from session_resume.core.codes import diag
+from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.jsonread import parse_json_bytes
+from session_resume.core.timeutil import format_ts
+from session_resume.importers.common import (
     ImportEvent,
     ImportPlan,
     ImportRefused,
@@ -55,6 +54,7 @@ from .common import (
     repo_path,
     under,
 )
+from session_resume.storage.fileio import read_limited
 
 SOURCE = "dotagent"
 PHASES = ("REQUIREMENTS", "ARCHITECTURE", "IMPLEMENTATION", "VERIFICATION", "REFLECTION")

@@ -42,10 +42,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..codes import diag
-from ..diagnostics import Diagnostic
-from ..timeutil import format_ts
-from .common import current_step_of, pending_step, step_int
+from session_resume.core.codes import diag
+from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.timeutil import format_ts
+from session_resume.importers.common import current_step_of, pending_step, step_int
 
 TODO_IDS = "x-todo-ids"
 _DECIMAL = re.compile(r"^[0-9]+$")

@@ -1,0 +1,55 @@
+"""`session-resume archive`: move a session's files under .archive/ and prune old archives."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from session_resume.cli.commands.common import (
+    CommandError,
+    config_for,
+    emit_json,
+    now_from,
+    session_dir_of,
+)
+from session_resume.storage.archive import archive_session
+from session_resume.storage.store import StoreError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "archive",
+        help="archive the session's files and keep the newest N archives",
+        description="Move the session's protocol files (state, .bak, handoff, worklog, lease, "
+        "kept corrupt files) into .archive/<UTC stamp>_<session>/ inside the session "
+        "directory, then delete archives beyond --keep (the only thing ever deleted). "
+        "Artifacts are not touched.",
+    )
+    p.add_argument("dir", metavar="DIR")
+    p.add_argument("--keep", type=int, help="archives to keep (default 5 or archive_keep)")
+    p.add_argument("--prune-only", action="store_true", help="only apply the retention")
+    p.add_argument("--now", metavar="TIMESTAMP")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--root", metavar="DIR")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    cfg = config_for(args.root)
+    keep = args.keep if args.keep is not None else cfg.archive_keep
+    try:
+        res = archive_session(
+            session_dir_of(args.dir), now=now_from(args.now), keep=keep, prune_only=args.prune_only
+        )
+    except StoreError as exc:
+        raise CommandError(exc.diagnostics) from None
+    if args.format == "json":
+        emit_json({"archived_to": res.archived_to, "moved": res.moved, "pruned": res.pruned})
+        return 0
+    if res.archived_to:
+        sys.stdout.write(f"archived {len(res.moved)} file(s) to {res.archived_to}\n")
+    else:
+        sys.stdout.write("nothing to archive\n")
+    for p in res.pruned:
+        sys.stdout.write(f"pruned old archive {p}\n")
+    return 0

@@ -1,0 +1,84 @@
+"""Helpers shared by the commands: config, clock, session directories, output."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from session_resume.core.diagnostics import Diagnostic, FileReport
+from session_resume.reporters.text import render_text
+from session_resume.storage.config import Config, ConfigError, load_config
+
+
+class CommandError(Exception):
+    """A command cannot run; carries the exit code and coded diagnostics."""
+
+    def __init__(self, diagnostics: list[Diagnostic], exit_code: int = 1):
+        super().__init__("; ".join(d.message for d in diagnostics))
+        self.diagnostics = diagnostics
+        self.exit_code = exit_code
+
+
+def now_from(value: str | None) -> datetime:
+    if value is None:
+        return datetime.now(UTC)
+    from session_resume.core.timeutil import parse_now
+
+    try:
+        return parse_now(value)
+    except ValueError as exc:
+        from session_resume.cli.main import UsageError
+
+        raise UsageError(f"--now: {exc}") from None
+
+
+def config_for(root_arg: str | None) -> Config:
+    try:
+        return load_config(Path(root_arg) if root_arg else Path.cwd())
+    except ConfigError as exc:
+        raise CommandError([exc.diagnostic], exit_code=2) from None
+
+
+def root_of(root_arg: str | None, cfg: Config) -> Path:
+    return Path(root_arg).resolve() if root_arg else cfg.root
+
+
+def session_dir_of(path: str) -> Path:
+    """A state file's directory, or the directory itself."""
+    p = Path(path)
+    if p.name.startswith("00-session-state.json") and not p.is_dir():
+        return p.parent
+    return p
+
+
+def print_diagnostics(diags: list[Diagnostic], stream: Any = None, *, hints: bool = True) -> None:
+    if not hints:
+        from dataclasses import replace
+
+        diags = [replace(d, hint="") for d in diags]
+    if diags:
+        by_file: dict[str, list[Diagnostic]] = {}
+        for d in diags:
+            by_file.setdefault(d.file, []).append(d)
+        text = render_text([FileReport(path=f, diagnostics=ds) for f, ds in by_file.items()], False)
+        # drop the summary line: these are notes, not a validation verdict
+        (stream or sys.stdout).write("\n".join(text.rstrip("\n").split("\n")[:-1]) + "\n")
+
+
+def emit_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+
+
+def diag_json(diags: list[Diagnostic]) -> list[dict[str, Any]]:
+    return [d.to_json() for d in diags]
+
+
+def relpath(p: str | os.PathLike[str]) -> str:
+    try:
+        return os.path.relpath(p)
+    except ValueError:
+        return os.fspath(p)

@@ -1,0 +1,434 @@
+"""`session-resume import session-tracker|dotagent` and `session-resume sync-todos`: thin
+shells over :mod:`session_resume.importers`."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from session_resume.cli.commands.common import (
+    CommandError,
+    config_for,
+    diag_json,
+    emit_json,
+    now_from,
+    print_diagnostics,
+    root_of,
+    session_dir_of,
+)
+from session_resume.core.codes import diag
+from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.jsonread import parse_json_bytes
+from session_resume.core.timeutil import format_ts
+from session_resume.core.workflow import WorkflowError, load_workflow
+from session_resume.importers import dotagent, todos, tracker
+from session_resume.importers.apply import apply_plan, check_target, existing_files
+from session_resume.importers.common import ImportPlan, ImportRefused, project_name
+
+ENV_SESSION = "SESSION_RESUME_SESSION"
+_PROJECT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
+MAX_TODO_INPUT = 8 * 1024 * 1024
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    common = argparse.ArgumentParser(add_help=False)
+    g = common.add_argument_group("import")
+    g.add_argument("--to", required=True, metavar="DIR", help="the session directory to create")
+    g.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a session already in DIR (it is archived under .archive/ first)",
+    )
+    g.add_argument(
+        "--project", metavar="NAME", help="the state's project (default: from the source / DIR)"
+    )
+    g.add_argument("--now", metavar="TIMESTAMP", help="the import time (default: clock)")
+    g.add_argument("--root", metavar="DIR", help="repository root (default: from config/.git)")
+    g.add_argument(
+        "--dry-run", action="store_true", help="print what would be written; write nothing"
+    )
+    g.add_argument("--format", choices=["text", "json"], default="text")
+
+    p = sub.add_parser(
+        "import",
+        help="import a session of another tool: session-tracker v2.1 or dotagent's checkpoint",
+        description="Turn another tool's resume files into a v3.0 session: the state, the "
+        "worklog (an `imported` event first, then the source's history) and, when the source "
+        "session was still running when it stopped, a lease whose heartbeat is its last "
+        "activity (so `resume` reports it orphaned). The source is only read. An existing "
+        "session in --to is refused unless --force, which archives it first. Mapping rules: "
+        "docs/importers.md.",
+    )
+    isub = p.add_subparsers(dest="import_format", metavar="FORMAT")
+    isub.required = True
+    t = isub.add_parser(
+        "session-tracker",
+        parents=[common],
+        help="a session-tracker v2.1 .session directory → the generic workflow",
+        description="Import state.json, todo.json, worklog.jsonl, SESSION_ACTIVE and the file "
+        "inventory of a session-tracker v2.1 `.session` directory.",
+    )
+    t.add_argument("src", metavar="SRC_DIR", help="the .session directory")
+    t.add_argument(
+        "--project-root",
+        metavar="DIR",
+        help="the tracker's project root, which its relative file keys are relative to "
+        "(default: the parent of SRC_DIR; paths under v2.1's hard-coded /home/z/my-project "
+        "are rebased too)",
+    )
+    t.set_defaults(func=_guard(run_import))
+    d = isub.add_parser(
+        "dotagent",
+        parents=[common],
+        help="a dotagent memory/ directory (state/phase.json, execution.json) → dotagent",
+        description="Import memory/state/phase.json and execution.json of dotagent's "
+        "checkpoint skill; running tasks are recovered as the skill's scenarios 1 and 2 say "
+        "and the reconciled execution.json is written to DIR/state/execution.json.",
+    )
+    d.add_argument("src", metavar="MEMORY_DIR", help="the memory/ directory (or its project)")
+    d.add_argument(
+        "--archive",
+        metavar="NAME|latest",
+        help="import an archived workflow from memory/state/.archive/ instead",
+    )
+    d.set_defaults(func=_guard(run_import))
+
+    s = sub.add_parser(
+        "sync-todos",
+        help="merge a TodoWrite or Tasks list (stdin) into a generic session's steps",
+        description="Read a TodoWrite list [{content, status, activeForm}] or a Tasks list "
+        "[{id, subject, status}] and merge it into the steps of a generic session: new items "
+        "become steps, statuses follow the list, nothing is deleted. Items are matched by id, "
+        "then by any text they have had, their activeForm, or their position (a rename); the "
+        "mapping is kept in the state's `x-todo-ids`. One atomic write, one `note` event.",
+    )
+    s.add_argument("dir", metavar="DIR", help="the session directory (or its state file)")
+    s.add_argument("--file", metavar="PATH", help="read the list from PATH instead of stdin")
+    s.add_argument("--now", metavar="TIMESTAMP", help="the time of the write (default: clock)")
+    s.add_argument(
+        "--session",
+        metavar="ID",
+        help=f"this session's id (default: ${ENV_SESSION})",
+    )
+    s.add_argument("--root", metavar="DIR", help="repository root (default: from config/.git)")
+    s.add_argument("--dry-run", action="store_true", help="print the changes; write nothing")
+    s.add_argument("--format", choices=["text", "json"], default="text")
+    s.set_defaults(func=_guard(run_sync_todos))
+
+
+def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Refusals: coded diagnostics on stderr (text) or {"ok": false, ...} on stdout (json)."""
+
+    @functools.wraps(fn)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return fn(args)
+        except (CommandError, ImportRefused) as exc:
+            if args.format == "json":
+                emit_json({"ok": False, "diagnostics": diag_json(exc.diagnostics)})
+            else:
+                print_diagnostics(exc.diagnostics, sys.stderr)
+            return exc.exit_code
+
+    return run
+
+
+def _usage(message: str) -> Exception:
+    from session_resume.cli.main import UsageError
+
+    return UsageError(message)
+
+
+# --- import --------------------------------------------------------------------------------
+
+
+def plan_import(args: argparse.Namespace, root: Path) -> ImportPlan:
+    """Read the source and map it (no writing)."""
+    now = now_from(args.now)
+    to = Path(os.path.abspath(args.to))
+    if args.project is not None and not _PROJECT.match(args.project):
+        raise _usage(
+            f"--project: {args.project!r} is not a project name (letters, digits, `.`, `_`, "
+            "`-`, starting with a letter or digit)"
+        )
+    src = Path(os.path.abspath(args.src))
+    if args.import_format == "session-tracker":
+        check_target(to, src, no_write_under=src)
+        tsrc = tracker.read_source(src, repo_root=root, project_root=args.project_root)
+        project = args.project or project_name([to.name])
+        return tracker.map_tracker(tsrc, now=now, project=project)
+    dsrc = dotagent.read_source(src, repo_root=root, archive=args.archive)
+    check_target(to, Path(dsrc.dir), no_write_under=Path(dsrc.dir) / "state")
+    wid = dsrc.phase.get("workflow_id")
+    project = args.project or project_name([wid if isinstance(wid, str) else None, to.name])
+    try:
+        wf = load_workflow("dotagent")
+    except WorkflowError as exc:
+        raise CommandError(exc.diagnostics, 3) from None
+    template = wf.template_state(project, format_ts(now))["steps"]
+    return dotagent.map_dotagent(dsrc, now=now, project=project, template_steps=template)
+
+
+def run_import(args: argparse.Namespace) -> int:
+    cfg = config_for(args.root)
+    root = root_of(args.root, cfg)
+    now = now_from(args.now)
+    plan = plan_import(args, root)
+    to = Path(os.path.abspath(args.to))
+    if args.dry_run:
+        existing = existing_files(to, plan)
+        return _emit_dry_run(args, plan, to, existing)
+    res = apply_plan(plan, to, now=now, force=args.force, root=root, keep=cfg.archive_keep)
+    possibly = [_with_disk_facts(p, root) for p in plan.possibly_incomplete]
+    steps = plan.document["steps"]
+    if args.format == "json":
+        emit_json(
+            {
+                "ok": True,
+                "source": plan.source,
+                "to": res.to,
+                "workflow": plan.workflow,
+                "project": plan.document["project"],
+                "session": res.session,
+                "revision": res.revision,
+                "steps": {k: s["status"] for k, s in steps.items()},
+                "events": res.events,
+                "lease": res.lease,
+                "archived_to": res.archived_to,
+                "files": res.files,
+                "possibly_incomplete": possibly,
+                "diagnostics": diag_json(plan.diagnostics),
+            }
+        )
+        return 0
+    out = sys.stdout
+    counts: dict[str, int] = {}
+    for s in steps.values():
+        counts[s["status"]] = counts.get(s["status"], 0) + 1
+    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items())) or "no steps"
+    if res.archived_to:
+        out.write(f"archived the previous session to {res.archived_to}\n")
+    out.write(
+        f"imported {plan.source} session into {res.to} (workflow {plan.workflow}, project "
+        f"{plan.document['project']}, session {res.session}): {len(steps)} step(s) ({summary}), "
+        f"{res.events} worklog event(s)\n"
+    )
+    for rel in res.files:
+        out.write(f"wrote {rel}\n")
+    if res.lease is not None:
+        out.write(
+            f"the source session was still running when it stopped: lease written with its "
+            f"last activity {res.lease['heartbeat']} as heartbeat (resume reports it orphaned "
+            "once that is older than the stale threshold)\n"
+        )
+    if possibly:
+        out.write("possibly incomplete (verify before using):\n")
+        for p in possibly:
+            state = f"exists, {p['size']} bytes" if p.get("exists") else "MISSING"
+            step = f" (step {p['step']})" if p.get("step") else ""
+            out.write(f"  ! [{str(p['status']).upper()}] {p['path']}{step}: {state}\n")
+    print_diagnostics(plan.diagnostics, hints=False)
+    out.write(f"next: session-resume resume {res.to}\n")
+    return 0
+
+
+def _with_disk_facts(p: dict[str, Any], root: Path) -> dict[str, Any]:
+    path = Path(p["path"])
+    full = path if path.is_absolute() else root / path
+    try:
+        size = os.stat(full).st_size
+        return {**p, "exists": True, "size": size}
+    except OSError:
+        return {**p, "exists": False, "size": None}
+
+
+def _emit_dry_run(args: argparse.Namespace, plan: ImportPlan, to: Path, existing: list[str]) -> int:
+    refused = bool(existing) and not args.force
+    if args.format == "json":
+        emit_json(
+            {
+                "ok": not refused,
+                "dry_run": True,
+                "to": str(to),
+                "existing": existing,
+                "document": plan.document,
+                "imported": plan.imported_detail,
+                "events": [e.__dict__ for e in plan.events],
+                "lease": plan.lease,
+                "files": sorted(plan.files),
+                "diagnostics": diag_json(plan.diagnostics),
+            }
+        )
+    else:
+        import json
+
+        sys.stdout.write(json.dumps(plan.document, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(
+            f"(dry run: {len(plan.events) + 1} worklog event(s), "
+            f"{'a lease' if plan.lease else 'no lease'}, files {sorted(plan.files) or 'none'}; "
+            "nothing written)\n"
+        )
+        if refused:
+            sys.stdout.write(f"{to} already holds a session: a real import needs --force\n")
+        print_diagnostics(plan.diagnostics, hints=False)
+    return 1 if refused else 0
+
+
+# --- sync-todos ----------------------------------------------------------------------------
+
+
+def _read_list(args: argparse.Namespace) -> list[todos.TodoItem]:
+    name = args.file or "<stdin>"
+    if args.file:
+        from session_resume.storage.fileio import read_limited
+
+        res = read_limited(args.file, max_size=MAX_TODO_INPUT)
+        if res.data is None:
+            raise CommandError(res.diagnostics, 2)
+        data = res.data
+    else:
+        data = sys.stdin.buffer.read(MAX_TODO_INPUT + 1)
+        if len(data) > MAX_TODO_INPUT:
+            raise CommandError([diag("SR830", "the list is larger than 8 MiB", file=name)])
+    parsed = parse_json_bytes(data, file=name, require_object=False)
+    if parsed.corrupt or parsed.value is None:
+        raise CommandError(
+            [
+                diag(
+                    "SR830",
+                    "the input is not JSON"
+                    + "".join(f" ({d.code}: {d.message})" for d in parsed.diagnostics[:1]),
+                    file=name,
+                )
+            ]
+        )
+    try:
+        return todos.parse_list(parsed.value, file=name)
+    except todos.TodoListError as exc:
+        raise CommandError(exc.diagnostics) from None
+
+
+def run_sync_todos(args: argparse.Namespace) -> int:
+    from session_resume.cli.commands.write import (
+        Change,
+        WriteContext,
+        refuse_unwritable,
+        write_state,
+    )
+    from session_resume.core.write_moments import TransitionError
+    from session_resume.storage import store
+
+    cfg = config_for(args.root)
+    root = root_of(args.root, cfg)
+    now = now_from(args.now)
+    session = args.session or os.environ.get(ENV_SESSION) or None
+    if session is not None and not _SESSION_ID.match(session):
+        raise _usage(f"--session: {session!r} is not a session id")
+    d = Path(os.path.abspath(session_dir_of(args.dir)))
+    items = _read_list(args)
+    ctx = WriteContext(
+        session_dir=d,
+        now=now,
+        root=root,
+        session=session,
+        stale_seconds=cfg.stale_after_seconds,
+        default_workflow=cfg.workflow or "apex",
+    )
+    loaded = store.load(d, root=root)
+    refuse_unwritable(loaded, ctx)
+    assert loaded.document is not None
+    spec = loaded.document.get("workflow")
+    try:
+        from session_resume.core.workflow import state_workflow_spec
+
+        wf = load_workflow(state_workflow_spec(spec, cfg.workflow))
+    except WorkflowError as exc:
+        raise CommandError(exc.diagnostics) from None
+    if not wf.free_steps:
+        raise CommandError([_closed(wf.id, ctx.state_path)])
+    preview = todos.merge(loaded.document, items, now)
+    notes: list[Diagnostic] = preview.diagnostics
+    if not preview.changed or args.dry_run:
+        return _emit_sync(args, preview.changes, notes, None, written=False)
+
+    def build(doc: dict[str, Any], wf: Any, _orphaned: bool) -> Change:
+        if not wf.free_steps:
+            raise TransitionError([_closed(wf.id, "")])
+        r = todos.merge(doc, items, now)
+        notes[:] = r.diagnostics
+        return Change(
+            r.document,
+            "note",
+            detail={
+                "todo_sync": {
+                    "items": len(items),
+                    "changes": r.changes,
+                    "codes": sorted({x.code for x in r.diagnostics}),
+                }
+            },
+        )
+
+    res = write_state(ctx, build)
+    return _emit_sync(
+        args,
+        res.event["detail"]["todo_sync"]["changes"] if res.event else [],
+        notes,
+        res,
+        written=True,
+    )
+
+
+def _closed(wf_id: str, file: str) -> Diagnostic:
+    return diag(
+        "SR831",
+        f"the session's workflow {wf_id!r} has a fixed step list; sync-todos adds steps, "
+        "which only a free-steps workflow (generic) allows",
+        file=file,
+    )
+
+
+def _emit_sync(
+    args: argparse.Namespace,
+    changes: list[dict[str, Any]],
+    notes: list[Diagnostic],
+    res: Any,
+    *,
+    written: bool,
+) -> int:
+    if args.format == "json":
+        out: dict[str, Any] = {
+            "ok": True,
+            "written": written,
+            "changes": changes,
+            "diagnostics": diag_json(notes),
+        }
+        if res is not None:
+            out.update(revision=res.revision, session=res.session, lease=res.lease_action)
+        emit_json(out)
+        return 0
+    w = sys.stdout
+    real = [c for c in changes if c.get("change") != "metadata"]
+    if not changes:
+        w.write("nothing to change: the steps already match the list\n")
+    for c in real:
+        if c["change"] == "added":
+            w.write(f"added step {c['step']}: {c.get('text') or c.get('id')}\n")
+        elif c["change"] == "status":
+            w.write(f"step {c['step']}: {c['from']} -> {c['to']}\n")
+        elif c["change"] == "renamed":
+            w.write(f"step {c['step']} renamed: {c['from']!r} -> {c['to']!r} (by {c['by']})\n")
+    if changes and not real:
+        w.write("steps unchanged; the item ids / list order were remembered\n")
+    if res is not None:
+        w.write(f"revision {res.revision} (session {res.session})\n")
+    elif changes:
+        w.write("(dry run: nothing written)\n")
+    print_diagnostics(notes, hints=False)
+    return 0

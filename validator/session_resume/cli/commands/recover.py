@@ -1,0 +1,73 @@
+"""`session-resume recover`: restore a corrupt or zero-byte state from .bak, or recreate it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from session_resume.cli.commands.common import (
+    CommandError,
+    config_for,
+    diag_json,
+    emit_json,
+    now_from,
+    print_diagnostics,
+    root_of,
+    session_dir_of,
+)
+from session_resume.storage.store import RecoverResult, StoreError, recover
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "recover",
+        help="restore a corrupt state from .bak, or recreate it fresh",
+        description="If the state file is corrupt (zero bytes, bad JSON, ...) or missing: "
+        "restore .bak when it parses and validates, else create a fresh state from the "
+        "workflow's template with every step pending. The corrupt file is kept as "
+        "00-session-state.json.corrupt-<stamp>; a good .bak is never overwritten. Every "
+        "recovery is recorded in the worklog. A healthy state is left alone.",
+    )
+    p.add_argument("dir", metavar="DIR", help="the session directory (or its state file)")
+    p.add_argument("--workflow", metavar="NAME|PATH", help="workflow for a fresh state")
+    p.add_argument("--project", help="project name for a fresh state (default: DIR's name)")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--now", metavar="TIMESTAMP")
+    p.add_argument("--root", metavar="DIR")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    cfg = config_for(args.root)
+    try:
+        res: RecoverResult = recover(
+            session_dir_of(args.dir),
+            now=now_from(args.now),
+            workflow=args.workflow or cfg.workflow,
+            project=args.project,
+            root=root_of(args.root, cfg),
+        )
+    except StoreError as exc:
+        raise CommandError(exc.diagnostics) from None
+    if args.format == "json":
+        emit_json(
+            {
+                "action": res.action,
+                "corrupt_kept_as": res.corrupt_kept_as,
+                "found": diag_json(res.diagnostics),
+                "problems": diag_json(res.problems),
+            }
+        )
+        return 1 if res.problems else 0
+    msg = {
+        "none": "the state file is readable; nothing to recover",
+        "restored_backup": "restored 00-session-state.json from .bak",
+        "recreated": "no usable .bak: created a fresh state (every step pending)",
+    }[res.action]
+    sys.stdout.write(f"{args.dir}: {msg}\n")
+    if res.corrupt_kept_as:
+        sys.stdout.write(f"  the corrupt file is kept as {res.corrupt_kept_as}\n")
+    if res.action != "none":
+        print_diagnostics(res.diagnostics)
+    print_diagnostics(res.problems, sys.stderr)
+    return 1 if res.problems else 0

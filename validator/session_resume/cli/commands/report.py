@@ -1,0 +1,115 @@
+"""`session-resume report`: the crash report of a session directory."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from session_resume.cli.commands.common import emit_json
+from session_resume.cli.commands.resume import decision_for
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "report",
+        help="crash report: orphan signature, where it stopped, what may be incomplete",
+        description="Report on a session directory: whether a session crashed (its lease left "
+        "behind without session_end, heartbeat stale or owner gone), the workflow, step and "
+        "checkpoint it was in, the step list, files that may be incomplete, the last 10 "
+        "worklog events, and the recommended action with the exact command. Reads only.",
+    )
+    p.add_argument("dir", metavar="DIR")
+    p.add_argument("--now", metavar="TIMESTAMP")
+    p.add_argument("--workflow", metavar="NAME|PATH")
+    p.add_argument("--session", metavar="ID", default=None)
+    p.add_argument("--stale-after", type=int, metavar="SECONDS")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--root", metavar="DIR")
+    p.set_defaults(func=run, step=None)
+
+
+def build(args: argparse.Namespace) -> dict[str, Any]:
+    from session_resume.cli.commands.common import config_for, root_of, session_dir_of
+    from session_resume.storage.snapshot import take
+
+    decision = decision_for(args)
+    cfg = config_for(args.root)
+    snap = take(session_dir_of(args.dir), root=root_of(args.root, cfg), last_events=10)
+    doc = snap.document or {}
+    steps = [
+        {
+            "key": k,
+            "name": s.get("name"),
+            "status": s.get("status"),
+            "sub_step": s.get("sub_step"),
+            "attempts": s.get("attempts"),
+        }
+        for k, s in (doc.get("steps") or {}).items()
+        if isinstance(s, dict)
+    ]
+    orphan = decision.get("orphan")
+    return {
+        "report_version": 1,
+        "session_dir": decision["session_dir"],
+        "state": snap.state_status,
+        "project": doc.get("project"),
+        "workflow": decision["workflow"],
+        "crashed": orphan is not None,
+        "orphan": orphan,
+        "lease": decision["lease"],
+        "current_step": decision["step"],
+        "sub_step": decision["sub_step"] or (orphan or {}).get("sub_step"),
+        "steps": steps,
+        "possibly_incomplete": (orphan or {}).get("possibly_incomplete", []),
+        "last_events": list(snap.last_events),
+        "temp_files": list(snap.temp_files),
+        "recommended": {
+            "action": decision["action"],
+            "commands": decision["commands"],
+            "reasons": decision["reasons"],
+            "warnings": decision["warnings"],
+        },
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    rep = build(args)
+    if args.format == "json":
+        emit_json(rep)
+        return 0
+    w = sys.stdout.write
+    w(f"# Session report: {rep['project'] or rep['session_dir']}\n\n")
+    if rep["crashed"]:
+        o = rep["orphan"]
+        w(
+            f"CRASHED: session {o['session']} (owner {o['owner']}, host {o['host']}) left its "
+            f"lease without session_end; silent for {o['silent_seconds']} s ({o['reason']}).\n"
+        )
+    else:
+        lease = rep["lease"]
+        w(f"No crash signature (lease: {lease['state'] if lease else 'none'}).\n")
+    w(f"state file: {rep['state']}    workflow: {rep['workflow']}\n")
+    w(f"step: {rep['current_step']}    checkpoint: {rep['sub_step']}\n\n")
+    if rep["steps"]:
+        w("steps:\n")
+        for s in rep["steps"]:
+            extra = f" at {s['sub_step']}" if s["sub_step"] else ""
+            tries = f" (attempts {s['attempts']})" if s["attempts"] else ""
+            w(f"  {s['key']:>4}  {s['status']:<11} {s['name']}{extra}{tries}\n")
+    if rep["possibly_incomplete"]:
+        w("\nfiles that may be incomplete:\n")
+        for f in rep["possibly_incomplete"]:
+            w(f"  - {f['path']} ({f['why']})\n")
+    if rep["temp_files"]:
+        w(f"\nleftover temp files (never read as state): {', '.join(rep['temp_files'])}\n")
+    if rep["last_events"]:
+        w("\nlast events:\n")
+        for e in rep["last_events"]:
+            where = " ".join(str(e[k]) for k in ("step", "sub_step") if e.get(k))
+            w(f"  #{e.get('seq')} {e.get('ts')} {e.get('event')} {where}\n")
+    r = rep["recommended"]
+    w(f"\nrecommended: {r['action']}\n")
+    for c in r["commands"]:
+        w(f"  run: {c}\n")
+    return 0

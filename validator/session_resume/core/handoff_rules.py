@@ -1,0 +1,200 @@
+"""Checks of an existing ``00-handoff.md`` (codes SR6xx).
+
+The handoff is the human companion of the state, rendered by ``session-resume render
+handoff`` (:mod:`session_resume.render`), never edited by hand. Its shape is fixed: the header
+``# {project} — Handoff (Step {N} complete)``, an ``Updated: {timestamp} | …`` line, then
+exactly the six H2 sections of :data:`SECTIONS` in that order, at most :data:`MAX_LINES`
+lines in all. :func:`check_handoff_text` is pure; :func:`check_session_handoff` reads the files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import datetime
+from pathlib import Path
+
+from session_resume.core.codes import diag
+from session_resume.core.diagnostics import Diagnostic
+
+HANDOFF = "00-handoff.md"
+MAX_LINES = 60
+MAX_HANDOFF_BYTES = 1024 * 1024
+SECTIONS = (
+    "Completed Steps",
+    "Key Decisions",
+    "Open Challenger Findings (must_fix only)",
+    "Context for Next Step",
+    "Skill Context",
+    "Artifacts",
+)
+
+HEADER = re.compile(r"^# (?P<project>.+) — Handoff \(Step (?P<step>\S+) complete\)$")
+UPDATED = re.compile(r"^Updated: (?P<ts>\S+)(?: \| .*)?$")
+_H2 = re.compile(r"^## (?P<title>.*?)\s*#*\s*$")
+_FENCE = re.compile(r"^ {0,3}(```|~~~)")
+
+
+def handoff_lines(text: str) -> list[str]:
+    """The lines of a handoff as the line limit counts them (every Unicode line break)."""
+    return text.splitlines()
+
+
+def check_handoff_text(
+    text: str,
+    *,
+    file: str = "",
+    state_updated: datetime | None = None,
+    project: str | None = None,
+) -> list[Diagnostic]:
+    """Check a handoff's text. ``state_updated``: the ``updated`` of the state it describes
+    (None skips the staleness rule); ``project``: the state's project (None skips SR607)."""
+    from session_resume.core.timeutil import format_ts, parse_ts
+    from session_resume.rendering.render import md_inline
+
+    out: list[Diagnostic] = []
+    lines = handoff_lines(text)
+    if len(lines) > MAX_LINES:
+        out.append(
+            diag(
+                "SR605",
+                f"the handoff has {len(lines)} lines; at most {MAX_LINES} are allowed",
+                file=file,
+                line=MAX_LINES + 1,
+                column=1,
+            )
+        )
+
+    content = [(i, ln) for i, ln in enumerate(lines, start=1) if ln.strip()]
+    header = HEADER.match(content[0][1]) if content else None
+    if header is None:
+        out.append(
+            diag(
+                "SR601",
+                "the first line is not the header `# {project} — Handoff (Step {N} complete)`",
+                file=file,
+                line=content[0][0] if content else 1,
+                column=1,
+            )
+        )
+    elif project is not None and header.group("project") != md_inline(project):
+        out.append(
+            diag(
+                "SR607",
+                f"the header names project {header.group('project')!r}, the state {project!r}",
+                file=file,
+                line=content[0][0],
+                column=3,
+            )
+        )
+    updated_at: datetime | None = None
+    updated_line = content[1] if len(content) > 1 else None
+    m = UPDATED.match(updated_line[1]) if updated_line else None
+    if m is None or parse_ts(m.group("ts")) is None:
+        out.append(
+            diag(
+                "SR601",
+                "the line after the header is not `Updated: {RFC 3339 UTC timestamp} | …`",
+                file=file,
+                line=updated_line[0] if updated_line else None,
+                column=1 if updated_line else None,
+            )
+        )
+    else:
+        updated_at = parse_ts(m.group("ts"))
+
+    found: list[tuple[int, str]] = []
+    in_fence = False
+    for i, ln in enumerate(lines, start=1):
+        if _FENCE.match(ln):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        h = _H2.match(ln)
+        if h:
+            found.append((i, h.group("title")))
+    titles = [t for _, t in found]
+    for i, title in found:
+        if title not in SECTIONS:
+            out.append(
+                diag(
+                    "SR604",
+                    f"unexpected section `## {title}`; the handoff has exactly the six "
+                    "sections of the protocol",
+                    file=file,
+                    line=i,
+                    column=1,
+                )
+            )
+    for name in SECTIONS:
+        if name not in titles:
+            out.append(diag("SR602", f"the section `## {name}` is missing", file=file))
+    known = [(i, t) for i, t in found if t in SECTIONS]
+    seen: set[str] = set()
+    for i, t in known:
+        if t in seen:
+            out.append(
+                diag("SR603", f"the section `## {t}` appears twice", file=file, line=i, column=1)
+            )
+        seen.add(t)
+    expected = [t for t in SECTIONS if t in seen]
+    actual = list(dict.fromkeys(t for _, t in known))
+    if actual != expected:
+        first_bad = next(k for k, (a, e) in enumerate(zip(actual, expected, strict=True)) if a != e)
+        line_no = next(i for i, t in known if t == actual[first_bad])
+        out.append(
+            diag(
+                "SR603",
+                f"the sections are out of order: `## {actual[first_bad]}` where "
+                f"`## {expected[first_bad]}` belongs (order: {', '.join(SECTIONS)})",
+                file=file,
+                line=line_no,
+                column=1,
+            )
+        )
+
+    if updated_at is not None and state_updated is not None and updated_at < state_updated:
+        out.append(
+            diag(
+                "SR606",
+                f"the handoff was updated at {format_ts(updated_at)}, before the state it "
+                f"describes ({format_ts(state_updated)})",
+                file=file,
+                line=updated_line[0] if updated_line else None,
+                column=1,
+            )
+        )
+    return out
+
+
+def check_session_handoff(session_dir: str | os.PathLike[str]) -> list[Diagnostic]:
+    """Check the session directory's ``00-handoff.md`` against its state (I/O shell);
+    nothing to say when there is no handoff."""
+    from session_resume.core.jsonread import parse_json_bytes
+    from session_resume.core.timeutil import parse_ts
+    from session_resume.storage.fileio import read_limited
+
+    d = Path(session_dir)
+    path = d / HANDOFF
+    if not os.path.lexists(path):
+        return []
+    name = str(path)
+    res = read_limited(path, max_size=MAX_HANDOFF_BYTES, root=d)
+    if res.data is None:
+        why = "; ".join(x.message for x in res.diagnostics) or "cannot read it"
+        return [diag("SR600", f"the handoff cannot be read: {why}", file=name)]
+    try:
+        text = res.data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return [diag("SR600", f"the handoff is not UTF-8 (byte {exc.start})", file=name)]
+    state_updated = None
+    project = None
+    state = read_limited(d / "00-session-state.json", root=d)
+    if state.data is not None:
+        parsed = parse_json_bytes(state.data)
+        if isinstance(parsed.value, dict) and not parsed.corrupt:
+            state_updated = parse_ts(parsed.value.get("updated"))
+            p = parsed.value.get("project")
+            project = p if isinstance(p, str) else None
+    return check_handoff_text(text, file=name, state_updated=state_updated, project=project)

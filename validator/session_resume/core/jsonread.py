@@ -1,0 +1,286 @@
+"""Strict, total JSON reading: bytes in, a value or coded diagnostics out. Pure: no I/O.
+
+Python's ``json`` accepts things the protocol refuses (NaN, duplicate keys, a BOM after decoding,
+1e400 as infinity) and raises things that are not ``JSONDecodeError`` (RecursionError, ValueError
+for over-long integers). Everything is caught here and turned into a code.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from session_resume.core.codes import diag
+from session_resume.core.diagnostics import Diagnostic, pointer_join
+from session_resume.core.locate import line_col, locate
+
+MAX_DEPTH = 64
+_MAX_DOUBLE = 1.7976931348623157e308
+_JSON_WS = " \t\n\r"
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+class _NonFinite(float):
+    """Marks a NaN/Infinity in the parsed tree so its pointer can be reported."""
+
+
+@dataclass
+class Parsed:
+    value: Any = None
+    text: str | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def corrupt(self) -> bool:
+        """True when the bytes are not a usable JSON object (the recovery trigger)."""
+        return any(d.code in CORRUPT_CODES for d in self.diagnostics)
+
+
+# Codes that make a state file unreadable as state: recovery territory.
+CORRUPT_CODES = frozenset(
+    {"SR110", "SR111", "SR114", "SR115", "SR116", "SR120", "SR121", "SR122", "SR123", "SR124"}
+)
+
+
+def _detect_wide_encoding(data: bytes) -> str | None:
+    head = data[:4]
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "UTF-32"
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16"
+    # RFC 4627 §3: NUL bytes among the first four octets betray UTF-16/32 without a BOM.
+    if len(head) >= 2 and (head[0] == 0 or head[1] == 0):
+        return "UTF-16 or UTF-32"
+    return None
+
+
+def parse_json_bytes(
+    data: bytes, *, file: str = "", max_depth: int = MAX_DEPTH, require_object: bool = True
+) -> Parsed:
+    """Decode and parse ``data``; never raises for any input."""
+    out = Parsed()
+    if len(data) == 0:
+        out.diagnostics.append(diag("SR110", "the file is empty (0 bytes)", file=file))
+        return out
+    wide = _detect_wide_encoding(data)
+    if wide:
+        out.diagnostics.append(
+            diag("SR114", f"the file is encoded as {wide}, not UTF-8", file=file, line=1, column=1)
+        )
+        return out
+    if data.startswith(b"\xef\xbb\xbf"):
+        out.diagnostics.append(
+            diag(
+                "SR113", "the file starts with a UTF-8 byte order mark", file=file, line=1, column=1
+            )
+        )
+        data = data[3:]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        good = data[: exc.start].decode("utf-8", errors="replace")
+        line, col = line_col(good, len(good))
+        out.diagnostics.append(
+            diag(
+                "SR115",
+                f"invalid UTF-8 byte 0x{data[exc.start]:02x} at byte offset {exc.start}",
+                file=file,
+                line=line,
+                column=col,
+            )
+        )
+        return out
+    out.text = text
+    if text.strip(_JSON_WS) == "":
+        out.diagnostics.append(diag("SR111", "the file holds only whitespace", file=file))
+        return out
+
+    dup_objects: dict[int, list[str]] = {}
+
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj: dict[str, Any] = {}
+        for k, v in pairs:
+            if k in obj:
+                dup_objects.setdefault(id(obj), []).append(k)
+            obj[k] = v
+        return obj
+
+    non_finite_seen: list[bool] = []
+
+    def float_hook(s: str) -> float:
+        f = float(s)
+        if f in (float("inf"), float("-inf")):
+            non_finite_seen.append(True)
+            return _NonFinite(f)
+        return f
+
+    def int_hook(s: str) -> int | float:
+        # Beyond the double range a JSON number overflows to infinity in most readers (and
+        # int() refuses more than 4300 digits): the protocol calls both non-finite (SR122).
+        digits = len(s) - (s[0] == "-")
+        if digits > 308:
+            non_finite_seen.append(True)
+            return _NonFinite("-inf" if s.startswith("-") else "inf")
+        value = int(s)
+        if digits >= 308 and abs(value) > _MAX_DOUBLE:
+            non_finite_seen.append(True)
+            return _NonFinite("-inf" if value < 0 else "inf")
+        return value
+
+    def constant_hook(s: str) -> float:
+        non_finite_seen.append(True)
+        return _NonFinite(s)
+
+    try:
+        value = json.loads(
+            text,
+            object_pairs_hook=pairs_hook,
+            parse_constant=constant_hook,
+            parse_float=float_hook,
+            parse_int=int_hook,
+        )
+    except json.JSONDecodeError as exc:
+        out.diagnostics.append(
+            diag("SR120", f"invalid JSON: {exc.msg}", file=file, line=exc.lineno, column=exc.colno)
+        )
+        return out
+    except RecursionError:
+        out.diagnostics.append(diag("SR123", "the document nests too deeply to parse", file=file))
+        return out
+    except ValueError as exc:  # e.g. an integer with more digits than Python allows
+        out.diagnostics.append(diag("SR120", f"invalid JSON value: {exc}", file=file))
+        return out
+
+    if not dup_objects and not non_finite_seen:
+        # The common case: only the depth needs checking, without building any path.
+        non_finite: list[list[str | int]] = []
+        dup_ptrs: list[tuple[list[str | int], str]] = []
+        depth_ok = _depth_within(value, max_depth)
+    else:
+        depth_ok, non_finite, dup_ptrs = _scan_tree(value, dup_objects, max_depth)
+    if not depth_ok:
+        out.diagnostics.append(
+            diag("SR123", f"the document nests deeper than {max_depth} levels", file=file)
+        )
+        return out
+    for ptr_parts, key in dup_ptrs:
+        ln, cl = _loc(text, ptr_parts, key_occurrence=2, key=key)
+        out.diagnostics.append(
+            diag(
+                "SR121",
+                f"duplicate key {key!r}",
+                file=file,
+                pointer=pointer_join([*ptr_parts, key]),
+                line=ln,
+                column=cl,
+            )
+        )
+    for ptr_parts in non_finite:
+        ln, cl = _loc(text, ptr_parts)
+        out.diagnostics.append(
+            diag(
+                "SR122",
+                "NaN, Infinity or a number beyond the double range is not a usable JSON number",
+                file=file,
+                pointer=pointer_join(ptr_parts),
+                line=ln,
+                column=cl,
+            )
+        )
+    if out.diagnostics and any(d.code in ("SR121", "SR122") for d in out.diagnostics):
+        return out
+    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
+        out.diagnostics.append(
+            diag(
+                "SR116",
+                "a \\u escape encodes a lone surrogate (half of a UTF-16 pair), which is "
+                "not a Unicode character",
+                file=file,
+            )
+        )
+        return out
+    if require_object and not isinstance(value, dict):
+        out.diagnostics.append(
+            diag(
+                "SR124",
+                f"the top-level value is {_json_type(value)}, not an object",
+                file=file,
+                line=1,
+                column=1,
+            )
+        )
+        return out
+    out.value = value
+    return out
+
+
+def _loc(
+    text: str, parts: list[str | int], *, key_occurrence: int = 1, key: str | None = None
+) -> tuple[int | None, int | None]:
+    idx = locate(text, [*parts, key] if key is not None else parts, key_occurrence=key_occurrence)
+    if idx is None:
+        return None, None
+    return line_col(text, idx)
+
+
+def _depth_within(root: Any, max_depth: int) -> bool:
+    """True if no more than ``max_depth`` containers nest (the same rule as _scan_tree)."""
+    level = [root]
+    for _ in range(max_depth):
+        nxt: list[Any] = []
+        for node in level:
+            if isinstance(node, dict):
+                nxt.extend(v for v in node.values() if isinstance(v, (dict, list)))
+            elif isinstance(node, list):
+                nxt.extend(v for v in node if isinstance(v, (dict, list)))
+        if not nxt:
+            return True
+        level = nxt
+    return False
+
+
+def _scan_tree(
+    root: Any, dup_objects: dict[int, list[str]], max_depth: int
+) -> tuple[bool, list[list[str | int]], list[tuple[list[str | int], str]]]:
+    """Iteratively walk the tree: depth limit, NaN pointers, duplicate-key pointers."""
+    non_finite: list[list[str | int]] = []
+    dups: list[tuple[list[str | int], str]] = []
+    stack: list[tuple[Any, list[str | int]]] = [(root, [])]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, (dict, list)) and len(path) >= max_depth:
+            return False, [], []
+        if isinstance(node, dict):
+            for k in dup_objects.get(id(node), ()):
+                dups.append((path, k))
+            stack.extend((v, [*path, k]) for k, v in node.items())
+        elif isinstance(node, list):
+            stack.extend((v, [*path, i]) for i, v in enumerate(node))
+        elif isinstance(node, _NonFinite):
+            non_finite.append(path)
+    non_finite.sort(key=lambda p: [str(x) for x in p])
+    return True, non_finite, dups
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    return "a number"

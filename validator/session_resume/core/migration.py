@@ -1,0 +1,886 @@
+"""Migration 1.0 → 2.0 → 3.0: one pure function per version step, chained, each result
+validated against its version's schema (the nbformat way). No I/O; the clock is injected.
+
+Every change is recorded: the JSON Patch from input to output, plus coded notes (SR150) and,
+for values 3.0 has no place for, SR151 with the value kept under an ``x-legacy`` key.
+Nothing is dropped silently. Migrating a 3.0 document is a no-op unless it carries one of the
+upstream 3.0 writers' known defects (apex-recall's decision-log shape, ``3.5`` keys, …), which
+the 3.0 repair pass fixes; so the chain is idempotent.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from session_resume.core import schemas
+from session_resume.core.codes import diag
+from session_resume.core.diagnostics import Diagnostic, pointer_join
+from session_resume.core.timeutil import format_ts, parse_ts
+from session_resume.core.versions import CURRENT, is_newer_than_known, version_of
+from session_resume.core.workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
+
+LEGACY = "x-legacy"
+_DOTTED_KEY = re.compile(r"^([0-9]+)\.([0-9]+)$")
+_STEP_KEY = re.compile(r"^[0-9]+(_[0-9]+)?$")
+_DECISION_ID = re.compile(r"^D[0-9]{3,}$")
+_COMPLEXITY = {"low": "simple", "medium": "standard", "high": "complex"}
+_RESOLVED = {"resolved", "closed", "done", "fixed", "wontfix", "won't fix"}
+_STATUSES = {"pending", "in_progress", "complete", "skipped"}
+_STEP_FIELDS = (
+    "name",
+    "agent",
+    "status",
+    "sub_step",
+    "started",
+    "completed",
+    "artifacts",
+    "context_files_used",
+)
+_STEP_OPTIONAL = ("attempts", "telemetry", "skip_reason")
+
+
+class MigrationError(Exception):
+    def __init__(self, diagnostics: list[Diagnostic]):
+        super().__init__("; ".join(f"{d.code} {d.message}" for d in diagnostics))
+        self.diagnostics = diagnostics
+
+
+@dataclass
+class MigrationResult:
+    """The migrated document and what happened to it."""
+
+    original: dict[str, Any]
+    document: dict[str, Any]
+    from_version: str
+    to_version: str
+    steps: list[str] = field(default_factory=list)
+    notes: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.document != self.original
+
+    def patch(self) -> list[dict[str, Any]]:
+        """RFC 6902 JSON Patch from the original to the migrated document."""
+        import jsonpatch
+
+        ops: list[dict[str, Any]] = jsonpatch.make_patch(self.original, self.document).patch
+        return ops
+
+
+@dataclass
+class _Ctx:
+    now: datetime
+    workflow: Workflow | None
+    project_hint: str | None
+    from_version: str
+    file: str
+    notes: list[Diagnostic] = field(default_factory=list)
+
+    def note(self, message: str, pointer: str = "") -> None:
+        self.notes.append(diag("SR150", message, file=self.file, pointer=pointer))
+
+    def aside(self, doc: dict[str, Any], key: str, value: Any, why: str, pointer: str = "") -> None:
+        """Keep a value that 3.0 has no place for under ``x-legacy`` (SR151)."""
+        legacy = doc.setdefault(LEGACY, {})
+        if key in legacy and legacy[key] != value:
+            n = 2
+            while f"{key}_{n}" in legacy:
+                n += 1
+            key = f"{key}_{n}"
+        legacy[key] = value
+        self.notes.append(
+            diag("SR151", f"{why}; kept as {LEGACY}.{key}", file=self.file, pointer=pointer)
+        )
+
+
+# --- the version steps -------------------------------------------------------------------
+
+
+def v1_to_v2(doc: dict[str, Any], ctx: _Ctx) -> dict[str, Any]:
+    """1.0 → 2.0: v2 only added the (never exercised) lock/claim fields, so this sets the
+    version and drops the informal ``"$schema": "session-state-v1"`` marker."""
+    out = copy.deepcopy(doc)
+    marker = out.get("$schema")
+    if isinstance(marker, str) and not marker.endswith(".json"):
+        del out["$schema"]
+        ctx.note(f"removed the informal version marker $schema {marker!r}", "/$schema")
+    out["schema_version"] = "2.0"
+    return out
+
+
+def v2_to_v3(doc: dict[str, Any], ctx: _Ctx) -> dict[str, Any]:
+    """2.0 → 3.0: remove ``lock``, ``stale_threshold_ms`` and every ``claim`` (upstream's
+    mandatory rules), then normalise every shape 3.0 fixes (:func:`repair_v3`)."""
+    out = copy.deepcopy(doc)
+    for key in ("lock", "stale_threshold_ms"):
+        if key in out:
+            value = out.pop(key)
+            if _has_content(value) and key == "lock":
+                ctx.aside(out, key, value, f"{key} held a live value", f"/{key}")
+            else:
+                ctx.note(f"removed {key} (dropped in 3.0)", f"/{key}")
+    steps = out.get("steps")
+    if isinstance(steps, dict):
+        for k, step in steps.items():
+            if isinstance(step, dict) and "claim" in step:
+                claim = step.pop("claim")
+                if _has_content(claim):
+                    step.setdefault("x-legacy", {})["claim"] = claim
+                    ctx.notes.append(
+                        diag(
+                            "SR151",
+                            f"step {k} claim held values; kept as steps.{k}.x-legacy.claim",
+                            file=ctx.file,
+                            pointer=pointer_join(["steps", k]),
+                        )
+                    )
+                else:
+                    ctx.note(f"removed the empty claim of step {k}", pointer_join(["steps", k]))
+    out["schema_version"] = "3.0"
+    return repair_v3(out, ctx, from_old=True)
+
+
+def _has_content(value: Any) -> bool:
+    if isinstance(value, dict):
+        return any(
+            _has_content(v) for k, v in value.items() if k not in ("retry_count", "event_log") or v
+        )
+    if isinstance(value, list):
+        return bool(value)
+    return value is not None
+
+
+# --- the 3.0 repair pass -----------------------------------------------------------------
+
+
+def repair_v3(doc: dict[str, Any], ctx: _Ctx, *, from_old: bool = False) -> dict[str, Any]:
+    """Normalise a 3.0 document: fixes only shapes the 3.0 schema rejects, so a valid 3.0
+    document comes out unchanged."""
+    out = copy.deepcopy(doc)
+    wf = _choose_workflow(out, ctx)
+    if from_old:
+        if wf is not None and "workflow" not in out:
+            out["workflow"] = wf.id
+            ctx.note(f"workflow set to {wf.id!r}", "/workflow")
+        _top_level_extras(out, wf, ctx)
+    _project(out, ctx)
+    _updated(out, ctx)
+    steps = _steps(out, wf, ctx)
+    _current_step(out, steps, ctx)
+    _review_audit(out, ctx)
+    _findings(out, ctx)
+    _decisions(out, wf, ctx)
+    _decision_log(out, ctx)
+    return out
+
+
+def _choose_workflow(doc: dict[str, Any], ctx: _Ctx) -> Workflow | None:
+    if ctx.workflow is not None:
+        return ctx.workflow
+    named = doc.get("workflow")
+    try:
+        if named is not None:
+            return load_workflow(state_workflow_spec(named))
+        apex = load_workflow("apex")
+    except WorkflowError:
+        return None
+    names = {s.name for s in apex.steps}
+    steps = doc.get("steps") if isinstance(doc.get("steps"), dict) else {}
+    assert isinstance(steps, dict)
+    foreign = sorted(
+        {
+            str(s["name"])
+            for s in steps.values()
+            if isinstance(s, dict) and isinstance(s.get("name"), str) and s["name"] not in names
+        }
+    )
+    if foreign:
+        ctx.note(
+            f"step names {', '.join(map(repr, foreign))} are not apex steps; the session "
+            "is migrated under the generic workflow"
+        )
+        try:
+            return load_workflow("generic")
+        except WorkflowError:
+            return None
+    return apex
+
+
+def _top_level_extras(doc: dict[str, Any], wf: Workflow | None, ctx: _Ctx) -> None:
+    from session_resume.core.rules import CORE_KEYS
+
+    known = set(CORE_KEYS) | {f.name for f in (wf.fields if wf else ())}
+    for key in [k for k in doc if k not in known and not k.startswith("x-")]:
+        if key == "complexity":
+            continue  # moved into decisions by _decisions
+        ctx.aside(
+            doc, key, doc.pop(key), f"top-level key {key!r} is not part of 3.0", pointer_join([key])
+        )
+
+
+def _project(doc: dict[str, Any], ctx: _Ctx) -> None:
+    p = doc.get("project")
+    if isinstance(p, str) and re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", p) and len(p) <= 128:
+        return
+    hint = ctx.project_hint
+    if hint and re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", hint):
+        if p is not None:
+            ctx.aside(doc, "project", p, f"project {p!r} is not a valid project name", "/project")
+        doc["project"] = hint
+        ctx.note(f"project set to {hint!r} from the session directory", "/project")
+
+
+def _ts_value(value: Any) -> tuple[str | None, bool]:
+    """(normalised timestamp or None, whether the input was usable)."""
+    if value is None or value == "":
+        return None, True
+    if not isinstance(value, str):
+        return None, False
+    if parse_ts(value):
+        return value, True
+    try:
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None, False
+    if dt.tzinfo is None:
+        return None, False
+    return format_ts(dt), True
+
+
+def _updated(doc: dict[str, Any], ctx: _Ctx) -> None:
+    raw = doc.get("updated")
+    ts, ok = _ts_value(raw)
+    if ts is not None:
+        if ts != raw:
+            doc["updated"] = ts
+            ctx.note(f"updated {raw!r} rewritten as {ts}", "/updated")
+        return
+    if not ok:
+        ctx.aside(doc, "updated", raw, f"updated {raw!r} is not a timestamp", "/updated")
+    doc["updated"] = format_ts(ctx.now)
+    ctx.note("updated was empty; set to the migration time", "/updated")
+
+
+def _new_key(key: str) -> str:
+    m = _DOTTED_KEY.match(key)
+    return f"{m.group(1)}_{m.group(2)}" if m else key
+
+
+def _steps(doc: dict[str, Any], wf: Workflow | None, ctx: _Ctx) -> dict[str, Any]:
+    steps = doc.get("steps")
+    if not isinstance(steps, dict):
+        if steps is not None:
+            raise MigrationError(
+                [diag("SR152", "steps is not an object", file=ctx.file, pointer="/steps")]
+            )
+        steps = {}
+    renamed: dict[str, Any] = {}
+    for key, step in steps.items():
+        new = _new_key(key)
+        if new != key:
+            if new in steps:
+                ctx.aside(
+                    doc,
+                    f"step_{key}",
+                    step,
+                    f"step {key!r} duplicates step {new!r}",
+                    pointer_join(["steps", key]),
+                )
+                continue
+            ctx.note(f"step key {key!r} renamed {new!r}", pointer_join(["steps", key]))
+        if not _STEP_KEY.match(new):
+            ctx.aside(
+                doc,
+                f"step_{key}",
+                step,
+                f"step key {key!r} is not N or N_M",
+                pointer_join(["steps", key]),
+            )
+            continue
+        renamed[new] = step
+    if wf is not None and not wf.free_steps:
+        started_orders = [
+            wf.step_keys.index(k)
+            for k, st in renamed.items()
+            if k in wf.step_keys
+            and isinstance(st, dict)
+            and st.get("status") in ("in_progress", "complete", "skipped")
+        ]
+        last_started = max(started_orders, default=-1)
+        for i, sdef in enumerate(wf.steps):
+            if sdef.key in renamed:
+                continue
+            if i < last_started:
+                # The step did not exist when the session passed this point (e.g. apex 3_5,
+                # added mid-v1): record it as skipped rather than pretend it is still to do.
+                renamed[sdef.key] = {
+                    "status": "skipped",
+                    "skip_reason": "added by migration: the step did not exist when the "
+                    "session passed it",
+                }
+                ctx.note(
+                    f"step {sdef.key} ({sdef.name}) added as skipped (later steps had run)",
+                    pointer_join(["steps", sdef.key]),
+                )
+            else:
+                renamed[sdef.key] = {"status": "pending"}
+                ctx.note(
+                    f"step {sdef.key} ({sdef.name}) added as pending",
+                    pointer_join(["steps", sdef.key]),
+                )
+        order = {k: i for i, k in enumerate(wf.step_keys)}
+        renamed = dict(
+            sorted(renamed.items(), key=lambda kv: (order.get(kv[0], len(order)), _num(kv[0])))
+        )
+    fixed: dict[str, Any] = {}
+    for key, step in renamed.items():
+        fixed[key] = _step(key, step, wf, doc, ctx)
+    if fixed != steps or list(fixed) != list(steps):
+        doc["steps"] = fixed
+    return fixed
+
+
+def _num(key: str) -> tuple[int, int]:
+    a, _, b = key.partition("_")
+    return int(a), int(b or 0)
+
+
+def _step(
+    key: str, step: Any, wf: Workflow | None, doc: dict[str, Any], ctx: _Ctx
+) -> dict[str, Any]:
+    sdef = wf.step(key) if wf is not None else None
+    base = ["steps", key]
+    if step is None:
+        step = {}
+    if not isinstance(step, dict):
+        ctx.aside(doc, f"step_{key}", step, f"step {key} is not an object", pointer_join(base))
+        step = {}
+    out = dict(step)
+    fresh = set(step) <= {"status", "skip_reason"}  # added by _steps: its note says it all
+    # name and agent
+    if not isinstance(out.get("name"), str) or not out.get("name"):
+        if "name" in out:
+            ctx.aside(out, "name", out["name"], "name was not a string", pointer_join(base))
+        out["name"] = sdef.name if sdef else f"Step {key}"
+        if not fresh:
+            ctx.note(f"step {key}: name set to {out['name']!r}", pointer_join([*base, "name"]))
+    if not isinstance(out.get("agent"), str):
+        if "agent" in out:
+            ctx.aside(out, "agent", out["agent"], "agent was not a string", pointer_join(base))
+        out["agent"] = sdef.agents[0] if sdef and len(sdef.agents) == 1 else ""
+        if not fresh:
+            ctx.note(f"step {key}: agent set to {out['agent']!r}", pointer_join([*base, "agent"]))
+    # status
+    status = out.get("status")
+    if not (isinstance(status, str) and status in _STATUSES):
+        if status == "blocked":
+            out["status"] = "in_progress"
+            title = f"step {key} ({out['name']}) is blocked"
+            findings = doc.setdefault("open_findings", [])
+            if isinstance(findings, list) and title not in findings:
+                findings.append(title)
+            out.setdefault("x-legacy", {})["status"] = status
+            ctx.note(
+                f"step {key}: status 'blocked' became in_progress plus the open finding {title!r}",
+                pointer_join([*base, "status"]),
+            )
+        else:
+            out.setdefault("x-legacy", {})["status"] = status
+            out["status"] = "pending"
+            ctx.notes.append(
+                diag(
+                    "SR151",
+                    f"step {key}: status {status!r} is not a 3.0 status; "
+                    "set to pending, kept as x-legacy.status",
+                    file=ctx.file,
+                    pointer=pointer_join([*base, "status"]),
+                )
+            )
+    # timestamps
+    for name in ("started", "completed"):
+        raw = out.get(name)
+        ts, ok = _ts_value(raw)
+        if not ok:
+            out.setdefault("x-legacy", {})[name] = raw
+            ctx.notes.append(
+                diag(
+                    "SR151",
+                    f"step {key}: {name} {raw!r} is not a timestamp; kept as x-legacy.{name}",
+                    file=ctx.file,
+                    pointer=pointer_join([*base, name]),
+                )
+            )
+        if ts != raw or name not in out:
+            if name in out and raw not in (None, ""):
+                ctx.note(
+                    f"step {key}: {name} {raw!r} rewritten as {ts}", pointer_join([*base, name])
+                )
+            out[name] = ts
+    if out["status"] == "complete" and out["completed"] is None:
+        out["completed"] = doc.get("updated")
+        ctx.note(
+            f"step {key}: complete without a completion time; completed set to the "
+            "state's updated time (the latest it can have been)",
+            pointer_join([*base, "completed"]),
+        )
+    if out["status"] == "in_progress" and out["started"] is None:
+        out["started"] = doc.get("updated")
+        ctx.note(
+            f"step {key}: in_progress without a start time; started set to the state's "
+            "updated time",
+            pointer_join([*base, "started"]),
+        )
+    # sub_step
+    sub = out.get("sub_step")
+    if sub == "" or "sub_step" not in out:
+        out["sub_step"] = None
+    elif sub is not None and not isinstance(sub, str):
+        out.setdefault("x-legacy", {})["sub_step"] = sub
+        out["sub_step"] = None
+        ctx.notes.append(
+            diag(
+                "SR151",
+                f"step {key}: sub_step {sub!r} is not a string",
+                file=ctx.file,
+                pointer=pointer_join([*base, "sub_step"]),
+            )
+        )
+    elif isinstance(sub, str) and out["status"] in ("complete", "pending", "skipped"):
+        out["sub_step"] = None
+        ctx.note(
+            f"step {key}: sub_step {sub!r} cleared (a {out['status']} step has none)",
+            pointer_join([*base, "sub_step"]),
+        )
+    elif isinstance(sub, str) and sdef is not None and sub not in sdef.checkpoint_ids:
+        new = sdef.legacy_checkpoints.get(sub)
+        if new is None and sub.replace(".", "_") in sdef.checkpoint_ids:
+            new = sub.replace(".", "_")
+        if new is not None:
+            out["sub_step"] = new
+            ctx.note(
+                f"step {key}: checkpoint {sub!r} renamed {new!r}", pointer_join([*base, "sub_step"])
+            )
+    # lists
+    for name in ("artifacts", "context_files_used"):
+        value = out.get(name)
+        if value is None:
+            out[name] = []
+            if name in step:
+                ctx.note(f"step {key}: {name} null became []", pointer_join([*base, name]))
+        elif not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            out.setdefault("x-legacy", {})[name] = value
+            out[name] = (
+                [v for v in value if isinstance(v, str) and v] if isinstance(value, list) else []
+            )
+            ctx.notes.append(
+                diag(
+                    "SR151",
+                    f"step {key}: {name} held non-path items; kept as x-legacy.{name}",
+                    file=ctx.file,
+                    pointer=pointer_join([*base, name]),
+                )
+            )
+    # unknown step keys → x-legacy (3.0 steps are closed)
+    for k in [
+        k
+        for k in out
+        if k not in _STEP_FIELDS and k not in _STEP_OPTIONAL and not k.startswith("x-")
+    ]:
+        value = out.pop(k)
+        out.setdefault("x-legacy", {})[k] = value
+        ctx.notes.append(
+            diag(
+                "SR151",
+                f"step {key}: field {k!r} is not part of a 3.0 step; kept as x-legacy.{k}",
+                file=ctx.file,
+                pointer=pointer_join([*base, k]),
+            )
+        )
+    ordered = {k: out[k] for k in _STEP_FIELDS}
+    ordered.update({k: v for k, v in out.items() if k not in ordered})
+    return ordered if ordered != step or list(ordered) != list(step) else step
+
+
+def _current_step(doc: dict[str, Any], steps: dict[str, Any], ctx: _Ctx) -> None:
+    cur = doc.get("current_step")
+    if isinstance(cur, int) and not isinstance(cur, bool) and cur >= 0:
+        return
+    if isinstance(cur, float) and cur.is_integer() and cur >= 0:
+        doc["current_step"] = int(cur)  # 2.0 is the integer 2
+        return
+    new: int | None = None
+    if isinstance(cur, str) and re.match(r"^[0-9]+([._][0-9]+)?$", cur):
+        new = int(re.split(r"[._]", cur)[0])
+    else:
+        running = [k for k, s in steps.items() if s.get("status") == "in_progress"]
+        new = _num(running[0])[0] if running else 0
+        if cur is not None:
+            ctx.aside(
+                doc,
+                "current_step",
+                cur,
+                f"current_step {cur!r} is not a step number",
+                "/current_step",
+            )
+    doc["current_step"] = new
+    ctx.note(f"current_step {cur!r} became {new}", "/current_step")
+
+
+def _review_audit(doc: dict[str, Any], ctx: _Ctx) -> None:
+    audit = doc.get("review_audit")
+    if audit is None:
+        return
+    if not isinstance(audit, dict):
+        ctx.aside(
+            doc,
+            "review_audit",
+            doc.pop("review_audit"),
+            "review_audit is not an object",
+            "/review_audit",
+        )
+        return
+    fixed: dict[str, Any] = {}
+    for key, entry in audit.items():
+        new = key
+        m = re.match(r"^step_([0-9]+)\.([0-9]+)$", key)
+        if m:
+            new = f"step_{m.group(1)}_{m.group(2)}"
+            ctx.note(
+                f"review_audit key {key!r} renamed {new!r}", pointer_join(["review_audit", key])
+            )
+        if not re.match(r"^step_[0-9]+(_[0-9]+)?$", new) or new in fixed:
+            ctx.aside(
+                doc,
+                f"review_audit_{key}",
+                entry,
+                f"review_audit key {key!r} is invalid",
+                pointer_join(["review_audit", key]),
+            )
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("skipped"), list):
+            items = entry["skipped"]
+            ints = [int(x) if isinstance(x, str) and x.isdigit() else x for x in items]
+            if ints != items:
+                entry = {**entry, "skipped": ints}
+                ctx.note(
+                    f"review_audit {new}: skipped pass numbers converted to integers",
+                    pointer_join(["review_audit", new, "skipped"]),
+                )
+        fixed[new] = entry
+    if fixed != audit or list(fixed) != list(audit):
+        doc["review_audit"] = fixed
+
+
+def _finding_text(item: dict[str, Any]) -> str:
+    if item.get("type") == "circuit_breaker":
+        parts = [str(item.get("failure_category") or "failure")]
+        if item.get("last_error"):
+            parts.append(str(item["last_error"]))
+        return "circuit breaker: " + " - ".join(parts)
+    for k in ("title", "description", "text", "id"):
+        if isinstance(item.get(k), str) and item[k].strip():
+            return str(item[k]).strip()
+    return str(item)
+
+
+def _findings(doc: dict[str, Any], ctx: _Ctx) -> None:
+    findings = doc.get("open_findings")
+    if findings is None:
+        doc["open_findings"] = []
+        ctx.note("open_findings added (empty)", "/open_findings")
+        return
+    if not isinstance(findings, list):
+        ctx.aside(doc, "open_findings", findings, "open_findings is not a list", "/open_findings")
+        doc["open_findings"] = []
+        return
+    out: list[str] = []
+    resolved: list[Any] = []
+    converted: list[Any] = []
+    for i, item in enumerate(findings):
+        if isinstance(item, str):
+            text = item
+        elif isinstance(item, dict):
+            if str(item.get("status", "")).lower() in _RESOLVED:
+                resolved.append(item)
+                continue
+            text = _finding_text(item)
+            converted.append(item)
+            ctx.note(
+                f"finding object {i} became the string {text!r}", pointer_join(["open_findings", i])
+            )
+        else:
+            text = str(item)
+        if text and text not in out:
+            out.append(text)
+    if converted:
+        ctx.aside(
+            doc,
+            "open_finding_objects",
+            converted,
+            f"{len(converted)} open finding object(s) became strings; the original "
+            "objects hold more than a title",
+            "/open_findings",
+        )
+    if resolved:
+        ctx.aside(
+            doc,
+            "resolved_findings",
+            resolved,
+            f"{len(resolved)} resolved finding object(s) are not open findings",
+            "/open_findings",
+        )
+    if out != findings:
+        doc["open_findings"] = out
+
+
+def _decisions(doc: dict[str, Any], wf: Workflow | None, ctx: _Ctx) -> None:
+    dec = doc.get("decisions")
+    if dec is None:
+        dec = doc["decisions"] = {}
+        ctx.note("decisions added", "/decisions")
+    if not isinstance(dec, dict):
+        ctx.aside(doc, "decisions", dec, "decisions is not an object", "/decisions")
+        dec = doc["decisions"] = {}
+    if "complexity" in doc and wf is not None and wf.id == "apex":
+        top = doc.pop("complexity")
+        if "complexity" not in dec:
+            dec["complexity"] = top
+            ctx.note("top-level complexity moved into decisions", "/complexity")
+        else:
+            ctx.aside(
+                doc, "complexity", top, "top-level complexity duplicates decisions", "/complexity"
+            )
+    elif "complexity" in doc:
+        ctx.aside(doc, "complexity", doc.pop("complexity"), "top-level complexity", "/complexity")
+    if wf is None:
+        return
+    enums = {d.key: d.enum for d in wf.decisions if d.enum is not None}
+    comp = dec.get("complexity")
+    if "complexity" in enums and isinstance(comp, str) and comp not in (enums["complexity"] or ()):
+        mapped = _COMPLEXITY.get(comp.lower())
+        if mapped is not None and mapped in (enums["complexity"] or ()):
+            dec["complexity"] = mapped
+            ctx.note(f"complexity {comp!r} mapped to {mapped!r}", "/decisions/complexity")
+    for d in wf.decisions:
+        if d.required and d.key not in dec:
+            dec[d.key] = ""
+            ctx.note(
+                f"required decision {d.key!r} added (empty: not yet decided)",
+                pointer_join(["decisions", d.key]),
+            )
+    # apex keeps iac_tool twice (upstream ambiguity): fill the empty copy from the other.
+    if wf.id == "apex":
+        top, inner = doc.get("iac_tool"), dec.get("iac_tool")
+        if isinstance(top, str) and isinstance(inner, str) and top != inner:
+            if not top:
+                doc["iac_tool"] = inner
+                ctx.note(f"iac_tool filled from decisions.iac_tool ({inner!r})", "/iac_tool")
+            elif not inner:
+                dec["iac_tool"] = top
+                ctx.note(
+                    f"decisions.iac_tool filled from iac_tool ({top!r})", "/decisions/iac_tool"
+                )
+            else:
+                ctx.notes.append(
+                    diag(
+                        "SR151",
+                        f"iac_tool {top!r} and decisions.iac_tool "
+                        f"{inner!r} disagree; both kept, resolve by hand",
+                        file=ctx.file,
+                        pointer="/iac_tool",
+                    )
+                )
+
+
+def _entry_is_v3(e: dict[str, Any]) -> bool:
+    step = e.get("step")
+    step_ok = (
+        step is None
+        or (isinstance(step, int) and not isinstance(step, bool) and step >= 0)
+        or (isinstance(step, str) and bool(_STEP_KEY.match(step)))
+    )
+    return (
+        all(isinstance(e.get(k), str) and e[k] for k in ("id", "title", "choice", "rationale"))
+        and bool(_DECISION_ID.match(e["id"]))
+        and step_ok
+        and ("timestamp" not in e or parse_ts(e["timestamp"]) is not None)
+    )
+
+
+def _decision_log(doc: dict[str, Any], ctx: _Ctx) -> None:
+    log = doc.get("decision_log")
+    if log is None:
+        return
+    if not isinstance(log, list):
+        ctx.aside(
+            doc,
+            "decision_log",
+            doc.pop("decision_log"),
+            "decision_log is not a list",
+            "/decision_log",
+        )
+        return
+    used = {
+        e["id"]
+        for e in log
+        if isinstance(e, dict) and isinstance(e.get("id"), str) and _DECISION_ID.match(e["id"])
+    }
+    nums = [int(i[1:]) for i in used]
+    next_n = max(nums, default=0) + 1
+    out: list[Any] = []
+    changed = False
+    for i, entry in enumerate(log):
+        if not isinstance(entry, dict):
+            ctx.aside(
+                doc,
+                f"decision_log_{i}",
+                entry,
+                f"decision_log[{i}] is not an object",
+                pointer_join(["decision_log", i]),
+            )
+            changed = True
+            continue
+        e = dict(entry)
+        ptr = pointer_join(["decision_log", i])
+        if _entry_is_v3(e):
+            out.append(e)
+            continue
+        if not (isinstance(e.get("id"), str) and _DECISION_ID.match(e["id"])):
+            if "id" in e:
+                e["x-legacy-id"] = e["id"]
+            e["id"] = f"D{next_n:03d}"
+            next_n += 1
+            ctx.note(f"decision_log[{i}] given id {e['id']}", ptr)
+        # apex-recall {decision, rationale, step, timestamp}; docs-site {key, value, reason}
+        if "title" not in e:
+            title = e.get("decision") or e.get("key")
+            if isinstance(title, str) and title.strip():
+                e["title"] = title.strip()[:120]
+        if "choice" not in e:
+            choice = e.pop("decision", None) if "decision" in e else e.get("value")
+            if "value" in e and choice is e.get("value"):
+                e.pop("value")
+            if choice is not None:
+                e["choice"] = choice if isinstance(choice, str) else str(choice)
+        if "rationale" not in e:
+            reason = e.pop("reason", None)
+            e["rationale"] = reason if isinstance(reason, str) and reason else "(not recorded)"
+        if "key" in e and e.get("title") == e["key"]:
+            e.pop("key")
+        for req in ("title", "choice"):
+            if not isinstance(e.get(req), str) or not e[req]:
+                e[req] = "(not recorded)"
+        step = e.get("step")
+        if isinstance(step, str) and _DOTTED_KEY.match(step):
+            e["step"] = _new_key(step)
+        ts = e.get("timestamp")
+        if ts is not None:
+            norm, ok = _ts_value(ts)
+            if not ok or norm is None:
+                e["x-legacy-timestamp"] = e.pop("timestamp")
+            elif norm != ts:
+                e["timestamp"] = norm
+        if e != entry:
+            ctx.note(f"decision_log[{i}] converted to the 3.0 entry shape", ptr)
+            changed = True
+        out.append(e)
+    if changed:
+        doc["decision_log"] = out
+
+
+# --- the chain ---------------------------------------------------------------------------
+
+Step = Callable[[dict[str, Any], _Ctx], dict[str, Any]]
+CHAIN: list[tuple[str, str, Step]] = [("1.0", "2.0", v1_to_v2), ("2.0", "3.0", v2_to_v3)]
+
+
+def migrate(
+    doc: dict[str, Any],
+    *,
+    now: datetime,
+    workflow: Workflow | None = None,
+    project_hint: str | None = None,
+    file: str = "",
+) -> MigrationResult:
+    """Migrate ``doc`` to 3.0 (or repair a 3.0 document). Pure; raises
+    :class:`MigrationError` (SR141/SR142/SR152) when it cannot, never writes anything."""
+    raw, num = version_of(doc)
+    if raw is None or num is None:
+        raise MigrationError(
+            [
+                diag(
+                    "SR142",
+                    f"schema_version {doc.get('schema_version')!r} is not a version string",
+                    file=file,
+                    pointer="/schema_version",
+                )
+            ]
+        )
+    if is_newer_than_known(num):
+        raise MigrationError(
+            [
+                diag(
+                    "SR141",
+                    f"schema version {raw} is newer than {CURRENT}; refusing to touch it",
+                    file=file,
+                    pointer="/schema_version",
+                )
+            ]
+        )
+    if raw not in ("1.0", "2.0", "3.0"):
+        raise MigrationError(
+            [
+                diag(
+                    "SR142",
+                    f"schema version {raw} does not exist",
+                    file=file,
+                    pointer="/schema_version",
+                )
+            ]
+        )
+    ctx = _Ctx(now=now, workflow=workflow, project_hint=project_hint, from_version=raw, file=file)
+    result = MigrationResult(original=doc, document=doc, from_version=raw, to_version=CURRENT)
+    cur = doc
+    version = raw
+    for src, dst, fn in CHAIN:
+        if version != src:
+            continue
+        cur = fn(cur, ctx)
+        _check(cur, dst, f"after {fn.__name__}", file)
+        result.steps.append(f"{src}->{dst}")
+        version = dst
+    if raw == CURRENT:
+        repaired = repair_v3(cur, ctx)
+        if repaired != cur:
+            result.steps.append("3.0 repair")
+        cur = repaired
+        _check(cur, CURRENT, "after the 3.0 repair", file)
+    result.document = cur
+    # A document that did not change has nothing to report (a note without a change would
+    # make `migrate --check` pass while printing that something happened).
+    result.notes = ctx.notes if result.changed else []
+    return result
+
+
+def _check(doc: dict[str, Any], version: str, when: str, file: str) -> None:
+    rel = f"session-state/{version}.json"
+    if schemas.is_valid(rel, doc):
+        return
+    errors = schemas.explain(rel, doc, file=file)
+    raise MigrationError(
+        [
+            diag(
+                "SR152",
+                f"{when}, the document is not a valid {version} state: {d.code} {d.message}",
+                file=file,
+                pointer=d.pointer,
+            )
+            for d in errors
+        ]
+    )

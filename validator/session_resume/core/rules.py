@@ -1,0 +1,480 @@
+"""Semantic rules a JSON Schema cannot say (DESIGN §4) and the workflow's rules. Pure.
+
+Every rule reads defensively: the document may also have failed the schema, and a rule
+must still not raise on it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from session_resume.core.codes import diag
+from session_resume.core.diagnostics import Diagnostic, pointer_join
+from session_resume.core.timeutil import looks_like_ts, parse_ts
+from session_resume.core.workflow import Workflow
+
+CORE_KEYS = frozenset(
+    {
+        "$schema",
+        "schema_version",
+        "project",
+        "workflow",
+        "revision",
+        "updated",
+        "current_step",
+        "steps",
+        "decisions",
+        "open_findings",
+        "decision_log",
+        "review_audit",
+    }
+)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_WINDOWS_ABS = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")
+_KEY = re.compile(r"^[0-9]+(_[0-9]+)?$")
+
+
+@dataclass(frozen=True)
+class RuleOptions:
+    now: datetime | None = None
+    skew: timedelta = timedelta(minutes=5)
+    # Given when artifacts must exist: returns True if the repository-relative path exists.
+    exists: Callable[[str], bool] | None = None
+
+
+def step_order_key(key: str) -> tuple[int, int]:
+    major, _, minor = key.partition("_")
+    return int(major), int(minor or 0)
+
+
+def ordered_step_keys(doc_steps: dict[str, Any], workflow: Workflow | None) -> list[str]:
+    """Workflow order for the workflow's steps, numeric order for the rest."""
+    keys = [k for k in doc_steps if isinstance(k, str) and _KEY.match(k)]
+    if workflow is not None and not workflow.free_steps:
+        known = [k for k in workflow.step_keys if k in doc_steps]
+        extra = sorted((k for k in keys if k not in workflow.step_keys), key=step_order_key)
+        return known + extra
+    return sorted(keys, key=step_order_key)
+
+
+def check_state(
+    doc: dict[str, Any], workflow: Workflow | None, opts: RuleOptions, file: str = ""
+) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    steps = doc.get("steps") if isinstance(doc.get("steps"), dict) else {}
+    assert isinstance(steps, dict)
+    updated = _ts(doc.get("updated"), ["updated"], out, file)
+    _future(updated, ["updated"], opts, out, file)
+
+    in_progress: list[str] = []
+    for key, step in steps.items():
+        if not isinstance(step, dict):
+            continue
+        base = ["steps", key]
+        status = step.get("status")
+        started = _ts(step.get("started"), [*base, "started"], out, file)
+        completed = _ts(step.get("completed"), [*base, "completed"], out, file)
+        sub = step.get("sub_step")
+        _status_rules(status, step, sub, base, out, file)
+        if status == "in_progress":
+            in_progress.append(key)
+        if started and completed and started > completed:
+            out.append(
+                diag(
+                    "SR304",
+                    f"step {key}: started ({step['started']}) is after completed "
+                    f"({step['completed']})",
+                    file=file,
+                    pointer=pointer_join([*base, "started"]),
+                )
+            )
+        for name, value in (("started", started), ("completed", completed)):
+            if value and updated and value > updated:
+                out.append(
+                    diag(
+                        "SR304",
+                        f"step {key}: {name} ({step[name]}) is after the state's "
+                        f"updated ({doc['updated']})",
+                        file=file,
+                        pointer=pointer_join([*base, name]),
+                    )
+                )
+            _future(value, [*base, name], opts, out, file)
+        for list_name in ("artifacts", "context_files_used"):
+            _path_rules(
+                step.get(list_name),
+                [*base, list_name],
+                opts,
+                out,
+                file,
+                check_exists=list_name == "artifacts",
+            )
+
+    if len(in_progress) > 1:
+        out.append(
+            diag(
+                "SR306",
+                f"steps {', '.join(in_progress)} are all in_progress",
+                file=file,
+                pointer="/steps",
+            )
+        )
+    cur = doc.get("current_step")
+    if isinstance(cur, float) and cur.is_integer():
+        cur = int(cur)  # 7.0 is the integer 7 in JSON (and in JSON Schema)
+    if len(in_progress) == 1 and isinstance(cur, int) and not isinstance(cur, bool):
+        want = step_order_key(in_progress[0])[0] if _KEY.match(in_progress[0]) else None
+        if want is not None and cur != want:
+            out.append(
+                diag(
+                    "SR307",
+                    f"current_step is {cur} but step {in_progress[0]} is "
+                    f"in_progress (expected {want})",
+                    file=file,
+                    pointer="/current_step",
+                )
+            )
+    _progression(steps, workflow, out, file)
+    _decision_log(doc.get("decision_log"), out, file)
+    field_names = {f.name for f in workflow.fields} if workflow else set()
+    for k in doc:
+        if k not in CORE_KEYS and k not in field_names and not k.startswith("x-"):
+            out.append(
+                diag("SR330", f"unknown top-level key {k!r}", file=file, pointer=pointer_join([k]))
+            )
+    if workflow is not None:
+        out.extend(check_workflow(doc, steps, workflow, file))
+    return out
+
+
+def _ts(value: Any, path: list[str | int], out: list[Diagnostic], file: str) -> datetime | None:
+    if value is None:
+        return None
+    dt = parse_ts(value)
+    if dt is None and looks_like_ts(value):
+        out.append(
+            diag(
+                "SR340",
+                f"{value!r} is not a real date and time",
+                file=file,
+                pointer=pointer_join(path),
+            )
+        )
+    return dt
+
+
+def _future(
+    value: datetime | None,
+    path: list[str | int],
+    opts: RuleOptions,
+    out: list[Diagnostic],
+    file: str,
+) -> None:
+    try:
+        limit = opts.now + opts.skew if opts.now else None
+    except OverflowError:  # now at the end of time: nothing can be later
+        limit = None
+    if value and limit is not None and value > limit:
+        out.append(
+            diag(
+                "SR305",
+                f"{pointer_join(path)} is in the future "
+                f"(more than {int(opts.skew.total_seconds())} s after now)",
+                file=file,
+                pointer=pointer_join(path),
+            )
+        )
+
+
+def _status_rules(
+    status: Any,
+    step: dict[str, Any],
+    sub: Any,
+    base: list[str | int],
+    out: list[Diagnostic],
+    file: str,
+) -> None:
+    key = base[-1]
+    p = pointer_join
+    if status == "pending":
+        for name in ("started", "completed", "sub_step"):
+            if step.get(name) is not None:
+                out.append(
+                    diag(
+                        "SR301",
+                        f"step {key} is pending but has {name} set",
+                        file=file,
+                        pointer=p([*base, name]),
+                    )
+                )
+    elif status == "in_progress":
+        if step.get("started") is None:
+            out.append(
+                diag(
+                    "SR301",
+                    f"step {key} is in_progress but has no started time",
+                    file=file,
+                    pointer=p([*base, "started"]),
+                )
+            )
+        if step.get("completed") is not None:
+            out.append(
+                diag(
+                    "SR301",
+                    f"step {key} is in_progress but has a completed time",
+                    file=file,
+                    pointer=p([*base, "completed"]),
+                )
+            )
+    elif status == "complete":
+        if step.get("completed") is None:
+            out.append(
+                diag(
+                    "SR302",
+                    f"step {key} is complete but completed is not set",
+                    file=file,
+                    pointer=p([*base, "completed"]),
+                )
+            )
+        if sub is not None:
+            out.append(
+                diag(
+                    "SR303",
+                    f"step {key} is complete but sub_step is {sub!r}",
+                    file=file,
+                    pointer=p([*base, "sub_step"]),
+                )
+            )
+    elif status == "skipped" and sub is not None:
+        out.append(
+            diag(
+                "SR301",
+                f"step {key} is skipped but has sub_step {sub!r}",
+                file=file,
+                pointer=p([*base, "sub_step"]),
+            )
+        )
+
+
+def _path_rules(
+    paths: Any,
+    base: list[str | int],
+    opts: RuleOptions,
+    out: list[Diagnostic],
+    file: str,
+    *,
+    check_exists: bool,
+) -> None:
+    if not isinstance(paths, list):
+        return
+    seen: set[str] = set()
+    for i, raw in enumerate(paths):
+        if not isinstance(raw, str):
+            continue
+        ptr = pointer_join([*base, i])
+        bad = path_problem(raw)
+        if bad:
+            out.append(diag(bad[0], f"{bad[1]}: {raw!r}", file=file, pointer=ptr))
+            continue
+        if "\\" in raw:
+            out.append(diag("SR315", f"path uses backslashes: {raw!r}", file=file, pointer=ptr))
+        norm = posixpath.normpath(raw.replace("\\", "/"))
+        if norm in seen:
+            out.append(diag("SR313", f"{raw!r} is listed twice", file=file, pointer=ptr))
+        seen.add(norm)
+        if check_exists and opts.exists is not None and not opts.exists(norm):
+            out.append(diag("SR314", f"artifact {raw!r} does not exist", file=file, pointer=ptr))
+
+
+def path_problem(raw: str) -> tuple[str, str] | None:
+    """The code and reason a listed path is unsafe, or None. Lexical: no file system access."""
+    if _CONTROL.search(raw):
+        return "SR312", "path holds a control character"
+    if raw.startswith(("/", "\\")) or _WINDOWS_ABS.match(raw):
+        return "SR310", "path is absolute"
+    norm = posixpath.normpath(raw.replace("\\", "/"))
+    if norm == ".." or norm.startswith("../"):
+        return "SR311", "path leaves the repository"
+    return None
+
+
+def _progression(
+    steps: dict[str, Any], workflow: Workflow | None, out: list[Diagnostic], file: str
+) -> None:
+    order = ordered_step_keys(steps, workflow)
+    latest = None
+    for i, k in enumerate(order):
+        st = steps[k]
+        if isinstance(st, dict) and st.get("status") in ("in_progress", "complete"):
+            latest = i
+    if latest is None:
+        return
+    key = order[latest]
+    behind = [
+        k
+        for k in order[:latest]
+        if isinstance(steps[k], dict) and steps[k].get("status") not in ("complete", "skipped")
+    ]
+    if behind:
+        out.append(
+            diag(
+                "SR308",
+                f"step {key} has started but earlier step(s) "
+                f"{', '.join(behind)} are neither complete nor skipped",
+                file=file,
+                pointer=pointer_join(["steps", key]),
+            )
+        )
+
+
+def _decision_log(log: Any, out: list[Diagnostic], file: str) -> None:
+    if not isinstance(log, list):
+        return
+    seen: dict[str, int] = {}
+    last = -1
+    for i, entry in enumerate(log):
+        if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
+            continue
+        m = re.match(r"^D([0-9]+)$", entry["id"])
+        if not m:
+            continue
+        ptr = pointer_join(["decision_log", i, "id"])
+        if entry["id"] in seen:
+            out.append(
+                diag("SR320", f"decision id {entry['id']} is used twice", file=file, pointer=ptr)
+            )
+        seen[entry["id"]] = i
+        n = int(m.group(1))
+        if n <= last:
+            out.append(
+                diag(
+                    "SR321",
+                    f"decision id {entry['id']} comes after a higher id",
+                    file=file,
+                    pointer=ptr,
+                )
+            )
+        last = max(last, n)
+    for i, entry in enumerate(log):
+        superseded = entry.get("superseded_by") if isinstance(entry, dict) else None
+        if isinstance(superseded, str) and superseded not in seen:
+            out.append(
+                diag(
+                    "SR322",
+                    f"superseded_by {superseded} is not in the log",
+                    file=file,
+                    pointer=pointer_join(["decision_log", i, "superseded_by"]),
+                )
+            )
+
+
+def check_workflow(
+    doc: dict[str, Any], steps: dict[str, Any], wf: Workflow, file: str
+) -> list[Diagnostic]:
+    from session_resume.core import schemas
+
+    out: list[Diagnostic] = []
+    if not wf.free_steps:
+        for key in steps:
+            if wf.step(key) is None:
+                out.append(
+                    diag(
+                        "SR410",
+                        f"step {key!r} is not a step of workflow {wf.id!r} "
+                        f"(steps: {', '.join(wf.step_keys)})",
+                        file=file,
+                        pointer=pointer_join(["steps", key]),
+                    )
+                )
+        for wanted in wf.steps:
+            if wanted.key not in steps:
+                out.append(
+                    diag(
+                        "SR411",
+                        f"step {wanted.key} ({wanted.name}) of workflow {wf.id!r} is missing",
+                        file=file,
+                        pointer="/steps",
+                    )
+                )
+    for key, step in steps.items():
+        sdef = wf.step(key)
+        if sdef is None or not isinstance(step, dict):
+            continue
+        base = ["steps", key]
+        if isinstance(step.get("name"), str) and step["name"] != sdef.name:
+            out.append(
+                diag(
+                    "SR412",
+                    f"step {key} is named {step['name']!r}; workflow "
+                    f"{wf.id!r} calls it {sdef.name!r}",
+                    file=file,
+                    pointer=pointer_join([*base, "name"]),
+                )
+            )
+        agent = step.get("agent")
+        if isinstance(agent, str) and agent and agent not in sdef.agents:
+            out.append(
+                diag(
+                    "SR413",
+                    f"step {key} agent {agent!r} is not one of {', '.join(sdef.agents)}",
+                    file=file,
+                    pointer=pointer_join([*base, "agent"]),
+                )
+            )
+        sub = step.get("sub_step")
+        if isinstance(sub, str) and sdef.checkpoints and sub not in sdef.checkpoint_ids:
+            if sub in sdef.legacy_checkpoints:
+                out.append(
+                    diag(
+                        "SR416",
+                        f"step {key} sub_step {sub!r} is the legacy name of "
+                        f"{sdef.legacy_checkpoints[sub]!r}",
+                        file=file,
+                        pointer=pointer_join([*base, "sub_step"]),
+                    )
+                )
+            else:
+                out.append(
+                    diag(
+                        "SR414",
+                        f"step {key} sub_step {sub!r} is not a checkpoint of "
+                        f"{sdef.name}; checkpoints: {', '.join(sdef.checkpoint_ids)}",
+                        file=file,
+                        pointer=pointer_join([*base, "sub_step"]),
+                    )
+                )
+        ctx = step.get("context_files_used")
+        if sdef.budget and isinstance(ctx, list) and len(ctx) > sdef.budget.max_startup_files:
+            out.append(
+                diag(
+                    "SR415",
+                    f"step {key} recorded {len(ctx)} context files; its "
+                    f"startup budget is {sdef.budget.max_startup_files}",
+                    file=file,
+                    pointer=pointer_join([*base, "context_files_used"]),
+                )
+            )
+    audit = doc.get("review_audit")
+    if isinstance(audit, dict) and not wf.free_steps:
+        for k in audit:
+            reviewed = (
+                wf.step(k[len("step_") :]) if isinstance(k, str) and k.startswith("step_") else None
+            )
+            if reviewed is None or not reviewed.review_audited:
+                out.append(
+                    diag(
+                        "SR421",
+                        f"review_audit has {k!r} but workflow {wf.id!r} does not review that step",
+                        file=file,
+                        pointer=pointer_join(["review_audit", k]),
+                    )
+                )
+    fragment = wf.state_fragment()
+    if not wf.fragment_validator.is_valid(doc):
+        out.extend(schemas.explain_schema(fragment, doc, file=file, code="SR420"))
+    return out

@@ -1,0 +1,230 @@
+"""Compiled JSON Schema validators and the mapping of schema errors to stable codes.
+
+Two engines: ``jsonschema_rs`` answers "is it valid?" fast; only when it says no does the
+reference engine ``jsonschema`` (imported lazily) explain why, so valid files never pay for
+the slower engine or its import. The test suite cross-checks both engines on every fixture.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from session_resume.core.codes import diag
+from session_resume.core.diagnostics import Diagnostic, pointer_join
+from session_resume.resources import load_schema
+
+_KEYWORD_CODES = {
+    "required": "SR201",
+    "type": "SR202",
+    "enum": "SR203",
+    "const": "SR203",
+    "pattern": "SR204",
+    "format": "SR204",
+    "additionalProperties": "SR205",
+    "unevaluatedProperties": "SR205",
+    "propertyNames": "SR207",
+    "uniqueItems": "SR206",
+    "minItems": "SR206",
+    "maxItems": "SR206",
+    "contains": "SR206",
+    "minimum": "SR208",
+    "maximum": "SR208",
+    "exclusiveMinimum": "SR208",
+    "exclusiveMaximum": "SR208",
+    "minLength": "SR208",
+    "maxLength": "SR208",
+    "multipleOf": "SR208",
+    "minProperties": "SR208",
+    "maxProperties": "SR208",
+}
+
+
+@functools.cache
+def _fast(relpath: str) -> Any:
+    import jsonschema_rs
+
+    return jsonschema_rs.validator_for(load_schema(relpath))
+
+
+def is_valid(relpath: str, instance: Any) -> bool:
+    """Fast check against a schema file under ``schema/``."""
+    return bool(_fast(relpath).is_valid(instance))
+
+
+@functools.cache
+def _reference(relpath: str) -> Any:
+    return _reference_for(load_schema(relpath))
+
+
+def _reference_for(schema: dict[str, Any]) -> Any:
+    return _reference_class()(schema)
+
+
+@functools.lru_cache(maxsize=1)
+def _reference_class() -> Any:
+    """Draft 2020-12 with ECMA-262 ``$``: Python's ``$`` also matches before a final newline,
+    so plain ``jsonschema`` accepts ``"project": "abc\\n"`` where ajv and jsonschema-rs do not."""
+    import jsonschema
+    from jsonschema import validators
+
+    def pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Any:
+        if validator.is_type(instance, "string") and not ecma_search(patrn, instance):
+            yield jsonschema.ValidationError(f"{instance!r} does not match {patrn!r}")
+
+    return validators.extend(  # type: ignore[no-untyped-call]
+        jsonschema.Draft202012Validator, {"pattern": pattern}
+    )
+
+
+def ecma_translate(patrn: str) -> str:
+    """Rewrite unescaped ``$`` outside character classes as ``\\Z`` (end of input)."""
+    out, i, in_class = [], 0, False
+    while i < len(patrn):
+        c = patrn[i]
+        if c == "\\":
+            out.append(patrn[i : i + 2])
+            i += 2
+            continue
+        if c == "[":
+            in_class = True
+        elif c == "]":
+            in_class = False
+        elif c == "$" and not in_class:
+            c = r"\Z"
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(patrn: str) -> re.Pattern[str]:
+    return re.compile(ecma_translate(patrn))
+
+
+def ecma_search(patrn: str, text: str) -> bool:
+    return _compiled(patrn).search(text) is not None
+
+
+def reference_is_valid(relpath: str, instance: Any) -> bool:
+    """The reference engine's verdict (used by the cross-check tests)."""
+    return bool(_reference(relpath).is_valid(instance))
+
+
+def explain(
+    relpath: str,
+    instance: Any,
+    *,
+    file: str = "",
+    code_for: Callable[[str, list[str | int], Any], str | None] | None = None,
+) -> list[Diagnostic]:
+    """Coded diagnostics for every schema error of ``instance`` (reference engine)."""
+    return explain_with(_reference(relpath), instance, file=file, code_for=code_for)
+
+
+def explain_schema(
+    schema: dict[str, Any], instance: Any, *, file: str = "", code: str | None = None
+) -> list[Diagnostic]:
+    """Like :func:`explain` for an in-memory schema; ``code`` overrides every code."""
+    override = (lambda _kw, _path, _err: code) if code else None
+    return explain_with(_reference_for(schema), instance, file=file, code_for=override)
+
+
+def explain_with(
+    validator: Any,
+    instance: Any,
+    *,
+    file: str = "",
+    code_for: Callable[[str, list[str | int], Any], str | None] | None = None,
+) -> list[Diagnostic]:
+    out: list[Diagnostic] = []
+    seen: set[tuple[str, str, str]] = set()
+    for err in sorted(validator.iter_errors(instance), key=_sort_key):
+        for code, path, message in _describe(err):
+            if code_for is not None:
+                code = code_for(err.validator, path, err) or code
+            ptr = pointer_join(path)
+            key = (code, ptr, message)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(diag(code, message, file=file, pointer=ptr))
+    return out
+
+
+def _sort_key(err: Any) -> tuple[list[str], str]:
+    return [str(p) for p in err.absolute_path], str(err.validator)
+
+
+def _describe(err: Any) -> Iterator[tuple[str, list[str | int], str]]:
+    path: list[str | int] = list(err.absolute_path)
+    kw = str(err.validator)
+    code = _KEYWORD_CODES.get(kw, "SR209")
+    where = pointer_join(path) or "the document"
+    if kw == "required":
+        missing = [
+            p
+            for p in err.validator_value
+            if isinstance(err.instance, dict) and p not in err.instance
+        ]
+        for name in missing:
+            yield code, path, f"{where}: required property {name!r} is missing"
+        return
+    if kw in ("additionalProperties", "unevaluatedProperties") and isinstance(err.instance, dict):
+        props = err.schema.get("properties", {})
+        patterns = list(err.schema.get("patternProperties", {}))
+        for k in err.instance:
+            if k not in props and not any(ecma_search(p, k) for p in patterns):
+                yield (
+                    code,
+                    [*path, k],
+                    f"{pointer_join([*path, k])}: property {k!r} is not allowed here",
+                )
+        return
+    if kw == "propertyNames" or "propertyNames" in err.relative_schema_path:
+        # The failing keyword is inside propertyNames; the instance is the key itself.
+        key_path: list[str | int] = [*path, err.instance]
+        yield "SR207", key_path, (f"{where}: key {err.instance!r} is not allowed ({_short(err)})")
+        return
+    if kw in ("enum", "const"):
+        allowed = err.validator_value if kw == "enum" else [err.validator_value]
+        yield (
+            code,
+            path,
+            (
+                f"{where}: {_show(err.instance)} is not allowed; "
+                f"expected one of {', '.join(_show(a) for a in allowed)}"
+            ),
+        )
+        return
+    if kw == "type":
+        want = err.validator_value
+        want_s = " or ".join(want) if isinstance(want, list) else want
+        yield code, path, f"{where}: expected {want_s}, got {_show(err.instance)}"
+        return
+    if kw == "pattern":
+        title = err.schema.get("title") or "the value"
+        yield (
+            code,
+            path,
+            (
+                f"{where}: {_show(err.instance)} does not have the form of {title} "
+                f"(pattern {err.validator_value})"
+            ),
+        )
+        return
+    yield code, path, f"{where}: {_short(err)}"
+
+
+def _short(err: Any) -> str:
+    msg = str(err.message)
+    return msg if len(msg) <= 200 else msg[:197] + "..."
+
+
+def _show(value: Any) -> str:
+    import json
+
+    s = json.dumps(value, ensure_ascii=False)
+    return s if len(s) <= 60 else s[:57] + "..."

@@ -1,0 +1,424 @@
+"""Workflow definitions: ordered steps, checkpoints, context budgets, decision keys, fields.
+
+``load_workflow`` reads a built-in by name or a YAML file by path, validates it against
+``schema/workflow/1.json`` and returns a typed :class:`Workflow`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from session_resume.core.codes import diag
+from session_resume.core.diagnostics import Diagnostic, pointer_join
+from session_resume.resources import schema_dir
+
+BUILTINS = ("apex", "dotagent", "generic")
+WORKFLOW_SCHEMA = "workflow/1.json"
+
+
+class WorkflowError(Exception):
+    """A workflow could not be loaded; ``diagnostics`` say why."""
+
+    def __init__(self, diagnostics: list[Diagnostic]):
+        super().__init__("; ".join(f"{d.code} {d.message}" for d in diagnostics))
+        self.diagnostics = diagnostics
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    id: str
+    after: str
+
+
+@dataclass(frozen=True)
+class Budget:
+    max_startup_files: int
+    startup_files: tuple[str, ...]
+    notes: str = ""
+
+
+@dataclass(frozen=True)
+class StepDef:
+    key: str
+    name: str
+    agents: tuple[str, ...]
+    optional: bool
+    review_audited: bool
+    gate: dict[str, Any] | None
+    checkpoints: tuple[Checkpoint, ...]
+    legacy_checkpoints: dict[str, str]
+    budget: Budget | None
+
+    @property
+    def checkpoint_ids(self) -> list[str]:
+        return [c.id for c in self.checkpoints]
+
+
+@dataclass(frozen=True)
+class DecisionKey:
+    key: str
+    required: bool
+    description: str
+    enum: tuple[Any, ...] | None = None
+
+
+@dataclass(frozen=True)
+class FieldDef:
+    name: str
+    required: bool
+    description: str
+    schema: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Workflow:
+    """A validated workflow definition."""
+
+    id: str
+    version: int
+    title: str
+    description: str
+    session_dir: str
+    free_steps: bool
+    steps: tuple[StepDef, ...]
+    decisions: tuple[DecisionKey, ...]
+    fields: tuple[FieldDef, ...]
+    source: str = ""
+    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def step(self, key: str) -> StepDef | None:
+        for s in self.steps:
+            if s.key == key:
+                return s
+        return None
+
+    @property
+    def step_keys(self) -> list[str]:
+        return [s.key for s in self.steps]
+
+    def state_fragment(self) -> dict[str, Any]:
+        """JSON Schema for the workflow-specific parts of a state (fields and decisions)."""
+        props: dict[str, Any] = {f.name: f.schema for f in self.fields}
+        required = [f.name for f in self.fields if f.required]
+        dprops: dict[str, Any] = {}
+        for d in self.decisions:
+            dprops[d.key] = {"enum": list(d.enum)} if d.enum is not None else {}
+        drequired = [d.key for d in self.decisions if d.required]
+        props["decisions"] = {"type": "object", "properties": dprops, "required": drequired}
+        return {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": props,
+            "required": required,
+        }
+
+    @functools.cached_property
+    def fragment_validator(self) -> Any:
+        """The compiled fast validator of :meth:`state_fragment` (built once per workflow)."""
+        import jsonschema_rs
+
+        return jsonschema_rs.validator_for(self.state_fragment())
+
+    def template_state(self, project: str, now: str) -> dict[str, Any]:
+        """A fresh v3.0 state for this workflow: every step pending."""
+        steps: dict[str, Any] = {
+            s.key: {
+                "name": s.name,
+                "agent": s.agents[0] if len(s.agents) == 1 else "",
+                "status": "pending",
+                "sub_step": None,
+                "started": None,
+                "completed": None,
+                "artifacts": [],
+                "context_files_used": [],
+            }
+            for s in self.steps
+        }
+        decisions = {d.key: "" for d in self.decisions if d.required}
+        doc: dict[str, Any] = {
+            "schema_version": "3.0",
+            "project": project,
+            "workflow": self.id,
+            "revision": 0,
+            "updated": now,
+            "current_step": 0,
+            "decisions": decisions,
+            "open_findings": [],
+            "steps": steps,
+        }
+        return doc
+
+
+def state_workflow_spec(own: object, configured: str | None = None) -> str:
+    """Which workflow to load for a state whose ``workflow`` field is ``own``.
+
+    The field comes from an untrusted file: it may name a built-in workflow, or the project's
+    configured one by its id, and is never used as a path (else a state could make the tool
+    read any file it names). Raises :class:`WorkflowError` (SR403) otherwise.
+    """
+    if own is None:
+        return configured or "apex"
+    if isinstance(own, str) and own in BUILTINS:
+        return own
+    if isinstance(own, str) and configured:
+        try:
+            if load_workflow(configured).id == own:
+                return configured
+        except WorkflowError:
+            pass
+    raise WorkflowError(
+        [
+            diag(
+                "SR403",
+                f"the state names workflow {str(own)[:80]!r}, which is "
+                f"neither built in ({', '.join(BUILTINS)}) nor the project's "
+                "configured workflow; a state's workflow field is never read "
+                "as a path",
+                pointer="/workflow",
+            )
+        ]
+    )
+
+
+def _builtin_path(name: str) -> Path:
+    return schema_dir() / "workflows" / f"{name}.yaml"
+
+
+def load_workflow(name_or_path: str | os.PathLike[str] = "apex") -> Workflow:
+    """Load a built-in workflow by name (``apex``, ``dotagent``, ``generic``) or a YAML file.
+
+    Raises :class:`WorkflowError` with coded diagnostics (SR400–SR403) when it cannot.
+    """
+    spec = os.fspath(name_or_path)
+    if spec in BUILTINS:
+        path = _builtin_path(spec)
+    else:
+        path = Path(spec)
+        if not path.is_file():
+            raise WorkflowError(
+                [
+                    diag(
+                        "SR403",
+                        f"no built-in workflow named {spec!r} and no file at that path "
+                        f"(built-ins: {', '.join(BUILTINS)})",
+                        file=spec,
+                    )
+                ]
+            )
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise WorkflowError(
+            [diag("SR403", f"cannot read workflow file: {exc.strerror}", file=str(path))]
+        ) from None
+    return _parse_cached(str(path), data)
+
+
+@functools.lru_cache(maxsize=32)
+def _parse_cached(file: str, data: bytes) -> Workflow:
+    raw = _cache_get(data)
+    if raw is None:
+        raw = _parse_yaml_definition(file, data)
+        _cache_put(data, raw)
+    return _build(raw, file)
+
+
+def _parse_yaml_definition(file: str, data: bytes) -> dict[str, Any]:
+    from session_resume.core import schemas
+    from session_resume.core.yamlsafe import load_yaml_text, yaml_position
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise WorkflowError(
+            [diag("SR400", f"invalid UTF-8 at byte {exc.start}", file=file)]
+        ) from None
+    res = load_yaml_text(text, file=file)
+    if res.diagnostics:
+        raise WorkflowError(res.diagnostics)
+    raw = res.value
+    if not isinstance(raw, dict):
+        raise WorkflowError([diag("SR400", "a workflow definition is a mapping", file=file)])
+    # Round-trip through JSON: rejects YAML-only types (dates, sets) before schema validation.
+    try:
+        raw = json.loads(json.dumps(raw))
+    except (TypeError, ValueError) as exc:
+        raise WorkflowError(
+            [diag("SR400", f"non-JSON value in workflow: {exc}", file=file)]
+        ) from None
+    if not schemas.is_valid(WORKFLOW_SCHEMA, raw):
+        diags = []
+        for d in schemas.explain(WORKFLOW_SCHEMA, raw, file=file, code_for=lambda *_: "SR400"):
+            from session_resume.core.diagnostics import pointer_split
+
+            line, col = yaml_position(text, list(pointer_split(d.pointer)))
+            diags.append(
+                diag("SR400", d.message, file=file, pointer=d.pointer, line=line, column=col)
+            )
+        raise WorkflowError(diags)
+    problems = _semantic_problems(raw, file)
+    if problems:
+        raise WorkflowError(problems)
+    definition: dict[str, Any] = raw
+    return definition
+
+
+def _semantic_problems(raw: dict[str, Any], file: str) -> list[Diagnostic]:
+    out = []
+    seen: set[str] = set()
+    for i, s in enumerate(raw.get("steps", [])):
+        if s["key"] in seen:
+            out.append(
+                diag(
+                    "SR400",
+                    f"step key {s['key']!r} is defined twice",
+                    file=file,
+                    pointer=pointer_join(["steps", i, "key"]),
+                )
+            )
+        seen.add(s["key"])
+        ids = [c["id"] for c in s.get("checkpoints", [])]
+        for dup in sorted({x for x in ids if ids.count(x) > 1}):
+            out.append(
+                diag(
+                    "SR400",
+                    f"checkpoint {dup!r} is defined twice in step {s['key']}",
+                    file=file,
+                    pointer=pointer_join(["steps", i, "checkpoints"]),
+                )
+            )
+        for old, new in (s.get("legacy_checkpoints") or {}).items():
+            if new not in ids:
+                out.append(
+                    diag(
+                        "SR400",
+                        f"legacy checkpoint {old!r} maps to {new!r}, which is "
+                        "not a checkpoint of the step",
+                        file=file,
+                        pointer=pointer_join(["steps", i, "legacy_checkpoints", old]),
+                    )
+                )
+    return out
+
+
+def _build(raw: dict[str, Any], file: str) -> Workflow:
+    steps = []
+    for s in raw["steps"]:
+        b = s.get("budget")
+        steps.append(
+            StepDef(
+                key=s["key"],
+                name=s["name"],
+                agents=tuple(s["agents"]),
+                optional=bool(s.get("optional", False)),
+                review_audited=bool(s.get("review_audited", False)),
+                gate=s.get("gate"),
+                checkpoints=tuple(
+                    Checkpoint(c["id"], c["after"]) for c in s.get("checkpoints", [])
+                ),
+                legacy_checkpoints=dict(s.get("legacy_checkpoints") or {}),
+                budget=Budget(
+                    b["max_startup_files"], tuple(b.get("startup_files", [])), b.get("notes", "")
+                )
+                if b
+                else None,
+            )
+        )
+    return Workflow(
+        id=raw["id"],
+        version=raw["version"],
+        title=raw["title"],
+        description=raw["description"],
+        session_dir=raw["session_dir"],
+        free_steps=bool(raw["free_steps"]),
+        steps=tuple(steps),
+        decisions=tuple(
+            DecisionKey(
+                d["key"],
+                bool(d.get("required", False)),
+                d.get("description", ""),
+                tuple(d["enum"]) if "enum" in d else None,
+            )
+            for d in raw["decisions"]
+        ),
+        fields=tuple(
+            FieldDef(
+                f["name"],
+                bool(f.get("required", False)),
+                f.get("description", ""),
+                f.get("schema", {}),
+            )
+            for f in raw["fields"]
+        ),
+        source=file,
+        raw=raw,
+    )
+
+
+# --- parse cache -------------------------------------------------------------------------
+# A validated definition is cached as JSON so a cold `validate` does not pay for importing and
+# running the YAML parser. The entry is named by a cheap checksum and holds the exact source
+# and workflow-schema bytes it was made from; a hit must match both byte for byte, so a
+# checksum collision or a changed schema can only cost a re-parse, never a wrong definition.
+
+
+# Bump when the YAML loading rules change (yamlsafe.py): old entries then miss.
+_CACHE_FORMAT = b"v3:yaml-1.2-core"
+
+
+def _cache_dir() -> Path | None:
+    if os.environ.get("SESSION_RESUME_NO_CACHE"):
+        return None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "session-resume" / "workflows"
+
+
+def _cache_ident(data: bytes) -> tuple[str, str]:
+    import zlib
+
+    schema_text = (schema_dir() / WORKFLOW_SCHEMA).read_bytes().decode("utf-8", "replace")
+    blob = _CACHE_FORMAT + b"\0" + schema_text.encode() + b"\0" + data
+    name = f"{zlib.crc32(blob):08x}{zlib.adler32(blob):08x}{len(blob):x}.json"
+    return name, schema_text
+
+
+def _cache_get(data: bytes) -> dict[str, Any] | None:
+    d = _cache_dir()
+    if d is None:
+        return None
+    try:
+        name, schema_text = _cache_ident(data)
+        with open(d / name, encoding="utf-8") as fh:
+            entry = json.load(fh)
+        if (
+            isinstance(entry, dict)
+            and entry.get("source") == data.decode("utf-8", "replace")
+            and entry.get("schema") == schema_text
+            and isinstance(entry.get("parsed"), dict)
+        ):
+            parsed: dict[str, Any] = entry["parsed"]
+            return parsed
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _cache_put(data: bytes, raw: dict[str, Any]) -> None:
+    d = _cache_dir()
+    if d is None:
+        return
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        name, schema_text = _cache_ident(data)
+        target = d / name
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        entry = {"source": data.decode("utf-8", "replace"), "schema": schema_text, "parsed": raw}
+        tmp.write_text(json.dumps(entry), encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError:
+        pass  # a cache that cannot be written only costs time

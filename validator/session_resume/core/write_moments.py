@@ -1,0 +1,509 @@
+"""State transitions at the five write moments (pure core: no I/O, the clock injected).
+
+Each function takes a v3.0 state document and returns a **new** document (the input is never
+mutated), or raises :class:`TransitionError` with coded diagnostics that say what to do:
+SR710 (the change is not allowed from the step's current status), SR711 (no such step),
+SR310/SR311/SR312 (an unsafe artifact or context path), SR420 (a decision value the workflow
+does not allow). ``updated`` and ``revision`` are the store's business (``store.save``).
+
+Write moments (upstream session-resume skill): step start → :func:`start`; sub-step done →
+:func:`checkpoint`; step done → :func:`complete`; decision made → :func:`set_decision` /
+:func:`log_decision`; challenger finding → :func:`add_finding` / :func:`resolve_finding`.
+A composite orchestrator gate (complete A, record decisions, start B) is :func:`transition`,
+one new document and therefore one write.
+"""
+
+from __future__ import annotations
+
+import copy
+import posixpath
+import re
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+from session_resume.core.codes import diag
+from session_resume.core.diagnostics import Diagnostic, pointer_join
+from session_resume.core.rules import ordered_step_keys, path_problem, step_order_key
+from session_resume.core.timeutil import format_ts
+from session_resume.core.workflow import StepDef, Workflow
+
+STEP_KEY = re.compile(r"^[0-9]+(_[0-9]+)?$")
+_DECISION_ID = re.compile(r"^D([0-9]+)$")
+DONE = ("complete", "skipped")
+
+
+class TransitionError(Exception):
+    """The change is not allowed; ``diagnostics`` say why and what to do. Nothing changed."""
+
+    def __init__(self, diagnostics: list[Diagnostic]):
+        super().__init__("; ".join(f"{d.code} {d.message}" for d in diagnostics))
+        self.diagnostics = diagnostics
+
+
+def _refuse(code: str, message: str, pointer: str = "") -> TransitionError:
+    return TransitionError([diag(code, message, pointer=pointer)])
+
+
+def _ptr(*parts: str | int) -> str:
+    return pointer_join(list(parts))
+
+
+# --- helpers -----------------------------------------------------------------------------
+
+
+def _label(key: str, step: Mapping[str, Any] | None, sdef: StepDef | None) -> str:
+    name = sdef.name if sdef is not None else (step or {}).get("name")
+    return f"{key} ({name})" if isinstance(name, str) and name else key
+
+
+def _steps(doc: dict[str, Any]) -> dict[str, Any]:
+    steps = doc.get("steps")
+    if not isinstance(steps, dict):
+        steps = {}
+        doc["steps"] = steps
+    return steps
+
+
+def _check_key(wf: Workflow, key: str) -> None:
+    if not isinstance(key, str) or not STEP_KEY.match(key):
+        raise _refuse(
+            "SR711",
+            f"{key!r} is not a step key (digits, optionally `_` and digits, e.g. 1 or 3_5)",
+        )
+    if not wf.free_steps and wf.step(key) is None:
+        raise _refuse(
+            "SR711",
+            f"step {key!r} is not a step of workflow {wf.id!r} (steps: {', '.join(wf.step_keys)})",
+            _ptr("steps", key),
+        )
+
+
+def _new_step(name: str, agent: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "agent": agent,
+        "status": "pending",
+        "sub_step": None,
+        "started": None,
+        "completed": None,
+        "artifacts": [],
+        "context_files_used": [],
+    }
+
+
+def _existing(doc: dict[str, Any], wf: Workflow, key: str) -> dict[str, Any]:
+    """The step record to change (a workflow step missing from the document is added)."""
+    _check_key(wf, key)
+    steps = _steps(doc)
+    step = steps.get(key)
+    if isinstance(step, dict):
+        return step
+    sdef = wf.step(key)
+    if sdef is None:
+        raise _refuse(
+            "SR711",
+            f"step {key!r} is not in the state yet; start it first "
+            f"(`session-resume start {key} --name NAME`)",
+            _ptr("steps", key),
+        )
+    step = _new_step(sdef.name, sdef.agents[0] if len(sdef.agents) == 1 else "")
+    steps[key] = step
+    return step
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _check_paths(paths: Iterable[str], pointer: str) -> list[str]:
+    out = []
+    problems = []
+    for raw in paths:
+        if not isinstance(raw, str) or not raw:
+            problems.append(diag("SR710", "a listed path is empty", pointer=pointer))
+            continue
+        bad = path_problem(raw)
+        if bad:
+            problems.append(
+                diag(
+                    bad[0],
+                    f"{bad[1]}: {raw!r}; list files as paths relative to the repository "
+                    "root, inside it",
+                    pointer=pointer,
+                )
+            )
+            continue
+        out.append(raw)
+    if problems:
+        raise TransitionError(problems)
+    return out
+
+
+def _append_unique(target: list[Any], new: Iterable[str]) -> None:
+    seen = {posixpath.normpath(p.replace("\\", "/")) for p in target if isinstance(p, str)}
+    for p in new:
+        norm = posixpath.normpath(p.replace("\\", "/"))
+        if norm not in seen:
+            target.append(p)
+            seen.add(norm)
+
+
+# --- the transitions ---------------------------------------------------------------------
+
+
+def init_state(wf: Workflow, project: str, now: datetime) -> dict[str, Any]:
+    """A fresh v3.0 state for ``wf``: every step pending, revision 0 (the store makes it 1)."""
+    if not isinstance(project, str) or not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$", project):
+        raise _refuse(
+            "SR710",
+            f"project name {project!r} is not allowed: use letters, digits, `.`, `_` and `-`, "
+            "starting with a letter or digit (at most 128 characters)",
+            "/project",
+        )
+    return wf.template_state(project, format_ts(now))
+
+
+def start(
+    doc: dict[str, Any],
+    wf: Workflow,
+    key: str,
+    now: datetime,
+    force: bool = False,
+    orphaned: bool = False,
+    name: str | None = None,
+) -> dict[str, Any]:
+    """Step start: pending → in_progress (``started`` = now, ``completed`` and ``sub_step``
+    cleared, ``current_step`` = the key's integer part, ``attempts`` = 1 on a first start).
+
+    * already in_progress: a restart from the beginning (``sub_step`` and
+      ``context_files_used`` cleared, ``started`` = now). With ``orphaned`` (the previous
+      session crashed) ``attempts`` is incremented (an absent count means 1 attempt so far).
+    * complete or skipped: refused unless ``force`` (a re-run: completion reset, attempts + 1).
+    * another step in_progress: refused unless ``force`` (that step goes back to pending).
+    * earlier steps (workflow order; numeric order for free steps) not complete or skipped:
+      refused unless ``force`` (upstream's direct-invocation check).
+    * under a free-steps workflow an unknown key creates the step (``name``, default
+      ``Step KEY``).
+    """
+    new = copy.deepcopy(doc)
+    _check_key(wf, key)
+    steps = _steps(new)
+    sdef = wf.step(key)
+    if not isinstance(steps.get(key), dict):
+        if sdef is not None:
+            steps[key] = _new_step(sdef.name, sdef.agents[0] if len(sdef.agents) == 1 else "")
+        else:  # free steps
+            steps[key] = _new_step(name or f"Step {key}", "")
+    step = steps[key]
+    status = step.get("status")
+    label = _label(key, step, sdef)
+    ptr = _ptr("steps", key, "status")
+
+    if status in DONE and not force:
+        if status == "complete":
+            raise _refuse(
+                "SR710",
+                f"step {label} is already complete; to run it again use "
+                f"`session-resume start {key} --force` (its completion is reset)",
+                ptr,
+            )
+        reason = step.get("skip_reason")
+        raise _refuse(
+            "SR710",
+            f"step {label} was skipped"
+            + (f" ({reason})" if isinstance(reason, str) and reason else "")
+            + f"; to run it anyway use `session-resume start {key} --force`",
+            ptr,
+        )
+
+    others = [
+        k
+        for k, s in steps.items()
+        if k != key and isinstance(s, dict) and s.get("status") == "in_progress"
+    ]
+    if others and not force:
+        names = ", ".join(_label(k, steps[k], wf.step(k)) for k in others)
+        raise _refuse(
+            "SR710",
+            f"step {names} is in progress; complete it (`session-resume complete "
+            f"{others[0]}`) or skip it first, or use `--force` to start step {key} anyway "
+            f"(step {others[0]} then goes back to pending)",
+            _ptr("steps", others[0], "status"),
+        )
+
+    order = ordered_step_keys(steps, wf)
+    if key in order:
+        behind = [
+            k
+            for k in order[: order.index(key)]
+            if isinstance(steps[k], dict) and steps[k].get("status") not in DONE
+        ]
+    else:  # pragma: no cover - every key matching STEP_KEY is ordered
+        behind = []
+    if behind and not force and status != "in_progress":
+        names = ", ".join(_label(k, steps[k], wf.step(k)) for k in behind)
+        raise _refuse(
+            "SR710",
+            f"earlier step(s) {names} are neither complete nor skipped; complete or skip "
+            f"them first (the orchestrator runs steps in order), or use `--force` to start "
+            f"step {key} anyway",
+            _ptr("steps", key),
+        )
+
+    for k in others:  # only reached with force
+        o = steps[k]
+        o.update(status="pending", started=None, completed=None, sub_step=None)
+
+    attempts = _int_or_none(step.get("attempts"))
+    if status == "pending":
+        step["attempts"] = (attempts or 0) + 1
+    elif status == "in_progress":
+        if orphaned:
+            step["attempts"] = (attempts if attempts is not None else 1) + 1
+    else:  # a forced re-run of a complete or skipped step
+        step["attempts"] = (attempts if attempts is not None else 1) + 1
+    if status != "pending":
+        step["context_files_used"] = []
+    step.pop("skip_reason", None)
+    step.update(status="in_progress", started=format_ts(now), completed=None, sub_step=None)
+    new["current_step"] = step_order_key(key)[0]
+    return new
+
+
+def checkpoint(
+    doc: dict[str, Any],
+    wf: Workflow,
+    key: str,
+    sub_step: str,
+    artifacts: Iterable[str] = (),
+    context_files: Iterable[str] = (),
+) -> dict[str, Any]:
+    """Sub-step done: record the checkpoint ``sub_step`` and append artifacts and context
+    files (deduplicated). The step must be in_progress; ``sub_step`` must be a checkpoint id
+    of the step (a legacy id is written as its current id) unless the workflow defines no
+    checkpoints for it."""
+    new = copy.deepcopy(doc)
+    step = _existing(new, wf, key)
+    sdef = wf.step(key)
+    label = _label(key, step, sdef)
+    status = step.get("status")
+    if status != "in_progress":
+        advice = (
+            f"run `session-resume start {key}` before recording checkpoints"
+            if status == "pending"
+            else f"it is {status}; run `session-resume start {key} --force` to work on it again"
+        )
+        raise _refuse(
+            "SR710", f"step {label} is {status}, not in_progress: {advice}", _ptr("steps", key)
+        )
+    if not isinstance(sub_step, str) or not sub_step.strip():
+        raise _refuse("SR710", "the checkpoint id is empty", _ptr("steps", key, "sub_step"))
+    if sdef is not None and sdef.checkpoints and sub_step not in sdef.checkpoint_ids:
+        if sub_step in sdef.legacy_checkpoints:
+            sub_step = sdef.legacy_checkpoints[sub_step]
+        else:
+            raise _refuse(
+                "SR710",
+                f"{sub_step!r} is not a checkpoint of step {label} in workflow {wf.id!r}; "
+                f"valid ids: {', '.join(sdef.checkpoint_ids)}",
+                _ptr("steps", key, "sub_step"),
+            )
+    arts = _check_paths(list(artifacts), _ptr("steps", key, "artifacts"))
+    ctx = _check_paths(list(context_files), _ptr("steps", key, "context_files_used"))
+    for list_name, values in (("artifacts", arts), ("context_files_used", ctx)):
+        if not isinstance(step.get(list_name), list):
+            step[list_name] = []
+        _append_unique(step[list_name], values)
+    step["sub_step"] = sub_step
+    return new
+
+
+def complete(doc: dict[str, Any], wf: Workflow, key: str, now: datetime) -> dict[str, Any]:
+    """Step done: in_progress → complete (``completed`` = now, ``sub_step`` cleared)."""
+    new = copy.deepcopy(doc)
+    step = _existing(new, wf, key)
+    label = _label(key, step, wf.step(key))
+    status = step.get("status")
+    ptr = _ptr("steps", key, "status")
+    if status == "pending":
+        raise _refuse(
+            "SR710",
+            f"step {label} is pending: it has not started; run `session-resume start {key}` first",
+            ptr,
+        )
+    if status == "complete":
+        raise _refuse(
+            "SR710",
+            f"step {label} is already complete (at {step.get('completed')}); nothing to do",
+            ptr,
+        )
+    if status != "in_progress":
+        raise _refuse(
+            "SR710",
+            f"step {label} is {status}; only a step in progress can be completed "
+            f"(`session-resume start {key} --force` to run it)",
+            ptr,
+        )
+    step.update(status="complete", completed=format_ts(now), sub_step=None)
+    return new
+
+
+def skip(
+    doc: dict[str, Any],
+    wf: Workflow,
+    key: str,
+    reason: str,
+    now: datetime,
+    force: bool = False,
+) -> dict[str, Any]:
+    """pending or in_progress → skipped with ``skip_reason``. A step the workflow does not
+    mark optional is skipped only with ``force``. (``now`` is accepted for symmetry; the
+    store stamps ``updated``.)"""
+    del now
+    new = copy.deepcopy(doc)
+    step = _existing(new, wf, key)
+    sdef = wf.step(key)
+    label = _label(key, step, sdef)
+    status = step.get("status")
+    ptr = _ptr("steps", key, "status")
+    if not isinstance(reason, str) or not reason.strip():
+        raise _refuse("SR710", f"give the reason for skipping step {label} (--reason)", ptr)
+    if status not in ("pending", "in_progress"):
+        raise _refuse(
+            "SR710",
+            f"step {label} is {status}; only a pending or in-progress step can be skipped",
+            ptr,
+        )
+    if sdef is not None and not sdef.optional and not force:
+        raise _refuse(
+            "SR710",
+            f"step {label} is not optional in workflow {wf.id!r}; use `--force` to skip it anyway",
+            ptr,
+        )
+    step.update(status="skipped", sub_step=None, completed=None, skip_reason=reason)
+    return new
+
+
+def set_decision(doc: dict[str, Any], wf: Workflow, key: str, value: Any) -> dict[str, Any]:
+    """Decision made: ``decisions[key] = value``, checked against the workflow's enum. If the
+    workflow keeps a top-level field of the same name (apex ``iac_tool``) and the document has
+    it, the field is updated too so the two copies cannot disagree."""
+    if not isinstance(key, str) or not key:
+        raise _refuse("SR710", "the decision key is empty", "/decisions")
+    for d in wf.decisions:
+        if d.key == key and d.enum is not None and value not in d.enum:
+            allowed = ", ".join(repr(v) for v in d.enum)
+            raise _refuse(
+                "SR420",
+                f"decision {key} = {value!r} is not allowed by workflow {wf.id!r}; "
+                f"allowed: {allowed}",
+                _ptr("decisions", key),
+            )
+    new = copy.deepcopy(doc)
+    decisions = new.get("decisions")
+    if not isinstance(decisions, dict):
+        decisions = {}
+        new["decisions"] = decisions
+    decisions[key] = value
+    for f in wf.fields:
+        if f.name == key and key in new:
+            new[key] = value
+    return new
+
+
+def next_decision_id(doc: Mapping[str, Any]) -> str:
+    log = doc.get("decision_log")
+    highest = 0
+    if isinstance(log, list):
+        for entry in log:
+            if isinstance(entry, dict) and isinstance(entry.get("id"), str):
+                m = _DECISION_ID.match(entry["id"])
+                if m:
+                    highest = max(highest, int(m.group(1)))
+    return f"D{highest + 1:03d}"
+
+
+def log_decision(
+    doc: dict[str, Any],
+    title: str,
+    choice: str,
+    rationale: str,
+    step: str | None = None,
+    alternatives: Iterable[str] = (),
+    *,
+    now: datetime,
+    wf: Workflow | None = None,
+) -> dict[str, Any]:
+    """Append a decision to ``decision_log`` with the next sequential id (``D001``, … max
+    existing + 1). ``step``: the step key it was made in (written as an integer when it is
+    one, as upstream does)."""
+    for what, value in (("title", title), ("choice", choice), ("rationale", rationale)):
+        if not isinstance(value, str) or not value.strip():
+            raise _refuse("SR710", f"the decision's {what} is empty", "/decision_log")
+    entry: dict[str, Any] = {
+        "id": next_decision_id(doc),
+        "title": title,
+        "choice": choice,
+        "rationale": rationale,
+    }
+    if step is not None:
+        if wf is not None:
+            _check_key(wf, step)
+        elif not STEP_KEY.match(step):
+            raise _refuse("SR711", f"{step!r} is not a step key", "/decision_log")
+        entry["step"] = int(step) if step.isdigit() else step
+    alts = [a for a in alternatives]
+    if alts:
+        entry["alternatives"] = alts
+    entry["timestamp"] = format_ts(now)
+    new = copy.deepcopy(doc)
+    if not isinstance(new.get("decision_log"), list):
+        new["decision_log"] = []
+    new["decision_log"].append(entry)
+    return new
+
+
+def add_finding(doc: dict[str, Any], title: str) -> dict[str, Any]:
+    """Challenger finding: add ``title`` to ``open_findings`` (once; adding it again changes
+    nothing)."""
+    if not isinstance(title, str) or not title.strip():
+        raise _refuse("SR710", "the finding title is empty", "/open_findings")
+    new = copy.deepcopy(doc)
+    if not isinstance(new.get("open_findings"), list):
+        new["open_findings"] = []
+    if title not in new["open_findings"]:
+        new["open_findings"].append(title)
+    return new
+
+
+def resolve_finding(doc: dict[str, Any], title: str) -> dict[str, Any]:
+    """Remove ``title`` from ``open_findings``; refused when it is not open."""
+    findings = doc.get("open_findings")
+    if not isinstance(findings, list) or title not in findings:
+        listed = ", ".join(repr(f) for f in findings or []) if isinstance(findings, list) else ""
+        raise _refuse(
+            "SR710",
+            f"no open finding titled {title!r}; open findings: {listed or 'none'}",
+            "/open_findings",
+        )
+    new = copy.deepcopy(doc)
+    new["open_findings"] = [f for f in new["open_findings"] if f != title]
+    return new
+
+
+def transition(
+    doc: dict[str, Any],
+    wf: Workflow,
+    complete_key: str,
+    start_key: str,
+    decisions: Mapping[str, Any],
+    now: datetime,
+    force: bool = False,
+) -> dict[str, Any]:
+    """An orchestrator gate in one document: complete ``complete_key``, record ``decisions``,
+    start ``start_key`` (``force`` applies to the start only)."""
+    new = complete(doc, wf, complete_key, now)
+    for k, v in decisions.items():
+        new = set_decision(new, wf, k, v)
+    return start(new, wf, start_key, now, force=force)

@@ -1,0 +1,38 @@
+"""Machine-readable JSON report (schema: schema/report/validate-1.json)."""
+
+from __future__ import annotations
+
+import json
+
+from session_resume.core.diagnostics import FileReport
+
+
+def report_dict(reports: list[FileReport], strict: bool) -> dict[str, object]:
+    files = [
+        {
+            "path": r.path,
+            "valid": r.ok(strict),
+            "schema_version": r.schema_version,
+            "workflow": r.workflow,
+            "diagnostics": [d.to_json() for d in r.diagnostics],
+        }
+        for r in reports
+    ]
+    bad = sum(1 for r in reports if not r.ok(strict))
+    return {
+        "report_version": 1,
+        "tool": "session-resume",
+        "valid": bad == 0,
+        "summary": {
+            "files": len(reports),
+            "valid": len(reports) - bad,
+            "invalid": bad,
+            "errors": sum(len(r.errors()) for r in reports),
+            "warnings": sum(len(r.warnings()) for r in reports),
+        },
+        "files": files,
+    }
+
+
+def render_json(reports: list[FileReport], strict: bool) -> str:
+    return json.dumps(report_dict(reports, strict), indent=2, ensure_ascii=False) + "\n"

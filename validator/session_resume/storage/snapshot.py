@@ -1,0 +1,78 @@
+"""Read everything the resume decision needs from a session directory (storage layer)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from session_resume.core.resume_decision import Snapshot
+from session_resume.core.rules import path_problem
+from session_resume.storage import lease_file as sentinel_mod
+from session_resume.storage import store, worklog
+
+TAIL_EVENTS = 200  # enough to find the session's end; read from the end of the file
+
+
+def temp_files(session_dir: Path) -> tuple[str, ...]:
+    try:
+        names = os.listdir(session_dir)
+    except OSError:
+        return ()
+    return tuple(
+        sorted(n for n in names if n.startswith(store.TMP_PREFIX) and n.endswith(store.TMP_SUFFIX))
+    )
+
+
+def take(
+    session_dir: str | os.PathLike[str],
+    *,
+    root: str | os.PathLike[str] | None = None,
+    last_events: int = 10,
+) -> Snapshot:
+    d = Path(session_dir)
+    loaded = store.load(d, root=root)
+    sent, _ = sentinel_mod.read(d)
+    tail = worklog.read_tail(d / worklog.WORKLOG, TAIL_EVENTS)
+    ended = False
+    if sent is not None:
+        sid = sent.get("session")
+        ended = any(
+            e.get("event") == "session_end" and e.get("session") == sid for e in tail.events
+        )
+    artifacts: dict[str, float | None] = {}
+    doc = loaded.document if loaded.status == "ok" else None
+    base = Path(root) if root is not None else Path.cwd()
+    if doc is not None:
+        for st in doc.get("steps", {}).values():
+            if isinstance(st, dict) and st.get("status") == "in_progress":
+                for p in st.get("artifacts") or []:
+                    # Untrusted paths: an absolute or ../ path must not make resume reveal
+                    # whether a file outside the repository exists (it counts as missing).
+                    safe = isinstance(p, str) and path_problem(p) is None
+                    artifacts[p] = _mtime(base, d, p) if safe else None
+    return Snapshot(
+        state_status=loaded.status,
+        document=doc,
+        state_codes=tuple(dict.fromkeys(x.code for x in loaded.diagnostics)),
+        backup_usable=loaded.backup_usable,
+        sentinel=sent,
+        session_ended=ended,
+        owner_alive=sentinel_mod.owner_alive(sent),
+        last_events=tuple(tail.events[-last_events:]),
+        artifacts=artifacts,
+        temp_files=temp_files(d),
+    )
+
+
+def _mtime(root: Path, session_dir: Path, rel: str) -> float | None:
+    candidates = [root / rel] + ([session_dir / rel] if "/" not in rel else [])
+    real_root = os.path.realpath(root)
+    for c in candidates:
+        real = os.path.realpath(c)
+        if os.path.commonpath([real, real_root]) != real_root:
+            continue  # a link out of the repository
+        try:
+            return os.stat(real).st_mtime
+        except OSError:
+            continue
+    return None

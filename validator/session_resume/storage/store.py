@@ -1,0 +1,761 @@
+"""The state store (DESIGN §5): load, save, recover, migrate on disk. Storage layer.
+
+Write protocol: build the whole document, refresh ``updated`` and ``revision``, validate it
+(an invalid state is never written), take the lock, write a unique temp file (O_EXCL) in the
+state's own directory, fsync it, hard-link the current file to ``.bak`` only if the current
+file is a valid state, ``os.replace`` the temp file over the state, fsync the directory,
+append the worklog event. The corrupt file, when there is one, is kept, never deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import errno
+import json
+import os
+import secrets
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from session_resume.core import schemas
+from session_resume.core.codes import diag
+from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.jsonread import parse_json_bytes
+from session_resume.core.timeutil import format_ts
+from session_resume.core.versions import CURRENT, is_known, is_newer_than_known, version_of
+from session_resume.core.workflow import Workflow, load_workflow
+from session_resume.storage.fileio import DEFAULT_MAX_SIZE, is_within, read_limited
+
+STATE = "00-session-state.json"
+BAK = STATE + ".bak"
+LOCK = STATE + ".lock"
+TMP_PREFIX = "." + STATE + "."
+TMP_SUFFIX = ".tmp"
+
+
+class StoreError(Exception):
+    """An operation was refused; ``diagnostics`` say why (nothing was written)."""
+
+    def __init__(self, diagnostics: list[Diagnostic]):
+        super().__init__("; ".join(f"{d.code} {d.message}" for d in diagnostics))
+        self.diagnostics = diagnostics
+
+
+class ConflictError(StoreError):
+    """Another writer saved first (``expected_revision`` did not match)."""
+
+
+@dataclass
+class Loaded:
+    """What ``load`` found. ``status``: absent | ok | invalid | corrupt | needs_migration |
+    too_new | bad_version | refused (unsafe path)."""
+
+    status: str
+    document: dict[str, Any] | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    version: str | None = None
+    backup_usable: bool = False
+
+    @property
+    def revision(self) -> int:
+        rev = (self.document or {}).get("revision")
+        return rev if isinstance(rev, int) and not isinstance(rev, bool) else 0
+
+
+@dataclass(frozen=True)
+class Session:
+    """Paths of one session directory. ``root`` bounds where links may lead."""
+
+    dir: Path
+    root: Path | None = None
+
+    @property
+    def state(self) -> Path:
+        return self.dir / STATE
+
+    @property
+    def bak(self) -> Path:
+        return self.dir / BAK
+
+    @property
+    def lock_path(self) -> Path:
+        return self.dir / LOCK
+
+    def check_paths(self) -> None:
+        """Refuse a session directory, state or ``.bak`` that is a link leading out of root."""
+        root = Path(os.path.realpath(self.root)) if self.root else None
+        problems = []
+        for p in (self.dir, self.state, self.bak, self.lock_path):
+            if os.path.islink(p):
+                target = Path(os.path.realpath(p))
+                if root is None or not is_within(target, root):
+                    problems.append(
+                        diag(
+                            "SR105",
+                            f"{p.name} is a symbolic link to "
+                            f"{str(target)!r}, outside the session's root; "
+                            "refusing to use it",
+                            file=str(p),
+                        )
+                    )
+        if root is not None and self.dir.exists() and not problems:
+            # A directory named inside the root whose real path is outside it goes through
+            # a link somewhere on the way; one named outside the root was chosen explicitly.
+            lexical = Path(os.path.abspath(self.dir))
+            real = Path(os.path.realpath(self.dir))
+            if is_within(lexical, Path(os.path.abspath(self.root or root))) and not is_within(
+                real, root
+            ):
+                problems.append(
+                    diag(
+                        "SR105",
+                        f"the session directory resolves to {str(real)!r} through a symbolic "
+                        "link, outside the session's root",
+                        file=str(self.dir),
+                    )
+                )
+        if problems:
+            raise StoreError(problems)
+
+
+def _session(
+    session_dir: str | os.PathLike[str] | Session, root: str | os.PathLike[str] | None = None
+) -> Session:
+    if isinstance(session_dir, Session):
+        return session_dir
+    return Session(Path(session_dir), Path(root) if root is not None else None)
+
+
+# --- reading -----------------------------------------------------------------------------
+
+
+def classify(data: bytes, file: str = "") -> Loaded:
+    """Pure: what these bytes are as a state file."""
+    parsed = parse_json_bytes(data, file=file)
+    if parsed.corrupt or parsed.value is None:
+        return Loaded("corrupt", diagnostics=parsed.diagnostics)
+    doc = parsed.value
+    raw, num = version_of(doc)
+    if raw is None or num is None:
+        return Loaded(
+            "bad_version",
+            doc,
+            [
+                diag(
+                    "SR142",
+                    "schema_version is not a version string",
+                    file=file,
+                    pointer="/schema_version",
+                )
+            ],
+        )
+    if is_newer_than_known(num):
+        return Loaded(
+            "too_new",
+            doc,
+            [
+                diag(
+                    "SR141",
+                    f"schema version {raw} is newer than {CURRENT}",
+                    file=file,
+                    pointer="/schema_version",
+                )
+            ],
+            version=raw,
+        )
+    if not is_known(raw):
+        return Loaded(
+            "bad_version",
+            doc,
+            [
+                diag(
+                    "SR142",
+                    f"schema version {raw} does not exist",
+                    file=file,
+                    pointer="/schema_version",
+                )
+            ],
+        )
+    if raw != CURRENT:
+        return Loaded(
+            "needs_migration",
+            doc,
+            [diag("SR140", f"schema version {raw} must be migrated", file=file)],
+            version=raw,
+        )
+    rel = f"session-state/{CURRENT}.json"
+    if not schemas.is_valid(rel, doc):
+        return Loaded("invalid", doc, schemas.explain(rel, doc, file=file), version=raw)
+    return Loaded("ok", doc, parsed.diagnostics, version=raw)
+
+
+def is_valid_state_bytes(data: bytes) -> bool:
+    """A file worth keeping as ``.bak``: parses and passes its own version's schema."""
+    loaded = classify(data)
+    if loaded.status == "ok":
+        return True
+    if loaded.status == "needs_migration" and loaded.document is not None:
+        return schemas.is_valid(f"session-state/{loaded.version}.json", loaded.document)
+    return False
+
+
+def load(
+    session_dir: str | os.PathLike[str] | Session,
+    *,
+    root: str | os.PathLike[str] | None = None,
+    max_size: int = DEFAULT_MAX_SIZE,
+) -> Loaded:
+    """Read the session's state file; never raises for bad content."""
+    s = _session(session_dir, root)
+    try:
+        s.check_paths()
+    except StoreError as exc:
+        return Loaded("refused", diagnostics=exc.diagnostics)
+    if not os.path.lexists(s.state):
+        loaded = Loaded("absent")
+    else:
+        res = read_limited(s.state, max_size=max_size, root=s.root)
+        if res.data is None:
+            status = "corrupt" if any(d.code == "SR112" for d in res.diagnostics) else "refused"
+            loaded = Loaded(status, diagnostics=res.diagnostics)
+        else:
+            loaded = classify(res.data, file=str(s.state))
+    if loaded.status in ("corrupt", "absent") and os.path.lexists(s.bak):
+        bres = read_limited(s.bak, max_size=max_size, root=s.root)
+        loaded.backup_usable = bres.data is not None and classify(bres.data).status == "ok"
+    return loaded
+
+
+# --- locking and atomic replacement --------------------------------------------------------
+
+
+@contextlib.contextmanager
+def locked(s: Session, timeout: float = 30.0) -> Iterator[None]:
+    """The advisory lock for read-modify-write (a separate file: never the one replaced).
+    Failing to take it is SR160 (timeout, or a lock path that cannot be a lock file)."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(str(s.lock_path), timeout=timeout)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise StoreError(
+            [
+                diag(
+                    "SR160",
+                    f"could not take the lock {s.lock_path.name} within {timeout:g} s",
+                    file=str(s.lock_path),
+                )
+            ]
+        ) from None
+    except OSError as exc:
+        raise StoreError(
+            [
+                diag(
+                    "SR160",
+                    f"cannot use {s.lock_path.name} as a lock file: {exc.strerror or exc}",
+                    file=str(s.lock_path),
+                )
+            ]
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _retry(fn: Any, *args: Any) -> Any:
+    """Windows refuses to replace a file another process has open; retry briefly."""
+    for attempt in range(20 if os.name == "nt" else 1):
+        try:
+            return fn(*args)
+        except PermissionError:
+            if os.name != "nt" or attempt == 19:
+                raise
+            time.sleep(0.01 * (attempt + 1))
+    return None
+
+
+def _fsync_dir(d: Path) -> None:
+    if os.name == "nt":
+        return
+    fd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_temp(directory: Path, data: bytes, prefix: str = TMP_PREFIX) -> Path:
+    """A new temp file (O_EXCL, never an existing file or link) holding ``data``, fsynced."""
+    flags = (
+        os.O_WRONLY
+        | os.O_CREAT
+        | os.O_EXCL
+        | getattr(os, "O_NOFOLLOW", 0)
+        | getattr(os, "O_CLOEXEC", 0)
+    )
+    while True:
+        tmp = directory / f"{prefix}{secrets.token_hex(6)}{TMP_SUFFIX}"
+        try:
+            fd = os.open(tmp, flags, 0o644)
+            break
+        except FileExistsError:
+            continue
+    try:
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    os.close(fd)
+    return tmp
+
+
+def _keep_as(src: Path, dst: Path) -> None:
+    """Atomically make ``dst`` a copy of ``src`` (a hard link when possible), replacing dst."""
+    with contextlib.suppress(OSError):
+        a, b = os.lstat(src), os.lstat(dst)  # lstat: a .bak that is a link is not "the same"
+        if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino):
+            # A kill between rotation and replace leaves .bak and the state as one inode;
+            # rename() between two links of one file is a no-op that would strand staging.
+            return
+    staging = src.parent / f"{TMP_PREFIX}{secrets.token_hex(6)}{TMP_SUFFIX}"
+    try:
+        os.link(src, staging, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno not in (
+            errno.EPERM,
+            errno.EXDEV,
+            errno.ENOTSUP,
+            errno.EMLINK,
+            getattr(errno, "EOPNOTSUPP", errno.ENOTSUP),
+        ):
+            raise
+        staging = _write_temp(src.parent, src.read_bytes())
+    try:
+        _retry(os.replace, staging, dst)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(staging)
+        raise
+    if os.path.lexists(staging):  # the same no-op rename, should dst change under us
+        with contextlib.suppress(OSError):
+            os.unlink(staging)
+
+
+def serialize(doc: dict[str, Any]) -> bytes:
+    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A lone surrogate (from a "\\ud800" escape) has no UTF-8 form: keep it as an
+        # escape, which is valid JSON and reads back as the same string.
+        return (json.dumps(doc, indent=2, ensure_ascii=True) + "\n").encode("ascii")
+
+
+def _replace_state(
+    s: Session,
+    data: bytes,
+    *,
+    rotate_backup: bool,
+    always_backup: bool = False,
+    current_valid: bool | None = None,
+) -> None:
+    """Replace the state with ``data``. With ``rotate_backup`` the current file becomes
+    ``.bak`` if it is a valid state (or, with ``always_backup``, if it exists at all: the
+    pre-migration file is kept whatever its quality). ``current_valid``: the caller already
+    classified the current file under the lock (saves reading it again)."""
+    try:
+        tmp = _write_temp(s.dir, data)
+    except OSError as exc:  # disk full, read-only, a directory in the way: nothing changed
+        raise StoreError([_write_failed(s, exc)]) from None
+    try:
+        if rotate_backup and os.path.isfile(s.state) and not os.path.islink(s.state):
+            if always_backup:
+                keep = True
+            elif current_valid is not None:
+                keep = current_valid
+            else:
+                current = read_limited(s.state, root=s.root)
+                keep = current.data is not None and is_valid_state_bytes(current.data)
+            if keep:
+                _keep_as(s.state, s.bak)
+        _retry(os.replace, tmp, s.state)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise StoreError([_write_failed(s, exc)]) from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(s.dir)
+
+
+def _write_failed(s: Session, exc: OSError) -> Diagnostic:
+    return diag(
+        "SR163",
+        f"the state could not be written: {exc.strerror or exc}; the previous "
+        "state and .bak are unchanged",
+        file=str(s.state),
+    )
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+@dataclass
+class SaveResult:
+    document: dict[str, Any]
+    revision: int
+    worklog_event: dict[str, Any] | None = None
+
+
+def save(
+    session_dir: str | os.PathLike[str] | Session,
+    doc: dict[str, Any],
+    *,
+    now: datetime,
+    expected_revision: int | None = None,
+    workflow: Workflow | str | None = None,
+    event: str | None = None,
+    event_step: str | None = None,
+    event_sub_step: str | None = None,
+    event_detail: dict[str, Any] | None = None,
+    session_id: str = "",
+    root: str | os.PathLike[str] | None = None,
+    lock_timeout: float = 30.0,
+    allow_overwrite: frozenset[str] = frozenset({"ok", "absent", "invalid"}),
+) -> SaveResult:
+    """Write ``doc`` as the session's state (one whole-document atomic write).
+
+    ``expected_revision``: the revision the caller read; if the file on disk has another one,
+    :class:`ConflictError` is raised and nothing is written (lost-update detection).
+    """
+    s = _session(session_dir, root)
+    s.check_paths()
+    with locked(s, lock_timeout):
+        current = load(s, root=s.root)
+        if current.status == "absent" and current.backup_usable:
+            # Writing now would rotate the new state over the only good copy.
+            raise StoreError(
+                [
+                    diag(
+                        "SR161",
+                        "the state file is missing but .bak holds a valid "
+                        "state; run `session-resume recover` first",
+                        file=str(s.state),
+                    )
+                ]
+            )
+        if current.status not in allow_overwrite:
+            raise StoreError(
+                current.diagnostics
+                or [
+                    diag(
+                        "SR161",
+                        f"the state file is {current.status}; run `session-resume "
+                        f"{'migrate' if current.status == 'needs_migration' else 'recover'}` first",
+                        file=str(s.state),
+                    )
+                ]
+            )
+        on_disk = current.revision if current.status in ("ok", "invalid") else 0
+        if expected_revision is not None and expected_revision != on_disk:
+            raise ConflictError(
+                [
+                    diag(
+                        "SR162",
+                        f"the state is at revision {on_disk}, not {expected_revision}: "
+                        "another writer saved first; reload and retry",
+                        file=str(s.state),
+                    )
+                ]
+            )
+        new = copy.deepcopy(doc)
+        new["updated"] = format_ts(now)
+        new["revision"] = on_disk + 1
+        _check_writable(new, workflow, now, str(s.state))
+        _replace_state(s, serialize(new), rotate_backup=True, current_valid=current.status == "ok")
+        record = None
+        if event is not None:
+            from session_resume.storage import worklog
+
+            try:
+                record = worklog.append(
+                    s.dir,
+                    event,
+                    ts=format_ts(now),
+                    session=session_id,
+                    step=event_step,
+                    sub_step=event_sub_step,
+                    detail=event_detail,
+                )
+            except (OSError, ValueError) as exc:
+                raise StoreError(
+                    [
+                        diag(
+                            "SR505",
+                            "the state was written (revision "
+                            f"{new['revision']}) but its worklog event could not "
+                            f"be appended: {exc}",
+                            file=str(s.dir / worklog.WORKLOG),
+                        )
+                    ]
+                ) from None
+        return SaveResult(new, new["revision"], record)
+
+
+def _check_writable(
+    doc: dict[str, Any], workflow: Workflow | str | None, now: datetime, file: str
+) -> None:
+    from session_resume.services.validation import ValidateOptions, validate_document
+
+    opts = ValidateOptions(workflow=workflow, now=now)
+    report = validate_document(serialize(doc), file=file, options=opts)
+    if report.errors():
+        raise StoreError(
+            [
+                diag(
+                    "SR161",
+                    f"refusing to write an invalid state: {d.code} {d.message}",
+                    file=file,
+                    pointer=d.pointer,
+                )
+                for d in report.errors()
+            ]
+        )
+
+
+# --- recovery ------------------------------------------------------------------------------
+
+
+@dataclass
+class RecoverResult:
+    """``action``: none | restored_backup | recreated."""
+
+    action: str
+    corrupt_kept_as: str | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    document: dict[str, Any] | None = None
+    problems: list[Diagnostic] = field(default_factory=list)  # after the recovery itself
+
+
+def _stamp(now: datetime) -> str:
+    return now.strftime("%Y%m%dT%H%M%SZ")
+
+
+def recover(
+    session_dir: str | os.PathLike[str] | Session,
+    *,
+    now: datetime,
+    workflow: Workflow | str | None = None,
+    project: str | None = None,
+    root: str | os.PathLike[str] | None = None,
+    session_id: str = "",
+) -> RecoverResult:
+    """Restore a corrupt or zero-byte state from a valid ``.bak``, else recreate it fresh
+    from the workflow's template. The corrupt file is kept as ``*.corrupt-<stamp>``; a good
+    ``.bak`` is never overwritten. Every recovery is recorded in the worklog."""
+
+    s = _session(session_dir, root)
+    s.check_paths()
+    with locked(s):
+        current = load(s, root=s.root)
+        if current.status not in ("corrupt", "absent"):
+            return RecoverResult("none", diagnostics=current.diagnostics, document=current.document)
+        kept = None
+        if current.status == "corrupt" and os.path.lexists(s.state):
+            kept_path = s.dir / f"{STATE}.corrupt-{_stamp(now)}"
+            n = 1
+            while os.path.lexists(kept_path):
+                n += 1
+                kept_path = s.dir / f"{STATE}.corrupt-{_stamp(now)}-{n}"
+            try:
+                os.link(s.state, kept_path, follow_symlinks=False)
+            except OSError:  # no hard links here: keep a copy (O_EXCL, never over a file)
+                staged = _write_temp(s.dir, s.state.read_bytes())
+                os.replace(staged, kept_path)
+            kept = kept_path.name
+        ts = format_ts(now)
+        if current.backup_usable:
+            data = s.bak.read_bytes()
+            _replace_state(s, data, rotate_backup=False)
+            doc = parse_json_bytes(data).value  # usable: parses (a BOM is tolerated)
+            res = RecoverResult("restored_backup", kept, current.diagnostics, doc)
+            _log(
+                res,
+                s,
+                "recovered",
+                ts,
+                session_id,
+                {"from": BAK, "corrupt_kept_as": kept, "reason": _reason(current)},
+            )
+            return res
+        wf = workflow if isinstance(workflow, Workflow) else load_workflow(workflow or "apex")
+        name = project or _project_name(s.dir.resolve().name)
+        doc = wf.template_state(name, ts)
+        doc["revision"] = 1
+        _check_writable(doc, wf, now, str(s.state))
+        _replace_state(s, serialize(doc), rotate_backup=False)
+        res = RecoverResult("recreated", kept, current.diagnostics, doc)
+        _log(
+            res,
+            s,
+            "recreated",
+            ts,
+            session_id,
+            {"corrupt_kept_as": kept, "reason": _reason(current), "workflow": wf.id},
+        )
+        return res
+
+
+def _project_name(dir_name: str) -> str:
+    """A valid project name from a directory name (``my project`` → ``my-project``)."""
+    import re
+
+    name = re.sub(r"[^A-Za-z0-9._-]", "-", dir_name).lstrip("-._")[:128]
+    return name or "project"
+
+
+def _log(
+    res: RecoverResult, s: Session, event: str, ts: str, session_id: str, detail: dict[str, Any]
+) -> None:
+    """Record the recovery; the state is already safe, so a worklog failure is reported
+    (SR505) rather than raised."""
+    from session_resume.storage import worklog
+
+    try:
+        worklog.append(s.dir, event, ts=ts, session=session_id, detail=detail)
+    except (OSError, ValueError) as exc:
+        res.problems.append(
+            diag(
+                "SR505",
+                f"recovered ({res.action}) but the {event} event "
+                f"could not be appended to the worklog: {exc}",
+                file=str(s.dir / worklog.WORKLOG),
+            )
+        )
+
+
+def _reason(loaded: Loaded) -> str:
+    if loaded.status == "absent":
+        return "absent"
+    return ",".join(d.code for d in loaded.diagnostics) or loaded.status
+
+
+# --- migration on disk ---------------------------------------------------------------------
+
+
+@dataclass
+class MigrateOutcome:
+    path: str
+    status: str  # current | migrated | would_migrate | refused
+    from_version: str | None = None
+    patch: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[Diagnostic] = field(default_factory=list)
+    before: dict[str, Any] | None = None
+    after: dict[str, Any] | None = None
+
+
+def migrate_session(
+    session_dir: str | os.PathLike[str] | Session,
+    *,
+    now: datetime,
+    write: bool,
+    workflow: Workflow | str | None = None,
+    root: str | os.PathLike[str] | None = None,
+) -> MigrateOutcome:
+    """Migrate the session's state file; with ``write`` it is replaced atomically and the
+    pre-migration file becomes ``.bak``."""
+    from session_resume.core.migration import MigrationError, migrate
+    from session_resume.storage import worklog
+
+    s = _session(session_dir, root)
+    name = str(s.state)
+    try:
+        s.check_paths()
+    except StoreError as exc:
+        return MigrateOutcome(name, "refused", notes=exc.diagnostics)
+    wf = load_workflow(workflow) if isinstance(workflow, str) else workflow
+    # --check and --dry-run only read: no lock (which would create a lock file).
+    with locked(s) if write else contextlib.nullcontext():
+        res = read_limited(s.state, root=s.root)
+        if res.data is None:
+            return MigrateOutcome(name, "refused", notes=res.diagnostics)
+        parsed = parse_json_bytes(res.data, file=name)
+        if parsed.value is None or parsed.corrupt:
+            return MigrateOutcome(
+                name,
+                "refused",
+                notes=parsed.diagnostics
+                + [
+                    diag(
+                        "SR152",
+                        "the file is corrupt; run `session-resume recover` first",
+                        file=name,
+                    )
+                ],
+            )
+        try:
+            result = migrate(
+                parsed.value, now=now, workflow=wf, file=name, project_hint=s.dir.resolve().name
+            )
+        except MigrationError as exc:
+            return MigrateOutcome(name, "refused", notes=exc.diagnostics)
+        out = MigrateOutcome(
+            name,
+            "current",
+            result.from_version,
+            result.patch(),
+            result.notes,
+            parsed.value,
+            result.document,
+        )
+        if not result.changed:
+            return out
+        if not write:
+            out.status = "would_migrate"
+            return out
+        new = copy.deepcopy(result.document)
+        prev = new.get("revision")
+        new["revision"] = (prev if isinstance(prev, int) and not isinstance(prev, bool) else 0) + 1
+        new["updated"] = format_ts(now)
+        # migrate() validated the 3.0 schema; semantic problems the old file already had
+        # (two steps in progress, say) are reported by `validate`, not a reason to refuse.
+        try:
+            _replace_state(s, serialize(new), rotate_backup=True, always_backup=True)
+        except StoreError as exc:
+            out.status = "refused"
+            out.notes = [*out.notes, *exc.diagnostics]
+            return out
+        out.status = "migrated"
+        out.after = new
+        try:
+            worklog.append(
+                s.dir,
+                "migrated",
+                ts=format_ts(now),
+                detail={"from": result.from_version, "to": CURRENT, "changes": len(out.patch)},
+            )
+        except (OSError, ValueError) as exc:
+            out.notes = [
+                *out.notes,
+                diag(
+                    "SR505",
+                    f"the state was migrated but its worklog event could not be appended: {exc}",
+                    file=str(s.dir / worklog.WORKLOG),
+                ),
+            ]
+        return out
