@@ -368,22 +368,22 @@ def test_worklog_failure_after_write_is_coded(session_dir: Path, tmp_path: Path)
 
 
 def test_sentinel_temp_files_are_not_state_temp_files(session_dir: Path) -> None:
+    from session_resume.core import lease
     from session_resume.storage import lease_file as sentinel
 
-    sentinel.write(session_dir, sentinel.make("s-1", owner="me", now=NOW))
+    sentinel.write(session_dir, lease.make("s-1", owner="me", now=NOW))
     assert sentinel.TMP_PREFIX != store.TMP_PREFIX
     assert sentinel.read(session_dir)[0]["session"] == "s-1"  # type: ignore[index]
 
 
 def test_unreadable_lease_is_not_mistaken_for_no_lease(session_dir: Path) -> None:
+    from session_resume.core import lease
     from session_resume.storage import lease_file as sentinel
 
     (session_dir / sentinel.SENTINEL).write_text("not json")
     value, diags = sentinel.read(session_dir)
     assert value == {} and [d.code for d in diags] == ["SR510"]
-    assert sentinel.lease_state(value, now=NOW, ended=False, owner_alive=None).state == (
-        "unreadable"
-    )
+    assert lease.lease_state(value, now=NOW, ended=False, owner_alive=None).state == ("unreadable")
 
 
 def test_layout_names_agree() -> None:

@@ -12,11 +12,16 @@ from typing import Any
 
 import pytest
 
-from session_resume.cli.commands import write as write_cmd
+from session_resume.core import changes
+from session_resume.core import lease as lease_rules
 from session_resume.core import write_moments as transitions
+from session_resume.core.changes import Change
 from session_resume.core.timeutil import format_ts
 from session_resume.core.workflow import load_workflow
 from session_resume.core.write_moments import TransitionError
+from session_resume.services import writes
+from session_resume.services.context import WriteContext
+from session_resume.services.errors import ServiceError
 from session_resume.storage import lease_file as sentinel
 from session_resume.storage import store, worklog
 
@@ -78,7 +83,7 @@ def seed(d: Path, doc: dict[str, Any] | None = None) -> dict[str, Any]:
 
 
 def put_lease(d: Path, session: str, heartbeat: datetime, pid: int | None = None) -> None:
-    sentinel.write(d, sentinel.make(session, owner="someone", now=heartbeat, pid=pid))
+    sentinel.write(d, lease_rules.make(session, owner="someone", now=heartbeat, pid=pid))
 
 
 class Life:
@@ -665,16 +670,16 @@ def test_lost_update_is_detected(session_dir: Path) -> None:
     assert read_state(session_dir)["open_findings"] == ["from A"]
 
 
-def _ctx(d: Path, session: str | None = "agent-1") -> write_cmd.WriteContext:
-    return write_cmd.WriteContext(session_dir=d, now=AFTER_FIXTURE, session=session)
+def _ctx(d: Path, session: str | None = "agent-1") -> WriteContext:
+    return WriteContext(session_dir=d, now=AFTER_FIXTURE, session=session)
 
 
 def test_write_state_retries_after_a_conflict(session_dir: Path) -> None:
     seed(session_dir)
     calls = 0
-    inner = write_cmd.build_finding("add", "mine")
+    inner = changes.finding("add", "mine")
 
-    def racing(doc: dict[str, Any], wf: Any, orphaned: bool) -> write_cmd.Change:
+    def racing(doc: dict[str, Any], wf: Any, orphaned: bool) -> Change:
         nonlocal calls
         calls += 1
         if calls == 1:  # another writer saves between our load and our save
@@ -682,7 +687,7 @@ def test_write_state_retries_after_a_conflict(session_dir: Path) -> None:
             store.save(session_dir, other, now=AFTER_FIXTURE, expected_revision=1)
         return inner(doc, wf, orphaned)
 
-    res = write_cmd.write_state(_ctx(session_dir), racing)
+    res = writes.write_state(_ctx(session_dir), racing)
     assert calls == 2 and res.attempts == 2 and res.revision == 3
     assert read_state(session_dir)["open_findings"] == ["theirs", "mine"]
 
@@ -690,12 +695,12 @@ def test_write_state_retries_after_a_conflict(session_dir: Path) -> None:
 def test_write_state_gives_up_after_three_conflicts(session_dir: Path) -> None:
     seed(session_dir)
 
-    def always_racing(doc: dict[str, Any], wf: Any, orphaned: bool) -> write_cmd.Change:
+    def always_racing(doc: dict[str, Any], wf: Any, orphaned: bool) -> Change:
         store.save(session_dir, doc, now=AFTER_FIXTURE)
-        return write_cmd.Change(transitions.add_finding(doc, "never"), "finding_add")
+        return Change(transitions.add_finding(doc, "never"), "finding_add")
 
-    with pytest.raises(write_cmd.CommandError) as exc:
-        write_cmd.write_state(_ctx(session_dir), always_racing)
+    with pytest.raises(ServiceError) as exc:
+        writes.write_state(_ctx(session_dir), always_racing)
     assert {d.code for d in exc.value.diagnostics} == {"SR162"}
     assert "never" not in read_state(session_dir)["open_findings"]
 
@@ -714,7 +719,7 @@ def test_archive_session_moves_only_protocol_files(tmp_path: Path) -> None:
         sentinel.SENTINEL,
     ):
         (d / name).write_text(name)
-    target = write_cmd.archive_session(d, T0, project="demo")
+    target = writes.archive_session(d, T0, project="demo")
     assert target is not None and target.name == "20260302T090000Z_demo"
     assert sorted(os.listdir(target)) == sorted(
         [
@@ -727,10 +732,10 @@ def test_archive_session_moves_only_protocol_files(tmp_path: Path) -> None:
         ]
     )
     assert (d / "artifact.md").exists() and (d / sentinel.SENTINEL).exists()
-    again = write_cmd.archive_session(d, T0, project="demo")
+    again = writes.archive_session(d, T0, project="demo")
     assert again is None  # nothing left to archive
     (d / store.STATE).write_text("x")
-    third = write_cmd.archive_session(d, T0, project="demo")
+    third = writes.archive_session(d, T0, project="demo")
     assert third is not None and third.name == "20260302T090000Z_demo-2"
 
 

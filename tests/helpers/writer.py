@@ -120,7 +120,7 @@ class _Trace:
         return self.map[0] if self.map is not None else 0
 
 
-def _instrument(trace: _Trace, store: Any, worklog: Any) -> None:
+def _instrument(trace: _Trace, store: Any, worklog: Any, fileio: Any) -> None:
     """Mark the phases of a save. Only the markers are added: every call still goes to the real
     function (the ``os`` seen by the store module is a forwarding proxy)."""
     real_os = os
@@ -165,7 +165,9 @@ def _instrument(trace: _Trace, store: Any, worklog: Any) -> None:
             else:
                 real_os.replace(src, dst)
 
-    store.os = _OsProxy()
+    proxy = _OsProxy()
+    store.os = proxy
+    fileio.os = proxy  # the temp file, the .bak link and the replaces are fileio's
 
     real_locked = store.locked
     real_load = store.load
@@ -241,7 +243,7 @@ def _setup(args: argparse.Namespace) -> _Ctx:
     steady pace and a kill's timing means the same for the first update as for the others),
     then install the tracing and lock options."""
     from session_resume.services.validation import ValidateOptions, validate_document
-    from session_resume.storage import store, worklog
+    from session_resume.storage import fileio, store, worklog
 
     trace = _Trace(args.trace)
     session = store.Session(Path(args.session_dir))
@@ -258,7 +260,7 @@ def _setup(args: argparse.Namespace) -> _Ctx:
     worklog.read_tail(session.dir / worklog.WORKLOG, 1)
     real_load = store.load  # the writer's own read: not a phase of save()
     if args.trace:
-        _instrument(trace, store, worklog)
+        _instrument(trace, store, worklog, fileio)
     if args.no_lock:
         store.locked = lambda *a, **k: contextlib.nullcontext()
     return _Ctx(store, real_load, trace)

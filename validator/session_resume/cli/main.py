@@ -14,14 +14,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from session_resume import __version__
-from session_resume.cli.commands.common import CommandError
+from session_resume.cli.commands.common import UsageError
 from session_resume.core.diagnostics import Diagnostic, FileReport
+from session_resume.services.errors import ServiceError
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-
-
-class UsageError(Exception):
-    pass
 
 
 # Each command module and the command names it registers. Only the module of the command
@@ -226,7 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         sys.stderr.write(f"session-resume: error: {exc}\n")
         return EXIT_USAGE
-    except CommandError as exc:
+    except ServiceError as exc:
         from session_resume.cli.commands.common import print_diagnostics
 
         print_diagnostics(exc.diagnostics, sys.stderr)

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from session_resume.core.lease import DEFAULT_STALE_SECONDS, lease_state
 from session_resume.core.rules import ordered_step_keys
 from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.core.workflow import Workflow
-from session_resume.storage.lease_file import DEFAULT_STALE_SECONDS, lease_state
 
 DECISION_VERSION = 1
 ACTIONS = (

@@ -9,8 +9,6 @@ lease with ``sentinel.write`` last. The source is never written to.
 
 from __future__ import annotations
 
-import contextlib
-import json
 import os
 import re
 import socket
@@ -23,7 +21,7 @@ from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.workflow import Workflow, load_workflow
 from session_resume.importers.common import ImportEvent, ImportPlan, ImportRefused
-from session_resume.storage import archive, store, worklog
+from session_resume.storage import archive, fileio, store, worklog
 from session_resume.storage import lease_file as sentinel
 
 
@@ -86,14 +84,7 @@ def _refuse_existing(to: Path, names: list[str]) -> ImportRefused:
 
 def _write_file(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = store._write_temp(path.parent, data)
-    try:
-        store._retry(os.replace, tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    store._fsync_dir(path.parent)
+    fileio.replace_file(path, data, prefix=store.TMP_PREFIX)
 
 
 def _set_aside(to: Path, rels: list[str], archived_to: str | None, now: datetime) -> None:
@@ -203,42 +194,15 @@ def _check_document(plan: ImportPlan, workflow: Workflow, now: datetime, file: s
 
 
 def _append_events(d: Path, events: list[ImportEvent]) -> None:
-    """Append the source's history after the ``imported`` event: the records of
-    :func:`worklog.append`, one ``write()`` per line, but the tail is read and the file
-    fsynced once (a tracker worklog has thousands of lines). The caller holds the lock."""
-    if not events:
-        return
-    for ev in events:
-        if ev.event not in worklog.EVENTS:
-            raise ValueError(f"unknown worklog event {ev.event!r}")
-    path = d / worklog.WORKLOG
-    seq = worklog.read_tail(path, 1).last_seq
-    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags, 0o644)
-    try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            os.write(fd, b"\n")  # terminate a torn last line; its bytes are kept
-        for ev in events:
-            seq += 1
-            record: dict[str, Any] = {
-                "v": worklog.EVENT_VERSION,
-                "ts": ev.ts,
-                "seq": seq,
-                "session": ev.session,
-                "event": ev.event,
-            }
-            if ev.step is not None:
-                record["step"] = ev.step
-            if ev.sub_step is not None:
-                record["sub_step"] = ev.sub_step
-            if ev.detail:
-                record["detail"] = ev.detail
-            line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
-            os.write(fd, line.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    """Append the source's history after the ``imported`` event (a tracker worklog has
+    thousands of lines: one fsync for all of them). The caller holds the lock."""
+    worklog.append_many(
+        d,
+        [
+            worklog.NewEvent(ev.event, ev.ts, ev.session, ev.step, ev.sub_step, ev.detail)
+            for ev in events
+        ],
+    )
 
 
 def _located(diags: list[Diagnostic], file: str) -> list[Diagnostic]:

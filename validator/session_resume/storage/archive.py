@@ -15,12 +15,13 @@ from datetime import datetime
 from pathlib import Path
 
 from session_resume.core.codes import diag
+from session_resume.core.lease import SENTINEL as SENTINEL_FILE
+from session_resume.storage import fileio, store, worklog
 from session_resume.storage import lease_file as sentinel_mod
-from session_resume.storage import store, worklog
 
 ARCHIVE_DIR = ".archive"
 HANDOFF = "00-handoff.md"
-_SESSION_FILES = (store.STATE, store.BAK, HANDOFF, worklog.WORKLOG, sentinel_mod.SENTINEL)
+_SESSION_FILES = (store.STATE, store.BAK, HANDOFF, worklog.WORKLOG, SENTINEL_FILE)
 _NAME = re.compile(r"^[0-9]{8}T[0-9]{6}Z_[A-Za-z0-9._-]+$")
 
 
@@ -52,7 +53,7 @@ def _label(session_dir: Path) -> str:
 def session_files(session_dir: Path, *, include_lease: bool = True) -> list[str]:
     names = []
     for n in sorted(os.listdir(session_dir)):
-        if n == sentinel_mod.SENTINEL and not include_lease:
+        if n == SENTINEL_FILE and not include_lease:
             continue
         if (
             n in _SESSION_FILES
@@ -107,8 +108,8 @@ def archive_session(
             for entry in names:
                 os.replace(d / entry, target / entry)  # same file system: a rename, atomic
                 out.moved.append(entry)
-            store._fsync_dir(target)
-            store._fsync_dir(d)
+            fileio.fsync_dir(target)
+            fileio.fsync_dir(d)
             out.archived_to = str(target)
         out.pruned = prune(d, keep)
     return out

@@ -1,17 +1,32 @@
-"""Reading a file safely: never block on a FIFO, never follow a link out of the root, never
-read more than the size limit. Storage layer: the only I/O the validator does on state files."""
+"""The one file-I/O module every writer and reader uses.
+
+Reading: never block on a FIFO, never follow a link out of the root, never read more than the
+size limit (:func:`read_limited`). Writing: an exclusive temp file in the target's directory
+(O_EXCL, O_NOFOLLOW), written with a short-write loop and fsynced (:func:`write_temp`),
+``os.replace`` with the Windows retry (:func:`retry`), and the directory fsync
+(:func:`fsync_dir`); :func:`replace_file` is that whole sequence, :func:`keep_as` the
+link-or-copy that rotates a ``.bak``.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import secrets
 import stat
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 
 DEFAULT_MAX_SIZE = 8 * 1024 * 1024
+TMP_SUFFIX = ".tmp"
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -110,3 +125,114 @@ def read_limited(
         return out
     out.data = data
     return out
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+
+def retry(fn: Callable[..., _T], *args: Any) -> _T:
+    """Windows refuses to replace a file another process has open; retry briefly."""
+    for attempt in range(20 if os.name == "nt" else 1):
+        try:
+            return fn(*args)
+        except PermissionError:
+            if os.name != "nt" or attempt == 19:
+                raise
+            time.sleep(0.01 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+def fsync_dir(d: Path) -> None:
+    """Make a rename or a new entry in ``d`` durable (a no-op on Windows)."""
+    if os.name == "nt":
+        return
+    fd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data``: a short write (a nearly full disk) continues where it stopped."""
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        if n <= 0:
+            raise OSError(errno.EIO, "a write made no progress")
+        view = view[n:]
+
+
+def write_temp(directory: Path, data: bytes, prefix: str) -> Path:
+    """A new temp file ``<prefix><random>.tmp`` in ``directory`` (O_EXCL: never an existing
+    file or link) holding ``data``, fsynced."""
+    flags = (
+        os.O_WRONLY
+        | os.O_CREAT
+        | os.O_EXCL
+        | getattr(os, "O_NOFOLLOW", 0)
+        | getattr(os, "O_CLOEXEC", 0)
+    )
+    while True:
+        tmp = directory / f"{prefix}{secrets.token_hex(6)}{TMP_SUFFIX}"
+        try:
+            fd = os.open(tmp, flags, 0o644)
+            break
+        except FileExistsError:
+            continue
+    try:
+        write_all(fd, data)
+        os.fsync(fd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    os.close(fd)
+    return tmp
+
+
+def replace_file(path: Path, data: bytes, *, prefix: str | None = None) -> None:
+    """Atomically replace ``path`` with ``data``: temp file, fsync, ``os.replace``, directory
+    fsync. A reader sees the old file or the new one, never a part."""
+    tmp = write_temp(path.parent, data, prefix if prefix is not None else f".{path.name}.")
+    try:
+        retry(os.replace, tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(path.parent)
+
+
+def keep_as(src: Path, dst: Path, *, prefix: str) -> None:
+    """Atomically make ``dst`` a copy of ``src`` (a hard link when possible), replacing dst.
+    ``prefix`` names the staging file (a temp file of ``src``'s directory)."""
+    with contextlib.suppress(OSError):
+        a, b = os.lstat(src), os.lstat(dst)  # lstat: a .bak that is a link is not "the same"
+        if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino):
+            # A kill between rotation and replace leaves .bak and the state as one inode;
+            # rename() between two links of one file is a no-op that would strand staging.
+            return
+    staging = src.parent / f"{prefix}{secrets.token_hex(6)}{TMP_SUFFIX}"
+    try:
+        os.link(src, staging, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno not in (
+            errno.EPERM,
+            errno.EXDEV,
+            errno.ENOTSUP,
+            errno.EMLINK,
+            getattr(errno, "EOPNOTSUPP", errno.ENOTSUP),
+        ):
+            raise
+        staging = write_temp(src.parent, src.read_bytes(), prefix)
+    try:
+        retry(os.replace, staging, dst)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(staging)
+        raise
+    if os.path.lexists(staging):  # the same no-op rename, should dst change under us
+        with contextlib.suppress(OSError):
+            os.unlink(staging)

@@ -1,92 +1,25 @@
-"""The sentinel and lease ``00-session.active`` (DESIGN §6–7).
+"""Reading, writing and removing the lease file ``00-session.active``, and probing its owner pid.
 
-A JSON object: ``v``, ``session`` (id), ``owner``, ``pid`` (optional long-lived owner process),
-``host``, ``started``, ``heartbeat``. Agents call the CLI once per write, so the CLI's own pid
-proves nothing: the heartbeat, refreshed by every write and by ``ping``, is the liveness
-signal. The liveness *judgement* (:func:`lease_state`) is pure; reading, writing and probing a
-pid are the I/O helpers below it.
+The file's content and what it means are :mod:`session_resume.core.lease`'s (pure).
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import secrets
 import socket
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.jsonread import parse_json_bytes
-from session_resume.core.timeutil import format_ts, parse_ts
+from session_resume.core.lease import SENTINEL
+from session_resume.core.timeutil import parse_ts
+from session_resume.storage import fileio
 
-SENTINEL = "00-session.active"
-SENTINEL_VERSION = 1
-DEFAULT_STALE_SECONDS = 300
 _MAX_BYTES = 64 * 1024
 TMP_PREFIX = "." + SENTINEL + "."
-
-
-def new_session_id() -> str:
-    return secrets.token_hex(8)
-
-
-def make(
-    session: str, *, owner: str, now: datetime, pid: int | None = None, host: str | None = None
-) -> dict[str, Any]:
-    ts = format_ts(now)
-    return {
-        "v": SENTINEL_VERSION,
-        "session": session,
-        "owner": owner,
-        "pid": pid,
-        "host": host or socket.gethostname(),
-        "started": ts,
-        "heartbeat": ts,
-    }
-
-
-@dataclass(frozen=True)
-class Lease:
-    """What a sentinel means now. ``state``: none | live | stale | ended | dead_owner |
-    unreadable."""
-
-    state: str
-    sentinel: dict[str, Any] | None = None
-    age_seconds: float | None = None
-
-    @property
-    def orphaned(self) -> bool:
-        return self.state in ("stale", "dead_owner")
-
-
-def lease_state(
-    sentinel: dict[str, Any] | None,
-    *,
-    now: datetime,
-    ended: bool,
-    owner_alive: bool | None,
-    stale_seconds: int = DEFAULT_STALE_SECONDS,
-) -> Lease:
-    """Pure. ``ended``: the worklog holds a ``session_end`` for the sentinel's session.
-    ``owner_alive``: whether the named owner pid runs on this host (None: unknown)."""
-    if sentinel is None:
-        return Lease("none")
-    hb = parse_ts(sentinel.get("heartbeat"))
-    if hb is None:
-        return Lease("unreadable", sentinel)
-    age = (now - hb).total_seconds()
-    if ended:
-        return Lease("ended", sentinel, age)
-    if owner_alive is False:
-        return Lease("dead_owner", sentinel, age)
-    if age > stale_seconds:
-        return Lease("stale", sentinel, age)
-    return Lease("live", sentinel, age)
 
 
 # --- I/O -----------------------------------------------------------------------------------
@@ -120,17 +53,8 @@ def read(session_dir: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, li
 
 def write(session_dir: str | os.PathLike[str], sentinel: dict[str, Any]) -> None:
     """Atomic replace (temp file + rename), never following a link."""
-    from session_resume.storage.store import _fsync_dir, _retry, _write_temp
-
-    d = Path(session_dir)
-    tmp = _write_temp(d, (json.dumps(sentinel, indent=2) + "\n").encode(), prefix=TMP_PREFIX)
-    try:
-        _retry(os.replace, tmp, d / SENTINEL)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(d)
+    data = (json.dumps(sentinel, indent=2) + "\n").encode()
+    fileio.replace_file(Path(session_dir) / SENTINEL, data, prefix=TMP_PREFIX)
 
 
 def remove(session_dir: str | os.PathLike[str]) -> bool:

@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import errno
 import json
 import os
-import secrets
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -29,13 +26,14 @@ from session_resume.core.jsonread import parse_json_bytes
 from session_resume.core.timeutil import format_ts
 from session_resume.core.versions import CURRENT, is_known, is_newer_than_known, version_of
 from session_resume.core.workflow import Workflow, load_workflow
+from session_resume.storage import fileio
 from session_resume.storage.fileio import DEFAULT_MAX_SIZE, is_within, read_limited
 
 STATE = "00-session-state.json"
 BAK = STATE + ".bak"
 LOCK = STATE + ".lock"
 TMP_PREFIX = "." + STATE + "."
-TMP_SUFFIX = ".tmp"
+TMP_SUFFIX = fileio.TMP_SUFFIX
 
 
 class StoreError(Exception):
@@ -269,91 +267,6 @@ def locked(s: Session, timeout: float = 30.0) -> Iterator[None]:
         lock.release()
 
 
-def _retry(fn: Any, *args: Any) -> Any:
-    """Windows refuses to replace a file another process has open; retry briefly."""
-    for attempt in range(20 if os.name == "nt" else 1):
-        try:
-            return fn(*args)
-        except PermissionError:
-            if os.name != "nt" or attempt == 19:
-                raise
-            time.sleep(0.01 * (attempt + 1))
-    return None
-
-
-def _fsync_dir(d: Path) -> None:
-    if os.name == "nt":
-        return
-    fd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write_temp(directory: Path, data: bytes, prefix: str = TMP_PREFIX) -> Path:
-    """A new temp file (O_EXCL, never an existing file or link) holding ``data``, fsynced."""
-    flags = (
-        os.O_WRONLY
-        | os.O_CREAT
-        | os.O_EXCL
-        | getattr(os, "O_NOFOLLOW", 0)
-        | getattr(os, "O_CLOEXEC", 0)
-    )
-    while True:
-        tmp = directory / f"{prefix}{secrets.token_hex(6)}{TMP_SUFFIX}"
-        try:
-            fd = os.open(tmp, flags, 0o644)
-            break
-        except FileExistsError:
-            continue
-    try:
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
-        os.fsync(fd)
-    except BaseException:
-        os.close(fd)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    os.close(fd)
-    return tmp
-
-
-def _keep_as(src: Path, dst: Path) -> None:
-    """Atomically make ``dst`` a copy of ``src`` (a hard link when possible), replacing dst."""
-    with contextlib.suppress(OSError):
-        a, b = os.lstat(src), os.lstat(dst)  # lstat: a .bak that is a link is not "the same"
-        if (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino):
-            # A kill between rotation and replace leaves .bak and the state as one inode;
-            # rename() between two links of one file is a no-op that would strand staging.
-            return
-    staging = src.parent / f"{TMP_PREFIX}{secrets.token_hex(6)}{TMP_SUFFIX}"
-    try:
-        os.link(src, staging, follow_symlinks=False)
-    except OSError as exc:
-        if exc.errno not in (
-            errno.EPERM,
-            errno.EXDEV,
-            errno.ENOTSUP,
-            errno.EMLINK,
-            getattr(errno, "EOPNOTSUPP", errno.ENOTSUP),
-        ):
-            raise
-        staging = _write_temp(src.parent, src.read_bytes())
-    try:
-        _retry(os.replace, staging, dst)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(staging)
-        raise
-    if os.path.lexists(staging):  # the same no-op rename, should dst change under us
-        with contextlib.suppress(OSError):
-            os.unlink(staging)
-
-
 def serialize(doc: dict[str, Any]) -> bytes:
     text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     try:
@@ -377,7 +290,7 @@ def _replace_state(
     pre-migration file is kept whatever its quality). ``current_valid``: the caller already
     classified the current file under the lock (saves reading it again)."""
     try:
-        tmp = _write_temp(s.dir, data)
+        tmp = fileio.write_temp(s.dir, data, TMP_PREFIX)
     except OSError as exc:  # disk full, read-only, a directory in the way: nothing changed
         raise StoreError([_write_failed(s, exc)]) from None
     try:
@@ -390,8 +303,8 @@ def _replace_state(
                 current = read_limited(s.state, root=s.root)
                 keep = current.data is not None and is_valid_state_bytes(current.data)
             if keep:
-                _keep_as(s.state, s.bak)
-        _retry(os.replace, tmp, s.state)
+                fileio.keep_as(s.state, s.bak, prefix=TMP_PREFIX)
+        fileio.retry(os.replace, tmp, s.state)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -400,7 +313,7 @@ def _replace_state(
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_dir(s.dir)
+    fileio.fsync_dir(s.dir)
 
 
 def _write_failed(s: Session, exc: OSError) -> Diagnostic:
@@ -585,7 +498,7 @@ def recover(
             try:
                 os.link(s.state, kept_path, follow_symlinks=False)
             except OSError:  # no hard links here: keep a copy (O_EXCL, never over a file)
-                staged = _write_temp(s.dir, s.state.read_bytes())
+                staged = fileio.write_temp(s.dir, s.state.read_bytes(), TMP_PREFIX)
                 os.replace(staged, kept_path)
             kept = kept_path.name
         ts = format_ts(now)

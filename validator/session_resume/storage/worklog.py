@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
+from session_resume.storage import fileio
 
 WORKLOG = "00-worklog.jsonl"
 EVENT_VERSION = 1
@@ -208,6 +210,18 @@ def scan(path: str | os.PathLike[str]) -> list[Diagnostic]:
     return out
 
 
+@dataclass(frozen=True)
+class NewEvent:
+    """An event to append; ``seq`` (and ``v``) are the worklog's to assign."""
+
+    event: str
+    ts: str
+    session: str = ""
+    step: str | None = None
+    sub_step: str | None = None
+    detail: dict[str, Any] | None = None
+
+
 def append(
     session_dir: str | os.PathLike[str],
     event: str,
@@ -219,40 +233,56 @@ def append(
     detail: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Append one event. The caller holds the session lock."""
-    if event not in EVENTS:
-        raise ValueError(f"unknown worklog event {event!r}")
+    return append_many(session_dir, [NewEvent(event, ts, session, step, sub_step, detail)])[0]
+
+
+def append_many(
+    session_dir: str | os.PathLike[str], events: Sequence[NewEvent]
+) -> list[dict[str, Any]]:
+    """Append ``events`` in order (the next ``seq`` numbers), one ``write()`` per record and
+    one fsync for all. A torn last line is terminated first (its bytes are kept). Refuses
+    (OSError) when the tail cannot be read: the new records would restart ``seq`` at 1. The
+    caller holds the session lock."""
+    for ev in events:
+        if ev.event not in EVENTS:
+            raise ValueError(f"unknown worklog event {ev.event!r}")
+    if not events:
+        return []
     path = Path(session_dir) / WORKLOG
     tail = read_tail(path, 1)
     if tail.diagnostics and any(d.code == "SR501" for d in tail.diagnostics):
-        # Without the last seq the new record would restart at 1 (a duplicate): refuse.
         raise OSError(f"cannot read the worklog's tail: {tail.diagnostics[0].message}")
-    record: dict[str, Any] = {
-        "v": EVENT_VERSION,
-        "ts": ts,
-        "seq": tail.last_seq + 1,
-        "session": session,
-        "event": event,
-    }
-    if step is not None:
-        record["step"] = step
-    if sub_step is not None:
-        record["sub_step"] = sub_step
-    if detail:
-        record["detail"] = detail
-    line = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    records = [_record(ev, tail.last_seq + n) for n, ev in enumerate(events, start=1)]
+    lines = [
+        json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+        for r in records
+    ]
     flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(path, flags, 0o644)
     try:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
-            line = b"\n" + line  # terminate a torn last line; its bytes are kept
-        view = memoryview(line)
-        while view:  # one write per record; a short write (a nearly full disk) continues
-            written = os.write(fd, view)
-            if written <= 0:
-                raise OSError("the worklog write made no progress")
-            view = view[written:]
+            lines[0] = b"\n" + lines[0]  # terminate a torn last line; its bytes are kept
+        for line in lines:
+            fileio.write_all(fd, line)  # one write per record; short writes continue
         os.fsync(fd)
     finally:
         os.close(fd)
+    return records
+
+
+def _record(ev: NewEvent, seq: int) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "v": EVENT_VERSION,
+        "ts": ev.ts,
+        "seq": seq,
+        "session": ev.session,
+        "event": ev.event,
+    }
+    if ev.step is not None:
+        record["step"] = ev.step
+    if ev.sub_step is not None:
+        record["sub_step"] = ev.sub_step
+    if ev.detail:
+        record["detail"] = ev.detail
     return record

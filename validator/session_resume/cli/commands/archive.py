@@ -6,14 +6,12 @@ import argparse
 import sys
 
 from session_resume.cli.commands.common import (
-    CommandError,
     config_for,
     emit_json,
     now_from,
     session_dir_of,
 )
-from session_resume.storage.archive import archive_session
-from session_resume.storage.store import StoreError
+from session_resume.services import maintenance
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -37,12 +35,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def run(args: argparse.Namespace) -> int:
     cfg = config_for(args.root)
     keep = args.keep if args.keep is not None else cfg.archive_keep
-    try:
-        res = archive_session(
-            session_dir_of(args.dir), now=now_from(args.now), keep=keep, prune_only=args.prune_only
-        )
-    except StoreError as exc:
-        raise CommandError(exc.diagnostics) from None
+    res = maintenance.archive(
+        session_dir_of(args.dir), now=now_from(args.now), keep=keep, prune_only=args.prune_only
+    )
     if args.format == "json":
         emit_json({"archived_to": res.archived_to, "moved": res.moved, "pruned": res.pruned})
         return 0

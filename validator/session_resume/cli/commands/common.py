@@ -11,16 +11,12 @@ from typing import Any
 
 from session_resume.core.diagnostics import Diagnostic, FileReport
 from session_resume.reporters.text import render_text
+from session_resume.services.errors import ServiceError
 from session_resume.storage.config import Config, ConfigError, load_config
 
 
-class CommandError(Exception):
-    """A command cannot run; carries the exit code and coded diagnostics."""
-
-    def __init__(self, diagnostics: list[Diagnostic], exit_code: int = 1):
-        super().__init__("; ".join(d.message for d in diagnostics))
-        self.diagnostics = diagnostics
-        self.exit_code = exit_code
+class UsageError(Exception):
+    """The command line itself is wrong (exit 2)."""
 
 
 def now_from(value: str | None) -> datetime:
@@ -31,8 +27,6 @@ def now_from(value: str | None) -> datetime:
     try:
         return parse_now(value)
     except ValueError as exc:
-        from session_resume.cli.main import UsageError
-
         raise UsageError(f"--now: {exc}") from None
 
 
@@ -40,7 +34,7 @@ def config_for(root_arg: str | None) -> Config:
     try:
         return load_config(Path(root_arg) if root_arg else Path.cwd())
     except ConfigError as exc:
-        raise CommandError([exc.diagnostic], exit_code=2) from None
+        raise ServiceError([exc.diagnostic], exit_code=2) from None
 
 
 def root_of(root_arg: str | None, cfg: Config) -> Path:

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from session_resume.cli.commands.common import (
-    CommandError,
     config_for,
     diag_json,
     emit_json,
@@ -30,6 +29,7 @@ from session_resume.core.workflow import WorkflowError, load_workflow
 from session_resume.importers import dotagent, todos, tracker
 from session_resume.importers.apply import apply_plan, check_target, existing_files
 from session_resume.importers.common import ImportPlan, ImportRefused, project_name
+from session_resume.services.errors import ServiceError
 
 ENV_SESSION = "SESSION_RESUME_SESSION"
 _PROJECT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -130,7 +130,7 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
     def run(args: argparse.Namespace) -> int:
         try:
             return fn(args)
-        except (CommandError, ImportRefused) as exc:
+        except (ServiceError, ImportRefused) as exc:
             if args.format == "json":
                 emit_json({"ok": False, "diagnostics": diag_json(exc.diagnostics)})
             else:
@@ -141,7 +141,7 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
 
 
 def _usage(message: str) -> Exception:
-    from session_resume.cli.main import UsageError
+    from session_resume.cli.commands.common import UsageError
 
     return UsageError(message)
 
@@ -171,7 +171,7 @@ def plan_import(args: argparse.Namespace, root: Path) -> ImportPlan:
     try:
         wf = load_workflow("dotagent")
     except WorkflowError as exc:
-        raise CommandError(exc.diagnostics, 3) from None
+        raise ServiceError(exc.diagnostics, 3) from None
     template = wf.template_state(project, format_ts(now))["steps"]
     return dotagent.map_dotagent(dsrc, now=now, project=project, template_steps=template)
 
@@ -291,15 +291,15 @@ def _read_list(args: argparse.Namespace) -> list[todos.TodoItem]:
 
         res = read_limited(args.file, max_size=MAX_TODO_INPUT)
         if res.data is None:
-            raise CommandError(res.diagnostics, 2)
+            raise ServiceError(res.diagnostics, 2)
         data = res.data
     else:
         data = sys.stdin.buffer.read(MAX_TODO_INPUT + 1)
         if len(data) > MAX_TODO_INPUT:
-            raise CommandError([diag("SR830", "the list is larger than 8 MiB", file=name)])
+            raise ServiceError([diag("SR830", "the list is larger than 8 MiB", file=name)])
     parsed = parse_json_bytes(data, file=name, require_object=False)
     if parsed.corrupt or parsed.value is None:
-        raise CommandError(
+        raise ServiceError(
             [
                 diag(
                     "SR830",
@@ -312,17 +312,14 @@ def _read_list(args: argparse.Namespace) -> list[todos.TodoItem]:
     try:
         return todos.parse_list(parsed.value, file=name)
     except todos.TodoListError as exc:
-        raise CommandError(exc.diagnostics) from None
+        raise ServiceError(exc.diagnostics) from None
 
 
 def run_sync_todos(args: argparse.Namespace) -> int:
-    from session_resume.cli.commands.write import (
-        Change,
-        WriteContext,
-        refuse_unwritable,
-        write_state,
-    )
+    from session_resume.core.changes import Change
     from session_resume.core.write_moments import TransitionError
+    from session_resume.services.context import WriteContext
+    from session_resume.services.writes import refuse_unwritable, write_state
     from session_resume.storage import store
 
     cfg = config_for(args.root)
@@ -350,9 +347,9 @@ def run_sync_todos(args: argparse.Namespace) -> int:
 
         wf = load_workflow(state_workflow_spec(spec, cfg.workflow))
     except WorkflowError as exc:
-        raise CommandError(exc.diagnostics) from None
+        raise ServiceError(exc.diagnostics) from None
     if not wf.free_steps:
-        raise CommandError([_closed(wf.id, ctx.state_path)])
+        raise ServiceError([_closed(wf.id, ctx.state_path)])
     preview = todos.merge(loaded.document, items, now)
     notes: list[Diagnostic] = preview.diagnostics
     if not preview.changed or args.dry_run:

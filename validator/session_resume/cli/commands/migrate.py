@@ -14,10 +14,9 @@ from session_resume.cli.commands.common import (
     now_from,
     print_diagnostics,
     root_of,
-    session_dir_of,
 )
-from session_resume.services.validation import discover
-from session_resume.storage.store import MigrateOutcome, migrate_session, serialize
+from session_resume.services import maintenance
+from session_resume.storage.store import MigrateOutcome, serialize
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -54,20 +53,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     cfg = config_for(args.root)
-    root = root_of(args.root, cfg)
-    now = now_from(args.now)
-    files, problems = discover(args.paths)
-    outcomes: list[MigrateOutcome] = []
-    for f in files:
-        outcomes.append(
-            migrate_session(
-                session_dir_of(f),
-                now=now,
-                write=not (args.dry_run or args.check),
-                workflow=args.workflow or cfg.workflow,
-                root=root,
-            )
-        )
+    report = maintenance.migrate(
+        args.paths,
+        now=now_from(args.now),
+        write=not (args.dry_run or args.check),
+        workflow=args.workflow or cfg.workflow,
+        root=root_of(args.root, cfg),
+    )
     if args.format == "json":
         emit_json(
             {
@@ -79,25 +71,18 @@ def run(args: argparse.Namespace) -> int:
                         "patch": o.patch,
                         "notes": diag_json(o.notes),
                     }
-                    for o in outcomes
+                    for o in report.outcomes
                 ],
-                "problems": diag_json(problems),
+                "problems": diag_json(report.problems),
             }
         )
     else:
-        print_diagnostics(problems)
-        for o in outcomes:
+        print_diagnostics(report.problems)
+        for o in report.outcomes:
             _print_text(o, args.dry_run)
-    from session_resume.core.diagnostics import Severity
-
-    refused = (
-        bool(problems)
-        or any(o.status == "refused" for o in outcomes)
-        or any(d.severity is Severity.ERROR for o in outcomes for d in o.notes)
-    )
     if args.check:
-        return 1 if refused or any(o.status == "would_migrate" for o in outcomes) else 0
-    return 1 if refused else 0
+        return 1 if report.refused or report.pending else 0
+    return 1 if report.refused else 0
 
 
 def _print_text(o: MigrateOutcome, dry_run: bool) -> None:

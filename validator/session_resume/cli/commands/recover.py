@@ -6,7 +6,6 @@ import argparse
 import sys
 
 from session_resume.cli.commands.common import (
-    CommandError,
     config_for,
     diag_json,
     emit_json,
@@ -15,7 +14,7 @@ from session_resume.cli.commands.common import (
     root_of,
     session_dir_of,
 )
-from session_resume.storage.store import RecoverResult, StoreError, recover
+from session_resume.services import maintenance
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -39,16 +38,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     cfg = config_for(args.root)
-    try:
-        res: RecoverResult = recover(
-            session_dir_of(args.dir),
-            now=now_from(args.now),
-            workflow=args.workflow or cfg.workflow,
-            project=args.project,
-            root=root_of(args.root, cfg),
-        )
-    except StoreError as exc:
-        raise CommandError(exc.diagnostics) from None
+    res = maintenance.recover(
+        session_dir_of(args.dir),
+        now=now_from(args.now),
+        workflow=args.workflow or cfg.workflow,
+        project=args.project,
+        root=root_of(args.root, cfg),
+    )
     if args.format == "json":
         emit_json(
             {

@@ -1,17 +1,13 @@
 """`session-resume render handoff|skill`: write ``00-handoff.md`` of a session, or the skill
-docs of a workflow, from the templates. Every file is written atomically (a unique temp file
-in the same directory, fsynced, then ``os.replace``)."""
+docs of a workflow, from the templates (:mod:`session_resume.services.rendering`)."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
 import sys
 from pathlib import Path
 
 from session_resume.cli.commands.common import (
-    CommandError,
     config_for,
     emit_json,
     now_from,
@@ -19,9 +15,7 @@ from session_resume.cli.commands.common import (
     root_of,
     session_dir_of,
 )
-from session_resume.core.codes import diag
-from session_resume.core.workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
-from session_resume.storage.store import _fsync_dir, _retry, _write_temp
+from session_resume.services import rendering
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -77,75 +71,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     s.set_defaults(func=run_skill)
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text``: temp file (O_EXCL) in the same directory, fsync,
-    ``os.replace``, fsync the directory. A reader sees the old file or the new one."""
-    data = text.encode("utf-8")
-    directory = path.parent
-    tmp = _write_temp(directory, data, prefix=f".{path.name}.")
-    try:
-        _retry(os.replace, tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(directory)
-
-
-def _workflow(spec: str) -> Workflow:
-    try:
-        return load_workflow(spec)
-    except WorkflowError as exc:
-        raise CommandError(exc.diagnostics, 2) from None
-
-
 def run_handoff(args: argparse.Namespace) -> int:
-    from session_resume.core.handoff_rules import HANDOFF
-    from session_resume.rendering.render import render_handoff
-    from session_resume.storage import store
-
     cfg = config_for(args.root)
-    root = root_of(args.root, cfg)
-    d = session_dir_of(args.dir)
-    if not d.is_dir():
-        raise CommandError([diag("SR100", "no such session directory", file=str(d))], 2)
-    loaded = store.load(d, root=root)
-    if loaded.status != "ok" or loaded.document is None:
-        why = {
-            "absent": [diag("SR101", f"no {store.STATE} in this directory", file=str(d))],
-        }.get(loaded.status, loaded.diagnostics)
-        hint = diag(
-            "SR161",
-            f"the state is {loaded.status}: no handoff was written (run `session-resume "
-            f"resume {d}` to see what to do)",
-            file=str(d / HANDOFF),
-        )
-        raise CommandError([*why, hint], 1)
-    doc = loaded.document
-    try:
-        spec = args.workflow or state_workflow_spec(doc.get("workflow"), cfg.workflow)
-    except WorkflowError as exc:
-        raise CommandError(exc.diagnostics, 2) from None
-    wf = _workflow(spec)
-    text = render_handoff(doc, wf, now=now_from(args.now))
-    if args.out == "-":
-        sys.stdout.write(text)
+    out = None if args.out in (None, "-") else Path(args.out)
+    res = rendering.render_handoff(
+        session_dir_of(args.dir),
+        now=now_from(args.now),
+        root=root_of(args.root, cfg),
+        workflow=args.workflow,
+        default_workflow=cfg.workflow,
+        out=out,
+        write=args.out != "-",
+    )
+    if res.path is None:
+        sys.stdout.write(res.text)
         return 0
-    out = Path(args.out) if args.out else d / HANDOFF
-    if out.is_dir():
-        out = out / HANDOFF
-    write_text_atomic(out, text)
-    lines = len(text.splitlines())
     if args.format == "json":
-        emit_json({"ok": True, "path": str(out), "lines": lines, "workflow": wf.id})
+        emit_json({"ok": True, "path": str(res.path), "lines": res.lines, "workflow": res.workflow})
     else:
-        sys.stdout.write(f"wrote {relpath(out)} ({lines} lines)\n")
+        sys.stdout.write(f"wrote {relpath(res.path)} ({res.lines} lines)\n")
     return 0
 
 
 def run_skill(args: argparse.Namespace) -> int:
-    from session_resume.cli.main import UsageError
-    from session_resume.rendering.render import render_skill, skill_name_problem
+    from session_resume.cli.commands.common import UsageError
+    from session_resume.rendering.render import skill_name_problem
 
     out = Path(args.out)
     name = args.name or out.resolve().name
@@ -155,16 +105,12 @@ def run_skill(args: argparse.Namespace) -> int:
             f"the skill name {name!r} is not allowed ({problem}); name the directory "
             "accordingly or pass --name"
         )
-    wf = _workflow(args.workflow)
-    files = render_skill(wf, name=name, digest=args.digest)
+    wf = rendering.load_workflow_or_fail(args.workflow)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out: {out} exists and is not a directory")
-    written = []
-    for rel, text in files.items():
-        path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(path, text)
-        written.append(str(path))
+    written = [
+        str(p) for p in rendering.render_skill(out, args.workflow, name=name, digest=args.digest)
+    ]
     if args.format == "json":
         emit_json({"ok": True, "name": name, "workflow": wf.id, "files": written})
     else:

@@ -6,8 +6,14 @@ import argparse
 import sys
 from typing import Any
 
-from session_resume.cli.commands.common import emit_json
-from session_resume.cli.commands.resume import decision_for
+from session_resume.cli.commands.common import (
+    config_for,
+    emit_json,
+    now_from,
+    root_of,
+    session_dir_of,
+)
+from session_resume.services import resume as resume_service
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -30,47 +36,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def build(args: argparse.Namespace) -> dict[str, Any]:
-    from session_resume.cli.commands.common import config_for, root_of, session_dir_of
-    from session_resume.storage.snapshot import take
-
-    decision = decision_for(args)
     cfg = config_for(args.root)
-    snap = take(session_dir_of(args.dir), root=root_of(args.root, cfg), last_events=10)
-    doc = snap.document or {}
-    steps = [
-        {
-            "key": k,
-            "name": s.get("name"),
-            "status": s.get("status"),
-            "sub_step": s.get("sub_step"),
-            "attempts": s.get("attempts"),
-        }
-        for k, s in (doc.get("steps") or {}).items()
-        if isinstance(s, dict)
-    ]
-    orphan = decision.get("orphan")
-    return {
-        "report_version": 1,
-        "session_dir": decision["session_dir"],
-        "state": snap.state_status,
-        "project": doc.get("project"),
-        "workflow": decision["workflow"],
-        "crashed": orphan is not None,
-        "orphan": orphan,
-        "lease": decision["lease"],
-        "current_step": decision["step"],
-        "sub_step": decision["sub_step"] or (orphan or {}).get("sub_step"),
-        "steps": steps,
-        "possibly_incomplete": (orphan or {}).get("possibly_incomplete", []),
-        "last_events": list(snap.last_events),
-        "temp_files": list(snap.temp_files),
-        "recommended": {
-            "action": decision["action"],
-            "commands": decision["commands"],
-            "reasons": decision["reasons"],
-            "warnings": decision["warnings"],
-        },
-    }
+    return resume_service.report(
+        session_dir_of(args.dir),
+        now=now_from(args.now),
+        root=root_of(args.root, cfg),
+        workflow=args.workflow,
+        default_workflow=cfg.workflow,
+        session=args.session,
+        stale_seconds=args.stale_after or cfg.stale_after_seconds,
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
 import sys
-from pathlib import Path
 from typing import Any
 
 from session_resume.cli.commands.common import (
-    CommandError,
     config_for,
     emit_json,
     now_from,
@@ -18,9 +15,7 @@ from session_resume.cli.commands.common import (
     session_dir_of,
 )
 from session_resume.core.codes import CATALOGUE
-from session_resume.core.resume_decision import Options, decide
-from session_resume.core.workflow import WorkflowError, load_workflow, state_workflow_spec
-from session_resume.storage.snapshot import take
+from session_resume.services import resume as resume_service
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -57,37 +52,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def decision_for(args: argparse.Namespace) -> dict[str, Any]:
     cfg = config_for(args.root)
-    root = root_of(args.root, cfg)
-    d = session_dir_of(args.dir)
-    if not d.is_dir():
-        from session_resume.core.codes import diag
-
-        raise CommandError([diag("SR100", "no such session directory", file=str(d))], 2)
-    snap = take(d, root=root)
-    try:
-        spec = args.workflow or state_workflow_spec(
-            (snap.document or {}).get("workflow"), cfg.workflow
-        )
-        wf = load_workflow(spec)
-    except WorkflowError as exc:
-        raise CommandError(exc.diagnostics, 2) from None
-    opts = Options(session=args.session, stale_seconds=args.stale_after or cfg.stale_after_seconds)
-    result = decide(snap, args.step, now_from(args.now), wf, opts)
-    result["session_dir"] = str(d)
-    result["commands"] = [runnable(c, d) for c in result["commands"]]
-    return result
-
-
-_WRITERS = ("start", "checkpoint", "complete", "session", "init")
-
-
-def runnable(command: str, session_dir: Path) -> str:
-    """The decision's command with this session directory filled in, ready to run."""
-    command = command.replace(" DIR", f" {shlex.quote(str(session_dir))}")
-    parts = command.split()
-    if len(parts) > 1 and parts[1] in _WRITERS:
-        command += f" --session-dir {shlex.quote(str(session_dir))}"
-    return command
+    return resume_service.resume(
+        session_dir_of(args.dir),
+        now=now_from(args.now),
+        root=root_of(args.root, cfg),
+        step=args.step,
+        workflow=args.workflow,
+        default_workflow=cfg.workflow,
+        session=args.session,
+        stale_seconds=args.stale_after or cfg.stale_after_seconds,
+    )
 
 
 def run(args: argparse.Namespace) -> int:

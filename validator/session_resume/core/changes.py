@@ -1,0 +1,152 @@
+"""Each write moment as a :class:`Change`: the new document (a pure transformation of
+:mod:`session_resume.core.write_moments`) and the one worklog event that describes it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from session_resume.core import write_moments as transitions
+from session_resume.core.workflow import Workflow
+
+
+@dataclass
+class Change:
+    """A new document and the worklog event that describes it (one write, one line)."""
+
+    document: dict[str, Any]
+    event: str
+    step: str | None = None
+    sub_step: str | None = None
+    detail: dict[str, Any] | None = None
+
+
+# build(current document, workflow, lease_orphaned) -> Change; may raise TransitionError.
+Build = Callable[[dict[str, Any], Workflow, bool], Change]
+
+
+def start(key: str, now: datetime, *, force: bool, name: str | None) -> Build:
+    def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
+        old = (doc.get("steps") or {}).get(key)
+        old_status = old.get("status") if isinstance(old, dict) else None
+        restart_orphan = orphaned and old_status == "in_progress"
+        new = transitions.start(doc, wf, key, now, force=force, orphaned=restart_orphan, name=name)
+        step = new["steps"][key]
+        detail: dict[str, Any] = {"attempts": step.get("attempts")}
+        if old_status == "in_progress":
+            detail["restart"] = True
+        if restart_orphan:
+            detail["orphaned"] = True
+        if old_status in ("complete", "skipped"):
+            detail["rerun"] = old_status
+        interrupted = [
+            k
+            for k, s in (doc.get("steps") or {}).items()
+            if k != key and isinstance(s, dict) and s.get("status") == "in_progress"
+        ]
+        if interrupted:
+            detail["interrupted"] = interrupted
+        if force:
+            detail["forced"] = True
+        return Change(new, "step_start", key, None, detail)
+
+    return build
+
+
+def checkpoint(key: str, sub_step: str, artifacts: list[str], context_files: list[str]) -> Build:
+    def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
+        new = transitions.checkpoint(doc, wf, key, sub_step, artifacts, context_files)
+        written = new["steps"][key]["sub_step"]
+        detail: dict[str, Any] = {}
+        if artifacts:
+            detail["artifacts"] = artifacts
+        if context_files:
+            detail["context_files"] = context_files
+        if written != sub_step:
+            detail["legacy_id"] = sub_step
+        return Change(new, "checkpoint", key, written, detail or None)
+
+    return build
+
+
+def complete(key: str, now: datetime) -> Build:
+    def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
+        return Change(transitions.complete(doc, wf, key, now), "step_complete", key)
+
+    return build
+
+
+def skip(key: str, reason: str, now: datetime, *, force: bool) -> Build:
+    def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
+        new = transitions.skip(doc, wf, key, reason, now, force=force)
+        detail: dict[str, Any] = {"reason": reason}
+        if force:
+            detail["forced"] = True
+        return Change(new, "step_skip", key, None, detail)
+
+    return build
+
+
+def set_decision(key: str, value: Any) -> Build:
+    def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
+        new = transitions.set_decision(doc, wf, key, value)
+        detail: dict[str, Any] = {"key": key, "value": value}
+        old = doc.get("decisions") or {}
+        if key in old:
+            detail["previous"] = old[key]
+        return Change(new, "decision", None, None, detail)
+
+    return build
+
+
+def log_decision(
+    title: str,
+    choice: str,
+    rationale: str,
+    now: datetime,
+    *,
+    step: str | None = None,
+    alternatives: list[str] | None = None,
+) -> Build:
+    def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
+        new = transitions.log_decision(
+            doc, title, choice, rationale, step, alternatives or (), now=now, wf=wf
+        )
+        entry = new["decision_log"][-1]
+        detail = {"id": entry["id"], "title": title, "choice": choice}
+        return Change(new, "decision", step, None, detail)
+
+    return build
+
+
+def finding(action: str, title: str) -> Build:
+    def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
+        if action == "add":
+            new = transitions.add_finding(doc, title)
+            detail: dict[str, Any] = {"title": title}
+            if title in (doc.get("open_findings") or []):
+                detail["already_open"] = True
+            return Change(new, "finding_add", None, None, detail)
+        new = transitions.resolve_finding(doc, title)
+        return Change(new, "finding_resolve", None, None, {"title": title})
+
+    return build
+
+
+def transition(
+    complete_key: str, start_key: str, decisions: dict[str, Any], now: datetime, *, force: bool
+) -> Build:
+    def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
+        new = transitions.transition(doc, wf, complete_key, start_key, decisions, now, force)
+        detail: dict[str, Any] = {
+            "completed": complete_key,
+            "decisions": decisions,
+            "attempts": new["steps"][start_key].get("attempts"),
+        }
+        if force:
+            detail["forced"] = True
+        return Change(new, "step_start", start_key, None, detail)
+
+    return build

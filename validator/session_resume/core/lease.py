@@ -1,0 +1,80 @@
+"""The lease judgement, pure: what a sentinel (``00-session.active``) means now.
+
+A sentinel is a JSON object: ``v``, ``session`` (id), ``owner``, ``pid`` (optional long-lived
+owner process), ``host``, ``started``, ``heartbeat``. Agents call the CLI once per write, so
+the CLI's own pid proves nothing: the heartbeat, refreshed by every write and by ``ping``,
+is the liveness signal. Reading and writing the file, and probing a pid, are
+:mod:`session_resume.storage.lease_file`'s.
+"""
+
+from __future__ import annotations
+
+import secrets
+import socket
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from session_resume.core.timeutil import format_ts, parse_ts
+
+SENTINEL = "00-session.active"
+SENTINEL_VERSION = 1
+DEFAULT_STALE_SECONDS = 300
+
+
+def new_session_id() -> str:
+    return secrets.token_hex(8)
+
+
+def make(
+    session: str, *, owner: str, now: datetime, pid: int | None = None, host: str | None = None
+) -> dict[str, Any]:
+    ts = format_ts(now)
+    return {
+        "v": SENTINEL_VERSION,
+        "session": session,
+        "owner": owner,
+        "pid": pid,
+        "host": host or socket.gethostname(),
+        "started": ts,
+        "heartbeat": ts,
+    }
+
+
+@dataclass(frozen=True)
+class Lease:
+    """What a sentinel means now. ``state``: none | live | stale | ended | dead_owner |
+    unreadable."""
+
+    state: str
+    sentinel: dict[str, Any] | None = None
+    age_seconds: float | None = None
+
+    @property
+    def orphaned(self) -> bool:
+        return self.state in ("stale", "dead_owner")
+
+
+def lease_state(
+    sentinel: dict[str, Any] | None,
+    *,
+    now: datetime,
+    ended: bool,
+    owner_alive: bool | None,
+    stale_seconds: int = DEFAULT_STALE_SECONDS,
+) -> Lease:
+    """Pure. ``ended``: the worklog holds a ``session_end`` for the sentinel's session.
+    ``owner_alive``: whether the named owner pid runs on this host (None: unknown)."""
+    if sentinel is None:
+        return Lease("none")
+    hb = parse_ts(sentinel.get("heartbeat"))
+    if hb is None:
+        return Lease("unreadable", sentinel)
+    age = (now - hb).total_seconds()
+    if ended:
+        return Lease("ended", sentinel, age)
+    if owner_alive is False:
+        return Lease("dead_owner", sentinel, age)
+    if age > stale_seconds:
+        return Lease("stale", sentinel, age)
+    return Lease("live", sentinel, age)

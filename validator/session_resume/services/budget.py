@@ -1,0 +1,71 @@
+"""The budget service: what a step may load at start-up, and what it already loaded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from session_resume.core.codes import diag
+from session_resume.core.workflow import WorkflowError, load_workflow, state_workflow_spec
+from session_resume.services.errors import ServiceError
+from session_resume.storage.store import load
+
+
+def budget(
+    step: str,
+    *,
+    root: Path,
+    session_dir: Path | None = None,
+    project: str | None = None,
+    workflow: str | None = None,
+    default_workflow: str | None = None,
+) -> dict[str, Any]:
+    """The step's context budget (``max_startup_files``, ``startup_files``) and the context
+    files its state already records (``do_not_reread``), with SR415 when over budget."""
+    doc: dict[str, Any] = {}
+    spec = workflow or default_workflow or "apex"
+    if session_dir is None and project:
+        session_dir = root / _workflow(spec).session_dir.replace("{project}", project)
+    if session_dir is not None:
+        loaded = load(session_dir, root=root)
+        if loaded.status == "ok" and loaded.document:
+            doc = loaded.document
+            try:
+                spec = workflow or state_workflow_spec(doc.get("workflow"), default_workflow)
+            except WorkflowError as exc:
+                raise ServiceError(exc.diagnostics, 2) from None
+    wf = _workflow(spec)
+    sdef = wf.step(step)
+    if sdef is None and not wf.free_steps:
+        raise ServiceError(
+            [
+                diag(
+                    "SR711",
+                    f"step {step!r} is not a step of workflow "
+                    f"{wf.id!r} (steps: {', '.join(wf.step_keys)})",
+                )
+            ]
+        )
+    record = (doc.get("steps") or {}).get(step) or {}
+    used = list(record.get("context_files_used") or [])
+    limits = sdef.budget if sdef else None
+    warnings = []
+    if limits and len(used) > limits.max_startup_files:
+        warnings.append("SR415")
+    return {
+        "step": step,
+        "step_name": sdef.name if sdef else record.get("name"),
+        "workflow": wf.id,
+        "max_startup_files": limits.max_startup_files if limits else None,
+        "startup_files": list(limits.startup_files) if limits else [],
+        "do_not_reread": used,
+        "warnings": warnings,
+        "notes": limits.notes if limits else "",
+    }
+
+
+def _workflow(spec: str) -> Any:
+    try:
+        return load_workflow(spec)
+    except WorkflowError as exc:
+        raise ServiceError(exc.diagnostics, 2) from None

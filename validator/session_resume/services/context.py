@@ -1,0 +1,76 @@
+"""Where, when and as whom a write happens: the :class:`WriteContext` every write service
+takes, and how a front end builds one from a session directory or a project name."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from session_resume.core import lease as lease_rules
+from session_resume.core.codes import diag
+from session_resume.core.lease import SENTINEL as SENTINEL_FILE
+from session_resume.core.workflow import WorkflowError, load_workflow, state_workflow_spec
+from session_resume.services.errors import ServiceError
+from session_resume.storage import store
+
+ENV_SESSION = "SESSION_RESUME_SESSION"
+SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
+PROJECT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def default_owner() -> str:
+    return os.environ.get("USER") or os.environ.get("USERNAME") or "unknown"
+
+
+@dataclass(frozen=True)
+class WriteContext:
+    """Where and when a write happens, and as which session.
+
+    ``session``: the caller's session id when given explicitly (``--session`` or
+    ``$SESSION_RESUME_SESSION``), else None. ``default_workflow``: for a state without a
+    ``workflow`` field.
+    """
+
+    session_dir: Path
+    now: datetime
+    root: Path | None = None
+    session: str | None = None
+    owner: str = field(default_factory=default_owner)
+    stale_seconds: int = lease_rules.DEFAULT_STALE_SECONDS
+    default_workflow: str = "apex"
+
+    @property
+    def store_session(self) -> store.Session:
+        return store.Session(self.session_dir, self.root)
+
+    @property
+    def state_path(self) -> str:
+        return str(self.session_dir / store.STATE)
+
+    @property
+    def sentinel_path(self) -> str:
+        return str(self.session_dir / SENTINEL_FILE)
+
+
+def session_dir_for_project(root: Path, project: str, workflow: str) -> Path:
+    """The session directory of ``project``: the workflow's ``session_dir`` pattern
+    (default ``agent-output/{project}``) under the repository root."""
+    if not PROJECT_NAME.match(project):
+        raise ServiceError(
+            [
+                diag(
+                    "SR100",
+                    f"project name {project!r} is not allowed (letters, digits, `.`, `_`, "
+                    "`-`, starting with a letter or digit)",
+                )
+            ],
+            exit_code=2,
+        )
+    try:
+        wf = load_workflow(state_workflow_spec(None, workflow))
+    except WorkflowError as exc:
+        raise ServiceError(exc.diagnostics) from None
+    return Path(os.path.abspath(root / wf.session_dir.replace("{project}", project)))

@@ -1,0 +1,314 @@
+"""The lease services: `session start`, `session end`, `ping`, and the lease part of every
+write (read the lease, plan what a write does about it, acquire it, refresh its heartbeat).
+The judgement itself is pure (:mod:`session_resume.core.lease`); this module does its I/O.
+
+Lease rules for a state write (docs/spec.md, "Sentinel and lease"):
+
+* no lease (or one whose session ended): the write creates one (the id given with
+  ``--session`` / ``$SESSION_RESUME_SESSION``, else a new id) and logs ``session_start``;
+* a live lease: the write acts as its session, unless a *different* session id was given
+  explicitly: then it is refused (SR511);
+* an orphaned lease (stale heartbeat or dead owner pid) of another session: the write takes
+  it over and logs ``takeover``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from session_resume.core import lease as lease_rules
+from session_resume.core.codes import diag
+from session_resume.core.diagnostics import Diagnostic, Severity
+from session_resume.core.lease import SENTINEL as SENTINEL_FILE
+from session_resume.core.lease import Lease
+from session_resume.core.timeutil import format_ts
+from session_resume.services.context import WriteContext
+from session_resume.services.errors import ServiceError
+from session_resume.storage import lease_file as sentinel_mod
+from session_resume.storage import store, worklog
+
+MAX_ATTEMPTS = 3
+LEASE_TAIL_EVENTS = 200  # enough of the worklog's tail to find the lease's session_end
+
+
+@dataclass
+class SessionResult:
+    session: str | None
+    action: str  # created | kept | takeover | ended | refreshed | none
+    events: list[dict[str, Any]] = field(default_factory=list)
+    lease: dict[str, Any] | None = None
+    previous_session: str | None = None
+
+
+@dataclass(frozen=True)
+class LeasePlan:
+    """What a write does about the lease: ``keep`` it (act as its session), ``create`` one,
+    or ``takeover`` another session's lease (``orphaned``: that session crashed)."""
+
+    action: str
+    session: str
+    lease: Lease
+    orphaned: bool = False
+
+    @property
+    def previous(self) -> str | None:
+        s = self.lease.sentinel
+        return s.get("session") if s is not None and self.action == "takeover" else None
+
+
+class LeaseChanged(Exception):
+    """The lease changed between assessing it and acquiring it: start over."""
+
+
+def read_lease(ctx: WriteContext) -> Lease:
+    """The lease of the session directory now (none when there is no valid sentinel)."""
+    d = ctx.session_dir
+    path = d / SENTINEL_FILE
+    sent, problems = sentinel_mod.read(d)
+    if problems and os.path.lexists(path) and os.path.isdir(path) and not os.path.islink(path):
+        raise ServiceError(
+            problems
+            + [
+                diag(
+                    "SR510",
+                    "the sentinel path is a directory; remove it before starting a session",
+                    file=str(path),
+                )
+            ]
+        )
+    ended = False
+    if sent is not None:
+        tail = worklog.read_tail(d / worklog.WORKLOG, LEASE_TAIL_EVENTS)
+        ended = any(
+            e.get("event") == "session_end" and e.get("session") == sent.get("session")
+            for e in tail.events
+        )
+    return lease_rules.lease_state(
+        sent,
+        now=ctx.now,
+        ended=ended,
+        owner_alive=sentinel_mod.owner_alive(sent),
+        stale_seconds=ctx.stale_seconds,
+    )
+
+
+def _holder_text(lease: Lease) -> str:
+    s = lease.sentinel or {}
+    age = "" if lease.age_seconds is None else f", heartbeat {round(lease.age_seconds)} s ago"
+    return f"session {s.get('session')} (owner {s.get('owner') or '?'}{age})"
+
+
+def plan_lease(
+    lease: Lease,
+    *,
+    session: str | None,
+    claim: bool = False,
+    takeover: bool = False,
+    file: str = "",
+) -> LeasePlan:
+    """Decide what to do about ``lease`` (pure apart from minting a new session id).
+
+    ``session``: the caller's explicit id or None. ``claim``: the caller starts a new
+    session (`session start`), so a live lease of any other session is in the way.
+    ``takeover``: a live lease may be taken over (logged). Raises SR511 otherwise.
+    """
+    holder = (lease.sentinel or {}).get("session")
+    if lease.state in ("none", "ended", "unreadable") or not isinstance(holder, str):
+        return LeasePlan("create", session or lease_rules.new_session_id(), lease)
+    if session is not None and session == holder:
+        return LeasePlan("keep", holder, lease)
+    if lease.state == "live":
+        if session is None and not claim:
+            return LeasePlan("keep", holder, lease)
+        if takeover:
+            return LeasePlan("takeover", session or lease_rules.new_session_id(), lease)
+        raise ServiceError(
+            [
+                diag(
+                    "SR511",
+                    f"{_holder_text(lease)} holds the lease of this session directory"
+                    + (f"; session {session} may not write" if session else "")
+                    + ". Nothing was written: wait for it to end (`session-resume session "
+                    "end`), or take over with `session-resume session start --takeover` "
+                    "(logged)",
+                    file=file,
+                )
+            ]
+        )
+    # stale or dead owner: an orphan, which any other session may take over
+    return LeasePlan("takeover", session or lease_rules.new_session_id(), lease, orphaned=True)
+
+
+def _check_same_lease(ctx: WriteContext, plan: LeasePlan) -> None:
+    sent, _ = sentinel_mod.read(ctx.session_dir)
+    if sent != plan.lease.sentinel:
+        raise LeaseChanged
+
+
+def acquire(
+    ctx: WriteContext,
+    plan: LeasePlan,
+    *,
+    log_start: bool,
+    pid: int | None = None,
+    owner: str | None = None,
+) -> list[dict[str, Any]]:
+    """Write the new lease of ``plan`` (create or takeover) under the session lock and log
+    ``takeover`` (or ``session_start`` when ``log_start``). Raises LeaseChanged if another
+    process changed the lease since it was assessed."""
+    d = ctx.session_dir
+    ts = format_ts(ctx.now)
+    events: list[dict[str, Any]] = []
+    with store.locked(ctx.store_session):
+        _check_same_lease(ctx, plan)
+        new = lease_rules.make(plan.session, owner=owner or ctx.owner, now=ctx.now, pid=pid)
+        if plan.action == "takeover":
+            prev = plan.lease.sentinel or {}
+            detail: dict[str, Any] = {
+                "previous": prev.get("session"),
+                "previous_owner": prev.get("owner"),
+                "orphaned": plan.orphaned,
+                "reason": plan.lease.state,
+            }
+            if plan.lease.age_seconds is not None:
+                detail["silent_seconds"] = round(plan.lease.age_seconds)
+            events.append(worklog.append(d, "takeover", ts=ts, session=plan.session, detail=detail))
+        elif log_start:
+            detail = {"owner": new["owner"]}
+            if pid is not None:
+                detail["pid"] = pid
+            events.append(
+                worklog.append(d, "session_start", ts=ts, session=plan.session, detail=detail)
+            )
+        sentinel_mod.write(d, new)
+    return events
+
+
+def refresh(ctx: WriteContext, session: str) -> dict[str, Any] | None:
+    """Refresh the heartbeat of ``session``'s lease (if it still holds it)."""
+    with store.locked(ctx.store_session):
+        sent, _ = sentinel_mod.read(ctx.session_dir)
+        if sent is None or sent.get("session") != session:
+            return sent
+        sent = {**sent, "heartbeat": format_ts(ctx.now)}
+        sentinel_mod.write(ctx.session_dir, sent)
+        return sent
+
+
+def start_session(
+    ctx: WriteContext,
+    *,
+    owner: str | None = None,
+    pid: int | None = None,
+    takeover: bool = False,
+) -> SessionResult:
+    """`session start`: create the lease (logging ``session_start``), keep it when the
+    caller's own session already holds it, or take over an orphaned lease, or a live one
+    with ``takeover`` (logging ``takeover``). A live lease of another session: SR511."""
+    ctx.session_dir.mkdir(parents=True, exist_ok=True)
+    for _ in range(MAX_ATTEMPTS):
+        lease = read_lease(ctx)
+        plan = plan_lease(
+            lease, session=ctx.session, claim=True, takeover=takeover, file=ctx.sentinel_path
+        )
+        if plan.action == "keep":
+            with store.locked(ctx.store_session):
+                sent, _ = sentinel_mod.read(ctx.session_dir)
+                if sent is None or sent.get("session") != plan.session:
+                    continue
+                sent = {**sent, "heartbeat": format_ts(ctx.now)}
+                if owner:
+                    sent["owner"] = owner
+                if pid is not None:
+                    sent["pid"] = pid
+                sentinel_mod.write(ctx.session_dir, sent)
+            return SessionResult(plan.session, "kept", lease=sent)
+        try:
+            events = acquire(ctx, plan, log_start=True, pid=pid, owner=owner)
+        except LeaseChanged:
+            continue
+        sent, _ = sentinel_mod.read(ctx.session_dir)
+        return SessionResult(
+            plan.session,
+            "takeover" if plan.action == "takeover" else "created",
+            events,
+            sent,
+            plan.previous,
+        )
+    raise ServiceError([diag("SR511", "the lease keeps changing; try again", file=ctx.state_path)])
+
+
+def end_session(ctx: WriteContext) -> SessionResult:
+    """`session end`: log ``session_end`` for the lease's session and remove the sentinel.
+    Refused (SR511) for a live lease of another session named explicitly."""
+    if not ctx.session_dir.is_dir():
+        return SessionResult(None, "none")
+    with store.locked(ctx.store_session):
+        lease = read_lease(ctx)
+        holder = (lease.sentinel or {}).get("session")
+        if lease.state == "none" or not isinstance(holder, str):
+            return SessionResult(None, "none")
+        if lease.state == "live" and ctx.session is not None and ctx.session != holder:
+            plan_lease(lease, session=ctx.session, file=ctx.sentinel_path)  # raises SR511
+        events = []
+        if lease.state != "ended":
+            detail: dict[str, Any] = {}
+            if lease.orphaned:
+                detail = {"orphaned": True, "reason": lease.state}
+                if ctx.session is not None:
+                    detail["ended_by"] = ctx.session
+            events.append(
+                worklog.append(
+                    ctx.session_dir,
+                    "session_end",
+                    ts=format_ts(ctx.now),
+                    session=holder,
+                    detail=detail or None,
+                )
+            )
+        sentinel_mod.remove(ctx.session_dir)
+    return SessionResult(holder, "ended", events, None)
+
+
+def ping_session(ctx: WriteContext) -> SessionResult:
+    """`ping`: refresh the lease's heartbeat; writes only the sentinel (no state write, no
+    worklog line)."""
+    if not ctx.session_dir.is_dir():
+        raise ServiceError(_no_lease(ctx))
+    with store.locked(ctx.store_session):
+        lease = read_lease(ctx)
+        holder = (lease.sentinel or {}).get("session")
+        if lease.state in ("none", "ended", "unreadable") or not isinstance(holder, str):
+            raise ServiceError(_no_lease(ctx))
+        mine = ctx.session is None or ctx.session == holder
+        if lease.state == "live" and not mine:
+            plan_lease(lease, session=ctx.session, file=ctx.sentinel_path)  # raises SR511
+        if lease.orphaned and ctx.session != holder:
+            raise ServiceError(
+                [
+                    diag(
+                        "SR512",
+                        f"the lease of {_holder_text(lease)} is orphaned ({lease.state}); a "
+                        "ping does not revive another session: take it over with "
+                        "`session-resume session start` (or any write)",
+                        file=str(ctx.session_dir / SENTINEL_FILE),
+                        severity=Severity.ERROR,
+                    )
+                ]
+            )
+        sent = {**(lease.sentinel or {}), "heartbeat": format_ts(ctx.now)}
+        sentinel_mod.write(ctx.session_dir, sent)
+    return SessionResult(holder, "refreshed", lease=sent)
+
+
+def _no_lease(ctx: WriteContext) -> list[Diagnostic]:
+    return [
+        diag(
+            "SR514",
+            f"no session holds a lease in {ctx.session_dir}; run `session-resume session "
+            "start` first",
+            file=str(ctx.session_dir / SENTINEL_FILE),
+        )
+    ]

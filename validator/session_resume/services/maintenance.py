@@ -1,0 +1,92 @@
+"""The maintenance services: `recover` a corrupt state, `migrate` old ones, `archive` a
+session. Each is one call into the store, with refusals as :class:`ServiceError`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from session_resume.core.diagnostics import Diagnostic, Severity
+from session_resume.services.errors import ServiceError
+from session_resume.services.validation import discover
+from session_resume.storage import archive as archive_store
+from session_resume.storage import store
+from session_resume.storage.store import MigrateOutcome, RecoverResult
+
+
+def session_dir_of(path: str | Path) -> Path:
+    """A state file's directory, or the directory itself."""
+    p = Path(path)
+    if p.name.startswith(store.STATE) and not p.is_dir():
+        return p.parent
+    return p
+
+
+def recover(
+    session_dir: Path,
+    *,
+    now: datetime,
+    workflow: str | None = None,
+    project: str | None = None,
+    root: Path | None = None,
+) -> RecoverResult:
+    """Restore a corrupt or missing state from a valid ``.bak``, else recreate it from the
+    workflow template; the corrupt file is kept as ``*.corrupt-<stamp>``."""
+    try:
+        return store.recover(session_dir, now=now, workflow=workflow, project=project, root=root)
+    except store.StoreError as exc:
+        raise ServiceError(exc.diagnostics) from None
+
+
+@dataclass
+class MigrateReport:
+    outcomes: list[MigrateOutcome] = field(default_factory=list)
+    problems: list[Diagnostic] = field(default_factory=list)  # paths that could not be used
+
+    @property
+    def refused(self) -> bool:
+        return (
+            bool(self.problems)
+            or any(o.status == "refused" for o in self.outcomes)
+            or any(d.severity is Severity.ERROR for o in self.outcomes for d in o.notes)
+        )
+
+    @property
+    def pending(self) -> bool:
+        """Some file would change (``--check`` fails on it)."""
+        return any(o.status == "would_migrate" for o in self.outcomes)
+
+
+def migrate(
+    paths: Iterable[str],
+    *,
+    now: datetime,
+    write: bool = True,
+    workflow: str | None = None,
+    root: Path | None = None,
+) -> MigrateReport:
+    """Migrate every state file found under ``paths`` to the current version (chained one
+    version at a time; the pre-migration file is kept as ``.bak``). ``write=False``: report
+    what would change (the JSON Patch) and write nothing."""
+    files, problems = discover(paths)
+    report = MigrateReport(problems=problems)
+    for f in files:
+        report.outcomes.append(
+            store.migrate_session(
+                session_dir_of(f), now=now, write=write, workflow=workflow, root=root
+            )
+        )
+    return report
+
+
+def archive(
+    session_dir: Path, *, now: datetime, keep: int, prune_only: bool = False
+) -> archive_store.ArchiveResult:
+    """Move the session's protocol files into ``.archive/<UTC stamp>_<session>/`` and keep
+    the newest ``keep`` archives."""
+    try:
+        return archive_store.archive_session(session_dir, now=now, keep=keep, prune_only=prune_only)
+    except store.StoreError as exc:
+        raise ServiceError(exc.diagnostics) from None

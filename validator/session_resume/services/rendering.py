@@ -1,0 +1,92 @@
+"""Render services: write ``00-handoff.md`` of a session, or the skill docs of a workflow.
+Every file is written atomically through :func:`session_resume.storage.fileio.replace_file`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from session_resume.core.codes import diag
+from session_resume.core.handoff_rules import HANDOFF
+from session_resume.core.workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
+from session_resume.services.errors import ServiceError
+from session_resume.storage import fileio, store
+
+
+@dataclass(frozen=True)
+class HandoffResult:
+    text: str
+    path: Path | None  # None: not written (the caller wanted the text only)
+    workflow: str
+
+    @property
+    def lines(self) -> int:
+        return len(self.text.splitlines())
+
+
+def load_workflow_or_fail(spec: str) -> Workflow:
+    """The workflow ``spec`` names, or a ServiceError (exit 2) with its diagnostics."""
+    try:
+        return load_workflow(spec)
+    except WorkflowError as exc:
+        raise ServiceError(exc.diagnostics, 2) from None
+
+
+def render_handoff(
+    session_dir: Path,
+    *,
+    now: datetime,
+    root: Path | None = None,
+    workflow: str | None = None,
+    default_workflow: str | None = None,
+    out: Path | None = None,
+    write: bool = True,
+) -> HandoffResult:
+    """Render the session's handoff from its state and (with ``write``) replace ``out``
+    (default ``<session_dir>/00-handoff.md``; a directory gets ``00-handoff.md`` inside)."""
+    from session_resume.rendering.render import render_handoff as render
+
+    if not session_dir.is_dir():
+        raise ServiceError([diag("SR100", "no such session directory", file=str(session_dir))], 2)
+    loaded = store.load(session_dir, root=root)
+    if loaded.status != "ok" or loaded.document is None:
+        why = {
+            "absent": [diag("SR101", f"no {store.STATE} in this directory", file=str(session_dir))],
+        }.get(loaded.status, loaded.diagnostics)
+        hint = diag(
+            "SR161",
+            f"the state is {loaded.status}: no handoff was written (run `session-resume "
+            f"resume {session_dir}` to see what to do)",
+            file=str(session_dir / HANDOFF),
+        )
+        raise ServiceError([*why, hint], 1)
+    doc = loaded.document
+    try:
+        spec = workflow or state_workflow_spec(doc.get("workflow"), default_workflow)
+    except WorkflowError as exc:
+        raise ServiceError(exc.diagnostics, 2) from None
+    wf = load_workflow_or_fail(spec)
+    text = render(doc, wf, now=now)
+    if not write:
+        return HandoffResult(text, None, wf.id)
+    target = out or session_dir / HANDOFF
+    if target.is_dir():
+        target = target / HANDOFF
+    fileio.replace_file(target, text.encode("utf-8"))
+    return HandoffResult(text, target, wf.id)
+
+
+def render_skill(out: Path, workflow: str, *, name: str, digest: bool = False) -> list[Path]:
+    """Write the skill docs (SKILL.md and its references) of ``workflow`` under ``out``."""
+    from session_resume.rendering.render import render_skill as render
+
+    wf = load_workflow_or_fail(workflow)
+    files = render(wf, name=name, digest=digest)
+    written = []
+    for rel, text in files.items():
+        path = out / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fileio.replace_file(path, text.encode("utf-8"))
+        written.append(path)
+    return written

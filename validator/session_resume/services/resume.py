@@ -1,0 +1,117 @@
+"""The read services: `resume` (the decision for a fresh agent) and `report` (the crash
+report). They read the session directory and write nothing."""
+
+from __future__ import annotations
+
+import shlex
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from session_resume.core.codes import diag
+from session_resume.core.lease import DEFAULT_STALE_SECONDS
+from session_resume.core.resume_decision import Options, decide
+from session_resume.core.workflow import WorkflowError, load_workflow, state_workflow_spec
+from session_resume.services.errors import ServiceError
+from session_resume.storage.snapshot import take
+
+# Suggested commands of these writers get the session directory appended, so they run as is.
+_WRITERS = ("start", "checkpoint", "complete", "session", "init")
+
+
+def runnable(command: str, session_dir: Path) -> str:
+    """The decision's command with this session directory filled in, ready to run."""
+    command = command.replace(" DIR", f" {shlex.quote(str(session_dir))}")
+    parts = command.split()
+    if len(parts) > 1 and parts[1] in _WRITERS:
+        command += f" --session-dir {shlex.quote(str(session_dir))}"
+    return command
+
+
+def resume(
+    session_dir: Path,
+    *,
+    now: datetime,
+    root: Path | None = None,
+    step: str | None = None,
+    workflow: str | None = None,
+    default_workflow: str | None = None,
+    session: str | None = None,
+    stale_seconds: int = DEFAULT_STALE_SECONDS,
+) -> dict[str, Any]:
+    """The resume decision (schema/decision/1.json) for ``step`` (None: the orchestrator),
+    with runnable commands."""
+    if not session_dir.is_dir():
+        raise ServiceError([diag("SR100", "no such session directory", file=str(session_dir))], 2)
+    snap = take(session_dir, root=root)
+    try:
+        spec = workflow or state_workflow_spec(
+            (snap.document or {}).get("workflow"), default_workflow
+        )
+        wf = load_workflow(spec)
+    except WorkflowError as exc:
+        raise ServiceError(exc.diagnostics, 2) from None
+    opts = Options(session=session, stale_seconds=stale_seconds)
+    result = decide(snap, step, now, wf, opts)
+    result["session_dir"] = str(session_dir)
+    result["commands"] = [runnable(c, session_dir) for c in result["commands"]]
+    return result
+
+
+def report(
+    session_dir: Path,
+    *,
+    now: datetime,
+    root: Path | None = None,
+    workflow: str | None = None,
+    default_workflow: str | None = None,
+    session: str | None = None,
+    stale_seconds: int = DEFAULT_STALE_SECONDS,
+) -> dict[str, Any]:
+    """The crash report: whether a session crashed, where it stopped, what may be
+    incomplete, the last events and the recommended action."""
+    decision = resume(
+        session_dir,
+        now=now,
+        root=root,
+        workflow=workflow,
+        default_workflow=default_workflow,
+        session=session,
+        stale_seconds=stale_seconds,
+    )
+    snap = take(session_dir, root=root, last_events=10)
+    doc = snap.document or {}
+    steps = [
+        {
+            "key": k,
+            "name": s.get("name"),
+            "status": s.get("status"),
+            "sub_step": s.get("sub_step"),
+            "attempts": s.get("attempts"),
+        }
+        for k, s in (doc.get("steps") or {}).items()
+        if isinstance(s, dict)
+    ]
+    orphan = decision.get("orphan")
+    return {
+        "report_version": 1,
+        "session_dir": decision["session_dir"],
+        "state": snap.state_status,
+        "project": doc.get("project"),
+        "workflow": decision["workflow"],
+        "crashed": orphan is not None,
+        "orphan": orphan,
+        "lease": decision["lease"],
+        "current_step": decision["step"],
+        "sub_step": decision["sub_step"] or (orphan or {}).get("sub_step"),
+        "steps": steps,
+        "possibly_incomplete": (orphan or {}).get("possibly_incomplete", []),
+        "last_events": list(snap.last_events),
+        "temp_files": list(snap.temp_files),
+        "recommended": {
+            "action": decision["action"],
+            "commands": decision["commands"],
+            "reasons": decision["reasons"],
+            "warnings": decision["warnings"],
+        },
+    }

@@ -1,0 +1,378 @@
+"""The write services: `init` and every write moment (start, checkpoint, complete, skip,
+decide, finding, transition).
+
+Every state-changing operation is exactly one atomic :func:`store.save` of a whole document
+built by a pure function of :mod:`session_resume.core.changes`, with ``expected_revision`` set
+to the revision just loaded (the whole load-modify-save is retried up to
+:data:`MAX_ATTEMPTS` times when another writer saved first), one worklog event, and a
+heartbeat refresh of the session's lease (``00-session.active``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from session_resume.core import changes
+from session_resume.core import write_moments as transitions
+from session_resume.core.changes import Build
+from session_resume.core.codes import diag
+from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
+from session_resume.core.write_moments import TransitionError
+from session_resume.services.context import WriteContext
+from session_resume.services.errors import ServiceError
+from session_resume.services.leases import (
+    MAX_ATTEMPTS,
+    LeaseChanged,
+    LeasePlan,
+    acquire,
+    plan_lease,
+    read_lease,
+    refresh,
+)
+from session_resume.storage import store
+
+
+@dataclass
+class WriteResult:
+    revision: int
+    document: dict[str, Any]
+    session: str
+    event: dict[str, Any] | None
+    events: list[dict[str, Any]]  # every worklog line this write appended, in order
+    step: str | None = None
+    lease_action: str = "keep"  # keep | create | takeover
+    previous_session: str | None = None
+    attempts: int = 1  # load-modify-save rounds it took
+    archived_to: str | None = None
+
+    @property
+    def step_record(self) -> dict[str, Any] | None:
+        """The step this write was about, with its key (None for a session-wide write)."""
+        if self.step is None:
+            return None
+        step = (self.document.get("steps") or {}).get(self.step)
+        return {"key": self.step, **step} if isinstance(step, dict) else None
+
+
+def _located(diags: list[Diagnostic], file: str) -> list[Diagnostic]:
+    return [d if d.file else replace(d, file=file) for d in diags]
+
+
+def refuse_unwritable(loaded: store.Loaded, ctx: WriteContext) -> None:
+    """Raise SR161 (with the right advice) unless the loaded state may be changed."""
+    if loaded.status == "ok":
+        return
+    f = ctx.state_path
+    d = ctx.session_dir
+    if loaded.status == "absent" and loaded.backup_usable:
+        raise ServiceError(
+            [
+                diag(
+                    "SR161",
+                    f"the state file is missing but {store.BAK} is a valid state; run "
+                    f"`session-resume recover {d}` to restore it (nothing was written)",
+                    file=f,
+                )
+            ]
+        )
+    msg = {
+        "absent": f"there is no state file in {d}; run `session-resume init PROJECT` first",
+        "needs_migration": f"the state file is schema version {loaded.version}; run "
+        f"`session-resume migrate {d}` first (nothing was written)",
+        "corrupt": "the state file is corrupt; run `session-resume recover "
+        f"{d}` first (it restores {'.bak' if loaded.backup_usable else 'a fresh state'})",
+        "too_new": f"the state file is schema version {loaded.version}, newer than this tool "
+        "knows; upgrade session-resume (nothing was written)",
+        "invalid": "the state file does not match the 3.0 schema; fix the problems "
+        f"`session-resume validate {d}` lists (nothing was written)",
+        "bad_version": "the state file's schema_version is not a known version; fix it by "
+        "hand (nothing was written)",
+        "refused": "refusing to use this session directory (nothing was written)",
+    }.get(loaded.status, f"the state file is {loaded.status}")
+    raise ServiceError([diag("SR161", msg, file=f), *_located(loaded.diagnostics, f)])
+
+
+def _workflow_of(doc: dict[str, Any] | None, spec: str | None, default: str) -> Workflow:
+    own = doc.get("workflow") if doc is not None else None
+    try:
+        return load_workflow(spec or state_workflow_spec(own, default))
+    except WorkflowError as exc:
+        raise ServiceError(exc.diagnostics) from None
+
+
+def write_state(ctx: WriteContext, build: Build) -> WriteResult:
+    """Load, check, build, acquire the lease, save (one write, one event), refresh the
+    heartbeat. Retried from the load when another writer saved first (up to MAX_ATTEMPTS)."""
+    s = ctx.store_session
+    conflict: list[Diagnostic] = []
+    before: list[dict[str, Any]] = []
+    acquired: LeasePlan | None = None
+    orphan_seen = False
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        loaded = store.load(s)
+        refuse_unwritable(loaded, ctx)
+        assert loaded.document is not None
+        wf = _workflow_of(loaded.document, None, ctx.default_workflow)
+        plan = plan_lease(read_lease(ctx), session=ctx.session, file=ctx.sentinel_path)
+        orphaned = orphan_seen or plan.orphaned
+        try:
+            change = build(loaded.document, wf, orphaned)
+        except TransitionError as exc:
+            raise ServiceError(_located(exc.diagnostics, ctx.state_path)) from None
+        if plan.action != "keep":
+            try:
+                before += acquire(ctx, plan, log_start=True)
+            except LeaseChanged:
+                continue
+            acquired = plan
+            orphan_seen = orphan_seen or plan.orphaned
+        try:
+            res = store.save(
+                s,
+                change.document,
+                now=ctx.now,
+                expected_revision=loaded.revision,
+                workflow=wf,
+                event=change.event,
+                event_step=change.step,
+                event_sub_step=change.sub_step,
+                event_detail=change.detail,
+                session_id=plan.session,
+            )
+        except store.ConflictError as exc:
+            conflict = exc.diagnostics
+            continue
+        except store.StoreError as exc:
+            raise ServiceError(_located(exc.diagnostics, ctx.state_path)) from None
+        refresh(ctx, plan.session)
+        events = [*before, *([res.worklog_event] if res.worklog_event else [])]
+        return WriteResult(
+            revision=res.revision,
+            document=res.document,
+            session=plan.session,
+            event=res.worklog_event,
+            events=events,
+            step=change.step,
+            lease_action=acquired.action if acquired else "keep",
+            previous_session=acquired.previous if acquired else None,
+            attempts=attempt,
+        )
+    raise ServiceError(
+        conflict
+        + [
+            diag(
+                "SR162",
+                f"gave up after {MAX_ATTEMPTS} attempts: other writers keep changing the "
+                "state; run the command again",
+                file=ctx.state_path,
+            )
+        ]
+    )
+
+
+def archive_session(
+    session_dir: str | os.PathLike[str],
+    now: datetime,
+    *,
+    project: str | None = None,
+    root: str | os.PathLike[str] | None = None,
+    keep: int = 5,
+) -> Path | None:
+    """Archive the session's protocol files for ``init --fresh`` (the lease stays: the same
+    session goes on); see :func:`session_resume.archive.archive_session`. Returns the archive
+    folder, or None when there was nothing to archive."""
+    from session_resume.storage.archive import archive_session as archive
+
+    res = archive(session_dir, now=now, keep=keep, label=project, include_lease=False, root=root)
+    return Path(res.archived_to) if res.archived_to else None
+
+
+def init_session(
+    ctx: WriteContext, project: str, *, workflow: str | None = None, fresh: bool = False
+) -> WriteResult:
+    """Create the session's state from the workflow template (``revision`` 1). An existing
+    state is refused unless ``fresh``: then the old files are archived first."""
+    wf = _workflow_of(None, workflow, ctx.default_workflow)
+    try:
+        doc = transitions.init_state(wf, project, ctx.now)
+    except TransitionError as exc:
+        raise ServiceError(_located(exc.diagnostics, ctx.state_path)) from None
+    ctx.session_dir.mkdir(parents=True, exist_ok=True)
+    s = ctx.store_session
+    loaded = store.load(s)
+    if loaded.status == "refused":
+        refuse_unwritable(loaded, ctx)
+    plan = plan_lease(read_lease(ctx), session=ctx.session, file=ctx.sentinel_path)
+    archived = None
+    if loaded.status == "absent" and loaded.backup_usable and not fresh:
+        # A later save would rotate the new state over the only good copy of the old one.
+        raise ServiceError(
+            [
+                diag(
+                    "SR710",
+                    f"{ctx.state_path} is missing but {store.BAK} holds a valid state; "
+                    f"restore it with `session-resume recover {ctx.session_dir}`, or start "
+                    f"over with `session-resume init {project} --fresh` (it is archived, "
+                    "not deleted)",
+                    file=ctx.state_path,
+                )
+            ]
+        )
+    if loaded.status != "absent" and not fresh:
+        old = loaded.document or {}
+        what = (
+            f"revision {loaded.revision}, project {old.get('project')!r}"
+            if loaded.status == "ok"
+            else loaded.status
+        )
+        raise ServiceError(
+            [
+                diag(
+                    "SR710",
+                    f"{ctx.state_path} already exists ({what}); to continue it run "
+                    f"`session-resume resume {ctx.session_dir}`, or start over with "
+                    f"`session-resume init {project} --fresh` (the old files are "
+                    "archived under .archive/, nothing is deleted)",
+                    file=ctx.state_path,
+                )
+            ]
+        )
+    if fresh:
+        old_project = (loaded.document or {}).get("project")
+        try:
+            archived = archive_session(
+                ctx.session_dir,
+                ctx.now,
+                project=old_project if isinstance(old_project, str) else project,
+                root=ctx.root,
+            )
+        except store.StoreError as exc:
+            raise ServiceError(exc.diagnostics) from None
+    before: list[dict[str, Any]] = []
+    if plan.action != "keep":
+        try:
+            before = acquire(ctx, plan, log_start=False)
+        except LeaseChanged:
+            raise ServiceError(
+                [
+                    diag(
+                        "SR511",
+                        "another session changed the lease while this init ran; nothing "
+                        "was written, run it again",
+                        file=ctx.state_path,
+                    )
+                ]
+            ) from None
+    detail: dict[str, Any] = {"note": "init", "project": project, "workflow": wf.id}
+    if archived is not None:
+        detail["archived_to"] = archived.relative_to(ctx.session_dir).as_posix()
+    # A session that already held the lease (and keeps its worklog) has logged its start.
+    event = "note" if plan.action == "keep" and archived is None else "session_start"
+    try:
+        res = store.save(
+            s,
+            doc,
+            now=ctx.now,
+            expected_revision=0,
+            workflow=wf,
+            event=event,
+            event_detail=detail,
+            session_id=plan.session,
+        )
+    except store.StoreError as exc:
+        raise ServiceError(_located(exc.diagnostics, ctx.state_path)) from None
+    refresh(ctx, plan.session)
+    return WriteResult(
+        revision=res.revision,
+        document=res.document,
+        session=plan.session,
+        event=res.worklog_event,
+        events=[*before, *([res.worklog_event] if res.worklog_event else [])],
+        lease_action=plan.action,
+        previous_session=plan.previous,
+        archived_to=str(archived) if archived is not None else None,
+    )
+
+
+def start_step(
+    ctx: WriteContext, step: str, *, force: bool = False, name: str | None = None
+) -> WriteResult:
+    """Write moment 1: ``step`` starts (pending → in_progress; a crashed attempt restarts)."""
+    return write_state(ctx, changes.start(step, ctx.now, force=force, name=name))
+
+
+def checkpoint(
+    ctx: WriteContext,
+    step: str,
+    sub_step: str,
+    artifacts: Sequence[str] = (),
+    context_files: Sequence[str] = (),
+) -> WriteResult:
+    """Write moment 2: the step in progress reaches checkpoint ``sub_step``."""
+    return write_state(
+        ctx, changes.checkpoint(step, sub_step, list(artifacts), list(context_files))
+    )
+
+
+def complete_step(ctx: WriteContext, step: str) -> WriteResult:
+    """Write moment 3: ``step`` is done (in_progress → complete)."""
+    return write_state(ctx, changes.complete(step, ctx.now))
+
+
+def skip_step(ctx: WriteContext, step: str, reason: str, *, force: bool = False) -> WriteResult:
+    """Skip a pending or in-progress step (optional steps; others with ``force``)."""
+    return write_state(ctx, changes.skip(step, reason, ctx.now, force=force))
+
+
+def set_decision(ctx: WriteContext, key: str, value: Any) -> WriteResult:
+    """Write moment 4: ``decisions[key] = value`` (checked against the workflow)."""
+    return write_state(ctx, changes.set_decision(key, value))
+
+
+def log_decision(
+    ctx: WriteContext,
+    title: str,
+    choice: str,
+    rationale: str,
+    *,
+    step: str | None = None,
+    alternatives: Sequence[str] = (),
+) -> WriteResult:
+    """Write moment 4: append a ``decision_log`` entry with the next id (D001, D002, ...)."""
+    return write_state(
+        ctx,
+        changes.log_decision(
+            title, choice, rationale, ctx.now, step=step, alternatives=list(alternatives)
+        ),
+    )
+
+
+def add_finding(ctx: WriteContext, title: str) -> WriteResult:
+    """Write moment 5: open a review finding."""
+    return write_state(ctx, changes.finding("add", title))
+
+
+def resolve_finding(ctx: WriteContext, title: str) -> WriteResult:
+    """Write moment 5: resolve an open review finding."""
+    return write_state(ctx, changes.finding("resolve", title))
+
+
+def transition(
+    ctx: WriteContext,
+    complete: str,
+    start: str,
+    decisions: dict[str, Any] | None = None,
+    *,
+    force: bool = False,
+) -> WriteResult:
+    """An orchestrator gate in one write: complete ``complete``, record ``decisions``, start
+    ``start``."""
+    return write_state(
+        ctx, changes.transition(complete, start, dict(decisions or {}), ctx.now, force=force)
+    )
