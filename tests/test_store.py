@@ -321,9 +321,9 @@ def test_migrated_file_keeps_unmappable_values(session_dir: Path) -> None:
 
 
 def test_chain_is_one_pure_function_per_step() -> None:
-    from session_resume.core.migration import CHAIN
+    from session_resume.core.migration import chain
 
-    assert [(a, b) for a, b, _ in CHAIN] == [("1.0", "2.0"), ("2.0", "3.0")]
+    assert [(a, b) for a, b, _ in chain()] == [("1.0", "2.0"), ("2.0", "3.0")]
     doc = json.loads((FIXTURES / "v2-test01.json").read_text())
     frozen = json.dumps(doc, sort_keys=True)
     from session_resume.core.migration import migrate

@@ -116,11 +116,14 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 
 def _workflow_arg(p: argparse.ArgumentParser) -> None:
+    # Inside the function: --version and --help of other commands need no workflow module.
+    from session_resume.core.workflow import BUILTINS, DEFAULT_WORKFLOW
+
     p.add_argument(
         "--workflow",
         metavar="NAME|PATH",
-        help="workflow definition: apex, dotagent, generic or a YAML file (default: "
-        "the state's own `workflow`, then the project config, then apex)",
+        help=f"workflow definition: {', '.join(BUILTINS)} or a YAML file (default: "
+        f"the state's own `workflow`, then the project config, then {DEFAULT_WORKFLOW})",
     )
 
 
@@ -136,9 +139,10 @@ def _now(value: str | None) -> datetime:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from session_resume.core.validation import ValidateOptions
     from session_resume.reporters import renderer
     from session_resume.reporters.text import render_text
-    from session_resume.services.validation import ValidateOptions, validate
+    from session_resume.services.validation import validate
     from session_resume.storage.config import ConfigError, load_config
 
     start = Path(args.root) if args.root else Path.cwd()
@@ -169,7 +173,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     opts = ValidateOptions(
         workflow=args.workflow,
-        default_workflow=cfg.workflow or "apex",
+        default_workflow=cfg.workflow or ValidateOptions.default_workflow,
         strict=args.strict,
         check_artifacts=args.check_artifacts,
         now=_now(args.now),

@@ -26,7 +26,8 @@ def _now(value: str) -> Any:
 
 
 def op_validate(case: dict[str, Any]) -> dict[str, Any]:
-    from session_resume.services.validation import ValidateOptions, validate
+    from session_resume.core.validation import ValidateOptions
+    from session_resume.services.validation import validate
 
     a = case["arguments"]
     opts = ValidateOptions(

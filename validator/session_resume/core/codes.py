@@ -532,7 +532,8 @@ _ALL = [
         E,
         "No built-in workflow has that name and no file is at that path.",
         "--workflow apexx",
-        "Use apex, dotagent, generic, or a path to a workflow YAML.",
+        "Use the name of a built-in workflow (schema/workflows/NAME.yaml) or a path to a "
+        "workflow YAML.",
     ),
     Code(
         "SR404",

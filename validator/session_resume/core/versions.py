@@ -1,12 +1,43 @@
-"""Schema versions: parsed and compared as numbers, never as strings ("10.0" > "3.0")."""
+"""The version registry: the one place that names the state file's schema versions.
+
+Versions are parsed and compared as numbers, never as strings ("10.0" > "9.0"). Adding a
+version is its schema (``schema/session-state/<version>.json``), one migration module
+(``core/migration/v<N>_to_v<M>.py`` with ``SOURCE``, ``TARGET`` and ``upgrade``) and one
+line here; see docs/architecture.md, "Adding a schema version".
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
-KNOWN = ("1.0", "2.0", "3.0")
-CURRENT = "3.0"
+
+@dataclass(frozen=True)
+class SchemaVersion:
+    """A version of the state file. ``upgrade``: the module of
+    :mod:`session_resume.core.migration` that migrates the previous version to this one;
+    ``repair``: the module that normalises known defects of documents written at this
+    version (applied before they move on)."""
+
+    name: str
+    upgrade: str | None = None
+    repair: str | None = None
+
+    @property
+    def schema(self) -> str:
+        """The schema's path under ``schema/``."""
+        return f"session-state/{self.name}.json"
+
+
+REGISTRY: tuple[SchemaVersion, ...] = (
+    SchemaVersion("1.0"),
+    SchemaVersion("2.0", upgrade="v1_to_v2"),
+    SchemaVersion("3.0", upgrade="v2_to_v3", repair="repair_v3"),
+)
+KNOWN = tuple(v.name for v in REGISTRY)
+CURRENT = REGISTRY[-1].name
+CURRENT_SCHEMA = REGISTRY[-1].schema
 _VERSION = re.compile(r"^(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})$")
 
 

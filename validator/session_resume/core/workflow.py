@@ -15,9 +15,17 @@ from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic, pointer_join
+from session_resume.core.versions import CURRENT
 from session_resume.resources import schema_dir
 
-BUILTINS = ("apex", "dotagent", "generic")
+# The built-in workflows are the files in schema/workflows/: adding one is adding its YAML.
+BUILTINS: tuple[str, ...] = tuple(
+    sorted(
+        n[: -len(".yaml")] for n in os.listdir(schema_dir() / "workflows") if n.endswith(".yaml")
+    )
+)
+# The workflow of a session that names none and whose project configures none.
+DEFAULT_WORKFLOW = "apex"
 WORKFLOW_SCHEMA = "workflow/1.json"
 
 
@@ -125,7 +133,7 @@ class Workflow:
         return jsonschema_rs.validator_for(self.state_fragment())
 
     def template_state(self, project: str, now: str) -> dict[str, Any]:
-        """A fresh v3.0 state for this workflow: every step pending."""
+        """A fresh state of the current version for this workflow: every step pending."""
         steps: dict[str, Any] = {
             s.key: {
                 "name": s.name,
@@ -141,7 +149,7 @@ class Workflow:
         }
         decisions = {d.key: "" for d in self.decisions if d.required}
         doc: dict[str, Any] = {
-            "schema_version": "3.0",
+            "schema_version": CURRENT,
             "project": project,
             "workflow": self.id,
             "revision": 0,
@@ -162,7 +170,7 @@ def state_workflow_spec(own: object, configured: str | None = None) -> str:
     read any file it names). Raises :class:`WorkflowError` (SR403) otherwise.
     """
     if own is None:
-        return configured or "apex"
+        return configured or DEFAULT_WORKFLOW
     if isinstance(own, str) and own in BUILTINS:
         return own
     if isinstance(own, str) and configured:
@@ -189,8 +197,8 @@ def _builtin_path(name: str) -> Path:
     return schema_dir() / "workflows" / f"{name}.yaml"
 
 
-def load_workflow(name_or_path: str | os.PathLike[str] = "apex") -> Workflow:
-    """Load a built-in workflow by name (``apex``, ``dotagent``, ``generic``) or a YAML file.
+def load_workflow(name_or_path: str | os.PathLike[str] = DEFAULT_WORKFLOW) -> Workflow:
+    """Load a built-in workflow by name (one of :data:`BUILTINS`) or a YAML file.
 
     Raises :class:`WorkflowError` with coded diagnostics (SR400–SR403) when it cannot.
     """

@@ -171,7 +171,7 @@ def _check_document(plan: ImportPlan, workflow: Workflow, now: datetime, file: s
     """The state the store would write is valid (it refuses otherwise, but only after the
     old session was archived)."""
     from session_resume.core.timeutil import format_ts
-    from session_resume.services.validation import ValidateOptions, validate_document
+    from session_resume.core.validation import ValidateOptions, validate_document
 
     doc = {**plan.document, "updated": format_ts(now), "revision": 1}
     report = validate_document(

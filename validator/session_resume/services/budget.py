@@ -6,7 +6,12 @@ from pathlib import Path
 from typing import Any
 
 from session_resume.core.codes import diag
-from session_resume.core.workflow import WorkflowError, load_workflow, state_workflow_spec
+from session_resume.core.workflow import (
+    DEFAULT_WORKFLOW,
+    WorkflowError,
+    load_workflow,
+    state_workflow_spec,
+)
 from session_resume.services.errors import ServiceError
 from session_resume.storage.store import load
 
@@ -23,7 +28,7 @@ def budget(
     """The step's context budget (``max_startup_files``, ``startup_files``) and the context
     files its state already records (``do_not_reread``), with SR415 when over budget."""
     doc: dict[str, Any] = {}
-    spec = workflow or default_workflow or "apex"
+    spec = workflow or default_workflow or DEFAULT_WORKFLOW
     if session_dir is None and project:
         session_dir = root / _workflow(spec).session_dir.replace("{project}", project)
     if session_dir is not None:

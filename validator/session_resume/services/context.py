@@ -12,7 +12,12 @@ from pathlib import Path
 from session_resume.core import lease as lease_rules
 from session_resume.core.codes import diag
 from session_resume.core.lease import SENTINEL as SENTINEL_FILE
-from session_resume.core.workflow import WorkflowError, load_workflow, state_workflow_spec
+from session_resume.core.workflow import (
+    DEFAULT_WORKFLOW,
+    WorkflowError,
+    load_workflow,
+    state_workflow_spec,
+)
 from session_resume.services.errors import ServiceError
 from session_resume.storage import store
 
@@ -40,7 +45,7 @@ class WriteContext:
     session: str | None = None
     owner: str = field(default_factory=default_owner)
     stale_seconds: int = lease_rules.DEFAULT_STALE_SECONDS
-    default_workflow: str = "apex"
+    default_workflow: str = DEFAULT_WORKFLOW
 
     @property
     def store_session(self) -> store.Session:

@@ -22,6 +22,7 @@ from session_resume.core import write_moments as transitions
 from session_resume.core.changes import Build
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.versions import CURRENT
 from session_resume.core.workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
 from session_resume.core.write_moments import TransitionError
 from session_resume.services.context import WriteContext
@@ -89,7 +90,7 @@ def refuse_unwritable(loaded: store.Loaded, ctx: WriteContext) -> None:
         f"{d}` first (it restores {'.bak' if loaded.backup_usable else 'a fresh state'})",
         "too_new": f"the state file is schema version {loaded.version}, newer than this tool "
         "knows; upgrade session-resume (nothing was written)",
-        "invalid": "the state file does not match the 3.0 schema; fix the problems "
+        "invalid": f"the state file does not match the {CURRENT} schema; fix the problems "
         f"`session-resume validate {d}` lists (nothing was written)",
         "bad_version": "the state file's schema_version is not a known version; fix it by "
         "hand (nothing was written)",

@@ -13,7 +13,7 @@ from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
-from session_resume.storage.fileio import DEFAULT_MAX_SIZE
+from session_resume.core.limits import DEFAULT_MAX_SIZE
 
 CONFIG_FILE = ".session-resume.yaml"
 _KEYS = {

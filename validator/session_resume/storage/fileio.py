@@ -23,8 +23,8 @@ from typing import Any, TypeVar
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.limits import DEFAULT_MAX_SIZE
 
-DEFAULT_MAX_SIZE = 8 * 1024 * 1024
 TMP_SUFFIX = ".tmp"
 _T = TypeVar("_T")
 

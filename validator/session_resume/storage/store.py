@@ -23,11 +23,13 @@ from session_resume.core import schemas
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.jsonread import parse_json_bytes
+from session_resume.core.limits import DEFAULT_MAX_SIZE
 from session_resume.core.timeutil import format_ts
+from session_resume.core.validation import ValidateOptions, validate_document
 from session_resume.core.versions import CURRENT, is_known, is_newer_than_known, version_of
-from session_resume.core.workflow import Workflow, load_workflow
+from session_resume.core.workflow import DEFAULT_WORKFLOW, Workflow, load_workflow
 from session_resume.storage import fileio
-from session_resume.storage.fileio import DEFAULT_MAX_SIZE, is_within, read_limited
+from session_resume.storage.fileio import is_within, read_limited
 
 STATE = "00-session-state.json"
 BAK = STATE + ".bak"
@@ -433,8 +435,6 @@ def save(
 def _check_writable(
     doc: dict[str, Any], workflow: Workflow | str | None, now: datetime, file: str
 ) -> None:
-    from session_resume.services.validation import ValidateOptions, validate_document
-
     opts = ValidateOptions(workflow=workflow, now=now)
     report = validate_document(serialize(doc), file=file, options=opts)
     if report.errors():
@@ -516,7 +516,11 @@ def recover(
                 {"from": BAK, "corrupt_kept_as": kept, "reason": _reason(current)},
             )
             return res
-        wf = workflow if isinstance(workflow, Workflow) else load_workflow(workflow or "apex")
+        wf = (
+            workflow
+            if isinstance(workflow, Workflow)
+            else load_workflow(workflow or DEFAULT_WORKFLOW)
+        )
         name = project or _project_name(s.dir.resolve().name)
         doc = wf.template_state(name, ts)
         doc["revision"] = 1

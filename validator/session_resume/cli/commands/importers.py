@@ -25,7 +25,7 @@ from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.jsonread import parse_json_bytes
 from session_resume.core.timeutil import format_ts
-from session_resume.core.workflow import WorkflowError, load_workflow
+from session_resume.core.workflow import DEFAULT_WORKFLOW, WorkflowError, load_workflow
 from session_resume.importers import dotagent, todos, tracker
 from session_resume.importers.apply import apply_plan, check_target, existing_files
 from session_resume.importers.common import ImportPlan, ImportRefused, project_name
@@ -59,7 +59,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     p = sub.add_parser(
         "import",
         help="import a session of another tool: session-tracker v2.1 or dotagent's checkpoint",
-        description="Turn another tool's resume files into a v3.0 session: the state, the "
+        description="Turn another tool's resume files into a session of the current version: "
+        "the state, the "
         "worklog (an `imported` event first, then the source's history) and, when the source "
         "session was still running when it stopped, a lease whose heartbeat is its last "
         "activity (so `resume` reports it orphaned). The source is only read. An existing "
@@ -336,7 +337,7 @@ def run_sync_todos(args: argparse.Namespace) -> int:
         root=root,
         session=session,
         stale_seconds=cfg.stale_after_seconds,
-        default_workflow=cfg.workflow or "apex",
+        default_workflow=cfg.workflow or DEFAULT_WORKFLOW,
     )
     loaded = store.load(d, root=root)
     refuse_unwritable(loaded, ctx)

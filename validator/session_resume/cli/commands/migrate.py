@@ -1,4 +1,5 @@
-"""`session-resume migrate`: chained migration to 3.0, with --dry-run and --check."""
+"""`session-resume migrate`: chained migration to the current version, with --dry-run and
+--check."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from session_resume.cli.commands.common import (
     print_diagnostics,
     root_of,
 )
+from session_resume.core.versions import CURRENT, KNOWN
 from session_resume.services import maintenance
 from session_resume.storage.store import MigrateOutcome, serialize
 
@@ -22,10 +24,11 @@ from session_resume.storage.store import MigrateOutcome, serialize
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "migrate",
-        help="migrate state files to schema 3.0 (1.0 → 2.0 → 3.0)",
-        description="Migrate state files to 3.0, one version step at a time, each validated. "
-        "By default the file is replaced atomically and the pre-migration file is kept as "
-        ".bak. Values 3.0 has no place for are kept under `x-legacy` (SR151), never dropped.",
+        help=f"migrate state files to schema {CURRENT} ({' → '.join(KNOWN)})",
+        description=f"Migrate state files to {CURRENT}, one version step at a time, each "
+        "validated. By default the file is replaced atomically and the pre-migration file is "
+        f"kept as .bak. Values {CURRENT} has no place for are kept under `x-legacy` (SR151), "
+        "never dropped.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH|DIR")
     mode = p.add_mutually_exclusive_group()
@@ -88,10 +91,10 @@ def run(args: argparse.Namespace) -> int:
 def _print_text(o: MigrateOutcome, dry_run: bool) -> None:
     out = sys.stdout
     label = {
-        "current": "already current (3.0), nothing to do",
-        "migrated": f"migrated {o.from_version} -> 3.0 ({len(o.patch)} change(s)); "
+        "current": f"already current ({CURRENT}), nothing to do",
+        "migrated": f"migrated {o.from_version} -> {CURRENT} ({len(o.patch)} change(s)); "
         "the previous file is kept as .bak",
-        "would_migrate": f"would migrate {o.from_version} -> 3.0 ({len(o.patch)} change(s))",
+        "would_migrate": f"would migrate {o.from_version} -> {CURRENT} ({len(o.patch)} change(s))",
         "refused": "not migrated",
     }[o.status]
     out.write(f"{o.path}: {label}\n")

@@ -35,7 +35,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         description="Write DIR/00-handoff.md: the header, the six sections (Completed "
         "Steps, Key Decisions, Open Challenger Findings (must_fix only), Context for Next "
         "Step, Skill Context, Artifacts), at most 60 lines, every value from the state "
-        "escaped. The state must be a readable v3.0 state. The file is replaced atomically.",
+        "escaped. The state must be a readable current-version state. The file is replaced "
+        "atomically.",
     )
     h.add_argument("dir", metavar="DIR", help="the session directory (or its state file)")
     h.add_argument(

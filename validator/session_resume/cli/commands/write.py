@@ -23,6 +23,7 @@ from session_resume.cli.commands.common import (
     root_of,
     session_dir_of,
 )
+from session_resume.core.workflow import BUILTINS, DEFAULT_WORKFLOW
 from session_resume.services import leases, writes
 from session_resume.services.context import (
     ENV_SESSION,
@@ -80,7 +81,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         "old session's files into .archive/<UTC stamp>_<project>/ (nothing is deleted).",
     )
     p.add_argument("project", metavar="PROJECT")
-    p.add_argument("--workflow", metavar="NAME|PATH", help="apex, dotagent, generic or a file")
+    p.add_argument("--workflow", metavar="NAME|PATH", help=f"{', '.join(BUILTINS)} or a file")
     p.add_argument("--fresh", action="store_true", help="archive an existing session first")
     p.set_defaults(func=run_init)
 
@@ -216,7 +217,7 @@ def _context(args: argparse.Namespace, *, project: str | None = None) -> WriteCo
                 f"project name {project!r} is not allowed (letters, digits, `.`, `_`, `-`, "
                 "starting with a letter or digit)"
             )
-        spec = getattr(args, "workflow", None) or cfg.workflow or "apex"
+        spec = getattr(args, "workflow", None) or cfg.workflow or DEFAULT_WORKFLOW
         session_dir = session_dir_for_project(root, project, spec)
     else:
         raise _usage("give the session with --session-dir DIR or --project NAME")
@@ -226,7 +227,7 @@ def _context(args: argparse.Namespace, *, project: str | None = None) -> WriteCo
         root=root,
         session=session,
         stale_seconds=cfg.stale_after_seconds,
-        default_workflow=cfg.workflow or "apex",
+        default_workflow=cfg.workflow or DEFAULT_WORKFLOW,
     )
 
 

@@ -1,30 +1,21 @@
-"""Migration 1.0 → 2.0 → 3.0: one pure function per version step, chained, each result
-validated against its version's schema (the nbformat way). No I/O; the clock is injected.
-
-Every change is recorded: the JSON Patch from input to output, plus coded notes (SR150) and,
-for values 3.0 has no place for, SR151 with the value kept under an ``x-legacy`` key.
-Nothing is dropped silently. Migrating a 3.0 document is a no-op unless it carries one of the
-upstream 3.0 writers' known defects (apex-recall's decision-log shape, ``3.5`` keys, …), which
-the 3.0 repair pass fixes; so the chain is idempotent.
-"""
+"""The 3.0 repair pass: normalise the shapes upstream 3.0 writers produced that the 3.0
+schema rejects (``3.5`` step keys, the apex-recall decision-log shape, …). A valid 3.0
+document comes out unchanged, so migration stays idempotent. Also the second half of the
+2.0 → 3.0 step (``from_old``)."""
 
 from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from session_resume.core import schemas
 from session_resume.core.codes import diag
-from session_resume.core.diagnostics import Diagnostic, pointer_join
+from session_resume.core.diagnostics import pointer_join
+from session_resume.core.migration.context import MigrationContext, MigrationError
 from session_resume.core.timeutil import format_ts, parse_ts
-from session_resume.core.versions import CURRENT, is_newer_than_known, version_of
 from session_resume.core.workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
 
-LEGACY = "x-legacy"
 _DOTTED_KEY = re.compile(r"^([0-9]+)\.([0-9]+)$")
 _STEP_KEY = re.compile(r"^[0-9]+(_[0-9]+)?$")
 _DECISION_ID = re.compile(r"^D[0-9]{3,}$")
@@ -44,122 +35,7 @@ _STEP_FIELDS = (
 _STEP_OPTIONAL = ("attempts", "telemetry", "skip_reason")
 
 
-class MigrationError(Exception):
-    def __init__(self, diagnostics: list[Diagnostic]):
-        super().__init__("; ".join(f"{d.code} {d.message}" for d in diagnostics))
-        self.diagnostics = diagnostics
-
-
-@dataclass
-class MigrationResult:
-    """The migrated document and what happened to it."""
-
-    original: dict[str, Any]
-    document: dict[str, Any]
-    from_version: str
-    to_version: str
-    steps: list[str] = field(default_factory=list)
-    notes: list[Diagnostic] = field(default_factory=list)
-
-    @property
-    def changed(self) -> bool:
-        return self.document != self.original
-
-    def patch(self) -> list[dict[str, Any]]:
-        """RFC 6902 JSON Patch from the original to the migrated document."""
-        import jsonpatch
-
-        ops: list[dict[str, Any]] = jsonpatch.make_patch(self.original, self.document).patch
-        return ops
-
-
-@dataclass
-class _Ctx:
-    now: datetime
-    workflow: Workflow | None
-    project_hint: str | None
-    from_version: str
-    file: str
-    notes: list[Diagnostic] = field(default_factory=list)
-
-    def note(self, message: str, pointer: str = "") -> None:
-        self.notes.append(diag("SR150", message, file=self.file, pointer=pointer))
-
-    def aside(self, doc: dict[str, Any], key: str, value: Any, why: str, pointer: str = "") -> None:
-        """Keep a value that 3.0 has no place for under ``x-legacy`` (SR151)."""
-        legacy = doc.setdefault(LEGACY, {})
-        if key in legacy and legacy[key] != value:
-            n = 2
-            while f"{key}_{n}" in legacy:
-                n += 1
-            key = f"{key}_{n}"
-        legacy[key] = value
-        self.notes.append(
-            diag("SR151", f"{why}; kept as {LEGACY}.{key}", file=self.file, pointer=pointer)
-        )
-
-
-# --- the version steps -------------------------------------------------------------------
-
-
-def v1_to_v2(doc: dict[str, Any], ctx: _Ctx) -> dict[str, Any]:
-    """1.0 → 2.0: v2 only added the (never exercised) lock/claim fields, so this sets the
-    version and drops the informal ``"$schema": "session-state-v1"`` marker."""
-    out = copy.deepcopy(doc)
-    marker = out.get("$schema")
-    if isinstance(marker, str) and not marker.endswith(".json"):
-        del out["$schema"]
-        ctx.note(f"removed the informal version marker $schema {marker!r}", "/$schema")
-    out["schema_version"] = "2.0"
-    return out
-
-
-def v2_to_v3(doc: dict[str, Any], ctx: _Ctx) -> dict[str, Any]:
-    """2.0 → 3.0: remove ``lock``, ``stale_threshold_ms`` and every ``claim`` (upstream's
-    mandatory rules), then normalise every shape 3.0 fixes (:func:`repair_v3`)."""
-    out = copy.deepcopy(doc)
-    for key in ("lock", "stale_threshold_ms"):
-        if key in out:
-            value = out.pop(key)
-            if _has_content(value) and key == "lock":
-                ctx.aside(out, key, value, f"{key} held a live value", f"/{key}")
-            else:
-                ctx.note(f"removed {key} (dropped in 3.0)", f"/{key}")
-    steps = out.get("steps")
-    if isinstance(steps, dict):
-        for k, step in steps.items():
-            if isinstance(step, dict) and "claim" in step:
-                claim = step.pop("claim")
-                if _has_content(claim):
-                    step.setdefault("x-legacy", {})["claim"] = claim
-                    ctx.notes.append(
-                        diag(
-                            "SR151",
-                            f"step {k} claim held values; kept as steps.{k}.x-legacy.claim",
-                            file=ctx.file,
-                            pointer=pointer_join(["steps", k]),
-                        )
-                    )
-                else:
-                    ctx.note(f"removed the empty claim of step {k}", pointer_join(["steps", k]))
-    out["schema_version"] = "3.0"
-    return repair_v3(out, ctx, from_old=True)
-
-
-def _has_content(value: Any) -> bool:
-    if isinstance(value, dict):
-        return any(
-            _has_content(v) for k, v in value.items() if k not in ("retry_count", "event_log") or v
-        )
-    if isinstance(value, list):
-        return bool(value)
-    return value is not None
-
-
-# --- the 3.0 repair pass -----------------------------------------------------------------
-
-
-def repair_v3(doc: dict[str, Any], ctx: _Ctx, *, from_old: bool = False) -> dict[str, Any]:
+def repair(doc: dict[str, Any], ctx: MigrationContext, *, from_old: bool = False) -> dict[str, Any]:
     """Normalise a 3.0 document: fixes only shapes the 3.0 schema rejects, so a valid 3.0
     document comes out unchanged."""
     out = copy.deepcopy(doc)
@@ -180,7 +56,7 @@ def repair_v3(doc: dict[str, Any], ctx: _Ctx, *, from_old: bool = False) -> dict
     return out
 
 
-def _choose_workflow(doc: dict[str, Any], ctx: _Ctx) -> Workflow | None:
+def _choose_workflow(doc: dict[str, Any], ctx: MigrationContext) -> Workflow | None:
     if ctx.workflow is not None:
         return ctx.workflow
     named = doc.get("workflow")
@@ -212,7 +88,7 @@ def _choose_workflow(doc: dict[str, Any], ctx: _Ctx) -> Workflow | None:
     return apex
 
 
-def _top_level_extras(doc: dict[str, Any], wf: Workflow | None, ctx: _Ctx) -> None:
+def _top_level_extras(doc: dict[str, Any], wf: Workflow | None, ctx: MigrationContext) -> None:
     from session_resume.core.rules import CORE_KEYS
 
     known = set(CORE_KEYS) | {f.name for f in (wf.fields if wf else ())}
@@ -224,7 +100,7 @@ def _top_level_extras(doc: dict[str, Any], wf: Workflow | None, ctx: _Ctx) -> No
         )
 
 
-def _project(doc: dict[str, Any], ctx: _Ctx) -> None:
+def _project(doc: dict[str, Any], ctx: MigrationContext) -> None:
     p = doc.get("project")
     if isinstance(p, str) and re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", p) and len(p) <= 128:
         return
@@ -253,7 +129,7 @@ def _ts_value(value: Any) -> tuple[str | None, bool]:
     return format_ts(dt), True
 
 
-def _updated(doc: dict[str, Any], ctx: _Ctx) -> None:
+def _updated(doc: dict[str, Any], ctx: MigrationContext) -> None:
     raw = doc.get("updated")
     ts, ok = _ts_value(raw)
     if ts is not None:
@@ -272,7 +148,7 @@ def _new_key(key: str) -> str:
     return f"{m.group(1)}_{m.group(2)}" if m else key
 
 
-def _steps(doc: dict[str, Any], wf: Workflow | None, ctx: _Ctx) -> dict[str, Any]:
+def _steps(doc: dict[str, Any], wf: Workflow | None, ctx: MigrationContext) -> dict[str, Any]:
     steps = doc.get("steps")
     if not isinstance(steps, dict):
         if steps is not None:
@@ -352,7 +228,7 @@ def _num(key: str) -> tuple[int, int]:
 
 
 def _step(
-    key: str, step: Any, wf: Workflow | None, doc: dict[str, Any], ctx: _Ctx
+    key: str, step: Any, wf: Workflow | None, doc: dict[str, Any], ctx: MigrationContext
 ) -> dict[str, Any]:
     sdef = wf.step(key) if wf is not None else None
     base = ["steps", key]
@@ -507,7 +383,7 @@ def _step(
     return ordered if ordered != step or list(ordered) != list(step) else step
 
 
-def _current_step(doc: dict[str, Any], steps: dict[str, Any], ctx: _Ctx) -> None:
+def _current_step(doc: dict[str, Any], steps: dict[str, Any], ctx: MigrationContext) -> None:
     cur = doc.get("current_step")
     if isinstance(cur, int) and not isinstance(cur, bool) and cur >= 0:
         return
@@ -532,7 +408,7 @@ def _current_step(doc: dict[str, Any], steps: dict[str, Any], ctx: _Ctx) -> None
     ctx.note(f"current_step {cur!r} became {new}", "/current_step")
 
 
-def _review_audit(doc: dict[str, Any], ctx: _Ctx) -> None:
+def _review_audit(doc: dict[str, Any], ctx: MigrationContext) -> None:
     audit = doc.get("review_audit")
     if audit is None:
         return
@@ -589,7 +465,7 @@ def _finding_text(item: dict[str, Any]) -> str:
     return str(item)
 
 
-def _findings(doc: dict[str, Any], ctx: _Ctx) -> None:
+def _findings(doc: dict[str, Any], ctx: MigrationContext) -> None:
     findings = doc.get("open_findings")
     if findings is None:
         doc["open_findings"] = []
@@ -639,7 +515,7 @@ def _findings(doc: dict[str, Any], ctx: _Ctx) -> None:
         doc["open_findings"] = out
 
 
-def _decisions(doc: dict[str, Any], wf: Workflow | None, ctx: _Ctx) -> None:
+def _decisions(doc: dict[str, Any], wf: Workflow | None, ctx: MigrationContext) -> None:
     dec = doc.get("decisions")
     if dec is None:
         dec = doc["decisions"] = {}
@@ -713,7 +589,7 @@ def _entry_is_v3(e: dict[str, Any]) -> bool:
     )
 
 
-def _decision_log(doc: dict[str, Any], ctx: _Ctx) -> None:
+def _decision_log(doc: dict[str, Any], ctx: MigrationContext) -> None:
     log = doc.get("decision_log")
     if log is None:
         return
@@ -792,95 +668,3 @@ def _decision_log(doc: dict[str, Any], ctx: _Ctx) -> None:
         out.append(e)
     if changed:
         doc["decision_log"] = out
-
-
-# --- the chain ---------------------------------------------------------------------------
-
-Step = Callable[[dict[str, Any], _Ctx], dict[str, Any]]
-CHAIN: list[tuple[str, str, Step]] = [("1.0", "2.0", v1_to_v2), ("2.0", "3.0", v2_to_v3)]
-
-
-def migrate(
-    doc: dict[str, Any],
-    *,
-    now: datetime,
-    workflow: Workflow | None = None,
-    project_hint: str | None = None,
-    file: str = "",
-) -> MigrationResult:
-    """Migrate ``doc`` to 3.0 (or repair a 3.0 document). Pure; raises
-    :class:`MigrationError` (SR141/SR142/SR152) when it cannot, never writes anything."""
-    raw, num = version_of(doc)
-    if raw is None or num is None:
-        raise MigrationError(
-            [
-                diag(
-                    "SR142",
-                    f"schema_version {doc.get('schema_version')!r} is not a version string",
-                    file=file,
-                    pointer="/schema_version",
-                )
-            ]
-        )
-    if is_newer_than_known(num):
-        raise MigrationError(
-            [
-                diag(
-                    "SR141",
-                    f"schema version {raw} is newer than {CURRENT}; refusing to touch it",
-                    file=file,
-                    pointer="/schema_version",
-                )
-            ]
-        )
-    if raw not in ("1.0", "2.0", "3.0"):
-        raise MigrationError(
-            [
-                diag(
-                    "SR142",
-                    f"schema version {raw} does not exist",
-                    file=file,
-                    pointer="/schema_version",
-                )
-            ]
-        )
-    ctx = _Ctx(now=now, workflow=workflow, project_hint=project_hint, from_version=raw, file=file)
-    result = MigrationResult(original=doc, document=doc, from_version=raw, to_version=CURRENT)
-    cur = doc
-    version = raw
-    for src, dst, fn in CHAIN:
-        if version != src:
-            continue
-        cur = fn(cur, ctx)
-        _check(cur, dst, f"after {fn.__name__}", file)
-        result.steps.append(f"{src}->{dst}")
-        version = dst
-    if raw == CURRENT:
-        repaired = repair_v3(cur, ctx)
-        if repaired != cur:
-            result.steps.append("3.0 repair")
-        cur = repaired
-        _check(cur, CURRENT, "after the 3.0 repair", file)
-    result.document = cur
-    # A document that did not change has nothing to report (a note without a change would
-    # make `migrate --check` pass while printing that something happened).
-    result.notes = ctx.notes if result.changed else []
-    return result
-
-
-def _check(doc: dict[str, Any], version: str, when: str, file: str) -> None:
-    rel = f"session-state/{version}.json"
-    if schemas.is_valid(rel, doc):
-        return
-    errors = schemas.explain(rel, doc, file=file)
-    raise MigrationError(
-        [
-            diag(
-                "SR152",
-                f"{when}, the document is not a valid {version} state: {d.code} {d.message}",
-                file=file,
-                pointer=d.pointer,
-            )
-            for d in errors
-        ]
-    )

@@ -1,0 +1,139 @@
+"""The migration chain: from a document's version to the current one, one registered step
+at a time (:data:`session_resume.core.versions.REGISTRY`), each result validated against its
+version's schema (the nbformat way). No I/O; the clock is injected.
+
+Every change is recorded: the JSON Patch from input to output, plus coded notes (SR150) and,
+for values the new version has no place for, SR151 with the value kept under an ``x-legacy``
+key. Nothing is dropped silently. Migrating a current document is a no-op unless it carries
+one of the known defects its version's repair pass fixes; so the chain is idempotent.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from datetime import datetime
+from types import ModuleType
+from typing import Any
+
+from session_resume.core import schemas
+from session_resume.core.codes import diag
+from session_resume.core.migration.context import (
+    MigrationContext,
+    MigrationError,
+    MigrationResult,
+)
+from session_resume.core.versions import (
+    CURRENT,
+    REGISTRY,
+    is_known,
+    is_newer_than_known,
+    version_of,
+)
+from session_resume.core.workflow import Workflow
+
+Step = Callable[[dict[str, Any], MigrationContext], dict[str, Any]]
+
+
+def _module(name: str) -> ModuleType:
+    return importlib.import_module(f"session_resume.core.migration.{name}")
+
+
+def chain() -> list[tuple[str, str, Step]]:
+    """(from, to, upgrade) for every registered version step, oldest first."""
+    out: list[tuple[str, str, Step]] = []
+    for prev, ver in zip(REGISTRY, REGISTRY[1:], strict=False):
+        if ver.upgrade is None:
+            raise RuntimeError(f"version {ver.name} registers no upgrade from {prev.name}")
+        out.append((prev.name, ver.name, _module(ver.upgrade).upgrade))
+    return out
+
+
+def migrate(
+    doc: dict[str, Any],
+    *,
+    now: datetime,
+    workflow: Workflow | None = None,
+    project_hint: str | None = None,
+    file: str = "",
+) -> MigrationResult:
+    """Migrate ``doc`` to the current version (or repair a current document). Pure; raises
+    :class:`MigrationError` (SR141/SR142/SR152) when it cannot, never writes anything."""
+    raw, num = version_of(doc)
+    if raw is None or num is None:
+        raise MigrationError(
+            [
+                diag(
+                    "SR142",
+                    f"schema_version {doc.get('schema_version')!r} is not a version string",
+                    file=file,
+                    pointer="/schema_version",
+                )
+            ]
+        )
+    if is_newer_than_known(num):
+        raise MigrationError(
+            [
+                diag(
+                    "SR141",
+                    f"schema version {raw} is newer than {CURRENT}; refusing to touch it",
+                    file=file,
+                    pointer="/schema_version",
+                )
+            ]
+        )
+    if not is_known(raw):
+        raise MigrationError(
+            [
+                diag(
+                    "SR142",
+                    f"schema version {raw} does not exist",
+                    file=file,
+                    pointer="/schema_version",
+                )
+            ]
+        )
+    ctx = MigrationContext(
+        now=now, workflow=workflow, project_hint=project_hint, from_version=raw, file=file
+    )
+    result = MigrationResult(original=doc, document=doc, from_version=raw, to_version=CURRENT)
+    cur = doc
+    version = raw
+    start = next(v for v in REGISTRY if v.name == raw)
+    if start.repair is not None:
+        # Known defects of documents written at this version, fixed before they move on.
+        repaired = _module(start.repair).repair(cur, ctx)
+        if repaired != cur:
+            result.steps.append(f"{raw} repair")
+        cur = repaired
+        _check(cur, raw, f"after the {raw} repair", file)
+    for src, dst, fn in chain():
+        if version != src:
+            continue
+        cur = fn(cur, ctx)
+        _check(cur, dst, f"after {src}->{dst}", file)
+        result.steps.append(f"{src}->{dst}")
+        version = dst
+    result.document = cur
+    # A document that did not change has nothing to report (a note without a change would
+    # make `migrate --check` pass while printing that something happened).
+    result.notes = ctx.notes if result.changed else []
+    return result
+
+
+def _check(doc: dict[str, Any], version: str, when: str, file: str) -> None:
+    rel = f"session-state/{version}.json"
+    if schemas.is_valid(rel, doc):
+        return
+    errors = schemas.explain(rel, doc, file=file)
+    raise MigrationError(
+        [
+            diag(
+                "SR152",
+                f"{when}, the document is not a valid {version} state: {d.code} {d.message}",
+                file=file,
+                pointer=d.pointer,
+            )
+            for d in errors
+        ]
+    )
