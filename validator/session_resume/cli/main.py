@@ -16,6 +16,7 @@ from pathlib import Path
 from session_resume import __version__
 from session_resume.cli.commands.common import UsageError
 from session_resume.core.diagnostics import Diagnostic, FileReport
+from session_resume.reporters import NAMES as REPORTERS
 from session_resume.services.errors import ServiceError
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -84,7 +85,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     v.add_argument(
         "--format",
-        choices=["text", "json", "github", "sarif"],
+        choices=REPORTERS,
         default="text",
         help="output format (default: text)",
     )

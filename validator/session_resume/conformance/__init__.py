@@ -1,5 +1,6 @@
-"""The conformance suite's toolchain (DESIGN §10): load the cases under ``conformance/cases``,
-run them through any implementation's adapter process, compare, report, and lint the suite.
+"""The conformance suite's toolchain (docs/conformance.md, docs/spec.md §11): load the
+cases under ``conformance/cases``, run them through any implementation's adapter process,
+compare, report, and lint the suite.
 
 Modules: :mod:`.cases` (case loader and the session directory a case describes),
 :mod:`.compare` (expected vs actual results and file trees), :mod:`.adapterproc` (the adapter

@@ -35,7 +35,7 @@ DEFAULT_MAX_SIZE = 8 * 1024 * 1024
 DEFAULT_SKEW_SECONDS = 300
 DEFAULT_STALE_SECONDS = 300
 BUILTIN_WORKFLOWS = ("apex", "dotagent", "generic")
-# Never compared: the advisory lock file may or may not outlive the operation (spec §1).
+# Never compared: the advisory lock file may or may not outlive the operation (docs/spec.md §1).
 IGNORED_NAMES = frozenset({"00-session-state.json.lock"})
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from session_resume.core.diagnostics import Diagnostic, Severity
+from session_resume.core.versions import CURRENT
 
 
 class Code(NamedTuple):
@@ -169,7 +170,7 @@ _ALL = [
         E,
         "The top-level value is not a JSON object.",
         '[{"project": "x"}]',
-        'The state file is one object: `{"schema_version": "3.0", ...}`.',
+        f'The state file is one object: `{{"schema_version": "{CURRENT}", ...}}`.',
     ),
     Code(
         "SR130",
@@ -199,9 +200,9 @@ _ALL = [
         "SR142",
         "invalid-version",
         E,
-        '`schema_version` is not a version string such as "3.0".',
+        f'`schema_version` is not a version string such as "{CURRENT}".',
         '{"schema_version": 3}',
-        'Write the version as a string: "3.0".',
+        f'Write the version as a string: "{CURRENT}".',
     ),
     Code(
         "SR150",
@@ -215,8 +216,8 @@ _ALL = [
         "SR151",
         "migration-kept-aside",
         W,
-        "Migration could not map a value onto 3.0; it was kept under an `x-legacy` key, "
-        "never dropped.",
+        "Migration could not map a value onto the current version; it was kept under an "
+        "`x-legacy` key, never dropped.",
         '"lock": {"owner_id": "chat-1", ...} moved to "x-legacy": {"lock": ...}',
         "Review the `x-legacy` value; delete it once nothing needs it.",
     ),
@@ -224,7 +225,7 @@ _ALL = [
         "SR152",
         "migration-failed",
         E,
-        "Migration could not produce a valid 3.0 document; nothing was written.",
+        "Migration could not produce a valid document of the current version; nothing was written.",
         "a v1 file whose `steps` is a list",
         "Fix the problem the message names by hand, then run `session-resume migrate` again.",
     ),
@@ -975,9 +976,9 @@ _ALL = [
         "SR809",
         "import-several-in-progress",
         W,
-        "Several items were in progress at once; only one step may be in progress in 3.0. One "
-        "was kept (the source's current step, else the one started last), the others are "
-        "pending.",
+        "Several items were in progress at once; only one step may be in progress in the "
+        "current version. One was kept (the source's current step, else the one started "
+        "last), the others are pending.",
         "two todo items with status in_progress",
         "Check the pending ones: finish or restart them when their turn comes.",
     ),

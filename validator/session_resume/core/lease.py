@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from session_resume.core.outcomes import LeaseState
 from session_resume.core.timeutil import format_ts, parse_ts
 
 SENTINEL = "00-session.active"
@@ -46,7 +47,7 @@ class Lease:
     """What a sentinel means now. ``state``: none | live | stale | ended | dead_owner |
     unreadable."""
 
-    state: str
+    state: LeaseState
     sentinel: dict[str, Any] | None = None
     age_seconds: float | None = None
 

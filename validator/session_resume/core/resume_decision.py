@@ -1,4 +1,4 @@
-"""The resume decision (DESIGN §6): a pure function of a session snapshot, a step key or
+"""The resume decision (docs/spec.md §10): a pure function of a session snapshot, a step key or
 none, the time and options, returning what the agent should do, as JSON.
 
 The snapshot (:class:`Snapshot`) is everything read from the session directory; building it
@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from session_resume.core.lease import DEFAULT_STALE_SECONDS, lease_state
+from session_resume.core.outcomes import StateStatus
 from session_resume.core.rules import ordered_step_keys
 from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.core.workflow import Workflow
@@ -44,7 +45,7 @@ class Snapshot:
     path to its modification time (None: missing) for the step in progress.
     """
 
-    state_status: str
+    state_status: StateStatus
     document: dict[str, Any] | None = None
     state_codes: tuple[str, ...] = ()
     backup_usable: bool = False

@@ -1,4 +1,4 @@
-"""Semantic rules a JSON Schema cannot say (DESIGN §4) and the workflow's rules. Pure.
+"""Semantic rules a JSON Schema cannot say (docs/spec.md §2.4, §2.5) and the workflow's rules. Pure.
 
 Every rule reads defensively: the document may also have failed the schema, and a rule
 must still not raise on it.

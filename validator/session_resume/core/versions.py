@@ -3,7 +3,7 @@
 Versions are parsed and compared as numbers, never as strings ("10.0" > "9.0"). Adding a
 version is its schema (``schema/session-state/<version>.json``), one migration module
 (``core/migration/v<N>_to_v<M>.py`` with ``SOURCE``, ``TARGET`` and ``upgrade``) and one
-line here; see docs/architecture.md, "Adding a schema version".
+line here; see docs/architecture.md, "Add a schema version".
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 write (read the lease, plan what a write does about it, acquire it, refresh its heartbeat).
 The judgement itself is pure (:mod:`session_resume.core.lease`); this module does its I/O.
 
-Lease rules for a state write (docs/spec.md, "Sentinel and lease"):
+Lease rules for a state write (docs/spec.md §7):
 
 * no lease (or one whose session ended): the write creates one (the id given with
   ``--session`` / ``$SESSION_RESUME_SESSION``, else a new id) and logs ``session_start``;
@@ -23,6 +23,7 @@ from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic, Severity
 from session_resume.core.lease import SENTINEL as SENTINEL_FILE
 from session_resume.core.lease import Lease
+from session_resume.core.outcomes import LeaseAction, SessionAction
 from session_resume.core.timeutil import format_ts
 from session_resume.services.context import WriteContext
 from session_resume.services.errors import ServiceError
@@ -36,7 +37,7 @@ LEASE_TAIL_EVENTS = 200  # enough of the worklog's tail to find the lease's sess
 @dataclass
 class SessionResult:
     session: str | None
-    action: str  # created | kept | takeover | ended | refreshed | none
+    action: SessionAction
     events: list[dict[str, Any]] = field(default_factory=list)
     lease: dict[str, Any] | None = None
     previous_session: str | None = None
@@ -47,7 +48,7 @@ class LeasePlan:
     """What a write does about the lease: ``keep`` it (act as its session), ``create`` one,
     or ``takeover`` another session's lease (``orphaned``: that session crashed)."""
 
-    action: str
+    action: LeaseAction
     session: str
     lease: Lease
     orphaned: bool = False

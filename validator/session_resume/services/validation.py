@@ -82,7 +82,7 @@ def session_integrity(session_dir: Path) -> list[Diagnostic]:
     return out
 
 
-# File names of a session (spec §1); the modules that own them define the same names, and
+# File names of a session (docs/spec.md §1); the modules that own them define the same names, and
 # tests/test_store.py::test_layout_names_agree keeps them equal.
 _TMP_PREFIX = "." + STATE_FILE + "."
 _TMP_SUFFIX = ".tmp"
@@ -91,7 +91,7 @@ _SENTINEL = "00-session.active"
 _HANDOFF = "00-handoff.md"
 
 
-_CORRUPTISH = CORRUPT_CODES  # the read failures that make a file corrupt (spec §2.1)
+_CORRUPTISH = CORRUPT_CODES  # the read failures that make a file corrupt (docs/spec.md §2.1)
 
 
 def _check_backup(name: str, report: FileReport, opts: ValidateOptions) -> None:

@@ -22,6 +22,7 @@ from session_resume.core import write_moments as transitions
 from session_resume.core.changes import Build
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.outcomes import LeaseAction
 from session_resume.core.versions import CURRENT
 from session_resume.core.workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
 from session_resume.core.write_moments import TransitionError
@@ -47,7 +48,7 @@ class WriteResult:
     event: dict[str, Any] | None
     events: list[dict[str, Any]]  # every worklog line this write appended, in order
     step: str | None = None
-    lease_action: str = "keep"  # keep | create | takeover
+    lease_action: LeaseAction = "keep"
     previous_session: str | None = None
     attempts: int = 1  # load-modify-save rounds it took
     archived_to: str | None = None

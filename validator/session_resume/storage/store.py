@@ -1,4 +1,4 @@
-"""The state store (DESIGN §5): load, save, recover, migrate on disk. Storage layer.
+"""The state store (docs/spec.md §4, §5): load, save, recover, migrate on disk. Storage layer.
 
 Write protocol: build the whole document, refresh ``updated`` and ``revision``, validate it
 (an invalid state is never written), take the lock, write a unique temp file (O_EXCL) in the
@@ -24,6 +24,7 @@ from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.jsonread import parse_json_bytes
 from session_resume.core.limits import DEFAULT_MAX_SIZE
+from session_resume.core.outcomes import MigrateStatus, RecoverAction, StateStatus
 from session_resume.core.timeutil import format_ts
 from session_resume.core.validation import ValidateOptions, validate_document
 from session_resume.core.versions import CURRENT, is_known, is_newer_than_known, version_of
@@ -55,7 +56,7 @@ class Loaded:
     """What ``load`` found. ``status``: absent | ok | invalid | corrupt | needs_migration |
     too_new | bad_version | refused (unsafe path)."""
 
-    status: str
+    status: StateStatus
     document: dict[str, Any] | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     version: str | None = None
@@ -221,7 +222,9 @@ def load(
     else:
         res = read_limited(s.state, max_size=max_size, root=s.root)
         if res.data is None:
-            status = "corrupt" if any(d.code == "SR112" for d in res.diagnostics) else "refused"
+            status: StateStatus = (
+                "corrupt" if any(d.code == "SR112" for d in res.diagnostics) else "refused"
+            )
             loaded = Loaded(status, diagnostics=res.diagnostics)
         else:
             loaded = classify(res.data, file=str(s.state))
@@ -456,9 +459,7 @@ def _check_writable(
 
 @dataclass
 class RecoverResult:
-    """``action``: none | restored_backup | recreated."""
-
-    action: str
+    action: RecoverAction
     corrupt_kept_as: str | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     document: dict[str, Any] | None = None
@@ -578,7 +579,7 @@ def _reason(loaded: Loaded) -> str:
 @dataclass
 class MigrateOutcome:
     path: str
-    status: str  # current | migrated | would_migrate | refused
+    status: MigrateStatus
     from_version: str | None = None
     patch: list[dict[str, Any]] = field(default_factory=list)
     notes: list[Diagnostic] = field(default_factory=list)

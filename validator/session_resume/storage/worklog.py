@@ -1,4 +1,4 @@
-"""The append-only worklog ``00-worklog.jsonl`` (DESIGN §7): one JSON object per line.
+"""The append-only worklog ``00-worklog.jsonl`` (docs/spec.md §6): one JSON object per line.
 
 Appends happen under the session lock, one ``write()`` per line, so ``seq`` is monotonic.
 Readers tolerate a torn last line (a crash mid-append) and report garbage elsewhere with its

@@ -16,6 +16,8 @@ from session_resume.core.migration.context import MigrationContext, MigrationErr
 from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.core.workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
 
+VERSION = "3.0"  # the version whose known defects this pass repairs
+
 _DOTTED_KEY = re.compile(r"^([0-9]+)\.([0-9]+)$")
 _STEP_KEY = re.compile(r"^[0-9]+(_[0-9]+)?$")
 _DECISION_ID = re.compile(r"^D[0-9]{3,}$")
@@ -96,7 +98,11 @@ def _top_level_extras(doc: dict[str, Any], wf: Workflow | None, ctx: MigrationCo
         if key == "complexity":
             continue  # moved into decisions by _decisions
         ctx.aside(
-            doc, key, doc.pop(key), f"top-level key {key!r} is not part of 3.0", pointer_join([key])
+            doc,
+            key,
+            doc.pop(key),
+            f"top-level key {key!r} is not part of {VERSION}",
+            pointer_join([key]),
         )
 
 
@@ -272,7 +278,7 @@ def _step(
             ctx.notes.append(
                 diag(
                     "SR151",
-                    f"step {key}: status {status!r} is not a 3.0 status; "
+                    f"step {key}: status {status!r} is not a {VERSION} status; "
                     "set to pending, kept as x-legacy.status",
                     file=ctx.file,
                     pointer=pointer_join([*base, "status"]),
@@ -373,7 +379,7 @@ def _step(
         ctx.notes.append(
             diag(
                 "SR151",
-                f"step {key}: field {k!r} is not part of a 3.0 step; kept as x-legacy.{k}",
+                f"step {key}: field {k!r} is not part of a {VERSION} step; kept as x-legacy.{k}",
                 file=ctx.file,
                 pointer=pointer_join([*base, k]),
             )
@@ -663,7 +669,7 @@ def _decision_log(doc: dict[str, Any], ctx: MigrationContext) -> None:
             elif norm != ts:
                 e["timestamp"] = norm
         if e != entry:
-            ctx.note(f"decision_log[{i}] converted to the 3.0 entry shape", ptr)
+            ctx.note(f"decision_log[{i}] converted to the {VERSION} entry shape", ptr)
             changed = True
         out.append(e)
     if changed:

@@ -11,7 +11,7 @@ from session_resume.core.migration import repair_v3
 from session_resume.core.migration.context import MigrationContext
 
 SOURCE = "2.0"
-TARGET = "3.0"
+TARGET = repair_v3.VERSION
 
 
 def upgrade(doc: dict[str, Any], ctx: MigrationContext) -> dict[str, Any]:

@@ -1,0 +1,19 @@
+"""The closed sets of outcomes the layers hand each other, as ``Literal`` types: mypy (strict
+equality) rejects a comparison with a value outside the set."""
+
+from typing import Literal
+
+# What reading the state file found (storage.store.load, the snapshot, the resume decision).
+StateStatus = Literal[
+    "absent", "ok", "invalid", "corrupt", "needs_migration", "too_new", "bad_version", "refused"
+]
+# What a lease means now (core.lease.lease_state).
+LeaseState = Literal["none", "live", "stale", "ended", "dead_owner", "unreadable"]
+# What a write does about the lease (services.leases.plan_lease).
+LeaseAction = Literal["keep", "create", "takeover"]
+# What `session start|end` and `ping` did (services.leases).
+SessionAction = Literal["created", "kept", "takeover", "ended", "refreshed", "none"]
+# What `migrate` did to one file (storage.store.migrate_session).
+MigrateStatus = Literal["current", "migrated", "would_migrate", "refused"]
+# What `recover` did (storage.store.recover).
+RecoverAction = Literal["none", "restored_backup", "recreated"]
