@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import json
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -122,3 +123,51 @@ def test_lossless_check_sees_a_loss() -> None:
         ("/updated", "2026-03-01T00:00:00Z"),
         ("/steps/3.5/sub_step", "phase_2"),
     ]
+
+
+# --------------------------------------------------------------------------- staged cases
+
+REPO = Path(__file__).resolve().parents[1]
+STAGED = HERE / "cases"
+STAGED_IDS = sorted(d.name for d in (STAGED / "migrate").iterdir() if d.is_dir())
+
+
+@pytest.fixture(scope="module")
+def merged_suite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """conformance/cases with the staged upstream cases copied into migrate/."""
+    import shutil
+
+    suite = tmp_path_factory.mktemp("suite") / "cases"
+    shutil.copytree(REPO / "conformance" / "cases", suite, symlinks=True)
+    for d in (STAGED / "migrate").iterdir():
+        if d.is_dir():
+            assert not (suite / "migrate" / d.name).exists(), f"{d.name} is live already"
+            shutil.copytree(d, suite / "migrate" / d.name)
+    return suite
+
+
+def test_staged_cases_are_lint_clean_in_the_suite(merged_suite: Path) -> None:
+    rc, out, err = corpus.cli("conformance", "lint", "--suite", str(merged_suite), cwd=REPO)
+    assert rc == 0, out + err
+
+
+def test_staged_cases_fail_today(merged_suite: Path) -> None:
+    """Each staged case describes behaviour migration does not have yet. The day one passes,
+    move it to conformance/cases/migrate/ (a live case) and delete it here."""
+    rc, out, err = corpus.cli(
+        "conformance",
+        "--suite",
+        str(merged_suite),
+        "--adapter",
+        f"{sys.executable} -m session_resume.conformance.adapter",
+        "--cases",
+        "migrate/upstream-*",
+        "--format",
+        "json",
+        cwd=REPO,
+    )
+    report = json.loads(out)
+    outcomes = {c["id"]: c["outcome"] for c in report["cases"]}
+    assert sorted(outcomes) == STAGED_IDS
+    passing = [cid for cid, o in outcomes.items() if o == "passed"]
+    assert passing == [], f"migration supports these now: make them live cases: {passing}"
