@@ -63,7 +63,9 @@ def demo(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks side by side with their anchors; prints medians and ratios."""
+    """Benchmarks side by side with their anchors; prints medians and ratios (one module per
+    benchmark in benchmarks/, see benchmarks/run.py). `-- --list` describes them, `-- --only NAME`
+    runs one, `-- --smoke` runs every one on tiny data to check that they still run."""
     session.install("-e", ".[bench]")
     session.run("python", "benchmarks/run.py", *session.posargs)
 
