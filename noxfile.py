@@ -63,7 +63,9 @@ def demo(session: nox.Session) -> None:
 
 @nox.session
 def bench(session: nox.Session) -> None:
-    """Benchmarks side by side with their anchors; prints medians and ratios."""
+    """Benchmarks side by side with their anchors; prints medians and ratios (one module per
+    benchmark in benchmarks/, see benchmarks/run.py). `-- --list` describes them, `-- --only NAME`
+    runs one, `-- --smoke` runs every one on tiny data to check that they still run."""
     session.install("-e", ".[bench]")
     session.run("python", "benchmarks/run.py", *session.posargs)
 
@@ -122,11 +124,11 @@ def conformance(session: nox.Session) -> None:
 @nox.session
 def fuzz(session: nox.Session) -> None:
     """Hypothesis properties over validate, migrate, recover and decide at scale: 5,000
-    examples per property (the `fuzz` profile of tests/test_fuzz.py; the normal suite runs the
-    bounded profile). The inputs each property tried are printed in the terminal summary,
-    with Hypothesis' own statistics. HYPOTHESIS_PROFILE and SESSION_RESUME_FUZZ_EXAMPLES in
-    the environment override the profile and the per-property count, e.g.
-    `SESSION_RESUME_FUZZ_EXAMPLES=20000 nox -s fuzz`."""
+    examples per property (the `fuzz` profile of tests/fuzz/, one module per property group;
+    the normal suite runs the bounded profile). The inputs each property tried are printed in
+    the terminal summary, with Hypothesis' own statistics. HYPOTHESIS_PROFILE and
+    SESSION_RESUME_FUZZ_EXAMPLES in the environment override the profile and the per-property
+    count, e.g. `SESSION_RESUME_FUZZ_EXAMPLES=20000 nox -s fuzz`."""
     import os
 
     session.install("-e", ".[test]")
@@ -136,7 +138,7 @@ def fuzz(session: nox.Session) -> None:
     }
     session.run(
         "pytest",
-        "tests/test_fuzz.py",
+        "tests/fuzz",
         "-q",
         "-p",
         "no:cacheprovider",

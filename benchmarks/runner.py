@@ -1,0 +1,480 @@
+"""The shared runner of the benchmarks: registry, timing, medians and ratios, the report.
+
+Rules every benchmark follows:
+
+* Contenders of one benchmark are timed alternately in ONE run, on this machine, with no
+  network; the report gives medians, p90s and ratios against the benchmark's anchor.
+* A target is a ratio (e.g. "session-resume <= 0.2x check-jsonschema"). A missed target is
+  reported ("target missed"), never enforced: the exit status is 0 unless a benchmark could
+  not be run at all (its setup failed), which exits 1. Benchmarks are never timed assertions
+  in the test suite.
+* Command-line contenders are the console scripts installed next to ``sys.executable`` (the
+  same environment for every contender). Each timed run is a fresh process ("cold") but on
+  a warm machine: an untimed run of every contender first warms the OS file cache, the
+  bytecode cache and session-resume's workflow cache (both isolated in the benchmark's
+  temporary directory, see ``commandline.bench_env``). A setup that already ran the exact
+  timed commands to check the data counts as that warm-up (``warmup=0``).
+* Benchmark data is checked before timing: every contender must accept it (exit 0), and
+  session-resume must report no diagnostic at all, or the benchmark is aborted with the
+  reason.
+* A benchmark that cannot run HERE (a tool or an adapter not installed, not enough free disk)
+  is reported as "not available: <reason>" (``BenchUnavailable``), which is not a failure; so is
+  a single optional contender (``Prepared.unavailable``). The anchor is never optional.
+
+Adding a benchmark: a module ``bench_<name>.py`` in this directory, listed in
+``run.py``'s ``BENCHMARK_MODULES``, with a ``setup(tmpdir) -> {contender name: Run}`` function
+decorated with ``@benchmark(...)`` (name, contenders, anchor, target, run counts), which
+registers it. ``commandline.process(...)`` makes a Run that executes a command and fails the
+benchmark on an unexpected exit status; any other zero-argument callable can be timed in
+process with ``Run(call, shown)``. A setup may instead return ``Prepared(runs, notes=[...],
+unavailable={contender: reason})``; notes (what the data is, its size) are printed with the
+benchmark. ``derive(medians, info)`` returns extra report lines computed from the medians and
+``Prepared.info`` (a breakdown, a throughput). A setup reads ``OPTIONS.quick`` and
+``OPTIONS.smoke`` for the size of its data (``--smoke``: tiny data, a check that the benchmark
+runs at all, not a measurement).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent  # console scripts of the environment running this file
+EXAMPLE = ROOT / "examples" / "agent-output" / "contoso-portal" / "00-session-state.json"
+SMOKE_RUNS = 2  # timed runs per contender under --smoke (two: the order still rotates)
+
+
+# --- registry ------------------------------------------------------------------------------
+
+
+class BenchAbort(Exception):
+    """The benchmark cannot be run (bad setup data, a contender failed); says why."""
+
+
+class BenchUnavailable(Exception):
+    """The benchmark cannot run on this machine now (a missing tool, not enough disk): it is
+    reported as "not available: <reason>", which does not fail the run."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One prepared contender: ``call()`` is what gets timed; ``shown`` is how it is reported.
+    ``before()``, if given, runs untimed right before every call (e.g. evicting a file from the
+    page cache)."""
+
+    call: Callable[[], None]
+    shown: str
+    before: Callable[[], None] | None = None
+
+
+@dataclass
+class Prepared:
+    """What a setup may return instead of a bare ``{contender: Run}``: ``notes`` describe the
+    data; ``unavailable`` names optional contenders that cannot run here, with the reason."""
+
+    runs: dict[str, Run]
+    notes: list[str] = field(default_factory=list)
+    unavailable: dict[str, str] = field(default_factory=dict)
+    info: dict[str, Any] = field(default_factory=dict)  # for ``derive``
+
+
+@dataclass(frozen=True)
+class Target:
+    """``contender`` should take at most ``max_ratio`` times the anchor's median."""
+
+    contender: str
+    max_ratio: float
+
+
+SetupFn = Callable[[Path], dict[str, Run] | Prepared]
+DeriveFn = Callable[[dict[str, float], dict[str, Any]], list[str]]
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    name: str
+    description: str
+    contenders: tuple[str, ...]
+    anchor: str
+    setup: SetupFn
+    target: Target | None
+    runs: int  # timed runs per contender (default mode)
+    quick_runs: int | None  # under --quick; None = skipped under --quick
+    warmup: int = 1  # untimed runs per contender before timing
+    # extra report lines from the medians and the setup's Prepared.info
+    derive: DeriveFn | None = None
+
+
+BENCHMARKS: list[Benchmark] = []
+
+
+@dataclass
+class Options:
+    """Run-wide options a setup may consult (set by ``run.py``)."""
+
+    quick: bool = False
+    smoke: bool = False  # tiny data, SMOKE_RUNS runs: does every benchmark still run?
+
+
+OPTIONS = Options()
+
+
+def benchmark(
+    name: str,
+    *,
+    description: str,
+    contenders: Sequence[str],
+    anchor: str,
+    target: Target | None,
+    runs: int,
+    quick_runs: int | None,
+    warmup: int = 1,
+    derive: DeriveFn | None = None,
+) -> Callable[[SetupFn], SetupFn]:
+    """Register ``setup`` as a benchmark. ``setup(tmpdir)`` prepares the data in ``tmpdir``
+    (a fresh empty directory), checks it, and returns one Run per contender."""
+    if anchor not in contenders:
+        raise ValueError(f"{name}: anchor {anchor!r} is not a contender")
+    if target is not None and target.contender not in contenders:
+        raise ValueError(f"{name}: target contender {target.contender!r} is not a contender")
+
+    def register(setup: SetupFn) -> SetupFn:
+        if any(b.name == name for b in BENCHMARKS):
+            raise ValueError(f"benchmark {name!r} is registered twice")
+        BENCHMARKS.append(
+            Benchmark(
+                name=name,
+                description=description,
+                contenders=tuple(contenders),
+                anchor=anchor,
+                setup=setup,
+                target=target,
+                runs=runs,
+                quick_runs=quick_runs,
+                warmup=warmup,
+                derive=derive,
+            )
+        )
+        return setup
+
+    return register
+
+
+# --- running one benchmark ----------------------------------------------------------------
+
+
+def progress(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def p90(xs: Sequence[float]) -> float:
+    if len(xs) < 2:
+        return xs[0]
+    return statistics.quantiles(xs, n=10, method="inclusive")[8]
+
+
+def _prepare(b: Benchmark, tmpdir: Path, result: dict[str, Any]) -> Prepared:
+    """Run the setup and check what it returned; notes go to the result."""
+    progress(f"{b.name}: setup")
+    t0 = time.perf_counter()
+    try:
+        got = b.setup(tmpdir)
+    except (BenchAbort, BenchUnavailable):
+        raise
+    except Exception as exc:  # e.g. the package under test does not import
+        raise BenchAbort(f"setup failed: {type(exc).__name__}: {exc}") from exc
+    prepared = got if isinstance(got, Prepared) else Prepared(dict(got))
+    if b.anchor in prepared.unavailable:
+        raise BenchUnavailable(prepared.unavailable[b.anchor])
+    missing = set(b.contenders) - set(prepared.runs) - set(prepared.unavailable)
+    if missing:
+        raise BenchAbort(f"setup returned no Run for {', '.join(sorted(missing))}")
+    result["setup_s"] = round(time.perf_counter() - t0, 3)
+    result["notes"] = list(prepared.notes)
+    for note in prepared.notes:
+        progress(f"  {note}")
+    return prepared
+
+
+def _time(b: Benchmark, prepared: Prepared, runs: int, warmup: int) -> dict[str, list[float]]:
+    """Warm up, then time every contender ``runs`` times, alternating in each round."""
+    order = [n for n in b.contenders if n in prepared.runs]
+    for _ in range(warmup):
+        for name in order:
+            run = prepared.runs[name]
+            if run.before is not None:
+                run.before()
+            run.call()
+    times: dict[str, list[float]] = {name: [] for name in order}
+    last_report = 0.0
+    for i in range(runs):
+        # Interleaved, and the order rotates every round so no contender always goes first.
+        k = i % len(order)
+        for name in order[k:] + order[:k]:
+            run = prepared.runs[name]
+            if run.before is not None:
+                run.before()
+            start = time.perf_counter()
+            run.call()
+            times[name].append(time.perf_counter() - start)
+        now = time.perf_counter()
+        if runs <= 50 or i + 1 == runs or now - last_report >= 2.0:
+            last_report = now
+            progress(
+                f"{b.name}: round {i + 1}/{runs}: "
+                + ", ".join(f"{n} {fmt_s(times[n][-1])}" for n in order)
+            )
+    return times
+
+
+def _summarise(
+    b: Benchmark,
+    prepared: Prepared,
+    times: dict[str, list[float]],
+    tmpdir: Path,
+    result: dict[str, Any],
+) -> None:
+    """Medians, p90s and ratios against the anchor; the derived lines; the target's verdict."""
+    anchor_median = statistics.median(times[b.anchor])
+    rows: list[dict[str, Any]] = []
+    medians: dict[str, float] = {}
+    for name in b.contenders:
+        if name not in times:
+            rows.append({"name": name, "unavailable": prepared.unavailable[name]})
+            continue
+        xs = times[name]
+        med = medians[name] = statistics.median(xs)
+        rows.append(
+            {
+                "name": name,
+                "command": prepared.runs[name].shown.replace(str(tmpdir), "$TMP"),
+                "runs": len(xs),
+                "median_s": med,
+                "p90_s": p90(xs),
+                "min_s": min(xs),
+                "ratio_vs_anchor": med / anchor_median,
+                "times_s": xs,
+            }
+        )
+    result["contenders"] = rows
+    if b.derive is not None:
+        result["derived"] = b.derive(medians, prepared.info)
+    if b.target:
+        ratio = next(
+            (r["ratio_vs_anchor"] for r in rows if r["name"] == b.target.contender and "runs" in r),
+            None,
+        )
+        result["met"] = None if ratio is None else ratio <= b.target.max_ratio
+
+
+def run_benchmark(
+    b: Benchmark, runs: int, tmp_base: Path, warmup: int | None = None
+) -> dict[str, Any]:
+    """Set up, time and summarise ``b``; an abort or an unavailability is in the result."""
+    result: dict[str, Any] = {
+        "name": b.name,
+        "description": b.description,
+        "anchor": b.anchor,
+        "target": {"contender": b.target.contender, "max_ratio": b.target.max_ratio}
+        if b.target
+        else None,
+    }
+    tmpdir = Path(tempfile.mkdtemp(prefix=f"{b.name}-", dir=tmp_base))
+    try:
+        prepared = _prepare(b, tmpdir, result)
+        times = _time(b, prepared, runs, b.warmup if warmup is None else warmup)
+    except BenchUnavailable as exc:
+        result["unavailable"] = str(exc)
+        progress(f"{b.name}: not available: {exc}")
+        return result
+    except BenchAbort as exc:
+        result["error"] = str(exc)
+        progress(f"{b.name}: ABORTED: {exc}")
+        return result
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    _summarise(b, prepared, times, tmpdir, result)
+    return result
+
+
+def run_selected(
+    selected: Sequence[Benchmark], *, only: bool, runs: int | None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Run the selected benchmarks with the run counts OPTIONS asks for; the results, and the
+    names of the benchmarks --quick skipped."""
+    results: list[dict[str, Any]] = []
+    skipped: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="session-resume-bench-") as tmp:
+        for b in selected:
+            n, warmup = b.runs, None
+            if OPTIONS.smoke:
+                n, warmup = SMOKE_RUNS, 0
+            elif OPTIONS.quick:
+                if b.quick_runs is None and not only:
+                    skipped.append(b.name)
+                    continue
+                n = b.quick_runs or b.runs
+            if runs is not None:
+                n = runs
+            results.append(run_benchmark(b, n, Path(tmp), warmup))
+    return results, skipped
+
+
+# --- the report -----------------------------------------------------------------------------
+
+
+def fmt_ratio(x: float) -> str:
+    return f"{x:.3f}x"
+
+
+def fmt_s(x: float) -> str:
+    """A duration with a unit that keeps three or four significant digits."""
+    if x >= 1:
+        return f"{x:.3f} s"
+    if x >= 1e-3:
+        return f"{x * 1e3:.2f} ms"
+    return f"{x * 1e6:.1f} us"
+
+
+_HEADER = ["benchmark", "contender", "median", "p90", "runs", "ratio vs anchor", "target", "met?"]
+_MET = {True: "yes", False: "NO - target missed", None: "not checked"}
+
+
+def _table_rows(res: dict[str, Any]) -> list[list[str]]:
+    """The table rows of one benchmark: one per contender, with the goal column."""
+    if "error" in res:
+        return [[res["name"], "-", "-", "-", "-", "-", "-", "ABORTED (see above)"]]
+    if "unavailable" in res:
+        return [[res["name"], "-", "-", "-", "-", "-", "-", "not available (see above)"]]
+    rows: list[list[str]] = []
+    tgt = res["target"]
+    for c in res["contenders"]:
+        if c["name"] == res["anchor"]:
+            target, met = "(anchor)", ""
+        elif tgt and c["name"] == tgt["contender"]:
+            target, met = f"<= {tgt['max_ratio']:.2f}x", _MET[res["met"]]
+        else:
+            target, met = "-", ""
+        if "unavailable" in c:
+            rows.append([res["name"], c["name"], "-", "-", "-", "-", target, "not available"])
+            continue
+        rows.append(
+            [
+                res["name"],
+                c["name"],
+                fmt_s(c["median_s"]),
+                fmt_s(c["p90_s"]),
+                str(c["runs"]),
+                fmt_ratio(c["ratio_vs_anchor"]),
+                target,
+                met,
+            ]
+        )
+    return rows
+
+
+def render_table(results: list[dict[str, Any]]) -> str:
+    rows = [row for res in results for row in _table_rows(res)]
+    widths = [max(len(r[i]) for r in [_HEADER, *rows]) for i in range(len(_HEADER))]
+    right = {2, 3, 4, 5}
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        ).rstrip()
+
+    out = [line(_HEADER), line(["-" * w for w in widths])]
+    out.extend(line(r) for r in rows)
+    return "\n".join(out)
+
+
+def print_header(command: str, machine: dict[str, Any]) -> None:
+    print(f"command:  {command}")
+    print(
+        f"machine:  {machine['platform']}; {machine['cpu']}; {machine['cores']} cores; "
+        f"{machine['python']}"
+    )
+    print("versions: " + ", ".join(f"{k} {v}" for k, v in machine["versions"].items()))
+    print(f"source:   {machine['source']}")
+    print(f"temp dir: {machine['temp_dir']}")
+    if "load_average_at_start" in machine:
+        print(f"load avg: {' '.join(str(x) for x in machine['load_average_at_start'])} (at start)")
+    print(flush=True)
+
+
+def print_results(
+    results: list[dict[str, Any]], skipped: list[str], elapsed: float, machine: dict[str, Any]
+) -> None:
+    """Each benchmark's commands, data notes and derived lines; the table; missed targets."""
+    print()
+    for res in results:
+        print(f"{res['name']}: {res['description']}")
+        for note in res.get("notes", []):
+            print(f"    data: {note}")
+        for c in res.get("contenders", []):
+            if "unavailable" in c:
+                print(f"    {c['name']}: not available: {c['unavailable']}")
+            else:
+                print(f"    {c['name']}: {c['command']}")
+        for extra in res.get("derived", []):
+            print(f"    => {extra}")
+        if "error" in res:
+            print(f"    ABORTED: {res['error']}")
+        if "unavailable" in res:
+            print(f"    not available: {res['unavailable']}")
+    print()
+    print(render_table(results))
+    print()
+    for res in results:
+        if res.get("met") is False:
+            tgt = res["target"]
+            ratio = next(c for c in res["contenders"] if c["name"] == tgt["contender"])
+            print(
+                f"target missed: {res['name']}: {tgt['contender']} takes "
+                f"{fmt_ratio(ratio['ratio_vs_anchor'])} the time of {res['anchor']} "
+                f"(target <= {tgt['max_ratio']:.2f}x)"
+            )
+    if skipped:
+        print(f"skipped under --quick: {', '.join(skipped)}")
+    if OPTIONS.smoke:
+        print(f"--smoke: tiny data, {SMOKE_RUNS} runs each; these figures are not measurements")
+    print(f"total time: {elapsed:.0f} s")
+    if "load_average_at_end" in machine:
+        print(f"load avg: {' '.join(str(x) for x in machine['load_average_at_end'])} (at end)")
+
+
+def write_json(
+    path: str,
+    *,
+    command: str,
+    started: datetime,
+    elapsed: float,
+    machine: dict[str, Any],
+    skipped: list[str],
+    results: list[dict[str, Any]],
+) -> None:
+    """The figures as JSON: every individual time, the machine, the source revision."""
+    payload = {
+        "format": 1,
+        "command": command,
+        "started": started.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "elapsed_s": round(elapsed, 1),
+        "quick": OPTIONS.quick,
+        "smoke": OPTIONS.smoke,
+        "machine": machine,
+        "skipped": skipped,
+        "benchmarks": results,
+    }
+    Path(path).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    print(f"wrote {path}")

@@ -1,0 +1,66 @@
+"""The benchmark runner still runs every benchmark (benchmarks/run.py --smoke).
+
+A smoke run: tiny data, two timed runs per contender. No timing is asserted (benchmarks are
+never timed assertions in the test suite); the test checks that every registered benchmark
+set up, ran, and produced its table row with a ratio against its anchor.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+RUN = REPO / "benchmarks" / "run.py"
+
+
+def _registered() -> list[str]:
+    out = subprocess.run(
+        [sys.executable, str(RUN), "--list"], capture_output=True, text=True, check=True
+    ).stdout
+    return re.findall(r"^(\S+): ", out, re.M)
+
+
+@pytest.mark.skipif(
+    not any(
+        (Path(sys.executable).parent / n).is_file()
+        for n in ("check-jsonschema", "check-jsonschema.exe")
+    ),
+    reason="check-jsonschema (the anchor of the validate benchmarks) is not installed: "
+    "pip install -e '.[bench]'",
+)
+def test_smoke_run_gives_every_benchmark_a_row_with_a_ratio(tmp_path: Path) -> None:
+    names = _registered()
+    assert len(names) >= 7, names
+    out = tmp_path / "bench.json"
+    proc = subprocess.run(
+        [sys.executable, str(RUN), "--smoke", "--json", str(out)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["smoke"] is True and report["skipped"] == []
+    results = {b["name"]: b for b in report["benchmarks"]}
+    assert list(results) == names
+    for name, res in results.items():
+        assert "error" not in res and "unavailable" not in res, (name, res)
+        rows = [c for c in res["contenders"] if "ratio_vs_anchor" in c]
+        anchor = [c for c in rows if c["name"] == res["anchor"]]
+        assert anchor and anchor[0]["ratio_vs_anchor"] == 1.0, (name, res["contenders"])
+        for c in rows:
+            assert c["runs"] == 2 and len(c["times_s"]) == 2, (name, c)
+            assert c["ratio_vs_anchor"] > 0, (name, c)
+        # an optional contender that cannot run here says why
+        for c in res["contenders"]:
+            assert "ratio_vs_anchor" in c or c.get("unavailable"), (name, c)
+        # and the printed table carries the same row
+        assert re.search(rf"^{re.escape(name)}\s", proc.stdout, re.M), name
