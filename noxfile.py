@@ -22,18 +22,20 @@ def _npm_ci(session: nox.Session) -> None:
 @nox.session
 def tests(session: nox.Session) -> None:
     """The whole test suite (installs the package, its test extras and the Node tools)."""
-    session.install("-e", ".[test]")
+    # bench: the benchmark smoke test compares with check-jsonschema
+    session.install("-e", ".[test,bench]")
     _npm_ci(session)
     session.run("pytest", *session.posargs)
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff and mypy (strict) on the package."""
+    """ruff, mypy (strict) and the import-linter layer contract on the package."""
     session.install("-e", ".[lint]")
     session.run("ruff", "check", "validator", "tests", "benchmarks", "noxfile.py")
     session.run("ruff", "format", "--check", "validator", "tests", "benchmarks", "noxfile.py")
     session.run("mypy")
+    session.run("lint-imports")  # the layer contract in pyproject.toml
 
 
 @nox.session

@@ -122,7 +122,7 @@ def _write_history(fh: Any, size: int, rng: random.Random) -> int:
 def _sessions(tmpdir: Path) -> dict[str, Path]:
     """Two copies of the bundled example session, ``empty`` and ``large``, each its own
     repository, with a stale lease of the crashed session; no worklog yet."""
-    from session_resume.storage import lease_file as sentinel
+    from session_resume.core import lease as sentinel
 
     doc = json.loads(EXAMPLE.read_text(encoding="utf-8"))
     doc.pop("$schema", None)

@@ -363,7 +363,7 @@ def test_cli_write_on_a_full_tmpfs_leaves_the_state_intact(tiny_fs: Path) -> Non
     strict=True,
     raises=AssertionError,
     reason="bug: a write command on a full disk ends in `SR900 internal error ... This is a "
-    "bug` (exit 3): the lease is written first (sentinel.write -> store._write_temp) and its "
+    "bug` (exit 3): the lease is written first (lease_file.write -> fileio.replace_file) and its "
     "OSError(ENOSPC) is not translated (save() itself says SR163)",
 )
 def test_known_bug_full_tmpfs_cli_reports_internal_error(tiny_fs: Path) -> None:
