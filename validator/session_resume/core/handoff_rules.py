@@ -89,7 +89,7 @@ def _header_problems(
 ) -> list[Diagnostic]:
     """SR601 for a first line that is not the header, SR607 for a header naming another
     project. ``content``: the non-blank lines with their numbers."""
-    from session_resume.rendering.render import md_inline
+    from session_resume.rendering.environment import md_inline
 
     header = HEADER.match(content[0][1]) if content else None
     if header is None:

@@ -101,7 +101,7 @@ def _workflow(spec: str) -> Workflow:
 
 def run_handoff(args: argparse.Namespace) -> int:
     from session_resume.core.handoff_rules import HANDOFF
-    from session_resume.rendering.render import render_handoff
+    from session_resume.rendering.handoff import render_handoff
     from session_resume.storage import store
 
     cfg = config_for(args.root)
@@ -145,7 +145,7 @@ def run_handoff(args: argparse.Namespace) -> int:
 
 def run_skill(args: argparse.Namespace) -> int:
     from session_resume.cli.main import UsageError
-    from session_resume.rendering.render import render_skill, skill_name_problem
+    from session_resume.rendering.skill import render_skill, skill_name_problem
 
     out = Path(args.out)
     name = args.name or out.resolve().name
