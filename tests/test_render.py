@@ -18,22 +18,13 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from session_resume.cli.main import build_parser
-from session_resume.core.handoff_rules import (
-    MAX_LINES,
-    SECTIONS,
-    check_handoff_text,
-    check_session_handoff,
-)
+from session_resume.core.handoff_rules import MAX_LINES, SECTIONS, check_handoff_text
 from session_resume.core.resume_decision import ACTIONS
 from session_resume.core.workflow import BUILTINS, load_workflow
-from session_resume.rendering.render import (
-    ACTION_DOCS,
-    FRONTMATTER_KEYS,
-    Escaped,
-    md_inline,
-    render_handoff,
-    render_skill,
-)
+from session_resume.rendering.environment import Escaped, md_inline
+from session_resume.rendering.handoff import render_handoff
+from session_resume.rendering.skill import ACTION_DOCS, FRONTMATTER_KEYS, render_skill
+from session_resume.storage.handoff_file import check_session_handoff
 
 from conftest import REPO, apex_state, dump, run_cli
 
@@ -413,9 +404,9 @@ def test_md_inline_cuts_long_values() -> None:
 def test_templates_cannot_print_an_unescaped_value() -> None:
     from jinja2 import TemplateRuntimeError
 
-    from session_resume.rendering.render import _env
+    from session_resume.rendering.environment import environment
 
-    template = _env().from_string("{{ value }}")
+    template = environment().from_string("{{ value }}")
     with pytest.raises(TemplateRuntimeError, match="escaping filter"):
         template.render(value="raw <b>")
     assert template.render(value=md_inline("<b>")) == "&lt;b&gt;"

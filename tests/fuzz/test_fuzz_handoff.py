@@ -72,7 +72,7 @@ def test_handoff_of_any_valid_state_renders_and_checks(
     """State values are data, never template source: Jinja syntax in them is printed (escaped),
     never evaluated; any schema-valid state renders into a handoff that passes its checks."""
     from session_resume.core.handoff_rules import check_handoff_text
-    from session_resume.rendering.render import render_handoff
+    from session_resume.rendering.handoff import render_handoff
 
     tried("render handoff")
     try:

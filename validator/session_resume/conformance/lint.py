@@ -17,9 +17,10 @@ from session_resume.core import schemas
 from session_resume.core.codes import CATALOGUE
 from session_resume.core.resume_decision import ACTIONS
 from session_resume.core.timeutil import parse_ts
+from session_resume.core.versions import REGISTRY
 
 CASE_SCHEMA = "conformance/case.json"
-STATE_SCHEMAS = ("session-state/1.0.json", "session-state/2.0.json", "session-state/3.0.json")
+STATE_SCHEMAS = tuple(v.schema for v in REGISTRY)
 
 # Codes that no conformance operation (validate, migrate, recover, resume) can produce, with
 # the reason. The lint fails if one of them is covered after all (the entry is stale) or if a

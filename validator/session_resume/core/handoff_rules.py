@@ -1,21 +1,21 @@
 """Checks of an existing ``00-handoff.md`` (codes SR6xx).
 
 The handoff is the human companion of the state, rendered by ``session-resume render
-handoff`` (:mod:`session_resume.render`), never edited by hand. Its shape is fixed: the header
-``# {project} — Handoff (Step {N} complete)``, an ``Updated: {timestamp} | …`` line, then
-exactly the six H2 sections of :data:`SECTIONS` in that order, at most :data:`MAX_LINES`
-lines in all. :func:`check_handoff_text` is pure; :func:`check_session_handoff` reads the files.
+handoff`` (:mod:`session_resume.rendering.handoff`), never edited by hand. Its shape is fixed:
+the header ``# {project} — Handoff (Step {N} complete)``, an ``Updated: {timestamp} | …`` line,
+then exactly the six H2 sections of :data:`SECTIONS` in that order, at most :data:`MAX_LINES`
+lines in all. :func:`check_handoff_text` is pure; reading the files is
+:mod:`session_resume.storage.handoff_file`'s.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from datetime import datetime
-from pathlib import Path
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.markdown_escape import md_inline
 
 HANDOFF = "00-handoff.md"
 MAX_LINES = 60
@@ -49,8 +49,7 @@ def check_handoff_text(
 ) -> list[Diagnostic]:
     """Check a handoff's text. ``state_updated``: the ``updated`` of the state it describes
     (None skips the staleness rule); ``project``: the state's project (None skips SR607)."""
-    from session_resume.core.timeutil import format_ts, parse_ts
-    from session_resume.rendering.render import md_inline
+    from session_resume.core.timeutil import format_ts
 
     out: list[Diagnostic] = []
     lines = handoff_lines(text)
@@ -64,11 +63,36 @@ def check_handoff_text(
                 column=1,
             )
         )
-
     content = [(i, ln) for i, ln in enumerate(lines, start=1) if ln.strip()]
+    out += _header_problems(content, file=file, project=project)
+    updated_line = content[1] if len(content) > 1 else None
+    updated_at, problem = _updated_of(updated_line, file=file)
+    if problem is not None:
+        out.append(problem)
+    out += _section_problems(lines, file=file)
+    if updated_at is not None and state_updated is not None and updated_at < state_updated:
+        out.append(
+            diag(
+                "SR606",
+                f"the handoff was updated at {format_ts(updated_at)}, before the state it "
+                f"describes ({format_ts(state_updated)})",
+                file=file,
+                line=updated_line[0] if updated_line else None,
+                column=1,
+            )
+        )
+    return out
+
+
+def _header_problems(
+    content: list[tuple[int, str]], *, file: str, project: str | None
+) -> list[Diagnostic]:
+    """SR601 for a first line that is not the header, SR607 for a header naming another
+    project. ``content``: the non-blank lines with their numbers."""
+
     header = HEADER.match(content[0][1]) if content else None
     if header is None:
-        out.append(
+        return [
             diag(
                 "SR601",
                 "the first line is not the header `# {project} — Handoff (Step {N} complete)`",
@@ -76,9 +100,9 @@ def check_handoff_text(
                 line=content[0][0] if content else 1,
                 column=1,
             )
-        )
-    elif project is not None and header.group("project") != md_inline(project):
-        out.append(
+        ]
+    if project is not None and header.group("project") != md_inline(project):
+        return [
             diag(
                 "SR607",
                 f"the header names project {header.group('project')!r}, the state {project!r}",
@@ -86,23 +110,30 @@ def check_handoff_text(
                 line=content[0][0],
                 column=3,
             )
-        )
-    updated_at: datetime | None = None
-    updated_line = content[1] if len(content) > 1 else None
+        ]
+    return []
+
+
+def _updated_of(
+    updated_line: tuple[int, str] | None, *, file: str
+) -> tuple[datetime | None, Diagnostic | None]:
+    """The time of the ``Updated:`` line (the second non-blank line), or SR601."""
+    from session_resume.core.timeutil import parse_ts
+
     m = UPDATED.match(updated_line[1]) if updated_line else None
     if m is None or parse_ts(m.group("ts")) is None:
-        out.append(
-            diag(
-                "SR601",
-                "the line after the header is not `Updated: {RFC 3339 UTC timestamp} | …`",
-                file=file,
-                line=updated_line[0] if updated_line else None,
-                column=1 if updated_line else None,
-            )
+        return None, diag(
+            "SR601",
+            "the line after the header is not `Updated: {RFC 3339 UTC timestamp} | …`",
+            file=file,
+            line=updated_line[0] if updated_line else None,
+            column=1 if updated_line else None,
         )
-    else:
-        updated_at = parse_ts(m.group("ts"))
+    return parse_ts(m.group("ts")), None
 
+
+def _h2_headings(lines: list[str]) -> list[tuple[int, str]]:
+    """The ``## `` headings outside code fences: (line number, title)."""
     found: list[tuple[int, str]] = []
     in_fence = False
     for i, ln in enumerate(lines, start=1):
@@ -114,6 +145,13 @@ def check_handoff_text(
         h = _H2.match(ln)
         if h:
             found.append((i, h.group("title")))
+    return found
+
+
+def _section_problems(lines: list[str], *, file: str) -> list[Diagnostic]:
+    """SR602 (missing), SR603 (twice, out of order), SR604 (unexpected) for the sections."""
+    out: list[Diagnostic] = []
+    found = _h2_headings(lines)
     titles = [t for _, t in found]
     for i, title in found:
         if title not in SECTIONS:
@@ -153,48 +191,4 @@ def check_handoff_text(
                 column=1,
             )
         )
-
-    if updated_at is not None and state_updated is not None and updated_at < state_updated:
-        out.append(
-            diag(
-                "SR606",
-                f"the handoff was updated at {format_ts(updated_at)}, before the state it "
-                f"describes ({format_ts(state_updated)})",
-                file=file,
-                line=updated_line[0] if updated_line else None,
-                column=1,
-            )
-        )
     return out
-
-
-def check_session_handoff(session_dir: str | os.PathLike[str]) -> list[Diagnostic]:
-    """Check the session directory's ``00-handoff.md`` against its state (I/O shell);
-    nothing to say when there is no handoff."""
-    from session_resume.core.jsonread import parse_json_bytes
-    from session_resume.core.timeutil import parse_ts
-    from session_resume.storage.fileio import read_limited
-
-    d = Path(session_dir)
-    path = d / HANDOFF
-    if not os.path.lexists(path):
-        return []
-    name = str(path)
-    res = read_limited(path, max_size=MAX_HANDOFF_BYTES, root=d)
-    if res.data is None:
-        why = "; ".join(x.message for x in res.diagnostics) or "cannot read it"
-        return [diag("SR600", f"the handoff cannot be read: {why}", file=name)]
-    try:
-        text = res.data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return [diag("SR600", f"the handoff is not UTF-8 (byte {exc.start})", file=name)]
-    state_updated = None
-    project = None
-    state = read_limited(d / "00-session-state.json", root=d)
-    if state.data is not None:
-        parsed = parse_json_bytes(state.data)
-        if isinstance(parsed.value, dict) and not parsed.corrupt:
-            state_updated = parse_ts(parsed.value.get("updated"))
-            p = parsed.value.get("project")
-            project = p if isinstance(p, str) else None
-    return check_handoff_text(text, file=name, state_updated=state_updated, project=project)

@@ -71,86 +71,16 @@ def parse_json_bytes(
 ) -> Parsed:
     """Decode and parse ``data``; never raises for any input."""
     out = Parsed()
-    if len(data) == 0:
-        out.diagnostics.append(diag("SR110", "the file is empty (0 bytes)", file=file))
-        return out
-    wide = _detect_wide_encoding(data)
-    if wide:
-        out.diagnostics.append(
-            diag("SR114", f"the file is encoded as {wide}, not UTF-8", file=file, line=1, column=1)
-        )
-        return out
-    if data.startswith(b"\xef\xbb\xbf"):
-        out.diagnostics.append(
-            diag(
-                "SR113", "the file starts with a UTF-8 byte order mark", file=file, line=1, column=1
-            )
-        )
-        data = data[3:]
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        good = data[: exc.start].decode("utf-8", errors="replace")
-        line, col = line_col(good, len(good))
-        out.diagnostics.append(
-            diag(
-                "SR115",
-                f"invalid UTF-8 byte 0x{data[exc.start]:02x} at byte offset {exc.start}",
-                file=file,
-                line=line,
-                column=col,
-            )
-        )
+    text = _decode(data, file, out.diagnostics)
+    if text is None:
         return out
     out.text = text
     if text.strip(_JSON_WS) == "":
         out.diagnostics.append(diag("SR111", "the file holds only whitespace", file=file))
         return out
-
-    dup_objects: dict[int, list[str]] = {}
-
-    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj: dict[str, Any] = {}
-        for k, v in pairs:
-            if k in obj:
-                dup_objects.setdefault(id(obj), []).append(k)
-            obj[k] = v
-        return obj
-
-    non_finite_seen: list[bool] = []
-
-    def float_hook(s: str) -> float:
-        f = float(s)
-        if f in (float("inf"), float("-inf")):
-            non_finite_seen.append(True)
-            return _NonFinite(f)
-        return f
-
-    def int_hook(s: str) -> int | float:
-        # Beyond the double range a JSON number overflows to infinity in most readers (and
-        # int() refuses more than 4300 digits): the protocol calls both non-finite (SR122).
-        digits = len(s) - (s[0] == "-")
-        if digits > 308:
-            non_finite_seen.append(True)
-            return _NonFinite("-inf" if s.startswith("-") else "inf")
-        value = int(s)
-        if digits >= 308 and abs(value) > _MAX_DOUBLE:
-            non_finite_seen.append(True)
-            return _NonFinite("-inf" if value < 0 else "inf")
-        return value
-
-    def constant_hook(s: str) -> float:
-        non_finite_seen.append(True)
-        return _NonFinite(s)
-
+    hooks = _Hooks()
     try:
-        value = json.loads(
-            text,
-            object_pairs_hook=pairs_hook,
-            parse_constant=constant_hook,
-            parse_float=float_hook,
-            parse_int=int_hook,
-        )
+        value = hooks.loads(text)
     except json.JSONDecodeError as exc:
         out.diagnostics.append(
             diag("SR120", f"invalid JSON: {exc.msg}", file=file, line=exc.lineno, column=exc.colno)
@@ -162,22 +92,120 @@ def parse_json_bytes(
     except ValueError as exc:  # e.g. an integer with more digits than Python allows
         out.diagnostics.append(diag("SR120", f"invalid JSON value: {exc}", file=file))
         return out
+    if not _tree_ok(value, text, hooks, file=file, max_depth=max_depth, out=out.diagnostics):
+        return out
+    problem = _value_problem(value, text, file=file, require_object=require_object)
+    if problem is not None:
+        out.diagnostics.append(problem)
+        return out
+    out.value = value
+    return out
 
-    if not dup_objects and not non_finite_seen:
+
+def _decode(data: bytes, file: str, out: list[Diagnostic]) -> str | None:
+    """The text of ``data`` (a leading UTF-8 BOM dropped with SR113), or None after SR110,
+    SR114 or SR115."""
+    if len(data) == 0:
+        out.append(diag("SR110", "the file is empty (0 bytes)", file=file))
+        return None
+    wide = _detect_wide_encoding(data)
+    if wide:
+        out.append(
+            diag("SR114", f"the file is encoded as {wide}, not UTF-8", file=file, line=1, column=1)
+        )
+        return None
+    if data.startswith(b"\xef\xbb\xbf"):
+        out.append(
+            diag(
+                "SR113", "the file starts with a UTF-8 byte order mark", file=file, line=1, column=1
+            )
+        )
+        data = data[3:]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        good = data[: exc.start].decode("utf-8", errors="replace")
+        line, col = line_col(good, len(good))
+        out.append(
+            diag(
+                "SR115",
+                f"invalid UTF-8 byte 0x{data[exc.start]:02x} at byte offset {exc.start}",
+                file=file,
+                line=line,
+                column=col,
+            )
+        )
+        return None
+
+
+class _Hooks:
+    """``json.loads`` hooks that note duplicate keys (by the id of their object) and numbers
+    that are not finite doubles (NaN, Infinity, beyond the double range)."""
+
+    def __init__(self) -> None:
+        self.dup_objects: dict[int, list[str]] = {}
+        self.non_finite_seen = False
+
+    def loads(self, text: str) -> Any:
+        return json.loads(
+            text,
+            object_pairs_hook=self.on_pairs,
+            parse_constant=self.on_constant,
+            parse_float=self.on_float,
+            parse_int=self.on_int,
+        )
+
+    def on_pairs(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj: dict[str, Any] = {}
+        for k, v in pairs:
+            if k in obj:
+                self.dup_objects.setdefault(id(obj), []).append(k)
+            obj[k] = v
+        return obj
+
+    def on_float(self, s: str) -> float:
+        f = float(s)
+        if f in (float("inf"), float("-inf")):
+            self.non_finite_seen = True
+            return _NonFinite(f)
+        return f
+
+    def on_int(self, s: str) -> int | float:
+        # Beyond the double range a JSON number overflows to infinity in most readers (and
+        # int() refuses more than 4300 digits): the protocol calls both non-finite (SR122).
+        digits = len(s) - (s[0] == "-")
+        if digits > 308:
+            self.non_finite_seen = True
+            return _NonFinite("-inf" if s.startswith("-") else "inf")
+        value = int(s)
+        if digits >= 308 and abs(value) > _MAX_DOUBLE:
+            self.non_finite_seen = True
+            return _NonFinite("-inf" if value < 0 else "inf")
+        return value
+
+    def on_constant(self, s: str) -> float:
+        self.non_finite_seen = True
+        return _NonFinite(s)
+
+
+def _tree_ok(
+    value: Any, text: str, hooks: _Hooks, *, file: str, max_depth: int, out: list[Diagnostic]
+) -> bool:
+    """Depth (SR123), duplicate keys (SR121) and non-finite numbers (SR122) of the parsed
+    tree, appended to ``out``; False when any of them was found."""
+    if not hooks.dup_objects and not hooks.non_finite_seen:
         # The common case: only the depth needs checking, without building any path.
         non_finite: list[list[str | int]] = []
         dup_ptrs: list[tuple[list[str | int], str]] = []
         depth_ok = _depth_within(value, max_depth)
     else:
-        depth_ok, non_finite, dup_ptrs = _scan_tree(value, dup_objects, max_depth)
+        depth_ok, non_finite, dup_ptrs = _scan_tree(value, hooks.dup_objects, max_depth)
     if not depth_ok:
-        out.diagnostics.append(
-            diag("SR123", f"the document nests deeper than {max_depth} levels", file=file)
-        )
-        return out
+        out.append(diag("SR123", f"the document nests deeper than {max_depth} levels", file=file))
+        return False
     for ptr_parts, key in dup_ptrs:
         ln, cl = _loc(text, ptr_parts, key_occurrence=2, key=key)
-        out.diagnostics.append(
+        out.append(
             diag(
                 "SR121",
                 f"duplicate key {key!r}",
@@ -189,7 +217,7 @@ def parse_json_bytes(
         )
     for ptr_parts in non_finite:
         ln, cl = _loc(text, ptr_parts)
-        out.diagnostics.append(
+        out.append(
             diag(
                 "SR122",
                 "NaN, Infinity or a number beyond the double range is not a usable JSON number",
@@ -199,31 +227,27 @@ def parse_json_bytes(
                 column=cl,
             )
         )
-    if out.diagnostics and any(d.code in ("SR121", "SR122") for d in out.diagnostics):
-        return out
+    return not (dup_ptrs or non_finite)
+
+
+def _value_problem(value: Any, text: str, *, file: str, require_object: bool) -> Diagnostic | None:
+    """SR116 for a lone surrogate, SR124 for a top level that is not the required object."""
     if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
-        out.diagnostics.append(
-            diag(
-                "SR116",
-                "a \\u escape encodes a lone surrogate (half of a UTF-16 pair), which is "
-                "not a Unicode character",
-                file=file,
-            )
+        return diag(
+            "SR116",
+            "a \\u escape encodes a lone surrogate (half of a UTF-16 pair), which is "
+            "not a Unicode character",
+            file=file,
         )
-        return out
     if require_object and not isinstance(value, dict):
-        out.diagnostics.append(
-            diag(
-                "SR124",
-                f"the top-level value is {_json_type(value)}, not an object",
-                file=file,
-                line=1,
-                column=1,
-            )
+        return diag(
+            "SR124",
+            f"the top-level value is {_json_type(value)}, not an object",
+            file=file,
+            line=1,
+            column=1,
         )
-        return out
-    out.value = value
-    return out
+    return None
 
 
 def _loc(

@@ -101,7 +101,7 @@ def skill_docs(root: Path) -> dict[Path, str]:
     """SKILL.md, SKILL.digest.md and references/*.md of every built-in workflow, under
     docs/skills/<workflow>/ (the skill's name is the workflow id, its directory's name)."""
     from session_resume.core.workflow import BUILTINS, load_workflow
-    from session_resume.rendering.render import render_skill
+    from session_resume.rendering.skill import render_skill
 
     out: dict[Path, str] = {}
     for wf_id in BUILTINS:

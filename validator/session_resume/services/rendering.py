@@ -45,7 +45,7 @@ def render_handoff(
 ) -> HandoffResult:
     """Render the session's handoff from its state and (with ``write``) replace ``out``
     (default ``<session_dir>/00-handoff.md``; a directory gets ``00-handoff.md`` inside)."""
-    from session_resume.rendering.render import render_handoff as render
+    from session_resume.rendering.handoff import render_handoff as render
 
     if not session_dir.is_dir():
         raise ServiceError([diag("SR100", "no such session directory", file=str(session_dir))], 2)
@@ -79,7 +79,7 @@ def render_handoff(
 
 def render_skill(out: Path, workflow: str, *, name: str, digest: bool = False) -> list[Path]:
     """Write the skill docs (SKILL.md and its references) of ``workflow`` under ``out``."""
-    from session_resume.rendering.render import render_skill as render
+    from session_resume.rendering.skill import render_skill as render
 
     wf = load_workflow_or_fail(workflow)
     files = render(wf, name=name, digest=digest)

@@ -76,7 +76,7 @@ def session_integrity(session_dir: Path) -> list[Diagnostic]:
 
         out.extend(sentinel.read(session_dir)[1])
     if _HANDOFF in names:
-        from session_resume.core.handoff_rules import check_session_handoff
+        from session_resume.storage.handoff_file import check_session_handoff
 
         out.extend(check_session_handoff(session_dir))
     return out

@@ -96,7 +96,7 @@ def run_handoff(args: argparse.Namespace) -> int:
 
 def run_skill(args: argparse.Namespace) -> int:
     from session_resume.cli.commands.common import UsageError
-    from session_resume.rendering.render import skill_name_problem
+    from session_resume.rendering.skill import skill_name_problem
 
     out = Path(args.out)
     name = args.name or out.resolve().name

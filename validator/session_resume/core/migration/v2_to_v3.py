@@ -24,7 +24,7 @@ def upgrade(doc: dict[str, Any], ctx: MigrationContext) -> dict[str, Any]:
             if _has_content(value) and key == "lock":
                 ctx.aside(out, key, value, f"{key} held a live value", f"/{key}")
             else:
-                ctx.note(f"removed {key} (dropped in 3.0)", f"/{key}")
+                ctx.note(f"removed {key} (dropped in {TARGET})", f"/{key}")
     steps = out.get("steps")
     if isinstance(steps, dict):
         for k, step in steps.items():

@@ -1,0 +1,271 @@
+"""The ``00-handoff.md`` companion of a state, rendered from ``templates/handoff.md.j2``.
+
+Pure: state and workflow in, text out; the clock is injected. Writing the file is the
+command's job (:mod:`session_resume.cli.commands.render`). Every value goes through an
+escaping filter of :mod:`session_resume.rendering.environment`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from session_resume.core.handoff_rules import MAX_LINES, SECTIONS
+from session_resume.core.workflow import StepDef, Workflow
+from session_resume.rendering.environment import Escaped, md_inline, render_template
+
+__all__ = ["Cut", "handoff_context", "render_handoff"]
+
+
+@dataclass
+class Cut:
+    """A list shown in a handoff section: the items kept and how many were cut."""
+
+    items: list[Any]
+    more: int = 0
+
+
+def _fit(lists: Sequence[Sequence[Any]], budget: int) -> list[Cut]:
+    """Cut the lists so that together they take at most ``budget`` lines. An empty list takes
+    one line ("None"); a cut list shows its first items and a "… and N more" line. The longest
+    list gives up a line first (the later one on a tie), never below two lines."""
+    caps = [max(1, len(x)) for x in lists]
+    while sum(caps) > budget:
+        i = max(range(len(caps)), key=lambda j: (caps[j], j))
+        if caps[i] <= 2:
+            raise ValueError("the handoff template leaves no room for its lists")
+        caps[i] -= 1
+    out = []
+    for items, cap in zip(lists, caps, strict=True):
+        if len(items) <= cap:
+            out.append(Cut(list(items)))
+        else:
+            out.append(Cut(list(items[: cap - 1]), len(items) - (cap - 1)))
+    return out
+
+
+def _str(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _paths(values: Iterable[object], limit: int | None = None) -> Cut:
+    seen: list[str] = []
+    for v in values:
+        if isinstance(v, str) and v not in seen:
+            seen.append(v)
+    if limit is None or len(seen) <= limit:
+        return Cut([md_inline(p) for p in seen])
+    return Cut([md_inline(p) for p in seen[:limit]], len(seen) - limit)
+
+
+def _decision_value(value: object) -> Escaped | None:
+    if value is None or value == "":
+        return None
+    return md_inline(value)
+
+
+def handoff_context(
+    doc: dict[str, Any], workflow: Workflow, *, now: datetime, decision: dict[str, Any]
+) -> dict[str, Any]:
+    """Everything the handoff template shows, escaped, before the lists are cut."""
+    from session_resume.core.rules import ordered_step_keys
+    from session_resume.core.timeutil import format_ts, parse_ts
+
+    steps_doc = doc.get("steps") if isinstance(doc.get("steps"), dict) else {}
+    assert isinstance(steps_doc, dict)
+    order = ordered_step_keys(steps_doc, workflow)
+    steps = []
+    last_complete = "0"
+    for key in order:
+        st = steps_doc[key] if isinstance(steps_doc[key], dict) else {}
+        status = _str(st.get("status"))
+        if status == "complete":
+            last_complete = key
+        steps.append(
+            {
+                "key": md_inline(key),
+                "name": md_inline(_str(st.get("name"))),
+                "status": status,
+                "sub_step": md_inline(st["sub_step"]) if st.get("sub_step") is not None else None,
+                "paths": _paths(_list(st.get("artifacts")), limit=3),
+                "skip_reason": md_inline(st["skip_reason"])
+                if st.get("skip_reason") is not None
+                else None,
+            }
+        )
+
+    decisions_doc = doc.get("decisions") if isinstance(doc.get("decisions"), dict) else {}
+    assert isinstance(decisions_doc, dict)
+    declared = [d.key for d in workflow.decisions if d.key in decisions_doc]
+    keys = declared + [k for k in decisions_doc if k not in declared]
+    decisions: list[dict[str, Any]] = [
+        {"kind": "key", "key": md_inline(k), "value": _decision_value(decisions_doc[k])}
+        for k in keys
+    ]
+    log = [e for e in _list(doc.get("decision_log")) if isinstance(e, dict)]
+    for entry in reversed(log):  # the newest first: they matter most to the next step
+        decisions.append(
+            {
+                "kind": "log",
+                "id": md_inline(entry.get("id", "")),
+                "title": md_inline(entry.get("title", "")),
+                "choice": md_inline(entry.get("choice", "")),
+            }
+        )
+
+    findings = [md_inline(f) for f in _list(doc.get("open_findings"))]
+
+    artifacts: list[object] = []
+    for key in order:
+        st = steps_doc[key] if isinstance(steps_doc[key], dict) else {}
+        artifacts.extend(_list(st.get("artifacts")))
+
+    state_updated = parse_ts(doc.get("updated"))
+    shown = now if state_updated is None or now >= state_updated else state_updated
+    iac = doc.get("iac_tool") or (decisions_doc.get("iac_tool") if decisions_doc else None)
+    header = {
+        "project": md_inline(_str(doc.get("project"))),
+        "step": md_inline(last_complete),
+        "updated": md_inline(format_ts(shown)),
+        "apex": workflow.id == "apex",
+        "workflow": md_inline(workflow.id),
+        "iac": _decision_value(iac),
+        "branch": _decision_value(doc.get("branch")),
+    }
+
+    target = decision.get("step")
+    sdef = workflow.step(target) if isinstance(target, str) else None
+    skip = _paths(decision.get("skip_files") or [], limit=4)
+    startup = _paths(decision.get("startup_files") or [], limit=None)
+    next_ctx = {
+        "action": decision.get("action", ""),
+        "action_text": md_inline(decision.get("action", "")),
+        "step": md_inline(target) if target else None,
+        "name": md_inline(decision.get("step_name") or (sdef.name if sdef else "")),
+        "sub_step": md_inline(decision["sub_step"])
+        if decision.get("sub_step") is not None
+        else None,
+        "next_checkpoint": md_inline(decision["next_checkpoint"])
+        if decision.get("next_checkpoint") is not None
+        else None,
+        "skip": skip,
+        "startup": startup,
+        "max_files": sdef.budget.max_startup_files if sdef and sdef.budget else None,
+        "findings": len(findings),
+    }
+    facts = _skill_facts(doc, decisions_doc, workflow, sdef, target)
+    return {
+        "header": header,
+        "steps": steps,
+        "decisions": decisions,
+        "findings": findings,
+        "next": next_ctx,
+        "facts": facts,
+        "artifacts": _paths(artifacts).items,
+    }
+
+
+def _skill_facts(
+    doc: dict[str, Any],
+    decisions: dict[str, Any],
+    wf: Workflow,
+    sdef: StepDef | None,
+    target: object,
+) -> list[dict[str, Any]]:
+    facts: list[dict[str, Any]] = [
+        {"label": md_inline("Workflow"), "value": md_inline(f"{wf.id} (version {wf.version})")}
+    ]
+    if "region" in doc or "region" in decisions:
+        region = doc.get("region") or decisions.get("region") or "(not decided)"
+        facts.append({"label": md_inline("Region"), "value": md_inline(region)})
+    if "complexity" in decisions or any(d.key == "complexity" for d in wf.decisions):
+        value = decisions.get("complexity") or "standard (not set)"
+        facts.append({"label": md_inline("Complexity"), "value": md_inline(value)})
+    if sdef is None:
+        if target:
+            facts.append(
+                {"label": md_inline("Next step"), "value": md_inline(f"{target} (free step)")}
+            )
+        return facts
+    facts.append(
+        {"label": md_inline(f"Step {sdef.key} agent"), "value": md_inline(" or ".join(sdef.agents))}
+    )
+    if sdef.budget is not None:
+        files = ", ".join(sdef.budget.startup_files) or "none"
+        facts.append(
+            {
+                "label": md_inline(f"Step {sdef.key} startup budget"),
+                "value": md_inline(f"at most {sdef.budget.max_startup_files} files: {files}"),
+            }
+        )
+    if sdef.checkpoints:
+        facts.append(
+            {
+                "label": md_inline(f"Step {sdef.key} checkpoints"),
+                "value": md_inline(" → ".join(sdef.checkpoint_ids)),
+            }
+        )
+    if sdef.gate:
+        gate = sdef.gate
+        text = f"{gate.get('id', '')} ({gate.get('kind', '')}"
+        text += ", session break recommended)" if gate.get("session_break") else ")"
+        facts.append({"label": md_inline(f"Step {sdef.key} gate"), "value": md_inline(text)})
+    if sdef.review_audited:
+        facts.append(
+            {
+                "label": md_inline(f"Step {sdef.key} review"),
+                "value": md_inline(f"challenger review recorded in review_audit.step_{sdef.key}"),
+            }
+        )
+    return facts
+
+
+def render_handoff(
+    doc: dict[str, Any],
+    workflow: Workflow,
+    *,
+    now: datetime,
+    decision: dict[str, Any] | None = None,
+) -> str:
+    """The ``00-handoff.md`` of a (schema-valid) v3.0 state: the header, the six sections in
+    order, at most :data:`MAX_LINES` lines.
+
+    ``Updated:`` is ``now`` (the render time), or the state's own ``updated`` if that is
+    later (clock skew), so a freshly rendered handoff is never older than its state.
+    ``decision``: the resume decision to describe; by default :func:`decide.decide` for the
+    orchestrator on this state alone (no lease: the handoff describes the state).
+    """
+    from session_resume.core.resume_decision import Snapshot, decide
+
+    if decision is None:
+        decision = decide(Snapshot(state_status="ok", document=doc), None, now, workflow)
+    ctx = handoff_context(doc, workflow, now=now, decision=decision)
+    lists = [ctx["steps"], ctx["decisions"], ctx["findings"], ctx["facts"], ctx["artifacts"]]
+    empty = _handoff_text(ctx, [Cut([]) for _ in lists])
+    budget = MAX_LINES - len(empty.splitlines()) + len(lists)
+    text = _handoff_text(ctx, _fit(lists, budget))
+    lines = text.splitlines()
+    if len(lines) > MAX_LINES:  # a template change broke the budget: never write it
+        raise ValueError(f"rendered handoff has {len(lines)} lines (max {MAX_LINES})")
+    return text
+
+
+def _handoff_text(ctx: dict[str, Any], cuts: list[Cut]) -> str:
+    steps, decisions, findings, facts, artifacts = cuts
+    return render_template(
+        "handoff.md.j2",
+        header=ctx["header"],
+        next=ctx["next"],
+        steps=steps,
+        decisions=decisions,
+        findings=findings,
+        facts=facts,
+        artifacts=artifacts,
+        sections=[Escaped(s) for s in SECTIONS],
+    )

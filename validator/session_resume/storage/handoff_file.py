@@ -1,0 +1,42 @@
+"""Reading ``00-handoff.md`` and the state beside it, to check the handoff against it (the
+rules are :mod:`session_resume.core.handoff_rules`')."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from session_resume.core.codes import diag
+from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.handoff_rules import HANDOFF, MAX_HANDOFF_BYTES, check_handoff_text
+from session_resume.core.jsonread import parse_json_bytes
+from session_resume.core.timeutil import parse_ts
+from session_resume.storage.fileio import read_limited
+
+
+def check_session_handoff(session_dir: str | os.PathLike[str]) -> list[Diagnostic]:
+    """Check the session directory's ``00-handoff.md`` against its state (I/O shell);
+    nothing to say when there is no handoff."""
+    d = Path(session_dir)
+    path = d / HANDOFF
+    if not os.path.lexists(path):
+        return []
+    name = str(path)
+    res = read_limited(path, max_size=MAX_HANDOFF_BYTES, root=d)
+    if res.data is None:
+        why = "; ".join(x.message for x in res.diagnostics) or "cannot read it"
+        return [diag("SR600", f"the handoff cannot be read: {why}", file=name)]
+    try:
+        text = res.data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return [diag("SR600", f"the handoff is not UTF-8 (byte {exc.start})", file=name)]
+    state_updated = None
+    project = None
+    state = read_limited(d / "00-session-state.json", root=d)
+    if state.data is not None:
+        parsed = parse_json_bytes(state.data)
+        if isinstance(parsed.value, dict) and not parsed.corrupt:
+            state_updated = parse_ts(parsed.value.get("updated"))
+            p = parsed.value.get("project")
+            project = p if isinstance(p, str) else None
+    return check_handoff_text(text, file=name, state_updated=state_updated, project=project)
