@@ -37,7 +37,7 @@ from typing import Any
 import pytest
 
 from session_resume.services.validation import ValidateOptions, validate_file
-from session_resume.storage import store, worklog
+from session_resume.storage import state_repair, store, worklog
 
 from conftest import apex_state, run_cli
 
@@ -310,14 +310,14 @@ def test_recover_on_a_full_tmpfs_keeps_bak_and_the_corrupt_file(tiny_fs: Path) -
     (d / store.STATE).write_bytes(b'{"schema_version": "3.0", "pro')  # torn
     filler = Filler(tiny_fs)
     with pytest.raises(store.StoreError) as exc:  # coded (SR163), never a raw OSError
-        store.recover(d, now=NOW, root=tiny_fs)
+        state_repair.recover(d, now=NOW, root=tiny_fs)
     assert "SR163" in [x.code for x in exc.value.diagnostics]
     assert (d / store.BAK).read_bytes() == bak
     corrupt = [p for p in d.iterdir() if p.read_bytes() == b'{"schema_version": "3.0", "pro']
     assert corrupt, "the corrupt file was lost"
     assert temp_files(d) == []
     filler.remove()
-    res = store.recover(d, now=NOW, root=tiny_fs)
+    res = state_repair.recover(d, now=NOW, root=tiny_fs)
     assert res.action == "restored_backup"
     assert (d / store.STATE).read_bytes() == bak == (d / store.BAK).read_bytes()
     assert any(p.name.startswith(store.STATE + ".corrupt-") for p in d.iterdir())
@@ -328,12 +328,12 @@ def test_migrate_on_a_full_tmpfs_keeps_the_old_version(tiny_fs: Path) -> None:
     old = (FIXTURES / "v2-nordic-fresh-foods.json").read_bytes()
     (d / store.STATE).write_bytes(old)
     filler = Filler(tiny_fs)
-    out = store.migrate_session(d, now=NOW, write=True, root=tiny_fs)  # never raises
+    out = state_repair.migrate_session(d, now=NOW, write=True, root=tiny_fs)  # never raises
     assert out.status == "refused" and "SR163" in [x.code for x in out.notes], out.notes
     assert (d / store.STATE).read_bytes() == old
     assert temp_files(d) == []
     filler.remove()
-    out = store.migrate_session(d, now=NOW, write=True, root=tiny_fs)
+    out = state_repair.migrate_session(d, now=NOW, write=True, root=tiny_fs)
     assert out.status == "migrated"
     assert (d / store.BAK).read_bytes() == old
     assert store.load(d, root=tiny_fs).status == "ok"

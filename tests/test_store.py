@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from session_resume.storage import store, worklog
+from session_resume.storage import state_repair, store, worklog
 
 from conftest import apex_state, dump, run_cli
 
@@ -178,7 +178,7 @@ def _two_saves(d: Path) -> bytes:
 def test_recover_restores_bak_and_keeps_corrupt(session_dir: Path, corrupt: bytes) -> None:
     bak = _two_saves(session_dir)
     (session_dir / store.STATE).write_bytes(corrupt)
-    res = store.recover(session_dir, now=NOW)
+    res = state_repair.recover(session_dir, now=NOW)
     assert res.action == "restored_backup"
     assert (session_dir / store.STATE).read_bytes() == bak
     assert (session_dir / store.BAK).read_bytes() == bak  # the good .bak is untouched
@@ -191,7 +191,7 @@ def test_recover_restores_bak_and_keeps_corrupt(session_dir: Path, corrupt: byte
 def test_recover_without_usable_bak_recreates(session_dir: Path) -> None:
     (session_dir / store.STATE).write_bytes(b"{oops")
     (session_dir / store.BAK).write_bytes(b"also broken")
-    res = store.recover(session_dir, now=NOW, workflow="apex")
+    res = state_repair.recover(session_dir, now=NOW, workflow="apex")
     assert res.action == "recreated"
     doc = _state(session_dir)
     assert doc["project"] == "demo" and doc["workflow"] == "apex"
@@ -205,7 +205,7 @@ def test_recover_without_usable_bak_recreates(session_dir: Path) -> None:
 def test_recover_leaves_healthy_state_alone(session_dir: Path) -> None:
     _two_saves(session_dir)
     before = (session_dir / store.STATE).read_bytes()
-    assert store.recover(session_dir, now=NOW).action == "none"
+    assert state_repair.recover(session_dir, now=NOW).action == "none"
     assert (session_dir / store.STATE).read_bytes() == before
     assert not (session_dir / worklog.WORKLOG).exists()
 
@@ -409,7 +409,7 @@ def test_recover_restores_a_bak_with_a_bom(session_dir: Path) -> None:
     good = b"\xef\xbb\xbf" + dump(apex_state())  # usable: parses, passes the 3.0 schema
     (session_dir / store.BAK).write_bytes(good)
     (session_dir / store.STATE).write_bytes(b"")
-    res = store.recover(session_dir, now=NOW)
+    res = state_repair.recover(session_dir, now=NOW)
     assert res.action == "restored_backup" and res.document is not None
     assert res.document["project"] == "demo"
     assert (session_dir / store.STATE).read_bytes() == good
@@ -419,7 +419,7 @@ def test_recreated_state_gets_a_valid_project_name(tmp_path: Path) -> None:
     d = tmp_path / "my project (copy)"
     d.mkdir()
     (d / store.STATE).write_bytes(b"{")
-    res = store.recover(d, now=NOW)
+    res = state_repair.recover(d, now=NOW)
     assert res.action == "recreated" and res.document is not None
     assert res.document["project"] == "my-project--copy-"
     assert store.load(d).status == "ok"
@@ -428,7 +428,7 @@ def test_recreated_state_gets_a_valid_project_name(tmp_path: Path) -> None:
 def test_recover_reports_a_worklog_it_cannot_append(session_dir: Path) -> None:
     (session_dir / worklog.WORKLOG).mkdir()
     (session_dir / store.STATE).write_bytes(b"")
-    res = store.recover(session_dir, now=NOW)
+    res = state_repair.recover(session_dir, now=NOW)
     assert res.action == "recreated"
     assert [d.code for d in res.problems] == ["SR505"]
     assert store.load(session_dir).status == "ok"

@@ -19,7 +19,7 @@ from session_resume.core import schemas
 from session_resume.core.jsonread import parse_json_bytes
 from session_resume.core.migration import MigrationError, migrate
 from session_resume.services.validation import ValidateOptions, validate_document
-from session_resume.storage import store
+from session_resume.storage import state_repair, store
 
 from .checks import NOW, WORKFLOWS, assert_coded
 from .profiles import DIR_PROFILE, PROFILE, tried
@@ -113,7 +113,7 @@ def test_migrate_session_is_total(layout: dict[str, tuple[str, bytes]], write: b
         before = entries(d)
         old_state = _read(d / store.STATE)  # through a link inside the root, as the store reads
         try:
-            out = store.migrate_session(d, now=NOW, write=write, root=root)
+            out = state_repair.migrate_session(d, now=NOW, write=write, root=root)
         except store.StoreError as exc:
             assert_coded(exc.diagnostics)
             assert entries(d) == before
@@ -187,7 +187,7 @@ def test_known_bug_migration_result_can_exceed_the_depth_limit(session_dir: Path
     parsed = parse_json_bytes(data)
     assert not parsed.diagnostics
     (session_dir / store.STATE).write_bytes(data)
-    out = store.migrate_session(session_dir, now=NOW, write=True)
+    out = state_repair.migrate_session(session_dir, now=NOW, write=True)
     assert out.status == "refused" or store.load(session_dir).status != "corrupt", out.status
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 
-from session_resume.storage import store, worklog
+from session_resume.storage import state_repair, store, worklog
 
 from .checks import NOW, assert_coded
 from .profiles import DIR_PROFILE, tried
@@ -31,7 +31,7 @@ def test_recover_never_touches_bak_and_never_loses_the_corrupt_file(
         before = entries(d)
         loaded = store.load(d, root=root)
         try:
-            res = store.recover(d, now=NOW, root=root)
+            res = state_repair.recover(d, now=NOW, root=root)
         except store.StoreError as exc:
             assert_coded(exc.diagnostics)
             assert entries(d) == before  # refused: nothing written
@@ -73,5 +73,5 @@ def test_recover_reports_a_worklog_it_cannot_append(session_dir: Path, kind: str
     else:
         (session_dir / "log.jsonl").write_bytes(b"")
         os.symlink("log.jsonl", session_dir / worklog.WORKLOG)
-    store.recover(session_dir, now=NOW, root=root)
+    state_repair.recover(session_dir, now=NOW, root=root)
     assert store.load(session_dir, root=root).status == "ok"

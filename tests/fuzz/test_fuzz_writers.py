@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from session_resume.storage import store
+from session_resume.storage import state_repair, store
 
 from .checks import NOW, assert_coded
 from .profiles import DIR_PROFILE, tried
@@ -103,7 +103,7 @@ def test_bak_symlink_to_state_keeps_the_previous_version(session_dir: Path, op: 
         if op == "save":
             store.save(session_dir, apex_state(), now=NOW, root=root)
         else:
-            outcome = store.migrate_session(session_dir, now=NOW, write=True, root=root)
+            outcome = state_repair.migrate_session(session_dir, now=NOW, write=True, root=root)
             assert outcome.status == "migrated"
     except store.StoreError:
         return  # refusing is as good: nothing was lost

@@ -171,7 +171,7 @@ def _instrument(trace: _Trace, store: Any, worklog: Any, fileio: Any) -> None:
 
     real_locked = store.locked
     real_load = store.load
-    real_check = store._check_writable
+    real_check = store.check_writable
     real_append = worklog.append
 
     @contextlib.contextmanager
@@ -198,7 +198,7 @@ def _instrument(trace: _Trace, store: Any, worklog: Any, fileio: Any) -> None:
 
     store.locked = locked
     store.load = load
-    store._check_writable = check
+    store.check_writable = check
     worklog.append = append
 
 

@@ -1,8 +1,8 @@
 """The Python reference adapter: ``python -m session_resume.conformance.adapter``.
 
 Speaks the adapter protocol (schema/conformance/*.json) on stdin/stdout and answers each case
-with the library functions the CLI uses: :func:`validate`, :func:`store.migrate_session`,
-:func:`store.recover`, and :func:`snapshot.take` + :func:`decide.decide`.
+with the library functions the CLI uses: :func:`validate`, :func:`state_repair.migrate_session`,
+:func:`state_repair.recover`, and :func:`snapshot.take` + :func:`resume_decision.decide`.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def op_validate(case: dict[str, Any]) -> dict[str, Any]:
 
 def op_migrate(case: dict[str, Any]) -> dict[str, Any]:
     from session_resume.core.workflow import WorkflowError
-    from session_resume.storage.store import migrate_session
+    from session_resume.storage.state_repair import migrate_session
 
     a = case["arguments"]
     try:
@@ -62,7 +62,8 @@ def op_migrate(case: dict[str, Any]) -> dict[str, Any]:
 
 def op_recover(case: dict[str, Any]) -> dict[str, Any]:
     from session_resume.core.workflow import WorkflowError
-    from session_resume.storage.store import StoreError, recover
+    from session_resume.storage.state_repair import recover
+    from session_resume.storage.store import StoreError
 
     a = case["arguments"]
     try:

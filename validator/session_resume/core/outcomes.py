@@ -13,7 +13,7 @@ LeaseState = Literal["none", "live", "stale", "ended", "dead_owner", "unreadable
 LeaseAction = Literal["keep", "create", "takeover"]
 # What `session start|end` and `ping` did (services.leases).
 SessionAction = Literal["created", "kept", "takeover", "ended", "refreshed", "none"]
-# What `migrate` did to one file (storage.store.migrate_session).
+# What `migrate` did to one file (storage.state_repair.migrate_session).
 MigrateStatus = Literal["current", "migrated", "would_migrate", "refused"]
-# What `recover` did (storage.store.recover).
+# What `recover` did (storage.state_repair.recover).
 RecoverAction = Literal["none", "restored_backup", "recreated"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from session_resume.core.lease import DEFAULT_STALE_SECONDS, lease_state
+from session_resume.core.lease import DEFAULT_STALE_SECONDS, Lease, lease_state
 from session_resume.core.outcomes import StateStatus
 from session_resume.core.rules import ordered_step_keys
 from session_resume.core.timeutil import format_ts, parse_ts
@@ -92,75 +92,10 @@ def decide(
         "next_step": None,
         "incomplete": [],
     }
-    lease = lease_state(
-        snap.sentinel,
-        now=now,
-        ended=snap.session_ended,
-        owner_alive=snap.owner_alive,
-        stale_seconds=opts.stale_seconds,
-    )
-    if lease.sentinel is not None:
-        out["lease"] = {
-            "state": lease.state,
-            "session": _str(lease.sentinel.get("session")),
-            "owner": _str(lease.sentinel.get("owner")),
-            "heartbeat": _str(lease.sentinel.get("heartbeat")),
-            "age_seconds": None if lease.age_seconds is None else round(lease.age_seconds),
-        }
-    if snap.temp_files:
-        out["warnings"].append("SR170")
-    if lease.state == "ended":
-        out["warnings"].append("SR513")
-    if lease.state == "unreadable":
-        out["warnings"].append("SR510")
-    if (
-        lease.state == "live"
-        and not opts.takeover
-        and (opts.session is None or opts.session != (lease.sentinel or {}).get("session"))
-    ):
-        # Another session is alive: the caller must not act on the state now.
-        out.update(
-            action="session_active",
-            reasons=["SR511"],
-            commands=["session-resume session start --takeover"],
-        )
+    lease = _judge_lease(out, snap, now, opts)
+    if out["action"] or _gate_on_state(out, snap, lease, workflow):
         return out
-
-    status = snap.state_status
-    if status in ("corrupt", "absent") and snap.backup_usable:
-        out.update(
-            action="needs_recovery",
-            reasons=[*snap.state_codes, "SR130"],
-            commands=["session-resume recover DIR"],
-        )
-        return _with_orphan(out, snap, lease, workflow, None)
-    if status == "absent":
-        out.update(
-            action="fresh_start", reasons=["SR700"], commands=["session-resume init PROJECT"]
-        )
-        return out
-    if status == "corrupt":
-        out.update(
-            action="needs_recovery",
-            reasons=list(snap.state_codes) or ["SR120"],
-            commands=["session-resume recover DIR"],
-        )
-        return _with_orphan(out, snap, lease, workflow, None)
-    if status == "needs_migration":
-        out.update(
-            action="migrate_first", reasons=["SR140"], commands=["session-resume migrate DIR"]
-        )
-        return out
-    if status == "too_new":
-        out.update(action="refuse_newer_version", reasons=["SR141"])
-        return out
-    if status != "ok" or snap.document is None:
-        out.update(
-            action="invalid_state",
-            reasons=list(snap.state_codes) or ["SR209"],
-            commands=["session-resume validate DIR"],
-        )
-        return out
+    assert snap.document is not None
 
     doc = snap.document
     steps: dict[str, Any] = doc.get("steps", {})
@@ -196,6 +131,87 @@ def decide(
             out["warnings"].append("SR709")
         _step_action(out, steps, order, step, workflow, orchestrator=False)
     return _with_orphan(out, snap, lease, workflow, out["step"])
+
+
+def _judge_lease(out: dict[str, Any], snap: Snapshot, now: datetime, opts: Options) -> Lease:
+    """The lease's part of the decision: its report and warnings, and ``session_active``
+    when another live session holds it."""
+    lease = lease_state(
+        snap.sentinel,
+        now=now,
+        ended=snap.session_ended,
+        owner_alive=snap.owner_alive,
+        stale_seconds=opts.stale_seconds,
+    )
+    if lease.sentinel is not None:
+        out["lease"] = {
+            "state": lease.state,
+            "session": _str(lease.sentinel.get("session")),
+            "owner": _str(lease.sentinel.get("owner")),
+            "heartbeat": _str(lease.sentinel.get("heartbeat")),
+            "age_seconds": None if lease.age_seconds is None else round(lease.age_seconds),
+        }
+    if snap.temp_files:
+        out["warnings"].append("SR170")
+    if lease.state == "ended":
+        out["warnings"].append("SR513")
+    if lease.state == "unreadable":
+        out["warnings"].append("SR510")
+    if (
+        lease.state == "live"
+        and not opts.takeover
+        and (opts.session is None or opts.session != (lease.sentinel or {}).get("session"))
+    ):
+        # Another session is alive: the caller must not act on the state now.
+        out.update(
+            action="session_active",
+            reasons=["SR511"],
+            commands=["session-resume session start --takeover"],
+        )
+    return lease
+
+
+def _gate_on_state(out: dict[str, Any], snap: Snapshot, lease: Lease, workflow: Workflow) -> bool:
+    """Decide for a state file that cannot be used as it is (absent, corrupt, old, too new,
+    invalid); False when the state is usable."""
+    status = snap.state_status
+    if status in ("corrupt", "absent") and snap.backup_usable:
+        out.update(
+            action="needs_recovery",
+            reasons=[*snap.state_codes, "SR130"],
+            commands=["session-resume recover DIR"],
+        )
+        _with_orphan(out, snap, lease, workflow, None)
+        return True
+    if status == "absent":
+        out.update(
+            action="fresh_start", reasons=["SR700"], commands=["session-resume init PROJECT"]
+        )
+        return True
+    if status == "corrupt":
+        out.update(
+            action="needs_recovery",
+            reasons=list(snap.state_codes) or ["SR120"],
+            commands=["session-resume recover DIR"],
+        )
+        _with_orphan(out, snap, lease, workflow, None)
+        return True
+    if status == "needs_migration":
+        out.update(
+            action="migrate_first", reasons=["SR140"], commands=["session-resume migrate DIR"]
+        )
+        return True
+    if status == "too_new":
+        out.update(action="refuse_newer_version", reasons=["SR141"])
+        return True
+    if status != "ok" or snap.document is None:
+        out.update(
+            action="invalid_state",
+            reasons=list(snap.state_codes) or ["SR209"],
+            commands=["session-resume validate DIR"],
+        )
+        return True
+    return False
 
 
 def _step_action(

@@ -12,8 +12,8 @@ from session_resume.core.diagnostics import Diagnostic, Severity
 from session_resume.services.errors import ServiceError
 from session_resume.services.validation import discover
 from session_resume.storage import archive as archive_store
-from session_resume.storage import store
-from session_resume.storage.store import MigrateOutcome, RecoverResult
+from session_resume.storage import state_repair, store
+from session_resume.storage.state_repair import MigrateOutcome, RecoverResult
 
 
 def session_dir_of(path: str | Path) -> Path:
@@ -35,7 +35,9 @@ def recover(
     """Restore a corrupt or missing state from a valid ``.bak``, else recreate it from the
     workflow template; the corrupt file is kept as ``*.corrupt-<stamp>``."""
     try:
-        return store.recover(session_dir, now=now, workflow=workflow, project=project, root=root)
+        return state_repair.recover(
+            session_dir, now=now, workflow=workflow, project=project, root=root
+        )
     except store.StoreError as exc:
         raise ServiceError(exc.diagnostics) from None
 
@@ -74,7 +76,7 @@ def migrate(
     report = MigrateReport(problems=problems)
     for f in files:
         report.outcomes.append(
-            store.migrate_session(
+            state_repair.migrate_session(
                 session_dir_of(f), now=now, write=write, workflow=workflow, root=root
             )
         )

@@ -18,7 +18,8 @@ from session_resume.cli.commands.common import (
 )
 from session_resume.core.versions import CURRENT, KNOWN
 from session_resume.services import maintenance
-from session_resume.storage.store import MigrateOutcome, serialize
+from session_resume.storage.state_repair import MigrateOutcome
+from session_resume.storage.store import serialize
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

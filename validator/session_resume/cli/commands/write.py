@@ -84,7 +84,16 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     p.add_argument("--workflow", metavar="NAME|PATH", help=f"{', '.join(BUILTINS)} or a file")
     p.add_argument("--fresh", action="store_true", help="archive an existing session first")
     p.set_defaults(func=run_init)
+    _add_step_parsers(sub, common)
+    _add_record_parsers(sub, common)
+    _add_session_parsers(sub, common)
 
+
+def _add_step_parsers(
+    sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+    common: argparse.ArgumentParser,
+) -> None:
+    """Write moments 1-3 and skip."""
     p = sub.add_parser(
         "start",
         parents=[common],
@@ -131,6 +140,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     p.add_argument("--force", action="store_true", help="skip a step that is not optional")
     p.set_defaults(func=run_skip)
 
+
+def _add_record_parsers(
+    sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+    common: argparse.ArgumentParser,
+) -> None:
+    """Write moments 4 and 5 (decisions, findings) and the orchestrator's transition."""
     p = sub.add_parser(
         "decide",
         parents=[common],
@@ -168,6 +183,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     p.add_argument("--force", action="store_true", help="start B out of order")
     p.set_defaults(func=run_transition)
 
+
+def _add_session_parsers(
+    sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+    common: argparse.ArgumentParser,
+) -> None:
+    """The lease: session start|end and ping."""
     p = sub.add_parser("session", help="start or end a session (the lease 00-session.active)")
     ssub = p.add_subparsers(dest="session_action", metavar="ACTION")
     ssub.required = True

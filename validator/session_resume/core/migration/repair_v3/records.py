@@ -1,0 +1,287 @@
+"""The 3.0 repair of the session-wide records: review audit, findings, decisions and the
+decision log."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from session_resume.core.codes import diag
+from session_resume.core.diagnostics import pointer_join
+from session_resume.core.migration.context import MigrationContext
+from session_resume.core.migration.repair_v3.steps import new_key
+from session_resume.core.migration.repair_v3.values import (
+    COMPLEXITY,
+    DECISION_ID,
+    DOTTED_KEY,
+    RESOLVED,
+    STEP_KEY,
+    VERSION,
+    ts_value,
+)
+from session_resume.core.timeutil import parse_ts
+from session_resume.core.workflow import (
+    Workflow,
+)
+
+
+def repair_review_audit(doc: dict[str, Any], ctx: MigrationContext) -> None:
+    audit = doc.get("review_audit")
+    if audit is None:
+        return
+    if not isinstance(audit, dict):
+        ctx.aside(
+            doc,
+            "review_audit",
+            doc.pop("review_audit"),
+            "review_audit is not an object",
+            "/review_audit",
+        )
+        return
+    fixed: dict[str, Any] = {}
+    for key, entry in audit.items():
+        new = key
+        m = re.match(r"^step_([0-9]+)\.([0-9]+)$", key)
+        if m:
+            new = f"step_{m.group(1)}_{m.group(2)}"
+            ctx.note(
+                f"review_audit key {key!r} renamed {new!r}", pointer_join(["review_audit", key])
+            )
+        if not re.match(r"^step_[0-9]+(_[0-9]+)?$", new) or new in fixed:
+            ctx.aside(
+                doc,
+                f"review_audit_{key}",
+                entry,
+                f"review_audit key {key!r} is invalid",
+                pointer_join(["review_audit", key]),
+            )
+            continue
+        if isinstance(entry, dict) and isinstance(entry.get("skipped"), list):
+            items = entry["skipped"]
+            ints = [int(x) if isinstance(x, str) and x.isdigit() else x for x in items]
+            if ints != items:
+                entry = {**entry, "skipped": ints}
+                ctx.note(
+                    f"review_audit {new}: skipped pass numbers converted to integers",
+                    pointer_join(["review_audit", new, "skipped"]),
+                )
+        fixed[new] = entry
+    if fixed != audit or list(fixed) != list(audit):
+        doc["review_audit"] = fixed
+
+
+def _finding_text(item: dict[str, Any]) -> str:
+    if item.get("type") == "circuit_breaker":
+        parts = [str(item.get("failure_category") or "failure")]
+        if item.get("last_error"):
+            parts.append(str(item["last_error"]))
+        return "circuit breaker: " + " - ".join(parts)
+    for k in ("title", "description", "text", "id"):
+        if isinstance(item.get(k), str) and item[k].strip():
+            return str(item[k]).strip()
+    return str(item)
+
+
+def repair_findings(doc: dict[str, Any], ctx: MigrationContext) -> None:
+    findings = doc.get("open_findings")
+    if findings is None:
+        doc["open_findings"] = []
+        ctx.note("open_findings added (empty)", "/open_findings")
+        return
+    if not isinstance(findings, list):
+        ctx.aside(doc, "open_findings", findings, "open_findings is not a list", "/open_findings")
+        doc["open_findings"] = []
+        return
+    out: list[str] = []
+    resolved: list[Any] = []
+    converted: list[Any] = []
+    for i, item in enumerate(findings):
+        if isinstance(item, str):
+            text = item
+        elif isinstance(item, dict):
+            if str(item.get("status", "")).lower() in RESOLVED:
+                resolved.append(item)
+                continue
+            text = _finding_text(item)
+            converted.append(item)
+            ctx.note(
+                f"finding object {i} became the string {text!r}", pointer_join(["open_findings", i])
+            )
+        else:
+            text = str(item)
+        if text and text not in out:
+            out.append(text)
+    if converted:
+        ctx.aside(
+            doc,
+            "open_finding_objects",
+            converted,
+            f"{len(converted)} open finding object(s) became strings; the original "
+            "objects hold more than a title",
+            "/open_findings",
+        )
+    if resolved:
+        ctx.aside(
+            doc,
+            "resolved_findings",
+            resolved,
+            f"{len(resolved)} resolved finding object(s) are not open findings",
+            "/open_findings",
+        )
+    if out != findings:
+        doc["open_findings"] = out
+
+
+def repair_decisions(doc: dict[str, Any], wf: Workflow | None, ctx: MigrationContext) -> None:
+    dec = doc.get("decisions")
+    if dec is None:
+        dec = doc["decisions"] = {}
+        ctx.note("decisions added", "/decisions")
+    if not isinstance(dec, dict):
+        ctx.aside(doc, "decisions", dec, "decisions is not an object", "/decisions")
+        dec = doc["decisions"] = {}
+    if "complexity" in doc and wf is not None and wf.id == "apex":
+        top = doc.pop("complexity")
+        if "complexity" not in dec:
+            dec["complexity"] = top
+            ctx.note("top-level complexity moved into decisions", "/complexity")
+        else:
+            ctx.aside(
+                doc, "complexity", top, "top-level complexity duplicates decisions", "/complexity"
+            )
+    elif "complexity" in doc:
+        ctx.aside(doc, "complexity", doc.pop("complexity"), "top-level complexity", "/complexity")
+    if wf is None:
+        return
+    enums = {d.key: d.enum for d in wf.decisions if d.enum is not None}
+    comp = dec.get("complexity")
+    if "complexity" in enums and isinstance(comp, str) and comp not in (enums["complexity"] or ()):
+        mapped = COMPLEXITY.get(comp.lower())
+        if mapped is not None and mapped in (enums["complexity"] or ()):
+            dec["complexity"] = mapped
+            ctx.note(f"complexity {comp!r} mapped to {mapped!r}", "/decisions/complexity")
+    for d in wf.decisions:
+        if d.required and d.key not in dec:
+            dec[d.key] = ""
+            ctx.note(
+                f"required decision {d.key!r} added (empty: not yet decided)",
+                pointer_join(["decisions", d.key]),
+            )
+    # apex keeps iac_tool twice (upstream ambiguity): fill the empty copy from the other.
+    if wf.id == "apex":
+        top, inner = doc.get("iac_tool"), dec.get("iac_tool")
+        if isinstance(top, str) and isinstance(inner, str) and top != inner:
+            if not top:
+                doc["iac_tool"] = inner
+                ctx.note(f"iac_tool filled from decisions.iac_tool ({inner!r})", "/iac_tool")
+            elif not inner:
+                dec["iac_tool"] = top
+                ctx.note(
+                    f"decisions.iac_tool filled from iac_tool ({top!r})", "/decisions/iac_tool"
+                )
+            else:
+                ctx.notes.append(
+                    diag(
+                        "SR151",
+                        f"iac_tool {top!r} and decisions.iac_tool "
+                        f"{inner!r} disagree; both kept, resolve by hand",
+                        file=ctx.file,
+                        pointer="/iac_tool",
+                    )
+                )
+
+
+def _entry_is_v3(e: dict[str, Any]) -> bool:
+    step = e.get("step")
+    step_ok = (
+        step is None
+        or (isinstance(step, int) and not isinstance(step, bool) and step >= 0)
+        or (isinstance(step, str) and bool(STEP_KEY.match(step)))
+    )
+    return (
+        all(isinstance(e.get(k), str) and e[k] for k in ("id", "title", "choice", "rationale"))
+        and bool(DECISION_ID.match(e["id"]))
+        and step_ok
+        and ("timestamp" not in e or parse_ts(e["timestamp"]) is not None)
+    )
+
+
+def repair_decision_log(doc: dict[str, Any], ctx: MigrationContext) -> None:
+    log = doc.get("decision_log")
+    if log is None:
+        return
+    if not isinstance(log, list):
+        ctx.aside(
+            doc,
+            "decision_log",
+            doc.pop("decision_log"),
+            "decision_log is not a list",
+            "/decision_log",
+        )
+        return
+    used = {
+        e["id"]
+        for e in log
+        if isinstance(e, dict) and isinstance(e.get("id"), str) and DECISION_ID.match(e["id"])
+    }
+    nums = [int(i[1:]) for i in used]
+    next_n = max(nums, default=0) + 1
+    out: list[Any] = []
+    changed = False
+    for i, entry in enumerate(log):
+        if not isinstance(entry, dict):
+            ctx.aside(
+                doc,
+                f"decision_log_{i}",
+                entry,
+                f"decision_log[{i}] is not an object",
+                pointer_join(["decision_log", i]),
+            )
+            changed = True
+            continue
+        e = dict(entry)
+        ptr = pointer_join(["decision_log", i])
+        if _entry_is_v3(e):
+            out.append(e)
+            continue
+        if not (isinstance(e.get("id"), str) and DECISION_ID.match(e["id"])):
+            if "id" in e:
+                e["x-legacy-id"] = e["id"]
+            e["id"] = f"D{next_n:03d}"
+            next_n += 1
+            ctx.note(f"decision_log[{i}] given id {e['id']}", ptr)
+        # apex-recall {decision, rationale, step, timestamp}; docs-site {key, value, reason}
+        if "title" not in e:
+            title = e.get("decision") or e.get("key")
+            if isinstance(title, str) and title.strip():
+                e["title"] = title.strip()[:120]
+        if "choice" not in e:
+            choice = e.pop("decision", None) if "decision" in e else e.get("value")
+            if "value" in e and choice is e.get("value"):
+                e.pop("value")
+            if choice is not None:
+                e["choice"] = choice if isinstance(choice, str) else str(choice)
+        if "rationale" not in e:
+            reason = e.pop("reason", None)
+            e["rationale"] = reason if isinstance(reason, str) and reason else "(not recorded)"
+        if "key" in e and e.get("title") == e["key"]:
+            e.pop("key")
+        for req in ("title", "choice"):
+            if not isinstance(e.get(req), str) or not e[req]:
+                e[req] = "(not recorded)"
+        step = e.get("step")
+        if isinstance(step, str) and DOTTED_KEY.match(step):
+            e["step"] = new_key(step)
+        ts = e.get("timestamp")
+        if ts is not None:
+            norm, ok = ts_value(ts)
+            if not ok or norm is None:
+                e["x-legacy-timestamp"] = e.pop("timestamp")
+            elif norm != ts:
+                e["timestamp"] = norm
+        if e != entry:
+            ctx.note(f"decision_log[{i}] converted to the {VERSION} entry shape", ptr)
+            changed = True
+        out.append(e)
+    if changed:
+        doc["decision_log"] = out

@@ -1,0 +1,46 @@
+"""What the 3.0 repair pass shares: the version, the closed sets, time values."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Any
+
+from session_resume.core.timeutil import format_ts, parse_ts
+
+VERSION = "3.0"  # the version whose known defects this pass repairs
+
+DOTTED_KEY = re.compile(r"^([0-9]+)\.([0-9]+)$")
+STEP_KEY = re.compile(r"^[0-9]+(_[0-9]+)?$")
+DECISION_ID = re.compile(r"^D[0-9]{3,}$")
+COMPLEXITY = {"low": "simple", "medium": "standard", "high": "complex"}
+RESOLVED = {"resolved", "closed", "done", "fixed", "wontfix", "won't fix"}
+STATUSES = {"pending", "in_progress", "complete", "skipped"}
+STEP_FIELDS = (
+    "name",
+    "agent",
+    "status",
+    "sub_step",
+    "started",
+    "completed",
+    "artifacts",
+    "context_files_used",
+)
+STEP_OPTIONAL = ("attempts", "telemetry", "skip_reason")
+
+
+def ts_value(value: Any) -> tuple[str | None, bool]:
+    """(normalised timestamp or None, whether the input was usable)."""
+    if value is None or value == "":
+        return None, True
+    if not isinstance(value, str):
+        return None, False
+    if parse_ts(value):
+        return value, True
+    try:
+        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None, False
+    if dt.tzinfo is None:
+        return None, False
+    return format_ts(dt), True

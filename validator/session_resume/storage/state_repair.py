@@ -1,0 +1,256 @@
+"""Repairing a session's state file on disk: ``recover`` a corrupt or missing state (from a
+valid ``.bak``, else a fresh template state) and ``migrate_session`` an old one (docs/spec.md
+§5, §9). Both write through :mod:`session_resume.storage.store`'s lock and atomic save."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from session_resume.core.codes import diag
+from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.jsonread import parse_json_bytes
+from session_resume.core.outcomes import MigrateStatus, RecoverAction
+from session_resume.core.timeutil import format_ts
+from session_resume.core.versions import CURRENT
+from session_resume.core.workflow import DEFAULT_WORKFLOW, Workflow, load_workflow
+from session_resume.storage import fileio, worklog
+from session_resume.storage.fileio import read_limited
+from session_resume.storage.store import (
+    BAK,
+    STATE,
+    TMP_PREFIX,
+    Loaded,
+    Session,
+    StoreError,
+    check_writable,
+    load,
+    locked,
+    replace_state,
+    serialize,
+    session_of,
+)
+
+
+@dataclass
+class RecoverResult:
+    action: RecoverAction
+    corrupt_kept_as: str | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    document: dict[str, Any] | None = None
+    problems: list[Diagnostic] = field(default_factory=list)  # after the recovery itself
+
+
+def _stamp(now: datetime) -> str:
+    return now.strftime("%Y%m%dT%H%M%SZ")
+
+
+def recover(
+    session_dir: str | os.PathLike[str] | Session,
+    *,
+    now: datetime,
+    workflow: Workflow | str | None = None,
+    project: str | None = None,
+    root: str | os.PathLike[str] | None = None,
+    session_id: str = "",
+) -> RecoverResult:
+    """Restore a corrupt or zero-byte state from a valid ``.bak``, else recreate it fresh
+    from the workflow's template. The corrupt file is kept as ``*.corrupt-<stamp>``; a good
+    ``.bak`` is never overwritten. Every recovery is recorded in the worklog."""
+
+    s = session_of(session_dir, root)
+    s.check_paths()
+    with locked(s):
+        current = load(s, root=s.root)
+        if current.status not in ("corrupt", "absent"):
+            return RecoverResult("none", diagnostics=current.diagnostics, document=current.document)
+        kept = None
+        if current.status == "corrupt" and os.path.lexists(s.state):
+            kept_path = s.dir / f"{STATE}.corrupt-{_stamp(now)}"
+            n = 1
+            while os.path.lexists(kept_path):
+                n += 1
+                kept_path = s.dir / f"{STATE}.corrupt-{_stamp(now)}-{n}"
+            try:
+                os.link(s.state, kept_path, follow_symlinks=False)
+            except OSError:  # no hard links here: keep a copy (O_EXCL, never over a file)
+                staged = fileio.write_temp(s.dir, s.state.read_bytes(), TMP_PREFIX)
+                os.replace(staged, kept_path)
+            kept = kept_path.name
+        ts = format_ts(now)
+        if current.backup_usable:
+            data = s.bak.read_bytes()
+            replace_state(s, data, rotate_backup=False)
+            doc = parse_json_bytes(data).value  # usable: parses (a BOM is tolerated)
+            res = RecoverResult("restored_backup", kept, current.diagnostics, doc)
+            _log(
+                res,
+                s,
+                "recovered",
+                ts,
+                session_id,
+                {"from": BAK, "corrupt_kept_as": kept, "reason": _reason(current)},
+            )
+            return res
+        wf = (
+            workflow
+            if isinstance(workflow, Workflow)
+            else load_workflow(workflow or DEFAULT_WORKFLOW)
+        )
+        name = project or _project_name(s.dir.resolve().name)
+        doc = wf.template_state(name, ts)
+        doc["revision"] = 1
+        check_writable(doc, wf, now, str(s.state))
+        replace_state(s, serialize(doc), rotate_backup=False)
+        res = RecoverResult("recreated", kept, current.diagnostics, doc)
+        _log(
+            res,
+            s,
+            "recreated",
+            ts,
+            session_id,
+            {"corrupt_kept_as": kept, "reason": _reason(current), "workflow": wf.id},
+        )
+        return res
+
+
+def _project_name(dir_name: str) -> str:
+    """A valid project name from a directory name (``my project`` → ``my-project``)."""
+
+    name = re.sub(r"[^A-Za-z0-9._-]", "-", dir_name).lstrip("-._")[:128]
+    return name or "project"
+
+
+def _log(
+    res: RecoverResult, s: Session, event: str, ts: str, session_id: str, detail: dict[str, Any]
+) -> None:
+    """Record the recovery; the state is already safe, so a worklog failure is reported
+    (SR505) rather than raised."""
+
+    try:
+        worklog.append(s.dir, event, ts=ts, session=session_id, detail=detail)
+    except (OSError, ValueError) as exc:
+        res.problems.append(
+            diag(
+                "SR505",
+                f"recovered ({res.action}) but the {event} event "
+                f"could not be appended to the worklog: {exc}",
+                file=str(s.dir / worklog.WORKLOG),
+            )
+        )
+
+
+def _reason(loaded: Loaded) -> str:
+    if loaded.status == "absent":
+        return "absent"
+    return ",".join(d.code for d in loaded.diagnostics) or loaded.status
+
+
+# --- migration on disk ---------------------------------------------------------------------
+
+
+@dataclass
+class MigrateOutcome:
+    path: str
+    status: MigrateStatus
+    from_version: str | None = None
+    patch: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[Diagnostic] = field(default_factory=list)
+    before: dict[str, Any] | None = None
+    after: dict[str, Any] | None = None
+
+
+def migrate_session(
+    session_dir: str | os.PathLike[str] | Session,
+    *,
+    now: datetime,
+    write: bool,
+    workflow: Workflow | str | None = None,
+    root: str | os.PathLike[str] | None = None,
+) -> MigrateOutcome:
+    """Migrate the session's state file; with ``write`` it is replaced atomically and the
+    pre-migration file becomes ``.bak``."""
+    from session_resume.core.migration import MigrationError, migrate
+
+    s = session_of(session_dir, root)
+    name = str(s.state)
+    try:
+        s.check_paths()
+    except StoreError as exc:
+        return MigrateOutcome(name, "refused", notes=exc.diagnostics)
+    wf = load_workflow(workflow) if isinstance(workflow, str) else workflow
+    # --check and --dry-run only read: no lock (which would create a lock file).
+    with locked(s) if write else contextlib.nullcontext():
+        res = read_limited(s.state, root=s.root)
+        if res.data is None:
+            return MigrateOutcome(name, "refused", notes=res.diagnostics)
+        parsed = parse_json_bytes(res.data, file=name)
+        if parsed.value is None or parsed.corrupt:
+            return MigrateOutcome(
+                name,
+                "refused",
+                notes=parsed.diagnostics
+                + [
+                    diag(
+                        "SR152",
+                        "the file is corrupt; run `session-resume recover` first",
+                        file=name,
+                    )
+                ],
+            )
+        try:
+            result = migrate(
+                parsed.value, now=now, workflow=wf, file=name, project_hint=s.dir.resolve().name
+            )
+        except MigrationError as exc:
+            return MigrateOutcome(name, "refused", notes=exc.diagnostics)
+        out = MigrateOutcome(
+            name,
+            "current",
+            result.from_version,
+            result.patch(),
+            result.notes,
+            parsed.value,
+            result.document,
+        )
+        if not result.changed:
+            return out
+        if not write:
+            out.status = "would_migrate"
+            return out
+        new = copy.deepcopy(result.document)
+        prev = new.get("revision")
+        new["revision"] = (prev if isinstance(prev, int) and not isinstance(prev, bool) else 0) + 1
+        new["updated"] = format_ts(now)
+        # migrate() validated the 3.0 schema; semantic problems the old file already had
+        # (two steps in progress, say) are reported by `validate`, not a reason to refuse.
+        try:
+            replace_state(s, serialize(new), rotate_backup=True, always_backup=True)
+        except StoreError as exc:
+            out.status = "refused"
+            out.notes = [*out.notes, *exc.diagnostics]
+            return out
+        out.status = "migrated"
+        out.after = new
+        try:
+            worklog.append(
+                s.dir,
+                "migrated",
+                ts=format_ts(now),
+                detail={"from": result.from_version, "to": CURRENT, "changes": len(out.patch)},
+            )
+        except (OSError, ValueError) as exc:
+            out.notes = [
+                *out.notes,
+                diag(
+                    "SR505",
+                    f"the state was migrated but its worklog event could not be appended: {exc}",
+                    file=str(s.dir / worklog.WORKLOG),
+                ),
+            ]
+        return out
