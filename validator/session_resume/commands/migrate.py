@@ -5,8 +5,11 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import shlex
 import sys
 
+from ..diagnostics import Diagnostic
+from ..formats.text import clean
 from ..store import MigrateOutcome, migrate_session, serialize
 from ..validate import discover
 from .common import (
@@ -68,6 +71,17 @@ def run(args: argparse.Namespace) -> int:
                 root=root,
             )
         )
+    from ..diagnostics import Severity
+
+    refused = (
+        bool(problems)
+        or any(o.status == "refused" for o in outcomes)
+        or any(d.severity is Severity.ERROR for o in outcomes for d in o.notes)
+    )
+    if args.check:
+        code = 1 if refused or any(o.status == "would_migrate" for o in outcomes) else 0
+    else:
+        code = 1 if refused else 0
     if args.format == "json":
         emit_json(
             {
@@ -88,16 +102,43 @@ def run(args: argparse.Namespace) -> int:
         print_diagnostics(problems)
         for o in outcomes:
             _print_text(o, args.dry_run)
-    from ..diagnostics import Severity
+        _print_summary(outcomes, problems, args, failed=code != 0)
+    return code
 
-    refused = (
-        bool(problems)
-        or any(o.status == "refused" for o in outcomes)
-        or any(d.severity is Severity.ERROR for o in outcomes for d in o.notes)
+
+def _print_summary(
+    outcomes: list[MigrateOutcome],
+    problems: list[Diagnostic],
+    args: argparse.Namespace,
+    *,
+    failed: bool,
+) -> None:
+    """The last line(s): counts, then the command that does what is left to do."""
+    count = {s: sum(1 for o in outcomes if o.status == s) for s in _STATUSES}
+    pending = [o.path for o in outcomes if o.status == "would_migrate"]
+    parts = [
+        f"{count['would_migrate']} to migrate" if args.check or args.dry_run else "",
+        f"{count['migrated']} migrated" if not (args.check or args.dry_run) else "",
+        f"{count['current']} current",
+        f"{count['refused']} refused" if count["refused"] else "",
+        f"{len(problems)} problem(s)" if problems else "",
+    ]
+    sys.stdout.write(
+        f"{len(outcomes)} file(s) checked: {', '.join(p for p in parts if p)}"
+        f" - {'failed' if failed else 'ok'}\n"
     )
-    if args.check:
-        return 1 if refused or any(o.status == "would_migrate" for o in outcomes) else 0
-    return 1 if refused else 0
+    if pending:
+        cmd = ["session-resume", "migrate"]
+        if args.workflow:
+            cmd += ["--workflow", args.workflow]
+        if args.root:
+            cmd += ["--root", args.root]
+        fix = clean(shlex.join(cmd + pending))
+        label = "fix" if args.check else "to write it"
+        sys.stdout.write(f"{label}: run `{fix}` (the old files are kept as .bak)\n")
+
+
+_STATUSES = ("current", "migrated", "would_migrate", "refused")
 
 
 def _print_text(o: MigrateOutcome, dry_run: bool) -> None:
