@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
+from ruamel.yaml import YAML
 
 from conftest import REPO, apex_state
 
@@ -42,7 +47,16 @@ def hooks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     _git(dst, "init", "-q")
     _git(dst, "add", ".")
     _git(dst, "commit", "-qm", "hook")
+    _git(dst, "tag", f"v{_pyproject()['project']['version']}")  # the release tag scheme
     return dst, tmp_path_factory.mktemp("pre-commit-home")
+
+
+def _pyproject() -> dict[str, Any]:
+    with open(REPO / "pyproject.toml", "rb") as fh:
+        return tomllib.load(fh)
+
+
+SUMMARY = re.compile(r"^\d+ file\(s\) checked: .*$", re.MULTILINE)
 
 
 def _try_repo(
@@ -133,3 +147,121 @@ def test_migrate_check_hook(git_repo: Path, hooks: tuple[Path, Path]) -> None:
         git_repo, hooks, "session-resume-migrate-check", str(current.relative_to(git_repo))
     )
     assert res.returncode == 0, res.stdout
+
+
+def _states(repo: Path, n_good: int, n_bad: int) -> list[str]:
+    paths = []
+    for i in range(n_good + n_bad):
+        doc = apex_state()
+        if i >= n_good:
+            doc["steps"]["2"]["sub_step"] = "approval"  # SR414, one error
+        f = repo / "agent-output" / f"p{i:02d}" / "00-session-state.json"
+        f.parent.mkdir(parents=True)
+        f.write_text(json.dumps(doc, indent=2))
+        paths.append(str(f.relative_to(repo)))
+    _git(repo, "add", ".")
+    return paths
+
+
+def test_validate_hook_prints_one_summary_that_agrees_with_the_exit_code(
+    git_repo: Path, hooks: tuple[Path, Path]
+) -> None:
+    """Many files, one of them invalid (the last, so that a split run ends in a "valid"
+    summary): pre-commit must run the hook once, and its one summary says invalid."""
+    files = _states(git_repo, 15, 1)
+    res = _try_repo(git_repo, hooks, "session-resume-validate", *files)
+    assert res.returncode == 1, res.stdout + res.stderr
+    summaries = SUMMARY.findall(res.stdout)
+    assert summaries == [
+        "16 file(s) checked: 15 valid, 1 invalid (1 error(s), 0 warning(s)) - invalid"
+    ], res.stdout
+
+
+def test_validate_hook_one_summary_when_all_valid(git_repo: Path, hooks: tuple[Path, Path]) -> None:
+    files = _states(git_repo, 16, 0)
+    res = _try_repo(git_repo, hooks, "session-resume-validate", *files)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert SUMMARY.findall(res.stdout) == [
+        "16 file(s) checked: 16 valid, 0 invalid (0 error(s), 0 warning(s)) - valid"
+    ], res.stdout
+
+
+def test_migrate_check_hook_ends_with_a_summary_and_a_fix_that_works(
+    git_repo: Path, hooks: tuple[Path, Path]
+) -> None:
+    files = _states(git_repo, 3, 0)
+    old = []
+    for rel in files[:2]:
+        p = git_repo / rel
+        doc = json.loads(p.read_text())
+        doc["schema_version"] = "2.0"
+        doc["lock"] = None
+        p.write_text(json.dumps(doc, indent=2))
+        old.append(rel)
+    _git(git_repo, "add", ".")
+    res = _try_repo(git_repo, hooks, "session-resume-migrate-check", *files)
+    assert res.returncode == 1, res.stdout
+    assert SUMMARY.findall(res.stdout) == ["3 file(s) checked: 2 to migrate, 1 current - failed"]
+    fix = re.search(r"^fix: run `([^`]*)`", res.stdout, re.MULTILINE)
+    assert fix, res.stdout
+    argv = shlex.split(fix.group(1))
+    assert argv[:2] == ["session-resume", "migrate"] and sorted(argv[2:]) == sorted(old)
+    # the fix command, run as printed (through this checkout's CLI), makes the hook pass
+    done = subprocess.run(
+        [sys.executable, "-m", "session_resume", *argv[1:]],
+        cwd=git_repo,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    _git(git_repo, "add", ".")
+    res = _try_repo(git_repo, hooks, "session-resume-migrate-check", *files)
+    assert res.returncode == 0, res.stdout
+    assert SUMMARY.findall(res.stdout) == ["3 file(s) checked: 0 to migrate, 3 current - ok"]
+    assert "fix:" not in res.stdout
+
+
+def _readme_precommit_config() -> dict[str, Any]:
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    m = re.search(r"^### pre-commit\s*$(.*?)(?=^#)", text, re.MULTILINE | re.DOTALL)
+    assert m, "README.md has no `### pre-commit` section"
+    block = re.search(r"^```yaml\s*$(.*?)^```\s*$", m.group(1), re.MULTILINE | re.DOTALL)
+    assert block, "the README's pre-commit section has no ```yaml snippet"
+    config: dict[str, Any] = YAML(typ="safe").load(block.group(1))
+    return config
+
+
+def test_readme_snippet_names_the_repository_and_a_release_tag() -> None:
+    config = _readme_precommit_config()
+    (entry,) = config["repos"]
+    project = _pyproject()["project"]
+    assert entry["repo"] == project["urls"]["Repository"]
+    assert entry["rev"] == f"v{project['version']}"
+    hook_ids = {h["id"] for h in YAML(typ="safe").load(REPO / ".pre-commit-hooks.yaml")}
+    assert {h["id"] for h in entry["hooks"]} == hook_ids
+
+
+def test_readme_snippet_runs_as_copied(git_repo: Path, hooks: tuple[Path, Path]) -> None:
+    """The README's snippet as a project's .pre-commit-config.yaml, with only the repository
+    URL pointed at this checkout (tagged as a release is): `pre-commit run` uses the tag."""
+    hook_repo, home = hooks
+    config = _readme_precommit_config()
+    config["repos"][0]["repo"] = str(hook_repo)
+    (git_repo / ".pre-commit-config.yaml").write_text(json.dumps(config))
+    files = _states(git_repo, 2, 1)
+    env = {**os.environ, "PRE_COMMIT_HOME": str(home)}
+    res = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "--all-files", "--verbose"],
+        cwd=git_repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "session-resume validate" in res.stdout and "SR414" in res.stdout
+    assert files[2] in res.stdout
+    assert SUMMARY.findall(res.stdout) == [
+        "3 file(s) checked: 2 valid, 1 invalid (1 error(s), 0 warning(s)) - invalid",
+        "3 file(s) checked: 0 to migrate, 3 current - ok",
+    ], res.stdout

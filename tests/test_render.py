@@ -692,7 +692,8 @@ def test_field_tables_are_generated_from_the_schema() -> None:
         assert set(fields) == set(sub["properties"]), title
         for prop, row in fields.items():
             assert row[2] == ("yes" if prop in sub.get("required", []) else "no"), (title, prop)
-            description = sub["properties"][prop].get("description", "")
+            # the docs are Markdown: they carry the schema's markdownDescription
+            description = sub["properties"][prop].get("markdownDescription", "")
             assert row[3].replace("\\|", "|") == description, (title, prop)
     status_row = next(r for r in _tables(text, "## stepObject") if r[0] == "`status`")
     assert status_row[1] == "one of `pending`, `in_progress`, `complete`, `skipped`"

@@ -84,12 +84,19 @@ def _position_of(text: str, needle: str) -> tuple[int, int]:
     return line, idx - (text.rfind("\n", 0, idx) + 1)
 
 
+NEW_STATE = REPO / "agent-output" / "vscode-new" / "00-session-state.json"
+NEW_STEP = REPO / "agent-output" / "vscode-step" / "00-session-state.json"
+# A state being edited: a new step key typed under `steps`, its value still to come.
+NEW_STEP_TEXT = _text(apex_state()).replace('"steps": {', '"steps": {\n    "8": ,', 1)
+
 # The documents of the one node run, in order (indices used by the tests below).
 REQUEST_DOCS: list[dict[str, Any]] = [
     {"path": str(VALID), "text": _text(apex_state())},
     {"path": str(EXAMPLE)},
     {"path": str(INVALID), "text": _text(invalid_state())},
     {"path": str(OTHER_NAME), "text": _text(invalid_state())},
+    {"path": str(NEW_STATE), "text": ""},  # a new, empty state file
+    {"path": str(NEW_STEP), "text": NEW_STEP_TEXT},
 ]
 
 
@@ -114,6 +121,16 @@ def ls_run() -> LanguageServiceRun:
     docs = copy.deepcopy(REQUEST_DOCS)
     line, char = _position_of(invalid_text, '"status": "blocked"')
     docs[2]["hovers"] = [{"line": line, "character": char + 2}]
+    valid_text = REQUEST_DOCS[0]["text"]
+    line, char = _position_of(valid_text, '"schema_version"')
+    line2, char2 = _position_of(valid_text, '"status": "in_progress"')
+    docs[0]["hovers"] = [
+        {"line": line, "character": char + 2},
+        {"line": line2, "character": char2 + len('"status": "') + 2},
+    ]
+    docs[4]["completions"] = [{"line": 0, "character": 0}]
+    line, char = _position_of(NEW_STEP_TEXT, '"8": ,')
+    docs[5]["completions"] = [{"line": line, "character": char + len('"8": ')}]
     return _run_node(entries, docs)
 
 
@@ -242,3 +259,111 @@ def test_dollar_schema_key_alone_selects_the_schema(ls_run_no_setting: LanguageS
     assert broken["schemas"] == [_schema_uri()]
     assert [d["severity"] for d in broken["diagnostics"]] == [ERROR]
     assert "in_progress" in broken["diagnostics"][0]["message"]
+
+
+# --- Markdown hovers and snippets -------------------------------------------------------------
+
+
+def test_hover_renders_code_from_the_markdown_description(ls_run: LanguageServiceRun) -> None:
+    """The hover is Markdown with a real code span (`"3.0"`), not the escaped backticks that
+    a plain `description` turns into (\\`)."""
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    prop = schema["properties"]["schema_version"]
+    hover = ls_run.doc(0)["hovers"][0]
+    assert hover is not None
+    assert '`"3.0"`' in hover["text"] and "\\`" not in hover["text"], hover["text"]
+    assert prop["markdownDescription"] in hover["text"]
+    # the plain description, for clients without Markdown, has no backtick to escape
+    assert "`" not in prop["description"] and '"3.0"' in prop["description"]
+
+
+def test_hover_on_an_enum_value_shows_its_description(ls_run: LanguageServiceRun) -> None:
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    status = schema["$defs"]["stepObject"]["properties"]["status"]
+    described = dict(zip(status["enum"], status["markdownEnumDescriptions"], strict=True))
+    hover = ls_run.doc(0)["hovers"][1]
+    assert hover is not None
+    assert f"`in_progress`: {described['in_progress']}" in hover["text"], hover["text"]
+
+
+def _snippet(items: list[dict[str, Any]], label: str) -> dict[str, Any]:
+    found = [i for i in items if i["label"] == label]
+    assert len(found) == 1, [i["label"] for i in items]
+    return found[0]
+
+
+SNIPPET = 2  # LSP InsertTextFormat.Snippet
+
+
+def test_new_state_snippet_completes_in_an_empty_file(ls_run: LanguageServiceRun) -> None:
+    (items,) = ls_run.doc(4)["completions"]
+    item = _snippet(items, "New session state")
+    assert item["insertTextFormat"] == SNIPPET
+    text = item["insertText"]
+    for key in ('"schema_version": "3.0"', '"project": "${1:my-project}"', '"steps": {'):
+        assert key in text, text
+    assert (
+        item["documentationKind"] == "markdown"
+        and "`session-resume init`" in (item["documentation"])
+    )
+
+
+def test_new_step_snippet_completes_as_a_step_value(ls_run: LanguageServiceRun) -> None:
+    (items,) = ls_run.doc(5)["completions"]
+    item = _snippet(items, "New step")
+    assert item["insertTextFormat"] == SNIPPET
+    assert '"status": "pending"' in item["insertText"]
+    assert '"context_files_used": []' in item["insertText"]
+
+
+def _expand(body: Any) -> Any:
+    """A snippet body with every placeholder replaced by its default (or first choice)."""
+    if isinstance(body, dict):
+        return {k: _expand(v) for k, v in body.items()}
+    if isinstance(body, list):
+        return [_expand(v) for v in body]
+    if isinstance(body, str):
+        body = re.sub(r"\$\{\d+\|([^,|]*)[^}]*\|\}", r"\1", body)
+        return re.sub(r"\$\{\d+:([^}]*)\}", r"\1", body)
+    return body
+
+
+def test_snippet_bodies_are_valid_states() -> None:
+    """What the snippets insert (their defaults kept) passes the full validator."""
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    (new_state,) = schema["defaultSnippets"]
+    doc = _expand(new_state["body"])
+    report = validate_document(json.dumps(doc).encode(), file="new.json")
+    assert report.diagnostics == [], report.diagnostics
+    (new_step,) = schema["$defs"]["stepObject"]["defaultSnippets"]
+    doc["steps"]["2"] = _expand(new_step["body"])  # a second step of the (generic) workflow
+    report = validate_document(json.dumps(doc).encode(), file="new.json")
+    assert report.diagnostics == [], report.diagnostics
+
+
+def test_every_schema_description_is_plain_and_has_its_markdown() -> None:
+    """Across schema/: a description never holds a backtick (VS Code shows it escaped), and
+    sits beside the markdownDescription it is derived from (docgen keeps them in step)."""
+    from session_resume.docgen import plain_text
+
+    def walk(node: Any, where: str) -> list[str]:
+        bad: list[str] = []
+        if isinstance(node, dict):
+            desc, md = node.get("description"), node.get("markdownDescription")
+            if isinstance(desc, str):
+                if "`" in desc:
+                    bad.append(f"{where}: backtick in description")
+                if not isinstance(md, str) or plain_text(md) != desc:
+                    bad.append(f"{where}: description is not the plain form of markdownDescription")
+            for k, v in node.items():
+                if k not in ("enum", "const", "default", "examples", "body"):
+                    bad += walk(v, f"{where}/{k}")
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                bad += walk(v, f"{where}/{i}")
+        return bad
+
+    problems: list[str] = []
+    for p in sorted((REPO / "schema").rglob("*.json")):
+        problems += walk(json.loads(p.read_text(encoding="utf-8")), p.name)
+    assert problems == []

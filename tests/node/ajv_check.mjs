@@ -55,6 +55,10 @@ function main() {
     logger: { log: record, warn: record, error: record },
   });
   addFormats(ajv);
+  // VS Code's JSON language service reads these annotations (hovers, enum hovers and
+  // completions, snippets); declared here so that strict mode knows them as annotations.
+  // Any other unknown keyword is still an error.
+  ajv.addVocabulary(["markdownDescription", "enumDescriptions", "markdownEnumDescriptions", "defaultSnippets"]);
 
   // Phase 1: register every schema (by its path, and by its $id so that cross-file $refs
   // resolve locally). Phase 2: compile each one; strict-mode errors are thrown here.

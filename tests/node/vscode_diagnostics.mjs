@@ -9,23 +9,28 @@
 //    "schemas": [{"fileMatch": ["00-session-state.json"], "url": "./schema/session-state/3.0.json"}],
 //    "documents": [{"path": "/abs/path/agent-output/x/00-session-state.json", "text": "{...}"}]}
 // `text` is the document's content (as an editor buffer: the file need not exist); without it
-// the file at `path` is read; `hovers` (optional) lists {line, character} positions to hover.
+// the file at `path` is read; `hovers` (optional) lists {line, character} positions to hover,
+// `completions` (optional) positions to complete at. The service is given VS Code's client
+// capabilities (ClientCapabilities.LATEST: Markdown in hovers and completion documentation).
 // Prints one JSON object on stdout:
 //   {"version": "<language service version>",
 //    "documents": [{"path", "uri", "schemas": [<schema uris applied>],
 //                   "diagnostics": [{"message", "severity", "code", "source",
 //                                    "range": {"start": {"line", "character"}, "end": {...}}}],
-//                   "hovers": [{"text", "range"} | null]}],
+//                   "hovers": [{"text", "range"} | null],
+//                   "completions": [[{"label", "kind", "insertText", "insertTextFormat",
+//                                     "documentation", "documentationKind"}]]}],
 //    "schema_reads": [<schema URIs read>]}
 // Lines and characters are 0-based (LSP). Schemas are only read from file: URIs, never fetched.
 
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { getLanguageService } from "vscode-json-languageservice";
+import jsonLanguageService from "vscode-json-languageservice";
 import { TextDocument } from "vscode-languageserver-textdocument";
 
 const require = createRequire(import.meta.url);
+const { ClientCapabilities, getLanguageService } = jsonLanguageService;
 
 function folderUri(dir) {
   const uri = pathToFileURL(dir).toString();
@@ -54,6 +59,7 @@ async function main() {
     workspaceContext: {
       resolveRelativePath: (relativePath, resource) => new URL(relativePath, resource).toString(),
     },
+    clientCapabilities: ClientCapabilities.LATEST,
   });
   // What VS Code's JSON extension does with a folder's `json.schemas` setting: a relative url
   // is resolved against the folder, and the fileMatch patterns apply inside that folder.
@@ -84,11 +90,26 @@ async function main() {
       const hover = await service.doHover(doc, position, jsonDoc);
       hovers.push(hover === null ? null : { text: hoverText(hover.contents), range: hover.range ?? null });
     }
+    const completions = [];
+    for (const position of d.completions || []) {
+      const list = await service.doComplete(doc, position, jsonDoc);
+      completions.push(
+        (list ? list.items : []).map((item) => ({
+          label: item.label,
+          kind: item.kind ?? null,
+          insertText: item.insertText ?? null,
+          insertTextFormat: item.insertTextFormat ?? null,
+          documentation: hoverText(item.documentation ?? ""),
+          documentationKind: item.documentation && typeof item.documentation === "object" ? item.documentation.kind : null,
+        })),
+      );
+    }
     out.push({
       path: d.path,
       uri,
       schemas: status.schemas,
       hovers,
+      completions,
       diagnostics: diagnostics.map((x) => ({
         message: x.message,
         severity: x.severity,

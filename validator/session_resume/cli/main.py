@@ -106,6 +106,12 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         help="repository root that artifact paths are relative to (default: found "
         "from .session-resume.yaml, pyproject.toml or .git)",
     )
+    v.add_argument(
+        "--docs-url",
+        metavar="URL",
+        help="base URL of the docs, for SARIF's helpUri (default: the config's docs_url, "
+        "else the repository's docs/ on GitHub)",
+    )
     v.set_defaults(func=cmd_validate)
 
     for module, names in COMMANDS:
@@ -137,6 +143,14 @@ def _now(value: str | None) -> datetime:
         return parse_now(value)
     except ValueError as exc:
         raise UsageError(f"--now: {exc}") from None
+
+
+def _docs_url(value: str) -> str:
+    from session_resume.storage.config import absolute_url
+
+    if not absolute_url(value):
+        raise UsageError(f"--docs-url: {value!r} is not an absolute http(s) URL")
+    return value
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -181,6 +195,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         skew_seconds=cfg.clock_skew_seconds,
         max_size=args.max_size or cfg.max_size,
         root=root,
+        positions=args.format in ("sarif", "github"),
     )
     if args.workflow:
         from session_resume.core.workflow import WorkflowError, load_workflow
@@ -194,8 +209,14 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 render_text([FileReport(path=args.workflow, diagnostics=exc.diagnostics)], False)
             )
             return EXIT_USAGE
+    docs_url = _docs_url(args.docs_url) if args.docs_url else cfg.docs_url
     reports = validate(paths, opts)
-    sys.stdout.write(renderer(args.format)(reports, args.strict))
+    if args.format == "sarif":
+        from session_resume.reporters.sarif import render_sarif
+
+        sys.stdout.write(render_sarif(reports, args.strict, root=root, docs_url=docs_url))
+    else:
+        sys.stdout.write(renderer(args.format)(reports, args.strict))
     if args.format == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
         from session_resume.reporters.github import step_summary
 

@@ -112,7 +112,16 @@ def _schema_keywords(node: Any, out: set[str]) -> None:
                 if isinstance(v, dict):
                     for sub in v.values():
                         _schema_keywords(sub, out)
-            elif k not in ("examples", "enum", "const", "default", "required"):
+            elif k not in (
+                "examples",
+                "enum",
+                "const",
+                "default",
+                "required",
+                "defaultSnippets",
+                "enumDescriptions",
+                "markdownEnumDescriptions",
+            ):
                 _schema_keywords(v, out)
     elif isinstance(node, list):
         for v in node:
@@ -237,6 +246,8 @@ def coverage_problems(res: LintResult) -> list[str]:
         "$schema", "$id", "$ref", "$defs", "title", "description", "examples", "default",
         "properties", "patternProperties", "additionalProperties", "items", "type", "enum",
         "const", "required", "deprecated", "readOnly", "writeOnly", "$comment",
+        # editor annotations (VS Code's JSON language service): never validation keywords
+        "markdownDescription", "enumDescriptions", "markdownEnumDescriptions", "defaultSnippets",
     }  # fmt: skip
     for rel in STATE_SCHEMAS:
         used: set[str] = set()

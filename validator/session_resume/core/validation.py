@@ -48,6 +48,7 @@ class ValidateOptions:
     skew_seconds: int = 300
     max_size: int = DEFAULT_MAX_SIZE
     root: Path | None = None
+    positions: bool = False  # line and column for every finding, not only a failed file's
     _cache: dict[str, Workflow | WorkflowError] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -138,7 +139,7 @@ def validate_document(
     else:
         report.schema_version = raw_version
         _validate_current(doc, report, opts, exists, file)
-    if parsed.text is not None and not report.ok(opts.strict):
+    if parsed.text is not None and (opts.positions or not report.ok(opts.strict)):
         _add_positions(report, parsed.text)
     return report
 

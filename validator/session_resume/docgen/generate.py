@@ -4,8 +4,12 @@ index and the CLI reference. ``python -m session_resume.docgen write|check``."""
 from __future__ import annotations
 
 import argparse
+import json
+import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from session_resume.core.codes import CATALOGUE, Code
 
@@ -86,8 +90,148 @@ def _help(p: argparse.ArgumentParser) -> str:
             os.environ["COLUMNS"] = old
 
 
+# --- schema annotations -----------------------------------------------------------------
+#
+# Editors show a schema's `markdownDescription` (VS Code renders it as Markdown) and fall
+# back to `description`, which they show as plain text (backticks appear escaped). The
+# Markdown is the one source: `description` is derived from it (code spans, links and bold
+# unwrapped), `enumDescriptions` from `markdownEnumDescriptions`, and an enum whose list
+# equals another's takes its descriptions. `write` rewrites the schemas so; `check` fails on
+# any drift, on a description with a backtick, and on an enum with no descriptions.
+
+_SUBSCHEMA_MAPS = ("properties", "patternProperties", "$defs", "dependentSchemas")
+_SUBSCHEMA = (
+    "items",
+    "not",
+    "if",
+    "then",
+    "else",
+    "contains",
+    "additionalProperties",
+    "propertyNames",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+)
+_SUBSCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_MD_LINK = re.compile(r"\[([^\]]*)\]\([^)\s]*\)")
+_MD_CODE = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+_MD_BOLD = re.compile(r"\*\*(.+?)\*\*", re.DOTALL)
+_MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def plain_text(markdown: str) -> str:
+    """The plain text of a schema's inline Markdown: code spans, links and bold unwrapped,
+    backslash escapes resolved."""
+    # An escaped character is a literal: park it in the private use area meanwhile.
+    text = _MD_ESCAPE.sub(lambda m: chr(0xE000 + ord(m.group(1))), markdown)
+    text = _MD_LINK.sub(r"\1", text)
+    text = _MD_BOLD.sub(r"\1", text)
+    text = _MD_CODE.sub(lambda m: m.group(2).strip() if m.group(1) != "`" else m.group(2), text)
+    return re.sub("[\ue000-\ue07f]", lambda m: chr(ord(m.group()) - 0xE000), text)
+
+
+def _annotate(node: dict[str, Any]) -> dict[str, Any]:
+    """``description`` from ``markdownDescription`` (a description without one is taken as
+    its Markdown), ``enumDescriptions`` from ``markdownEnumDescriptions``; key order kept,
+    the plain form first."""
+    md = node.get("markdownDescription", node.get("description"))
+    md_enum = node.get("markdownEnumDescriptions")
+    out: dict[str, Any] = {}
+    for k, v in node.items():
+        if k in ("description", "markdownDescription") and isinstance(md, str):
+            if "description" not in out:
+                out["description"] = plain_text(md)
+                out["markdownDescription"] = md
+        elif k in ("enumDescriptions", "markdownEnumDescriptions") and isinstance(md_enum, list):
+            if "enumDescriptions" not in out:
+                out["enumDescriptions"] = [plain_text(str(x)) for x in md_enum]
+                out["markdownEnumDescriptions"] = md_enum
+        else:
+            out[k] = v
+    return out
+
+
+def _walk_schema(
+    node: Any, pointer: str, visit: Callable[[dict[str, Any], str, bool], dict[str, Any]]
+) -> Any:
+    """Apply ``visit`` to every subschema (depth first, children before their parent), and to
+    every ``defaultSnippets`` entry; instance data (enum, const, default, examples, snippet
+    bodies) is left alone. ``visit`` gets (node, JSON pointer, is-a-propertyNames-schema)."""
+
+    def walk(n: Any, ptr: str, names: bool) -> Any:
+        if not isinstance(n, dict):
+            return n
+        new: dict[str, Any] = {}
+        for k, v in n.items():
+            here = f"{ptr}/{k}"
+            if k in _SUBSCHEMA_MAPS and isinstance(v, dict):
+                new[k] = {name: walk(sub, f"{here}/{name}", False) for name, sub in v.items()}
+            elif k in _SUBSCHEMA:
+                new[k] = walk(v, here, k == "propertyNames")
+            elif k in _SUBSCHEMA_LISTS and isinstance(v, list):
+                new[k] = [walk(sub, f"{here}/{i}", False) for i, sub in enumerate(v)]
+            elif k == "defaultSnippets" and isinstance(v, list):
+                new[k] = [
+                    visit(s, f"{here}/{i}", False) if isinstance(s, dict) else s
+                    for i, s in enumerate(v)
+                ]
+            else:
+                new[k] = v
+        return visit(new, ptr, names)
+
+    return walk(node, pointer, False)
+
+
+def _schema_files(root: Path) -> list[Path]:
+    return sorted((root / "schema").rglob("*.json"))
+
+
+def annotated_schemas(root: Path) -> tuple[dict[Path, str], list[str]]:
+    """(every schema file as `write` leaves it, problems that `write` cannot fix)."""
+    docs = {p: json.loads(p.read_text(encoding="utf-8")) for p in _schema_files(root)}
+    # Enum descriptions by enum list, from every schema that has them.
+    known: dict[str, list[Any]] = {}
+    clash: list[str] = []
+
+    def collect(n: dict[str, Any], ptr: str, names: bool) -> dict[str, Any]:
+        if isinstance(n.get("enum"), list) and isinstance(n.get("markdownEnumDescriptions"), list):
+            key = json.dumps(n["enum"])
+            if key in known and known[key] != n["markdownEnumDescriptions"]:
+                clash.append(f"{ptr}: markdownEnumDescriptions differ from another {key}")
+            known.setdefault(key, n["markdownEnumDescriptions"])
+        return n
+
+    for p, d in docs.items():
+        _walk_schema(d, str(p.relative_to(root)) + "#", collect)
+    problems = list(clash)
+
+    def fix(n: dict[str, Any], ptr: str, names: bool) -> dict[str, Any]:
+        enum = n.get("enum")
+        if isinstance(enum, list) and not names:
+            if "markdownEnumDescriptions" not in n and json.dumps(enum) in known:
+                n = {**n, "markdownEnumDescriptions": known[json.dumps(enum)]}
+            md_enum = n.get("markdownEnumDescriptions")
+            if not isinstance(md_enum, list):
+                problems.append(f"{ptr}: enum without markdownEnumDescriptions")
+            elif len(md_enum) != len(enum):
+                problems.append(
+                    f"{ptr}: {len(md_enum)} markdownEnumDescriptions, {len(enum)} values"
+                )
+        n = _annotate(n)
+        if "`" in str(n.get("description", "")):
+            problems.append(f"{ptr}: the plain description keeps a backtick")
+        return n
+
+    out = {}
+    for p, d in docs.items():
+        new = _walk_schema(d, str(p.relative_to(root)) + "#", fix)
+        out[p] = json.dumps(new, indent=2, ensure_ascii=False) + "\n"
+    return out, problems
+
+
 def expected_files(root: Path) -> dict[Path, str]:
     files = {root / "docs" / "codes" / f"{c.code}.md": code_page(c) for c in CATALOGUE.values()}
+    files.update(annotated_schemas(root)[0])
     files[root / "docs" / "codes" / "README.md"] = code_index()
     files[root / "docs" / "cli.md"] = cli_reference()
     from session_resume.docgen.hooks import render as render_hooks
@@ -125,7 +269,7 @@ def _leftovers(root: Path, want: dict[Path, str]) -> list[Path]:
 
 def stale_files(root: Path) -> list[str]:
     """Generated files that are missing, differ, or are left over (a removed code, a removed
-    workflow's skill docs)."""
+    workflow's skill docs), and schema annotations that `write` cannot derive."""
     want = expected_files(root)
     bad = [
         str(p.relative_to(root))
@@ -133,6 +277,7 @@ def stale_files(root: Path) -> list[str]:
         if not p.is_file() or p.read_text(encoding="utf-8") != text
     ]
     bad += [str(p.relative_to(root)) for p in _leftovers(root, want)]
+    bad += annotated_schemas(root)[1]
     return sorted(bad)
 
 
@@ -153,10 +298,13 @@ def main(argv: list[str] | None = None) -> int:
     root = Path(args.root).resolve()
     if args.action == "write":
         write(root)
-        return 0
+        problems = annotated_schemas(root)[1]
+        for b in problems:
+            print(f"schema annotation to fix by hand: {b}")
+        return 1 if problems else 0
     bad = stale_files(root)
     for b in bad:
-        print(f"stale generated file: {b} (run `nox -s docs`)")
+        print(f"stale generated file or schema annotation: {b} (run `nox -s docs`)")
     return 1 if bad else 0
 
 

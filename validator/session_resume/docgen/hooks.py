@@ -1,4 +1,11 @@
-"""The pre-commit hooks this project offers: one catalogue, rendered to .pre-commit-hooks.yaml."""
+"""The pre-commit hooks this project offers: one catalogue, rendered to .pre-commit-hooks.yaml.
+
+Both hooks are ``require_serial``: pre-commit otherwise splits the files between parallel
+processes, each printing its own summary line (one "invalid", the next "valid" while the hook
+fails). Serial, the files go to one process, so one summary line agrees with the exit code;
+only a file list longer than the platform's command-line limit (pre-commit's cap is 128 KiB,
+thousands of paths) is still split, into consecutive runs.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +21,7 @@ HOOKS = [
         "entry": "session-resume validate",
         "language": "python",
         "files": STATE_FILES,
-        "require_serial": False,
+        "require_serial": True,
     },
     {
         "id": "session-resume-migrate-check",

@@ -245,12 +245,17 @@ def _schema_tables() -> list[dict[str, Any]]:
                 {
                     "title": md_inline(name),
                     "anchor": name,
-                    "description": md_cell(sub.get("description", "")),
+                    "description": md_cell(_schema_md(sub)),
                     "type": _type_of(sub, detailed=True),
                     "rows": None,
                 }
             )
     return tables
+
+
+def _schema_md(node: dict[str, Any]) -> str:
+    """A schema's description as Markdown (the plain ``description`` is derived from it)."""
+    return str(node.get("markdownDescription", node.get("description", "")))
 
 
 def _anchor(title: str) -> str:
@@ -270,7 +275,7 @@ def _object_table(title: str, anchor: str, sub: dict[str, Any]) -> dict[str, Any
                 if "properties" in prop
                 else _type_of(prop),
                 "required": Escaped("yes" if name in required else "no"),
-                "description": md_cell(prop.get("description", "")),
+                "description": md_cell(_schema_md(prop)),
             }
         )
     for pattern, prop in sub.get("patternProperties", {}).items():
@@ -279,7 +284,7 @@ def _object_table(title: str, anchor: str, sub: dict[str, Any]) -> dict[str, Any
                 "field": Escaped(f"keys matching {code(pattern, cell=True)}"),
                 "type": _type_of(prop),
                 "required": Escaped("no"),
-                "description": md_cell(prop.get("description", "")),
+                "description": md_cell(_schema_md(prop)),
             }
         )
     addl = sub.get("additionalProperties")
@@ -289,13 +294,13 @@ def _object_table(title: str, anchor: str, sub: dict[str, Any]) -> dict[str, Any
                 "field": Escaped("any other key"),
                 "type": _type_of(addl),
                 "required": Escaped("no"),
-                "description": md_cell(addl.get("description", "")),
+                "description": md_cell(_schema_md(addl)),
             }
         )
     return {
         "title": md_inline(title),
         "anchor": anchor,
-        "description": md_cell(sub.get("description", "")),
+        "description": md_cell(_schema_md(sub)),
         "rows": rows,
         "type": None,
         "other_keys": Escaped(

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 from session_resume.core.diagnostics import FileReport, Severity
+from session_resume.reporters.text import clean
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -32,6 +35,18 @@ def render_github(reports: list[FileReport], strict: bool) -> str:
     return "\n".join(lines) + ("\n" if lines else "")
 
 
+# The ASCII punctuation that means something inline in GitHub Flavored Markdown (a table cell
+# holds inline content only): a backslash before ASCII punctuation always makes it a literal.
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>!|~&$])")
+
+
+def table_cell(text: str) -> str:
+    """One cell of a GFM table: on one line (control characters, newlines included, are
+    written as ``\\xNN``), with every Markdown special character, ``|`` above all, escaped,
+    so a hostile path or message can neither add a column or a row nor inject markup."""
+    return _MD_SPECIAL.sub(r"\\\1", clean(text))
+
+
 def step_summary(reports: list[FileReport], strict: bool) -> str:
     """Markdown for $GITHUB_STEP_SUMMARY."""
     bad = sum(1 for r in reports if not r.ok(strict))
@@ -45,6 +60,6 @@ def step_summary(reports: list[FileReport], strict: bool) -> str:
     if rows:
         out += ["| file | line | code | severity | message |", "| --- | --- | --- | --- | --- |"]
         for path, d in rows[:200]:
-            msg = d.message.replace("|", "\\|").replace("\n", " ")
-            out.append(f"| `{path}` | {d.line or ''} | {d.code} | {d.severity.value} | {msg} |")
+            cells = [path, str(d.line or ""), d.code, d.severity.value, d.message]
+            out.append("| " + " | ".join(table_cell(c) for c in cells) + " |")
     return "\n".join(out) + "\n"

@@ -23,7 +23,24 @@ _KEYS = {
     "clock_skew_seconds": int,
     "stale_after_seconds": int,
     "archive_keep": int,
+    "docs_url": str,
 }
+
+#: The docs that SARIF's helpUri and informationUri point at (``<docs_url>codes/SRnnn.md``).
+DEFAULT_DOCS_URL = "https://github.com/session-resume/session-resume/blob/main/docs/"
+
+
+def absolute_url(value: str) -> bool:
+    """An absolute http(s) URL with a host, and nothing a URI may not hold."""
+    from urllib.parse import urlsplit
+
+    if not value.isprintable() or any(c.isspace() for c in value):
+        return False
+    try:
+        parts = urlsplit(value)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
 class ConfigError(Exception):
@@ -42,6 +59,7 @@ class Config:
     clock_skew_seconds: int = 300
     stale_after_seconds: int = 300
     archive_keep: int = 5
+    docs_url: str = DEFAULT_DOCS_URL
 
 
 def find_root(start: Path) -> tuple[Path, Path | None, str]:
@@ -101,6 +119,8 @@ def load_config(start: str | os.PathLike[str] | None = None) -> Config:
         if not isinstance(v, want) or isinstance(v, bool):
             raise ConfigError(diag("SR405", f"{k} must be a {want.__name__}", file=str(path)))
         values[k] = v
+    if "docs_url" in values and not absolute_url(values["docs_url"]):
+        raise ConfigError(diag("SR405", "docs_url must be an absolute http(s) URL", file=str(path)))
     wf = values.get("workflow")
     if wf and (wf.endswith((".yaml", ".yml")) or "/" in wf):
         values["workflow"] = str(path.parent / wf)

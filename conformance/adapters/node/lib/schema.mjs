@@ -23,6 +23,8 @@ function engine() {
   if (ajv === null) {
     ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
     addFormats(ajv);
+    // Editor annotations of the schemas (spec §2.3): known to strict mode, never assertions.
+    ajv.addVocabulary(["markdownDescription", "enumDescriptions", "markdownEnumDescriptions", "defaultSnippets"]);
   }
   return ajv;
 }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import shlex
 import sys
 
 from session_resume.cli.commands.common import (
@@ -16,7 +17,9 @@ from session_resume.cli.commands.common import (
     print_diagnostics,
     root_of,
 )
+from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.versions import CURRENT, KNOWN
+from session_resume.reporters.text import clean
 from session_resume.services import maintenance
 from session_resume.storage.state_repair import MigrateOutcome
 from session_resume.storage.store import serialize
@@ -64,6 +67,10 @@ def run(args: argparse.Namespace) -> int:
         workflow=args.workflow or cfg.workflow,
         root=root_of(args.root, cfg),
     )
+    if args.check:
+        code = 1 if report.refused or report.pending else 0
+    else:
+        code = 1 if report.refused else 0
     if args.format == "json":
         emit_json(
             {
@@ -84,9 +91,43 @@ def run(args: argparse.Namespace) -> int:
         print_diagnostics(report.problems)
         for o in report.outcomes:
             _print_text(o, args.dry_run)
-    if args.check:
-        return 1 if report.refused or report.pending else 0
-    return 1 if report.refused else 0
+        _print_summary(report.outcomes, report.problems, args, failed=code != 0)
+    return code
+
+
+def _print_summary(
+    outcomes: list[MigrateOutcome],
+    problems: list[Diagnostic],
+    args: argparse.Namespace,
+    *,
+    failed: bool,
+) -> None:
+    """The last line(s): counts, then the command that does what is left to do."""
+    count = {s: sum(1 for o in outcomes if o.status == s) for s in _STATUSES}
+    pending = [o.path for o in outcomes if o.status == "would_migrate"]
+    parts = [
+        f"{count['would_migrate']} to migrate" if args.check or args.dry_run else "",
+        f"{count['migrated']} migrated" if not (args.check or args.dry_run) else "",
+        f"{count['current']} current",
+        f"{count['refused']} refused" if count["refused"] else "",
+        f"{len(problems)} problem(s)" if problems else "",
+    ]
+    sys.stdout.write(
+        f"{len(outcomes)} file(s) checked: {', '.join(p for p in parts if p)}"
+        f" - {'failed' if failed else 'ok'}\n"
+    )
+    if pending:
+        cmd = ["session-resume", "migrate"]
+        if args.workflow:
+            cmd += ["--workflow", args.workflow]
+        if args.root:
+            cmd += ["--root", args.root]
+        fix = clean(shlex.join(cmd + pending))
+        label = "fix" if args.check else "to write it"
+        sys.stdout.write(f"{label}: run `{fix}` (the old files are kept as .bak)\n")
+
+
+_STATUSES = ("current", "migrated", "would_migrate", "refused")
 
 
 def _print_text(o: MigrateOutcome, dry_run: bool) -> None:
