@@ -75,6 +75,34 @@ def test_lint_reports_problems(tmp_path: Path) -> None:
     assert "is covered by no case" in text
 
 
+def test_lint_checks_that_the_cited_section_names_every_expected_code(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "spec.md").write_text(
+        "# spec\n\n## 2. State\n\n### 2.1 Bytes\n\nZero bytes: SR110.\n\n```text\n"
+        "## a layout line in a code fence is not a heading\n```\n\nSR111 is still in 2.1.\n\n"
+        "### 2.2 Versions\n\nSR140; the range SR120–SR124 names SR121.\n"
+    )
+    for cid, spec, codes in (
+        ("named", "§2.1", "[SR110, SR111]"),
+        ("named-by-range", "§2.2", "[SR121, SR140]"),
+        ("subsection-counts-for-its-parent", "§2", "[SR110, SR140]"),
+        ("not-named", "§2.1", "[SR110, SR120]"),
+        ("no-such-section", "§9", "[SR110]"),
+    ):
+        d = tmp_path / "cases" / "g" / cid
+        (d / "files").mkdir(parents=True)
+        (d / "case.yaml").write_text(
+            f"id: {cid}\ntitle: t\nspec: '{spec}'\noperation: validate\n"
+            f"now: '2026-03-02T12:00:00Z'\nexpected: {{codes: {codes}}}\n"
+        )
+    problems = [p for p in lint_suite(tmp_path / "cases", tmp_path).problems if p.startswith("g/")]
+    assert problems == [
+        "g/no-such-section: spec §9 names no section of docs/spec.md",
+        "g/not-named: expects SR120, which docs/spec.md §2.1 does not name (the cited section "
+        "must state every rule the case checks)",
+    ]
+
+
 # --- the two implementations ------------------------------------------------------------
 
 

@@ -47,7 +47,10 @@ NOT_PRODUCIBLE_GROUPS: dict[str, str] = {
 }
 ALLOWED_ENTRIES = {CASE_FILE, "files", "expected", "outside"}
 _GROUP = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-_SECTION = re.compile(r"^#{2,3} ([0-9]+(?:\.[0-9]+)?)[. ]")
+_SECTION = re.compile(r"^(#{2,3}) ([0-9]+(?:\.[0-9]+)?)[. ]")
+_CODE = re.compile(r"\bSR([0-9]{3})\b")
+# ``SR110–SR124`` (en dash or hyphen) names every catalogue code in the range.
+_CODE_RANGE = re.compile(r"\bSR([0-9]{3})\s*[–-]\s*SR([0-9]{3})\b")
 
 
 @dataclass
@@ -84,13 +87,42 @@ def not_producible_reason(code: str) -> str | None:
     return None
 
 
-def _spec_sections(repo: Path) -> set[str] | None:
+def spec_sections(text: str) -> dict[str, set[str]]:
+    """Each numbered section of spec.md (``## 5.`` / ``### 2.1``) and the codes its text names,
+    subsections included: a code written out (``SR152``) or inside a range (``SR110–SR124``)."""
+    texts: dict[str, list[str]] = {}
+    open_: list[tuple[str, int]] = []
+    fenced = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        m = None if fenced else _SECTION.match(line)
+        if m:
+            level = len(m.group(1))
+            open_ = [(s, lv) for s, lv in open_ if lv < level]
+            open_.append((m.group(2), level))
+            texts.setdefault(m.group(2), [])
+        elif line.startswith("## ") and not fenced:
+            open_ = []  # an unnumbered top-level section ends the numbered ones
+        for s, _ in open_:
+            texts[s].append(line)
+    out: dict[str, set[str]] = {}
+    for s, lines in texts.items():
+        body = "\n".join(lines)
+        codes = {f"SR{c}" for c in _CODE.findall(body)}
+        for lo, hi in _CODE_RANGE.findall(body):
+            codes |= {c for c in CATALOGUE if lo <= c[2:] <= hi}
+        out[s] = codes
+    return out
+
+
+def _spec_sections(repo: Path) -> dict[str, set[str]] | None:
     spec = repo / "docs" / "spec.md"
     try:
         text = spec.read_text(encoding="utf-8")
     except OSError:
         return None
-    return {m.group(1) for line in text.splitlines() if (m := _SECTION.match(line))}
+    return spec_sections(text)
 
 
 def _expected_codes(case: Case) -> list[str]:
@@ -118,7 +150,7 @@ def _schema_keywords(node: Any, out: set[str]) -> None:
             _schema_keywords(v, out)
 
 
-def _check_case(case: Case, sections: set[str] | None) -> list[str]:
+def _check_case(case: Case, sections: dict[str, set[str]] | None) -> list[str]:
     where = f"{case.group}/{case.path.name}"
     out: list[str] = []
     if not schemas.is_valid(CASE_SCHEMA, case.data):
@@ -146,8 +178,17 @@ def _check_case(case: Case, sections: set[str] | None) -> list[str]:
     for code in _expected_codes(case):
         if code not in CATALOGUE:
             out.append(f"{where}: {code} is not a code of the catalogue")
-    if sections is not None and case.spec.lstrip("§") not in sections:
-        out.append(f"{where}: spec {case.spec} names no section of docs/spec.md")
+    if sections is not None:
+        named = sections.get(case.spec.lstrip("§"))
+        if named is None:
+            out.append(f"{where}: spec {case.spec} names no section of docs/spec.md")
+        else:
+            unnamed = sorted(set(_expected_codes(case)) - named)
+            if unnamed:
+                out.append(
+                    f"{where}: expects {', '.join(unnamed)}, which docs/spec.md {case.spec} "
+                    "does not name (the cited section must state every rule the case checks)"
+                )
     setup = case.setup
     if setup.get("symlinks") and "symlink" not in case.requires:
         out.append(f"{where}: setup.symlinks needs `requires: [symlink]`")
