@@ -155,7 +155,7 @@ def _check_case(case: Case, sections: dict[str, set[str]] | None) -> list[str]:
     out: list[str] = []
     if not schemas.is_valid(CASE_SCHEMA, case.data):
         for d in schemas.explain(CASE_SCHEMA, case.data):
-            out.append(f"{where}: case.yaml {d.pointer or '/'}: {d.message}")
+            out.append(f"{where}: case.yaml {d.message}")
         return out
     if case.id != case.path.name:
         out.append(f"{where}: id {case.id!r} differs from the directory name")
@@ -175,6 +175,7 @@ def _check_case(case: Case, sections: dict[str, set[str]] | None) -> list[str]:
             out.append(f"{where}: links and FIFOs need expected.files: unchanged")
     elif has_expected:
         out.append(f"{where}: {case.operation} writes nothing; expected/ is not used")
+    out += _file_options_problems(case, where, files_mode == "expected" and has_expected)
     for code in _expected_codes(case):
         if code not in CATALOGUE:
             out.append(f"{where}: {code} is not a code of the catalogue")
@@ -204,6 +205,33 @@ def _check_case(case: Case, sections: dict[str, set[str]] | None) -> list[str]:
     for rel in setup.get("mtimes") or {}:
         if not (case.files_dir / rel).is_file():
             out.append(f"{where}: setup.mtimes names {rel}, which is not in files/")
+    return out
+
+
+def _file_options_problems(case: Case, where: str, has_files: bool) -> list[str]:
+    """``expected.bytes`` and ``expected.free_text`` name files of expected/ (and pointers
+    that exist in them)."""
+    import json
+
+    from .compare import pointer_parts, resolve_pointer
+
+    out: list[str] = []
+    named = [*case.expected.get("bytes", []), *(case.expected.get("free_text") or {})]
+    if named and not has_files:
+        return [f"{where}: expected.bytes/free_text need `files: expected` and expected/"]
+    for name in named:
+        if not (case.expected_dir / name).is_file():
+            out.append(f"{where}: expected.bytes/free_text name {name}, which is not in expected/")
+    for name, pointers in (case.expected.get("free_text") or {}).items():
+        try:
+            doc = json.loads((case.expected_dir / name).read_bytes())
+        except (OSError, ValueError):
+            out.append(f"{where}: free_text names {name}, which is not a JSON file")
+            continue
+        for ptr in pointers:
+            found, parent, key = resolve_pointer(doc, pointer_parts(ptr))
+            if not found or not isinstance(parent[key], str):
+                out.append(f"{where}: free_text {name} {ptr} is not a string in expected/")
     return out
 
 
