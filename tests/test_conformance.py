@@ -184,7 +184,15 @@ FAKE = textwrap.dedent(
         if cid == "wrong-codes":
             out["result"] = {"codes": ["SR120"]}
         if cid == "errored":
+            print("earlier noise", file=sys.stderr, flush=True)  # same case: shown too
             out = {"seq": seq, "errored": {"message": "boom", "traceback": "Traceback: boom"}}
+            print("log line of the errored case", file=sys.stderr, flush=True)
+        if cid == "control-chars":
+            out = {"seq": seq, "errored": {"message": "bad \\x00\\x1b[31m\\x07\\ufffe bytes",
+                                           "traceback": "line\\x02feed\\x01"}}
+        if cid == "unbuffered":
+            sys.stdout.write(json.dumps(out) + "\\n")  # no flush: the runner must not help
+            continue
         if cid == "skipped":
             out = {"seq": seq, "skipped": {"message": "not yet", "issue_url": "https://x/1"}}
         if cid == "writes-stray":
@@ -242,11 +250,20 @@ def test_runner_reports(fake: tuple[str, Path], tmp_path: Path) -> None:
     assert "00-session-state.json: /a: expected 1, got 2" in text  # JSON compared as values
     assert "FAIL g/migrate-good" not in text  # key order and whitespace do not matter
     assert "errored: boom" in text
+    assert "adapter stderr (tail):\n    earlier noise\n    log line of the errored case" in text
+    assert "by group: g 2/8 (4 failed, 2 skipped)" in text
+    assert "by operation: validate 1/5 (3 failed, 1 skipped), migrate 1/2 (1 failed)" in text
     assert "SKIP g/skipped: not yet (https://x/1)" in text
     assert "SKIP 1 case(s): operation resume not supported" in text
 
     report = json.loads(js.read_text())
     jsonschema.validate(report, schema("report.json"))
+    assert report["summary"]["groups"] == {
+        "g": {"total": 8, "passed": 2, "failed": 4, "skipped": 2}
+    }
+    assert report["summary"]["operations"]["resume"] == {
+        "total": 1, "passed": 0, "failed": 0, "skipped": 1
+    }  # fmt: skip
     outcome = {c["id"]: (c["outcome"], c.get("failure") or c.get("skip")) for c in report["cases"]}
     assert outcome == {
         "errored": ("failed", "errored"),
@@ -324,6 +341,48 @@ def test_timeout_crash_and_protocol_errors_restart_the_adapter(
     slow = next(c for c in report["cases"] if c["id"] == "slow")
     assert slow["duration_s"] < 10
     assert proc.returncode == 1
+
+
+def test_junit_is_well_formed_whatever_bytes_the_adapter_sends(
+    fake: tuple[str, Path], tmp_path: Path
+) -> None:
+    adapter, suite = fake
+    _case(suite, "control-chars")
+    junit = tmp_path / "r.xml"
+    proc = conformance("--adapter", adapter, "--suite", str(suite), "--cases", "control-chars",
+                       "--junit", str(junit))  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    error = ET.parse(junit).getroot().find("testsuite/testcase/error")  # parses: well-formed
+    assert error is not None
+    assert error.get("message") == "bad \\x00\\x1b[31m\\x07\\ufffe bytes"
+    assert "line\\x02feed\\x01" in (error.text or "")
+
+
+def test_the_adapter_gets_the_callers_environment_unchanged(
+    fake: tuple[str, Path], tmp_path: Path
+) -> None:
+    """No PYTHONUNBUFFERED from the runner: an adapter that does not flush times out, and the
+    message says why."""
+    adapter, suite = fake
+    _case(suite, "unbuffered")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "session_resume", "conformance", "--adapter", adapter,
+         "--suite", str(suite), "--cases", "unbuffered", "--timeout", "2"],
+        capture_output=True, text=True, timeout=120, cwd=REPO, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "timeout: no answer within 2 s (an adapter must flush stdout" in proc.stdout
+
+
+def test_schema_problems_name_each_pointer_once(fake: tuple[str, Path], tmp_path: Path) -> None:
+    from session_resume.conformance.runner import _schema_problems
+
+    problems = _schema_problems("conformance/run-response.json", {"seq": "x", "result": {}})
+    assert problems
+    for p in problems:
+        pointer = p.split(":", 1)[0]
+        assert p.count(pointer + ":") == 1, p
 
 
 def test_adapter_that_does_not_start(tmp_path: Path) -> None:
