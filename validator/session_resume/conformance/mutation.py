@@ -218,7 +218,10 @@ def render(results: list[MutantResult], cases: int) -> str:
         first = ", ".join(r.killed_by[:3]) + (
             f" (+{len(r.killed_by) - 3})" if len(r.killed_by) > 3 else ""
         )
-        what = f"killed by {first}" if r.status == "killed" else "SURVIVED"
+        if r.status == "killed":
+            what = f"by {first}"
+        else:
+            what = "(a freedom of the spec)" if r.mutant.freedom else "(no case sees it)"
         lines.append(f"{r.status.upper():8} {r.mutant.id} [{r.file}] {what}")
     if survived:
         lines.append("")
