@@ -71,6 +71,8 @@ def test_lint_from_the_installed_wheel(installed: tuple[Path, dict[str, str], Pa
     out = _run([*_cli(py), "lint"], cwd, env)
     assert out.rstrip().endswith("ok"), out
     assert "problem" not in out
+    spec = next(ln for ln in out.splitlines() if ln.startswith("spec: "))
+    assert "_data/docs/spec.md" in spec.replace("\\", "/"), spec  # the bundled spec was used
 
 
 def test_run_from_the_installed_wheel(installed: tuple[Path, dict[str, str], Path]) -> None:

@@ -59,6 +59,7 @@ class LintResult:
     cases: list[Case] = field(default_factory=list)
     codes_covered: dict[str, int] = field(default_factory=dict)
     actions_covered: dict[str, int] = field(default_factory=dict)
+    spec: Path | None = None  # the spec.md the cases' sections were checked against
 
     @property
     def ok(self) -> bool:
@@ -241,6 +242,7 @@ def lint_suite(suite: Path, repo: Path | None = None) -> LintResult:
     repo = repo or suite.resolve().parents[1]
     res = LintResult()
     sections = _spec_sections(repo)
+    res.spec = repo / "docs" / "spec.md" if sections is not None else None
     seen: dict[str, str] = {}
     dirs = case_dirs(suite)
     if not dirs:
@@ -363,6 +365,11 @@ def render(res: LintResult) -> str:
         f"{', '.join(g + 'xx' for g in NOT_PRODUCIBLE_GROUPS)})"
     )
     lines.append(f"actions: {len(res.actions_covered)}/{len(ACTIONS)} covered")
+    lines.append(
+        f"spec: {res.spec} (every case's section names its codes)"
+        if res.spec
+        else "spec: docs/spec.md not found beside the suite: sections were not checked"
+    )
     for p in res.problems:
         lines.append(f"problem: {p}")
     lines.append("ok" if res.ok else f"{len(res.problems)} problem(s)")
