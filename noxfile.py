@@ -124,6 +124,25 @@ def conformance(session: nox.Session) -> None:
 
 
 @nox.session
+def mutation(session: nox.Session) -> None:
+    """Mutation score of the conformance suite: every one-rule deviation of
+    conformance/mutants.yaml is applied to a temporary copy of the Python reference and the
+    whole suite is run against it (the suite is the only oracle). Prints killed and surviving
+    mutants (each survivor with the freedom the spec leaves) and fails under 95 % killed.
+    Slow (a full suite run per mutant), so not part of `tests`. Extra arguments go to the
+    harness, e.g. `nox -s mutation -- --only sr411-optional-steps-exempt --jobs 4`."""
+    session.install("-e", ".")
+    session.run(
+        "python",
+        "-m",
+        "session_resume.conformance.mutation",
+        "--json",
+        "mutation-report.json",
+        *session.posargs,
+    )
+
+
+@nox.session
 def fuzz(session: nox.Session) -> None:
     """Hypothesis properties over validate, migrate, recover and decide at scale: 5,000
     examples per property (the `fuzz` profile of tests/fuzz/, one module per property group;

@@ -75,6 +75,34 @@ def test_lint_reports_problems(tmp_path: Path) -> None:
     assert "is covered by no case" in text
 
 
+def test_lint_checks_that_the_cited_section_names_every_expected_code(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "spec.md").write_text(
+        "# spec\n\n## 2. State\n\n### 2.1 Bytes\n\nZero bytes: SR110.\n\n```text\n"
+        "## a layout line in a code fence is not a heading\n```\n\nSR111 is still in 2.1.\n\n"
+        "### 2.2 Versions\n\nSR140; the range SR120–SR124 names SR121.\n"
+    )
+    for cid, spec, codes in (
+        ("named", "§2.1", "[SR110, SR111]"),
+        ("named-by-range", "§2.2", "[SR121, SR140]"),
+        ("subsection-counts-for-its-parent", "§2", "[SR110, SR140]"),
+        ("not-named", "§2.1", "[SR110, SR120]"),
+        ("no-such-section", "§9", "[SR110]"),
+    ):
+        d = tmp_path / "cases" / "g" / cid
+        (d / "files").mkdir(parents=True)
+        (d / "case.yaml").write_text(
+            f"id: {cid}\ntitle: t\nspec: '{spec}'\noperation: validate\n"
+            f"now: '2026-03-02T12:00:00Z'\nexpected: {{codes: {codes}}}\n"
+        )
+    problems = [p for p in lint_suite(tmp_path / "cases", tmp_path).problems if p.startswith("g/")]
+    assert problems == [
+        "g/no-such-section: spec §9 names no section of docs/spec.md",
+        "g/not-named: expects SR120, which docs/spec.md §2.1 does not name (the cited section "
+        "must state every rule the case checks)",
+    ]
+
+
 # --- the two implementations ------------------------------------------------------------
 
 
@@ -156,7 +184,15 @@ FAKE = textwrap.dedent(
         if cid == "wrong-codes":
             out["result"] = {"codes": ["SR120"]}
         if cid == "errored":
+            print("earlier noise", file=sys.stderr, flush=True)  # same case: shown too
             out = {"seq": seq, "errored": {"message": "boom", "traceback": "Traceback: boom"}}
+            print("log line of the errored case", file=sys.stderr, flush=True)
+        if cid == "control-chars":
+            out = {"seq": seq, "errored": {"message": "bad \\x00\\x1b[31m\\x07\\ufffe bytes",
+                                           "traceback": "line\\x02feed\\x01"}}
+        if cid == "unbuffered":
+            sys.stdout.write(json.dumps(out) + "\\n")  # no flush: the runner must not help
+            continue
         if cid == "skipped":
             out = {"seq": seq, "skipped": {"message": "not yet", "issue_url": "https://x/1"}}
         if cid == "writes-stray":
@@ -214,11 +250,20 @@ def test_runner_reports(fake: tuple[str, Path], tmp_path: Path) -> None:
     assert "00-session-state.json: /a: expected 1, got 2" in text  # JSON compared as values
     assert "FAIL g/migrate-good" not in text  # key order and whitespace do not matter
     assert "errored: boom" in text
+    assert "adapter stderr (tail):\n    earlier noise\n    log line of the errored case" in text
+    assert "by group: g 2/8 (4 failed, 2 skipped)" in text
+    assert "by operation: validate 1/5 (3 failed, 1 skipped), migrate 1/2 (1 failed)" in text
     assert "SKIP g/skipped: not yet (https://x/1)" in text
     assert "SKIP 1 case(s): operation resume not supported" in text
 
     report = json.loads(js.read_text())
     jsonschema.validate(report, schema("report.json"))
+    assert report["summary"]["groups"] == {
+        "g": {"total": 8, "passed": 2, "failed": 4, "skipped": 2}
+    }
+    assert report["summary"]["operations"]["resume"] == {
+        "total": 1, "passed": 0, "failed": 0, "skipped": 1
+    }  # fmt: skip
     outcome = {c["id"]: (c["outcome"], c.get("failure") or c.get("skip")) for c in report["cases"]}
     assert outcome == {
         "errored": ("failed", "errored"),
@@ -296,6 +341,48 @@ def test_timeout_crash_and_protocol_errors_restart_the_adapter(
     slow = next(c for c in report["cases"] if c["id"] == "slow")
     assert slow["duration_s"] < 10
     assert proc.returncode == 1
+
+
+def test_junit_is_well_formed_whatever_bytes_the_adapter_sends(
+    fake: tuple[str, Path], tmp_path: Path
+) -> None:
+    adapter, suite = fake
+    _case(suite, "control-chars")
+    junit = tmp_path / "r.xml"
+    proc = conformance("--adapter", adapter, "--suite", str(suite), "--cases", "control-chars",
+                       "--junit", str(junit))  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    error = ET.parse(junit).getroot().find("testsuite/testcase/error")  # parses: well-formed
+    assert error is not None
+    assert error.get("message") == "bad \\x00\\x1b[31m\\x07\\ufffe bytes"
+    assert "line\\x02feed\\x01" in (error.text or "")
+
+
+def test_the_adapter_gets_the_callers_environment_unchanged(
+    fake: tuple[str, Path], tmp_path: Path
+) -> None:
+    """No PYTHONUNBUFFERED from the runner: an adapter that does not flush times out, and the
+    message says why."""
+    adapter, suite = fake
+    _case(suite, "unbuffered")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "session_resume", "conformance", "--adapter", adapter,
+         "--suite", str(suite), "--cases", "unbuffered", "--timeout", "2"],
+        capture_output=True, text=True, timeout=120, cwd=REPO, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "timeout: no answer within 2 s (an adapter must flush stdout" in proc.stdout
+
+
+def test_schema_problems_name_each_pointer_once(fake: tuple[str, Path], tmp_path: Path) -> None:
+    from session_resume.conformance.runner import _schema_problems
+
+    problems = _schema_problems("conformance/run-response.json", {"seq": "x", "result": {}})
+    assert problems
+    for p in problems:
+        pointer = p.split(":", 1)[0]
+        assert p.count(pointer + ":") == 1, p
 
 
 def test_adapter_that_does_not_start(tmp_path: Path) -> None:

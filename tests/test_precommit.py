@@ -39,11 +39,14 @@ def hooks(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     dst = tmp_path_factory.mktemp("hook-repo")
     for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
         shutil.copy2(REPO / name, dst / name)
-    for name in ("validator", "schema", "templates"):
+    # what the wheel is built from (pyproject's force-include: the suite and the spec too)
+    for name in ("validator", "schema", "templates", "conformance/cases"):
         if (REPO / name).is_dir():
             shutil.copytree(
                 REPO / name, dst / name, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info")
             )
+    (dst / "docs").mkdir()
+    shutil.copy2(REPO / "docs" / "spec.md", dst / "docs" / "spec.md")
     _git(dst, "init", "-q")
     _git(dst, "add", ".")
     _git(dst, "commit", "-qm", "hook")

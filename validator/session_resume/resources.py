@@ -1,4 +1,5 @@
-"""Locate the protocol data (schemas, workflows, templates).
+"""Locate the protocol data (schemas, workflows, templates, the conformance suite and the
+specification it cites).
 
 Installed from a wheel they are package data under ``session_resume/_data``; in a source
 checkout (editable install) they are the top-level folders, which stay the single source.
@@ -42,3 +43,15 @@ def load_schema(relpath: str) -> dict[str, Any]:
     with open(schema_dir() / relpath, encoding="utf-8") as fh:
         data: dict[str, Any] = json.load(fh)
     return data
+
+
+def conformance_cases_dir() -> Path | None:
+    """The conformance suite's cases (``conformance/cases``), or None if not installed."""
+    candidate = data_root() / "conformance" / "cases"
+    return candidate if candidate.is_dir() else None
+
+
+def spec_path(base: Path | None = None) -> Path | None:
+    """``docs/spec.md`` under ``base`` (default: the data root), or None if it is not there."""
+    candidate = (base or data_root()) / "docs" / "spec.md"
+    return candidate if candidate.is_file() else None

@@ -27,7 +27,11 @@ class AdapterError(Exception):
 
 
 class AdapterProcess:
-    def __init__(self, argv: list[str], *, cwd: str | None = None) -> None:
+    def __init__(
+        self, argv: list[str], *, cwd: str | None = None, env: dict[str, str] | None = None
+    ) -> None:
+        """``env`` None: the adapter inherits the caller's environment unchanged (the runner
+        adds nothing, not even PYTHONUNBUFFERED: an adapter must flush its own lines)."""
         self.argv = argv
         self.cwd = cwd
         self._stderr: IO[bytes] = tempfile.TemporaryFile()  # noqa: SIM115 - closed in _close
@@ -41,6 +45,7 @@ class AdapterProcess:
                 stdout=subprocess.PIPE,
                 stderr=self._stderr,
                 cwd=cwd,
+                env=env,
                 bufsize=0,
                 **popen_kw,
             )
@@ -75,7 +80,11 @@ class AdapterProcess:
             try:
                 line = self._lines.get(timeout=timeout)
             except queue.Empty:
-                raise AdapterError("timeout", f"no answer within {timeout:g} s") from None
+                raise AdapterError(
+                    "timeout",
+                    f"no answer within {timeout:g} s (an adapter must flush stdout after every "
+                    "line: a buffered answer never arrives)",
+                ) from None
             if line is None:
                 raise AdapterError("died", self._death("the adapter exited without answering"))
             if not line.strip():
@@ -102,6 +111,24 @@ class AdapterProcess:
         tail = self.stderr_tail()
         status = f" (exit status {code})" if code is not None else ""
         return f"{what}{status}" + (f"; stderr:\n{tail}" if tail else "")
+
+    def stderr_size(self) -> int:
+        """How many bytes the adapter has written to stderr so far."""
+        try:
+            self._stderr.flush()
+            return self._stderr.seek(0, os.SEEK_END)
+        except (OSError, ValueError):
+            return 0
+
+    def stderr_since(self, offset: int, limit: int = 4000) -> str:
+        """What the adapter wrote to stderr after ``offset`` (at most the last ``limit``
+        bytes)."""
+        try:
+            size = self.stderr_size()
+            self._stderr.seek(max(offset, size - limit))
+            return self._stderr.read().decode("utf-8", "replace").strip()
+        except (OSError, ValueError):
+            return ""
 
     def stderr_tail(self, limit: int = 4000) -> str:
         try:

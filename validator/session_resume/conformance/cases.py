@@ -121,14 +121,11 @@ class Case:
 
 
 def default_suite() -> Path:
-    """``conformance/cases`` of the source checkout (the suite is not part of the wheel)."""
-    from session_resume.resources import data_root
+    """The suite that ships with the package: ``conformance/cases`` of the source checkout, or
+    ``session_resume/_data/conformance/cases`` of an installed wheel."""
+    from session_resume.resources import conformance_cases_dir, data_root
 
-    for base in (data_root(), Path(__file__).resolve().parents[3]):
-        candidate = base / "conformance" / "cases"
-        if candidate.is_dir():
-            return candidate
-    return Path("conformance") / "cases"
+    return conformance_cases_dir() or data_root() / "conformance" / "cases"
 
 
 def load_case_file(path: Path) -> dict[str, Any]:

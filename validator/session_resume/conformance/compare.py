@@ -10,7 +10,11 @@ The rules (docs/conformance.md, "How results are compared"):
   ``*.jsonl`` line by line (a line that is a JSON object is compared as JSON without its
   ``detail``; other lines byte for byte), other files whose expected bytes are JSON compared as
   JSON values (key order and whitespace do not matter), everything else byte for byte;
-  ``*.corrupt-*`` files always byte for byte.
+  ``*.corrupt-*`` files always byte for byte, and so is every file the case lists in
+  ``expected.bytes`` (where the spec says "byte for byte": a restored ``.bak``);
+- free text (spec §9: a ``skip_reason``, a finding title, a placeholder rationale migration
+  writes itself) is compared by presence and type only: the JSON pointers a case lists in
+  ``expected.free_text`` (per file) must hold a string, non-empty when the expected one is.
 """
 
 from __future__ import annotations
@@ -172,7 +176,59 @@ def _compare_jsonl(name: str, want: bytes, got: bytes) -> list[str]:
     return out
 
 
-def compare_file(name: str, want: Entry, got: Entry) -> list[str]:
+def resolve_pointer(doc: Any, parts: list[str]) -> tuple[bool, Any, Any]:
+    """(found, parent, key) of a JSON pointer's parts in ``doc``."""
+    parent: Any = None
+    key: Any = None
+    node = doc
+    for part in parts:
+        parent = node
+        if isinstance(node, dict) and part in node:
+            key, node = part, node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            key, node = int(part), node[int(part)]
+        else:
+            return False, None, None
+    return True, parent, key
+
+
+def pointer_parts(pointer: str) -> list[str]:
+    if pointer in ("", "/"):
+        return []
+    return [p.replace("~1", "/").replace("~0", "~") for p in pointer.lstrip("/").split("/")]
+
+
+def free_text_diff(name: str, want: Any, got: Any, pointers: Iterable[str]) -> list[str]:
+    """Check the free-text fields and blank them out of ``got`` (a copy) so that the JSON
+    comparison that follows ignores their wording. Returns the shape problems."""
+    out = []
+    for ptr in pointers:
+        parts = pointer_parts(ptr)
+        ok_w, wp, wk = resolve_pointer(want, parts)
+        ok_g, gp, gk = resolve_pointer(got, parts)
+        if not ok_w or not parts:
+            out.append(f"{name}: free_text {ptr} names nothing in the expected file")
+            continue
+        if not ok_g:
+            continue  # reported as missing by the JSON comparison
+        expected, actual = wp[wk], gp[gk]
+        if not isinstance(actual, str):
+            out.append(f"{name}: {ptr}: expected free text (a string), got {_show(actual)}")
+        elif bool(actual) != bool(expected):
+            out.append(f"{name}: {ptr}: expected {'non-' if expected else ''}empty free text")
+        else:
+            gp[gk] = expected
+    return out
+
+
+def compare_file(
+    name: str,
+    want: Entry,
+    got: Entry,
+    *,
+    as_bytes: bool = False,
+    free_text: Iterable[str] = (),
+) -> list[str]:
     if want.kind != got.kind:
         return [f"{name}: expected a {want.kind}, got a {got.kind}"]
     if want.kind == "link":
@@ -186,6 +242,11 @@ def compare_file(name: str, want: Entry, got: Entry) -> list[str]:
     base = name.rsplit("/", 1)[-1]
     if ".corrupt-" in base:
         return [f"{name}: bytes differ (a kept corrupt file must be byte-identical)"]
+    if as_bytes:
+        return [
+            f"{name}: bytes differ (the spec says byte for byte: {len(want.data)} bytes "
+            f"expected, {len(got.data)} found{_first_difference(want.data, got.data)})"
+        ]
     if base.endswith(".jsonl"):
         return _compare_jsonl(name, want.data, got.data)
     ok_w, jw = _strict_json(want.data)
@@ -193,18 +254,42 @@ def compare_file(name: str, want: Entry, got: Entry) -> list[str]:
         ok_g, jg = _strict_json(got.data)
         if not ok_g:
             return [f"{name}: expected JSON, got bytes that do not parse ({got.data[:60]!r})"]
-        return [f"{name}: {d}" for d in json_diff(jw, jg)]
+        shape = free_text_diff(name, jw, jg, free_text)
+        return shape + [f"{name}: {d}" for d in json_diff(jw, jg)]
     return [f"{name}: bytes differ ({len(want.data)} expected, {len(got.data)} found)"]
 
 
-def compare_trees(expected: dict[str, Entry], actual: dict[str, Entry]) -> list[str]:
+def _first_difference(a: bytes, b: bytes) -> str:
+    n = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    return f"; first difference at byte {n}"
+
+
+def compare_trees(
+    expected: dict[str, Entry],
+    actual: dict[str, Entry],
+    *,
+    as_bytes: Iterable[str] = (),
+    free_text: dict[str, list[str]] | None = None,
+) -> list[str]:
+    """``as_bytes``: names compared byte for byte; ``free_text``: name → JSON pointers of free
+    text in that file (names as in the trees)."""
+    byte_names = set(as_bytes)
+    free_text = free_text or {}
     out = []
     for name in sorted(expected.keys() - actual.keys()):
         out.append(f"{name}: missing")
     for name in sorted(actual.keys() - expected.keys()):
         out.append(f"{name}: unexpected file")
     for name in sorted(expected.keys() & actual.keys()):
-        out.extend(compare_file(name, expected[name], actual[name]))
+        out.extend(
+            compare_file(
+                name,
+                expected[name],
+                actual[name],
+                as_bytes=name in byte_names,
+                free_text=free_text.get(name, ()),
+            )
+        )
     return out
 
 

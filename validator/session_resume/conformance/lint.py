@@ -48,7 +48,10 @@ NOT_PRODUCIBLE_GROUPS: dict[str, str] = {
 }
 ALLOWED_ENTRIES = {CASE_FILE, "files", "expected", "outside"}
 _GROUP = re.compile(r"^[a-z0-9][a-z0-9-]*$")
-_SECTION = re.compile(r"^#{2,3} ([0-9]+(?:\.[0-9]+)?)[. ]")
+_SECTION = re.compile(r"^(#{2,3}) ([0-9]+(?:\.[0-9]+)?)[. ]")
+_CODE = re.compile(r"\bSR([0-9]{3})\b")
+# ``SR110–SR124`` (en dash or hyphen) names every catalogue code in the range.
+_CODE_RANGE = re.compile(r"\bSR([0-9]{3})\s*[–-]\s*SR([0-9]{3})\b")
 
 
 @dataclass
@@ -57,6 +60,7 @@ class LintResult:
     cases: list[Case] = field(default_factory=list)
     codes_covered: dict[str, int] = field(default_factory=dict)
     actions_covered: dict[str, int] = field(default_factory=dict)
+    spec: Path | None = None  # the spec.md the cases' sections were checked against
 
     @property
     def ok(self) -> bool:
@@ -85,13 +89,42 @@ def not_producible_reason(code: str) -> str | None:
     return None
 
 
-def _spec_sections(repo: Path) -> set[str] | None:
+def spec_sections(text: str) -> dict[str, set[str]]:
+    """Each numbered section of spec.md (``## 5.`` / ``### 2.1``) and the codes its text names,
+    subsections included: a code written out (``SR152``) or inside a range (``SR110–SR124``)."""
+    texts: dict[str, list[str]] = {}
+    open_: list[tuple[str, int]] = []
+    fenced = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        m = None if fenced else _SECTION.match(line)
+        if m:
+            level = len(m.group(1))
+            open_ = [(s, lv) for s, lv in open_ if lv < level]
+            open_.append((m.group(2), level))
+            texts.setdefault(m.group(2), [])
+        elif line.startswith("## ") and not fenced:
+            open_ = []  # an unnumbered top-level section ends the numbered ones
+        for s, _ in open_:
+            texts[s].append(line)
+    out: dict[str, set[str]] = {}
+    for s, lines in texts.items():
+        body = "\n".join(lines)
+        codes = {f"SR{c}" for c in _CODE.findall(body)}
+        for lo, hi in _CODE_RANGE.findall(body):
+            codes |= {c for c in CATALOGUE if lo <= c[2:] <= hi}
+        out[s] = codes
+    return out
+
+
+def _spec_sections(repo: Path) -> dict[str, set[str]] | None:
     spec = repo / "docs" / "spec.md"
     try:
         text = spec.read_text(encoding="utf-8")
     except OSError:
         return None
-    return {m.group(1) for line in text.splitlines() if (m := _SECTION.match(line))}
+    return spec_sections(text)
 
 
 def _expected_codes(case: Case) -> list[str]:
@@ -128,12 +161,12 @@ def _schema_keywords(node: Any, out: set[str]) -> None:
             _schema_keywords(v, out)
 
 
-def _check_case(case: Case, sections: set[str] | None) -> list[str]:
+def _check_case(case: Case, sections: dict[str, set[str]] | None) -> list[str]:
     where = f"{case.group}/{case.path.name}"
     out: list[str] = []
     if not schemas.is_valid(CASE_SCHEMA, case.data):
         for d in schemas.explain(CASE_SCHEMA, case.data):
-            out.append(f"{where}: case.yaml {d.pointer or '/'}: {d.message}")
+            out.append(f"{where}: case.yaml {d.message}")
         return out
     if case.id != case.path.name:
         out.append(f"{where}: id {case.id!r} differs from the directory name")
@@ -153,11 +186,21 @@ def _check_case(case: Case, sections: set[str] | None) -> list[str]:
             out.append(f"{where}: links and FIFOs need expected.files: unchanged")
     elif has_expected:
         out.append(f"{where}: {case.operation} writes nothing; expected/ is not used")
+    out += _file_options_problems(case, where, files_mode == "expected" and has_expected)
     for code in _expected_codes(case):
         if code not in CATALOGUE:
             out.append(f"{where}: {code} is not a code of the catalogue")
-    if sections is not None and case.spec.lstrip("§") not in sections:
-        out.append(f"{where}: spec {case.spec} names no section of docs/spec.md")
+    if sections is not None:
+        named = sections.get(case.spec.lstrip("§"))
+        if named is None:
+            out.append(f"{where}: spec {case.spec} names no section of docs/spec.md")
+        else:
+            unnamed = sorted(set(_expected_codes(case)) - named)
+            if unnamed:
+                out.append(
+                    f"{where}: expects {', '.join(unnamed)}, which docs/spec.md {case.spec} "
+                    "does not name (the cited section must state every rule the case checks)"
+                )
     setup = case.setup
     if setup.get("symlinks") and "symlink" not in case.requires:
         out.append(f"{where}: setup.symlinks needs `requires: [symlink]`")
@@ -176,12 +219,40 @@ def _check_case(case: Case, sections: set[str] | None) -> list[str]:
     return out
 
 
+def _file_options_problems(case: Case, where: str, has_files: bool) -> list[str]:
+    """``expected.bytes`` and ``expected.free_text`` name files of expected/ (and pointers
+    that exist in them)."""
+    import json
+
+    from session_resume.conformance.compare import pointer_parts, resolve_pointer
+
+    out: list[str] = []
+    named = [*case.expected.get("bytes", []), *(case.expected.get("free_text") or {})]
+    if named and not has_files:
+        return [f"{where}: expected.bytes/free_text need `files: expected` and expected/"]
+    for name in named:
+        if not (case.expected_dir / name).is_file():
+            out.append(f"{where}: expected.bytes/free_text name {name}, which is not in expected/")
+    for name, pointers in (case.expected.get("free_text") or {}).items():
+        try:
+            doc = json.loads((case.expected_dir / name).read_bytes())
+        except (OSError, ValueError):
+            out.append(f"{where}: free_text names {name}, which is not a JSON file")
+            continue
+        for ptr in pointers:
+            found, parent, key = resolve_pointer(doc, pointer_parts(ptr))
+            if not found or not isinstance(parent[key], str):
+                out.append(f"{where}: free_text {name} {ptr} is not a string in expected/")
+    return out
+
+
 def lint_suite(suite: Path, repo: Path | None = None) -> LintResult:
     """Lint every case under ``suite``; ``repo`` (default: the suite's grandparent) is where
     docs/spec.md, .gitattributes and the adapters' skip lists are looked up."""
     repo = repo or suite.resolve().parents[1]
     res = LintResult()
     sections = _spec_sections(repo)
+    res.spec = repo / "docs" / "spec.md" if sections is not None else None
     seen: dict[str, str] = {}
     dirs = case_dirs(suite)
     if not dirs:
@@ -306,6 +377,11 @@ def render(res: LintResult) -> str:
         f"{', '.join(g + 'xx' for g in NOT_PRODUCIBLE_GROUPS)})"
     )
     lines.append(f"actions: {len(res.actions_covered)}/{len(ACTIONS)} covered")
+    lines.append(
+        f"spec: {res.spec} (every case's section names its codes)"
+        if res.spec
+        else "spec: docs/spec.md not found beside the suite: sections were not checked"
+    )
     for p in res.problems:
         lines.append(f"problem: {p}")
     lines.append("ok" if res.ok else f"{len(res.problems)} problem(s)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 from xml.etree import ElementTree as ET
 
@@ -20,6 +21,26 @@ def summary_line(r: RunReport) -> str:
 def percent(r: RunReport) -> int:
     """Whole percent, rounded down: 100 only when every case passed."""
     return math.floor(r.pass_rate * 100 + 1e-9)
+
+
+def counts_by(r: RunReport, key: str) -> dict[str, dict[str, int]]:
+    """Outcome counts per ``group`` or ``operation``, in the order cases were run."""
+    out: dict[str, dict[str, int]] = {}
+    for o in r.outcomes:
+        name = o.case.group if key == "group" else o.case.operation
+        c = out.setdefault(name, {"total": 0, "passed": 0, "failed": 0, "skipped": 0})
+        c["total"] += 1
+        c[o.outcome] += 1
+    return out
+
+
+def _counts_line(label: str, counts: dict[str, dict[str, int]]) -> str:
+    parts = []
+    for name, c in counts.items():
+        part = f"{name} {c['passed']}/{c['total']}"
+        extra = [f"{c[k]} {k}" for k in ("failed", "skipped") if c[k]]
+        parts.append(part + (f" ({', '.join(extra)})" if extra else ""))
+    return f"{label}: {', '.join(parts)}"
 
 
 def _impl(r: RunReport) -> str:
@@ -62,13 +83,9 @@ def render_text(r: RunReport, *, verbose: bool = False) -> str:
         lines.append(f"SKIP {n} case(s): {why}")
     if lines[-1] != "":
         lines.append("")
-    per_op = []
-    for op in OPERATIONS:
-        mine = [o for o in r.outcomes if o.case.operation == op]
-        if mine:
-            ok = sum(1 for o in mine if o.outcome == "passed")
-            per_op.append(f"{op} {ok}/{len(mine)}")
-    lines.append(f"by operation: {', '.join(per_op)}")
+    by_op = counts_by(r, "operation")
+    lines.append(_counts_line("by group", counts_by(r, "group")))
+    lines.append(_counts_line("by operation", {op: by_op[op] for op in OPERATIONS if op in by_op}))
     lines.append(
         f"pass rate: {r.pass_rate * 100:.1f}% ({r.passed} of {r.total}) in {r.duration:.1f} s"
     )
@@ -109,6 +126,8 @@ def to_json(r: RunReport) -> dict[str, Any]:
             "skipped": r.skipped,
             "pass_rate": round(r.pass_rate, 6),
             "duration_s": round(r.duration, 3),
+            "groups": counts_by(r, "group"),
+            "operations": counts_by(r, "operation"),
         },
         "cases": cases,
     }
@@ -118,12 +137,27 @@ def render_json(r: RunReport) -> str:
     return json.dumps(to_json(r), indent=2, ensure_ascii=False) + "\n"
 
 
+# Characters XML 1.0 cannot carry at all (not even as references): C0 controls other than
+# tab, LF and CR, lone surrogates, U+FFFE and U+FFFF. An adapter may echo any bytes.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_safe(text: str) -> str:
+    """``text`` with every character XML 1.0 cannot hold written as ``\\xNN``/``\\uNNNN``."""
+    return _NOT_XML.sub(
+        lambda m: (
+            f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}"
+        ),
+        text,
+    )
+
+
 def render_junit(r: RunReport) -> str:
     suites = ET.Element("testsuites", name="session-resume conformance")
     suite = ET.SubElement(
         suites,
         "testsuite",
-        name=f"conformance: {_impl(r)}",
+        name=xml_safe(f"conformance: {_impl(r)}"),
         tests=str(r.total),
         failures=str(
             sum(1 for o in r.outcomes if o.outcome == "failed" and o.failure == "mismatch")
@@ -133,7 +167,7 @@ def render_junit(r: RunReport) -> str:
         time=f"{r.duration:.3f}",
     )
     props = ET.SubElement(suite, "properties")
-    ET.SubElement(props, "property", name="adapter", value=r.adapter)
+    ET.SubElement(props, "property", name="adapter", value=xml_safe(r.adapter))
     ET.SubElement(props, "property", name="operations", value=",".join(r.operations))
     for o in r.outcomes:
         tc = ET.SubElement(
@@ -143,18 +177,18 @@ def render_junit(r: RunReport) -> str:
             name=o.case.id,
             time=f"{o.duration:.3f}",
         )
-        body = "\n".join([o.reason, *o.diff]).strip()
+        body = xml_safe("\n".join([o.reason, *o.diff]).strip())
         if o.outcome == "failed":
             tag = "failure" if o.failure == "mismatch" else "error"
             el = ET.SubElement(
                 tc,
                 tag,
-                message=(o.reason or f"{o.case.operation} mismatch")[:500],
+                message=xml_safe((o.reason or f"{o.case.operation} mismatch")[:500]),
                 type=o.failure or "",
             )
             el.text = body
         elif o.outcome == "skipped":
-            ET.SubElement(tc, "skipped", message=o.reason[:500])
+            ET.SubElement(tc, "skipped", message=xml_safe(o.reason[:500]))
     ET.indent(suites)
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"

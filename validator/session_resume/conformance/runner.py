@@ -32,6 +32,7 @@ from session_resume.conformance.compare import clip, compare_result, compare_tre
 from session_resume.core import schemas
 
 DEFAULT_TIMEOUT = 10.0
+STDERR_LINES = 20  # of an adapter's stderr, shown with an `errored` answer
 START_TIMEOUT = 60.0
 
 
@@ -111,14 +112,16 @@ def parse_skip_file(path: Path) -> dict[str, str]:
 def _schema_problems(rel: str, instance: Any) -> list[str]:
     if schemas.is_valid(rel, instance):
         return []
-    return [f"{d.pointer or '/'}: {d.message}" for d in schemas.explain(rel, instance)][:10]
+    # each message starts with its JSON pointer (schemas.explain): never print it twice
+    return [d.message for d in schemas.explain(rel, instance)][:10]
 
 
 class _Session:
     """The adapter process across restarts."""
 
-    def __init__(self, argv: list[str], label: str) -> None:
+    def __init__(self, argv: list[str], label: str, env: dict[str, str] | None = None) -> None:
         self.argv = argv
+        self.env = env
         self.label = label
         self.proc: AdapterProcess | None = None
         self.info: dict[str, Any] = {}
@@ -128,7 +131,7 @@ class _Session:
             return self.proc
         if self.proc is not None:
             self.proc.kill()
-        self.proc = AdapterProcess(self.argv)
+        self.proc = AdapterProcess(self.argv, env=self.env)
         try:
             answer = self.proc.start(START_TIMEOUT)
         except AdapterError as exc:
@@ -233,6 +236,7 @@ def _judge(session: _Session, case: Case, seq: int, timeout: float, base: Path) 
         },
     }
     proc = session.ensure()
+    stderr_mark = proc.stderr_size()
     try:
         answer = proc.request(message, timeout)
     except AdapterError as exc:
@@ -257,6 +261,9 @@ def _judge(session: _Session, case: Case, seq: int, timeout: float, base: Path) 
     if "errored" in answer:
         err = answer["errored"]
         detail = [line for line in str(err.get("traceback", "")).splitlines()[-15:] if line]
+        stderr = proc.stderr_since(stderr_mark).splitlines()[-STDERR_LINES:]
+        if stderr:
+            detail += ["adapter stderr (tail):", *(f"  {line}" for line in stderr)]
         return CaseOutcome(
             case, "failed", failure="errored", reason=str(err["message"]), diff=detail
         )
@@ -268,7 +275,11 @@ def _judge(session: _Session, case: Case, seq: int, timeout: float, base: Path) 
         )
     diff = compare_result(case.operation, case.expected, result)
     prefix = ws.dir.relative_to(base).as_posix() + "/"
-    for line in compare_trees(_expected_tree(case, ws, before), snapshot(base)):
+    byte_files = [prefix + n for n in case.expected.get("bytes", [])]
+    free_text = {prefix + n: list(ps) for n, ps in (case.expected.get("free_text") or {}).items()}
+    for line in compare_trees(
+        _expected_tree(case, ws, before), snapshot(base), as_bytes=byte_files, free_text=free_text
+    ):
         # name files by their path in the session directory; others from the workspace
         diff.append(line[len(prefix) :] if line.startswith(prefix) else line)
     if diff:
@@ -284,13 +295,16 @@ def run_suite(
     skip: dict[str, str] | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     keep_workspaces: bool = False,
+    env: dict[str, str] | None = None,
 ) -> RunReport:
-    """Run ``cases`` through the adapter. Raises :class:`RunnerError` if it cannot start."""
+    """Run ``cases`` through the adapter. Raises :class:`RunnerError` if it cannot start.
+
+    ``env``: the adapter's whole environment (None: the caller's, unchanged)."""
     label = adapter_label or " ".join(adapter_argv)
     skip = skip or {}
     if not cases:
         raise RunnerError("no case selected")
-    session = _Session(adapter_argv, label)
+    session = _Session(adapter_argv, label, env)
     t0 = time.monotonic()
     session.ensure()
     report = RunReport(

@@ -1,5 +1,6 @@
 """Generate the docs that are derived from code: one page per diagnostic code, the code
-index and the CLI reference. ``python -m session_resume.docgen write|check``."""
+index, the CLI reference and the conformance suite's case counts.
+``python -m session_resume.docgen write|check``."""
 
 from __future__ import annotations
 
@@ -229,11 +230,62 @@ def annotated_schemas(root: Path) -> tuple[dict[Path, str], list[str]]:
     return out, problems
 
 
+# What each group of conformance cases is about (docs/conformance-cases.md).
+CASE_GROUPS = {
+    "read": "bytes, encodings, JSON, links, FIFOs, sizes, `.bak` (spec §2.1)",
+    "versions": "version strings and the version gate (§2.2)",
+    "valid": "valid states: every status, every built-in workflow, the schema fixtures",
+    "schema": "one schema fault each (§2.3)",
+    "semantic": "the semantic rules (§2.4)",
+    "paths": "traversal, absolute paths, control characters, links out of the root (§2.4)",
+    "workflow": "apex/dotagent/generic rules, budgets, custom definition files (§2.5, §8)",
+    "session": "temp files, torn and garbled worklog lines, leases (§3, §6, §7)",
+    "handoff": "the handoff's shape (§3.1)",
+    "migrate": "1.0, 2.0, missing version, 3.0 repair, refusals (§9)",
+    "recover": "restore, recreate, refuse (§5)",
+    "resume": "every action, orphans, live and ended leases (§10)",
+}
+
+
+def conformance_cases(root: Path) -> str:
+    """Case counts of the suite by group and operation (docs/conformance-cases.md)."""
+    from session_resume.conformance import OPERATIONS
+    from session_resume.conformance.cases import load_suite
+
+    cases = load_suite(root / "conformance" / "cases")
+    groups: dict[str, dict[str, int]] = {}
+    for c in cases:
+        row = groups.setdefault(c.group, dict.fromkeys(OPERATIONS, 0))
+        row[c.operation] += 1
+    lines = [
+        GENERATED,
+        "",
+        "# Conformance cases by group",
+        "",
+        f"**{len(cases)} cases** in {len(groups)} groups under `conformance/cases/` "
+        "(see [conformance.md](conformance.md)).",
+        "",
+        f"| group | cases | {' | '.join(OPERATIONS)} | about |",
+        "| --- | ---: |" + " ---: |" * len(OPERATIONS) + " --- |",
+    ]
+    for group in sorted(
+        groups, key=lambda g: (list(CASE_GROUPS).index(g) if g in CASE_GROUPS else 99, g)
+    ):
+        row = groups[group]
+        ops = " | ".join(str(row[op]) for op in OPERATIONS)
+        lines.append(f"| `{group}` | {sum(row.values())} | {ops} | {CASE_GROUPS.get(group, '')} |")
+    totals = " | ".join(str(sum(r[op] for r in groups.values())) for op in OPERATIONS)
+    lines.append(f"| **all** | **{len(cases)}** | {totals} | |")
+    return "\n".join(lines) + "\n"
+
+
 def expected_files(root: Path) -> dict[Path, str]:
     files = {root / "docs" / "codes" / f"{c.code}.md": code_page(c) for c in CATALOGUE.values()}
     files.update(annotated_schemas(root)[0])
     files[root / "docs" / "codes" / "README.md"] = code_index()
     files[root / "docs" / "cli.md"] = cli_reference()
+    if (root / "conformance" / "cases").is_dir():
+        files[root / "docs" / "conformance-cases.md"] = conformance_cases(root)
     from session_resume.docgen.hooks import render as render_hooks
 
     files[root / ".pre-commit-hooks.yaml"] = render_hooks()
