@@ -12,7 +12,7 @@ The rules (docs/conformance.md, "How results are compared"):
   JSON values (key order and whitespace do not matter), everything else byte for byte;
   ``*.corrupt-*`` files always byte for byte, and so is every file the case lists in
   ``expected.bytes`` (where the spec says "byte for byte": a restored ``.bak``);
-- free text (spec §9: a ``skip_reason``, a finding title, a placeholder rationale migration
+- free text (docs/spec.md §9: a ``skip_reason``, a finding title, a placeholder rationale migration
   writes itself) is compared by presence and type only: the JSON pointers a case lists in
   ``expected.free_text`` (per file) must hold a string, non-empty when the expected one is.
 """

@@ -73,6 +73,7 @@ class DecisionKey:
     required: bool
     description: str
     enum: tuple[Any, ...] | None = None
+    legacy_top_level: bool = False  # an old state's top-level key of this name moves here
 
 
 @dataclass(frozen=True)
@@ -81,6 +82,17 @@ class FieldDef:
     required: bool
     description: str
     schema: dict[str, Any]
+    mirrors_decision: str | None = None  # the decision key holding the same value
+
+
+@dataclass(frozen=True)
+class HandoffValue:
+    """A labelled value of the state shown in the handoff: the top-level field ``value``,
+    else the decision key of that name; ``missing`` when it is empty."""
+
+    label: str
+    value: str
+    missing: str = "—"
 
 
 @dataclass(frozen=True)
@@ -96,6 +108,9 @@ class Workflow:
     steps: tuple[StepDef, ...]
     decisions: tuple[DecisionKey, ...]
     fields: tuple[FieldDef, ...]
+    adopts_unnamed_states: bool = False
+    handoff_header: tuple[HandoffValue, ...] = ()
+    handoff_facts: tuple[HandoffValue, ...] = ()
     source: str = ""
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
@@ -351,6 +366,7 @@ def _build(raw: dict[str, Any], file: str) -> Workflow:
                 bool(d.get("required", False)),
                 d.get("description", ""),
                 tuple(d["enum"]) if "enum" in d else None,
+                bool(d.get("legacy_top_level", False)),
             )
             for d in raw["decisions"]
         ),
@@ -360,12 +376,21 @@ def _build(raw: dict[str, Any], file: str) -> Workflow:
                 bool(f.get("required", False)),
                 f.get("description", ""),
                 f.get("schema", {}),
+                f.get("mirrors_decision"),
             )
             for f in raw["fields"]
         ),
+        adopts_unnamed_states=bool(raw.get("adopts_unnamed_states", False)),
+        handoff_header=_handoff_values(raw, "header"),
+        handoff_facts=_handoff_values(raw, "facts"),
         source=file,
         raw=raw,
     )
+
+
+def _handoff_values(raw: dict[str, Any], which: str) -> tuple[HandoffValue, ...]:
+    items = (raw.get("handoff") or {}).get(which) or ()
+    return tuple(HandoffValue(i["label"], i["value"], i.get("missing", "—")) for i in items)
 
 
 # --- parse cache -------------------------------------------------------------------------

@@ -232,7 +232,7 @@ def annotated_schemas(root: Path) -> tuple[dict[Path, str], list[str]]:
 
 # What each group of conformance cases is about (docs/conformance-cases.md).
 CASE_GROUPS = {
-    "read": "bytes, encodings, JSON, links, FIFOs, sizes, `.bak` (spec §2.1)",
+    "read": "bytes, encodings, JSON, links, FIFOs, sizes, `.bak` (docs/spec.md §2.1)",
     "versions": "version strings and the version gate (§2.2)",
     "valid": "valid states: every status, every built-in workflow, the schema fixtures",
     "schema": "one schema fault each (§2.3)",

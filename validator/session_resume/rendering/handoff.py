@@ -128,15 +128,22 @@ def handoff_context(
 
     state_updated = parse_ts(doc.get("updated"))
     shown = now if state_updated is None or now >= state_updated else state_updated
-    iac = doc.get("iac_tool") or (decisions_doc.get("iac_tool") if decisions_doc else None)
     header = {
         "project": md_inline(_str(doc.get("project"))),
         "step": md_inline(last_complete),
         "updated": md_inline(format_ts(shown)),
-        "apex": workflow.id == "apex",
         "workflow": md_inline(workflow.id),
-        "iac": _decision_value(iac),
-        "branch": _decision_value(doc.get("branch")),
+        # the workflow's own header values (docs/spec.md §3.1), else its id
+        "values": [
+            {
+                "label": md_inline(v.label),
+                "value": _decision_value(
+                    doc.get(v.value) or (decisions_doc or {}).get(v.value) or None
+                ),
+                "missing": md_inline(v.missing),
+            }
+            for v in workflow.handoff_header
+        ],
     }
 
     target = decision.get("step")
@@ -181,12 +188,12 @@ def _skill_facts(
     facts: list[dict[str, Any]] = [
         {"label": md_inline("Workflow"), "value": md_inline(f"{wf.id} (version {wf.version})")}
     ]
-    if "region" in doc or "region" in decisions:
-        region = doc.get("region") or decisions.get("region") or "(not decided)"
-        facts.append({"label": md_inline("Region"), "value": md_inline(region)})
-    if "complexity" in decisions or any(d.key == "complexity" for d in wf.decisions):
-        value = decisions.get("complexity") or "standard (not set)"
-        facts.append({"label": md_inline("Complexity"), "value": md_inline(value)})
+    declared = {d.key for d in wf.decisions}
+    for fact in wf.handoff_facts:
+        name = fact.value
+        if name in doc or name in decisions or name in declared:
+            value = doc.get(name) or decisions.get(name) or fact.missing
+            facts.append({"label": md_inline(fact.label), "value": md_inline(value)})
     if sdef is None:
         if target:
             facts.append(

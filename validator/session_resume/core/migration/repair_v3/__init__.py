@@ -20,9 +20,14 @@ from session_resume.core.migration.repair_v3.records import (
     repair_review_audit,
 )
 from session_resume.core.migration.repair_v3.steps import repair_current_step, repair_steps
-from session_resume.core.migration.repair_v3.values import VERSION, ts_value
+from session_resume.core.migration.repair_v3.values import (
+    VERSION,
+    legacy_top_level_keys,
+    ts_value,
+)
 from session_resume.core.timeutil import format_ts
 from session_resume.core.workflow import (
+    BUILTINS,
     Workflow,
     WorkflowError,
     load_workflow,
@@ -54,16 +59,22 @@ def repair(doc: dict[str, Any], ctx: MigrationContext, *, from_old: bool = False
 
 
 def _choose_workflow(doc: dict[str, Any], ctx: MigrationContext) -> Workflow | None:
+    """The state's own workflow; for a state that names none, the built-in that adopts
+    unnamed states when its step names fit, else the first built-in with free steps."""
     if ctx.workflow is not None:
         return ctx.workflow
     named = doc.get("workflow")
     try:
         if named is not None:
             return load_workflow(state_workflow_spec(named))
-        apex = load_workflow("apex")
+        builtins = [load_workflow(b) for b in BUILTINS]
     except WorkflowError:
         return None
-    names = {s.name for s in apex.steps}
+    adopter = next((w for w in builtins if w.adopts_unnamed_states), None)
+    free = next((w for w in builtins if w.free_steps), None)
+    if adopter is None:
+        return free
+    names = {s.name for s in adopter.steps}
     steps = doc.get("steps") if isinstance(doc.get("steps"), dict) else {}
     assert isinstance(steps, dict)
     foreign = sorted(
@@ -73,16 +84,13 @@ def _choose_workflow(doc: dict[str, Any], ctx: MigrationContext) -> Workflow | N
             if isinstance(s, dict) and isinstance(s.get("name"), str) and s["name"] not in names
         }
     )
-    if foreign:
+    if foreign and free is not None:
         ctx.note(
-            f"step names {', '.join(map(repr, foreign))} are not apex steps; the session "
-            "is migrated under the generic workflow"
+            f"step names {', '.join(map(repr, foreign))} are not {adopter.id} steps; the "
+            f"session is migrated under the {free.id} workflow"
         )
-        try:
-            return load_workflow("generic")
-        except WorkflowError:
-            return None
-    return apex
+        return free
+    return adopter
 
 
 def _top_level_extras(doc: dict[str, Any], wf: Workflow | None, ctx: MigrationContext) -> None:
@@ -90,8 +98,8 @@ def _top_level_extras(doc: dict[str, Any], wf: Workflow | None, ctx: MigrationCo
 
     known = set(CORE_KEYS) | {f.name for f in (wf.fields if wf else ())}
     for key in [k for k in doc if k not in known and not k.startswith("x-")]:
-        if key == "complexity":
-            continue  # moved into decisions by repair_decisions
+        if key in legacy_top_level_keys():
+            continue  # moved into decisions (or kept aside) by repair_decisions
         ctx.aside(
             doc,
             key,

@@ -17,6 +17,7 @@ from session_resume.core.migration.repair_v3.values import (
     RESOLVED,
     STEP_KEY,
     VERSION,
+    legacy_top_level_keys,
     ts_value,
 )
 from session_resume.core.timeutil import parse_ts
@@ -167,28 +168,7 @@ def repair_decisions(doc: dict[str, Any], wf: Workflow | None, ctx: MigrationCon
                 f"required decision {d.key!r} added (empty: not yet decided)",
                 pointer_join(["decisions", d.key]),
             )
-    # apex keeps iac_tool twice (upstream ambiguity): fill the empty copy from the other.
-    if wf.id == "apex":
-        top, inner = doc.get("iac_tool"), dec.get("iac_tool")
-        if isinstance(top, str) and isinstance(inner, str) and top != inner:
-            if not top:
-                doc["iac_tool"] = inner
-                ctx.note(f"iac_tool filled from decisions.iac_tool ({inner!r})", "/iac_tool")
-            elif not inner:
-                dec["iac_tool"] = top
-                ctx.note(
-                    f"decisions.iac_tool filled from iac_tool ({top!r})", "/decisions/iac_tool"
-                )
-            else:
-                ctx.notes.append(
-                    diag(
-                        "SR151",
-                        f"iac_tool {top!r} and decisions.iac_tool "
-                        f"{inner!r} disagree; both kept, resolve by hand",
-                        file=ctx.file,
-                        pointer="/iac_tool",
-                    )
-                )
+    _mirrored_fields(doc, dec, wf, ctx)
 
 
 def _entry_is_v3(e: dict[str, Any]) -> bool:
@@ -285,3 +265,50 @@ def repair_decision_log(doc: dict[str, Any], ctx: MigrationContext) -> None:
         out.append(e)
     if changed:
         doc["decision_log"] = out
+
+
+def _mirrored_fields(
+    doc: dict[str, Any], dec: dict[str, Any], wf: Workflow, ctx: MigrationContext
+) -> None:
+    """A top-level field the workflow keeps twice (``mirrors_decision``, an upstream
+    ambiguity): fill the empty copy from the other; report a disagreement."""
+    for f in wf.fields:
+        if f.mirrors_decision is None:
+            continue
+        name, key = f.name, f.mirrors_decision
+        top, inner = doc.get(name), dec.get(key)
+        if not (isinstance(top, str) and isinstance(inner, str) and top != inner):
+            continue
+        if not top:
+            doc[name] = inner
+            ctx.note(f"{name} filled from decisions.{key} ({inner!r})", f"/{name}")
+        elif not inner:
+            dec[key] = top
+            ctx.note(f"decisions.{key} filled from {name} ({top!r})", f"/decisions/{key}")
+        else:
+            ctx.notes.append(
+                diag(
+                    "SR151",
+                    f"{name} {top!r} and decisions.{key} {inner!r} disagree; both kept, "
+                    "resolve by hand",
+                    file=ctx.file,
+                    pointer=f"/{name}",
+                )
+            )
+
+
+def _legacy_top_level_keys(
+    doc: dict[str, Any], dec: dict[str, Any], wf: Workflow | None, ctx: MigrationContext
+) -> None:
+    """Old top-level keys that a workflow keeps in ``decisions`` (``legacy_top_level``):
+    moved there under such a workflow, else kept under ``x-legacy``."""
+    mine = {d.key for d in wf.decisions if d.legacy_top_level} if wf is not None else set()
+    for key in sorted(k for k in legacy_top_level_keys() if k in doc):
+        top = doc.pop(key)
+        if key in mine and key not in dec:
+            dec[key] = top
+            ctx.note(f"top-level {key} moved into decisions", f"/{key}")
+        elif key in mine:
+            ctx.aside(doc, key, top, f"top-level {key} duplicates decisions", f"/{key}")
+        else:
+            ctx.aside(doc, key, top, f"top-level {key}", f"/{key}")

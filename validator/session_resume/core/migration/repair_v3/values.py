@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime
 from typing import Any
 
 from session_resume.core.timeutil import format_ts, parse_ts
+from session_resume.core.workflow import BUILTINS, WorkflowError, load_workflow
 
 VERSION = "3.0"  # the version whose known defects this pass repairs
 
@@ -44,3 +46,15 @@ def ts_value(value: Any) -> tuple[str | None, bool]:
     if dt.tzinfo is None:
         return None, False
     return format_ts(dt), True
+
+
+@functools.cache
+def legacy_top_level_keys() -> frozenset[str]:
+    """Top-level keys of old states that some built-in workflow keeps in ``decisions``."""
+    out: set[str] = set()
+    for name in BUILTINS:
+        try:
+            out |= {d.key for d in load_workflow(name).decisions if d.legacy_top_level}
+        except WorkflowError:
+            continue
+    return frozenset(out)
