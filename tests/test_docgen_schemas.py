@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from session_resume.docgen import annotated_schemas, plain_text
+from session_resume.docgen.generate import annotated_schemas, plain_text
 
 
 @pytest.mark.parametrize(
@@ -42,7 +42,7 @@ def _root(tmp_path: Path, schema: dict[str, Any]) -> Path:
 def _check(root: Path) -> subprocess.CompletedProcess[str]:
     """docgen's own check, limited to the schemas (the other generated files are absent)."""
     code = (
-        "import sys; from pathlib import Path; from session_resume.docgen import "
+        "import sys; from pathlib import Path; from session_resume.docgen.generate import "
         "annotated_schemas as a; root = Path(sys.argv[1]); want, problems = a(root); "
         "stale = [str(p) for p, t in want.items() if p.read_text() != t]; "
         "print('\\n'.join(stale + problems)); sys.exit(1 if stale or problems else 0)"

@@ -300,7 +300,7 @@ def test_step_summary_escapes_table_cells(tmp_path: Path) -> None:
 
 
 def test_step_summary_table_cell_unit() -> None:
-    from session_resume.formats.github import table_cell
+    from session_resume.reporters.github import table_cell
 
     row = "| " + table_cell("x | y\r\n`z`") + " | " + table_cell("**") + " |\n"
     rows = _table_rows("| a | b |\n| --- | --- |\n" + row)

@@ -344,7 +344,7 @@ def test_snippet_bodies_are_valid_states() -> None:
 def test_every_schema_description_is_plain_and_has_its_markdown() -> None:
     """Across schema/: a description never holds a backtick (VS Code shows it escaped), and
     sits beside the markdownDescription it is derived from (docgen keeps them in step)."""
-    from session_resume.docgen import plain_text
+    from session_resume.docgen.generate import plain_text
 
     def walk(node: Any, where: str) -> list[str]:
         bad: list[str] = []
