@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from session_resume import __version__
 from session_resume.cli.commands.common import UsageError
@@ -49,6 +50,7 @@ COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("session_resume.cli.commands.render", ("render",)),
     ("session_resume.conformance.cli", ("conformance",)),
     ("session_resume.cli.commands.importers", ("import", "sync-todos")),
+    ("session_resume.cli.commands.completion", ("completion",)),
 )
 KNOWN = frozenset({"validate"} | {n for _, names in COMMANDS for n in names})
 
@@ -76,7 +78,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         "paths",
         nargs="*",
         metavar="PATH|DIR",
-        help="state files, or directories to search for 00-session-state.json",
+        help="state files, directories to search for 00-session-state.json (git-tracked "
+        "files only, so .gitignore holds), glob patterns, or - for standard input",
     )
     _workflow_arg(v)
     v.add_argument("--strict", action="store_true", help="warnings also make a file invalid")
@@ -88,6 +91,24 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         choices=REPORTERS,
         default="text",
         help="output format (default: text)",
+    )
+    v.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="text format: print the findings only, no summary line (nothing when all is valid)",
+    )
+    v.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="colour the text output: auto (a terminal, unless NO_COLOR is set; FORCE_COLOR "
+        "forces it), always or never",
+    )
+    v.add_argument(
+        "--stdin-filename",
+        metavar="NAME",
+        help="with PATH `-` (the document on standard input): the name used in messages",
     )
     v.add_argument(
         "--now",
@@ -119,7 +140,21 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
             register = importlib.import_module(module)
             add = getattr(register, "add_parsers", None) or register.add_parser
             add(sub)
+    _alias_output_format(parser)
     return parser
+
+
+def _alias_output_format(parser: argparse.ArgumentParser) -> None:
+    """Every command's ``--format`` also answers to ``--output-format`` (the name ruff and
+    check-jsonschema use)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in set(action.choices.values()):
+                _alias_output_format(sub)
+    fmt = parser._option_string_actions.get("--format")
+    if fmt is not None and "--output-format" not in parser._option_string_actions:
+        fmt.option_strings = [*fmt.option_strings, "--output-format"]
+        parser._option_string_actions["--output-format"] = fmt
 
 
 def _workflow_arg(p: argparse.ArgumentParser) -> None:
@@ -155,7 +190,6 @@ def _docs_url(value: str) -> str:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from session_resume.core.validation import ValidateOptions
-    from session_resume.reporters import renderer
     from session_resume.reporters.text import render_text
     from session_resume.services.validation import validate
     from session_resume.storage.config import ConfigError, load_config
@@ -177,7 +211,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
             )
             return EXIT_USAGE
         paths = [str(session_root)]
-    missing = [p for p in paths if not os.path.lexists(p)]
+    if "-" in paths:
+        return _validate_stdin(args, cfg, root, paths)
+    missing = [p for p in paths if not os.path.lexists(p) and not _matches(p)]
     if missing:
         from session_resume.core.codes import diag
 
@@ -210,11 +246,71 @@ def cmd_validate(args: argparse.Namespace) -> int:
             )
             return EXIT_USAGE
     docs_url = _docs_url(args.docs_url) if args.docs_url else cfg.docs_url
-    reports = validate(paths, opts)
+    from session_resume.terminal import progress
+
+    show, close = progress("validate", enabled=args.format == "text")
+    try:
+        reports = validate(paths, opts, progress=show)
+    finally:
+        close()
+    return _report(args, reports, root, docs_url)
+
+
+def _matches(pattern: str) -> bool:
+    """A glob the tool expands itself matches something (a quoted pattern)."""
+    import glob
+
+    return bool(set("*?[") & set(pattern)) and bool(glob.glob(pattern, recursive=True))
+
+
+def _validate_stdin(args: argparse.Namespace, cfg: Any, root: Path, paths: list[str]) -> int:
+    """``validate -``: one document on standard input, read up to the size limit."""
+    from session_resume.core.codes import diag
+    from session_resume.core.validation import ValidateOptions
+    from session_resume.reporters.text import render_text
+    from session_resume.services.validation import validate_bytes
+
+    if paths != ["-"]:
+        raise UsageError("`-` (standard input) cannot be combined with other paths")
+    name = args.stdin_filename or "<stdin>"
+    limit = args.max_size or cfg.max_size
+    data = sys.stdin.buffer.read(limit + 1)
+    if len(data) > limit:
+        sys.stderr.write(
+            render_text(
+                [_one(diag("SR112", f"standard input is larger than {limit} bytes", file=name))],
+                False,
+            )
+        )
+        return EXIT_INVALID
+    opts = ValidateOptions(
+        workflow=args.workflow,
+        default_workflow=cfg.workflow or ValidateOptions.default_workflow,
+        strict=args.strict,
+        now=_now(args.now),
+        skew_seconds=cfg.clock_skew_seconds,
+        max_size=limit,
+        root=root,
+        positions=args.format in ("sarif", "github"),
+    )
+    docs_url = _docs_url(args.docs_url) if args.docs_url else cfg.docs_url
+    return _report(args, [validate_bytes(data, name, opts)], root, docs_url)
+
+
+def _report(args: argparse.Namespace, reports: list[FileReport], root: Path, docs_url: str) -> int:
+    from session_resume.reporters import renderer
+
     if args.format == "sarif":
         from session_resume.reporters.sarif import render_sarif
 
         sys.stdout.write(render_sarif(reports, args.strict, root=root, docs_url=docs_url))
+    elif args.format == "text":
+        from session_resume.terminal import colorize, use_color
+
+        text = renderer("text")(reports, args.strict)
+        if args.quiet:
+            text = "".join(text.splitlines(keepends=True)[:-1])  # the findings, no summary
+        sys.stdout.write(colorize(text) if use_color(args.color, sys.stdout) else text)
     else:
         sys.stdout.write(renderer(args.format)(reports, args.strict))
     if args.format == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
@@ -235,6 +331,11 @@ def _one(d: Diagnostic) -> FileReport:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     first = next((a for a in args_list if not a.startswith("-")), None)
+    if "_ARGCOMPLETE" in os.environ:  # a shell asks for completions (argcomplete's protocol)
+        # lazy: argcomplete only when a shell asks for completions
+        import argcomplete
+
+        argcomplete.autocomplete(build_parser())
     try:
         parser = build_parser(first if first in KNOWN else None)
         args = parser.parse_args(args_list)

@@ -116,14 +116,21 @@ def _run(args: argparse.Namespace, every: list[Case], cases: list[Case]) -> int:
         if unknown:
             raise RunnerError(f"the skip list names cases that do not exist: {', '.join(unknown)}")
         argv = shlex.split(args.adapter, posix=os.name != "nt")
-        report = run_suite(
-            argv,
-            cases,
-            adapter_label=args.adapter,
-            skip=skip,
-            timeout=args.timeout,
-            keep_workspaces=args.keep_workspaces,
-        )
+        from session_resume.terminal import progress
+
+        show, close = progress("conformance", enabled=args.format == "text")
+        try:
+            report = run_suite(
+                argv,
+                cases,
+                adapter_label=args.adapter,
+                skip=skip,
+                timeout=args.timeout,
+                keep_workspaces=args.keep_workspaces,
+                progress=show,
+            )
+        finally:
+            close()
     except RunnerError as exc:
         sys.stderr.write(f"session-resume conformance: {exc}\n")
         return EXIT_USAGE

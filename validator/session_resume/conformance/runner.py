@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -296,10 +297,12 @@ def run_suite(
     timeout: float = DEFAULT_TIMEOUT,
     keep_workspaces: bool = False,
     env: dict[str, str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> RunReport:
     """Run ``cases`` through the adapter. Raises :class:`RunnerError` if it cannot start.
 
-    ``env``: the adapter's whole environment (None: the caller's, unchanged)."""
+    ``env``: the adapter's whole environment (None: the caller's, unchanged).
+    ``progress(done, total)`` is called after each case."""
     label = adapter_label or " ".join(adapter_argv)
     skip = skip or {}
     if not cases:
@@ -321,6 +324,8 @@ def run_suite(
                 outcome = CaseOutcome(case, "failed", failure="died", reason=str(exc))
             outcome.duration = round(time.monotonic() - started, 4)
             report.outcomes.append(_apply_skip_list(outcome, skip))
+            if progress is not None:
+                progress(seq, len(cases))
     finally:
         session.stop()
     report.duration = time.monotonic() - t0

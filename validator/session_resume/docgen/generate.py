@@ -241,7 +241,7 @@ CASE_GROUPS = {
     "workflow": "apex/dotagent/generic rules, budgets, custom definition files (§2.5, §8)",
     "session": "temp files, torn and garbled worklog lines, leases (§3, §6, §7)",
     "handoff": "the handoff's shape (§3.1)",
-    "migrate": "1.0, 2.0, missing version, 3.0 repair, refusals (§9)",
+    "migrate": "old versions, a missing version, the repair of current files, refusals (§9)",
     "recover": "restore, recreate, refuse (§5)",
     "resume": "every action, orphans, live and ended leases (§10)",
 }

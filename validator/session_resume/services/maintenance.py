@@ -3,16 +3,16 @@ session. Each is one call into the store, with refusals as :class:`ServiceError`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from session_resume.core.diagnostics import Diagnostic, Severity
 from session_resume.services.errors import ServiceError
-from session_resume.services.validation import discover
 from session_resume.storage import archive as archive_store
 from session_resume.storage import state_repair, store
+from session_resume.storage.discovery import discover
 from session_resume.storage.state_repair import MigrateOutcome, RecoverResult
 
 
@@ -68,18 +68,21 @@ def migrate(
     write: bool = True,
     workflow: str | None = None,
     root: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> MigrateReport:
     """Migrate every state file found under ``paths`` to the current version (chained one
     version at a time; the pre-migration file is kept as ``.bak``). ``write=False``: report
     what would change (the JSON Patch) and write nothing."""
     files, problems = discover(paths)
     report = MigrateReport(problems=problems)
-    for f in files:
+    for n, f in enumerate(files, start=1):
         report.outcomes.append(
             state_repair.migrate_session(
                 session_dir_of(f), now=now, write=write, workflow=workflow, root=root
             )
         )
+        if progress is not None:
+            progress(n, len(files))
     return report
 
 

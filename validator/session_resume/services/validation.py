@@ -12,11 +12,10 @@ from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic, FileReport
 from session_resume.core.jsonread import CORRUPT_CODES
 from session_resume.core.validation import ValidateOptions, validate_document
+from session_resume.storage.discovery import discover
 from session_resume.storage.fileio import is_within, read_limited
 
 STATE_FILE = "00-session-state.json"
-_SKIP_DIRS = {".git", ".archive", "node_modules", ".venv", "__pycache__", ".nox"}
-_MAX_DISCOVERY_DEPTH = 8
 
 
 # --- files and directories ---------------------------------------------------------------
@@ -134,52 +133,29 @@ def _exists_under(root: Path, session_dir: Path) -> Callable[[str], bool]:
     return exists
 
 
-def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[str], list[Diagnostic]]:
-    """Expand directories into the state files under them. Links to directories are not
-    followed; every state file is listed once."""
-    files: list[str] = []
-    problems: list[Diagnostic] = []
-    for p in paths:
-        name = os.fspath(p)
-        if os.path.isdir(name) and not os.path.islink(name):
-            found = _walk(name)
-            if not found:
-                problems.append(diag("SR101", f"no {STATE_FILE} under this directory", file=name))
-            files.extend(found)
-        else:
-            files.append(name)
-    seen: set[str] = set()
-    unique = []
-    for f in files:
-        key = os.path.normpath(f)
-        if key not in seen:
-            seen.add(key)
-            unique.append(f)
-    return unique, problems
-
-
-def _walk(top: str) -> list[str]:
-    found = []
-    base_depth = top.rstrip(os.sep).count(os.sep)
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-        if dirpath.count(os.sep) - base_depth >= _MAX_DISCOVERY_DEPTH:
-            dirnames[:] = []
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
-        if STATE_FILE in filenames:
-            found.append(os.path.join(dirpath, STATE_FILE))
-    return found
-
-
 def validate(
-    paths: Iterable[str | os.PathLike[str]], options: ValidateOptions | None = None
+    paths: Iterable[str | os.PathLike[str]],
+    options: ValidateOptions | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[FileReport]:
-    """Validate state files and directories (each directory searched for state files).
+    """Validate state files and directories (each directory searched for state files, globs
+    expanded: :func:`session_resume.storage.discovery.discover`).
 
     Returns one :class:`FileReport` per file; a directory without state files yields a
-    report carrying SR101.
+    report carrying SR101. ``progress(done, total)`` is called after each file.
     """
     opts = options or ValidateOptions()
     files, problems = discover(paths)
     reports = [FileReport(path=d.file, diagnostics=[d]) for d in problems]
-    reports.extend(validate_file(f, opts) for f in files)
+    for n, f in enumerate(files, start=1):
+        reports.append(validate_file(f, opts))
+        if progress is not None:
+            progress(n, len(files))
     return reports
+
+
+def validate_bytes(data: bytes, name: str, options: ValidateOptions | None = None) -> FileReport:
+    """Validate a state document that is not a file (standard input): no session
+    directory, so no checks of the session's other files; ``name`` is used in messages."""
+    return validate_document(data, file=name, options=options or ValidateOptions())

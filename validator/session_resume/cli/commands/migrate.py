@@ -23,6 +23,7 @@ from session_resume.reporters.text import clean
 from session_resume.services import maintenance
 from session_resume.storage.state_repair import MigrateOutcome
 from session_resume.storage.store import serialize
+from session_resume.terminal import progress
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -60,13 +61,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     cfg = config_for(args.root)
-    report = maintenance.migrate(
-        args.paths,
-        now=now_from(args.now),
-        write=not (args.dry_run or args.check),
-        workflow=args.workflow or cfg.workflow,
-        root=root_of(args.root, cfg),
-    )
+    show, close = progress("migrate", enabled=args.format == "text")
+    try:
+        report = maintenance.migrate(
+            args.paths,
+            now=now_from(args.now),
+            write=not (args.dry_run or args.check),
+            workflow=args.workflow or cfg.workflow,
+            root=root_of(args.root, cfg),
+            progress=show,
+        )
+    finally:
+        close()
     if args.check:
         code = 1 if report.refused or report.pending else 0
     else:
