@@ -69,8 +69,21 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(
         REPO,
         src,
+        # what .gitignore lists (and .git): never part of a distribution
         ignore=shutil.ignore_patterns(
-            ".git", ".venv", "node_modules", "__pycache__", ".nox", "dist", "build", "*.egg-info"
+            ".git",
+            ".venv",
+            ".ci-venv",
+            ".nox",
+            "node_modules",
+            "__pycache__",
+            "dist",
+            "build",
+            "*.egg-info",
+            ".pytest_cache",
+            ".mypy_cache",
+            ".ruff_cache",
+            ".hypothesis",
         ),
     )
     proc = subprocess.run(

@@ -305,3 +305,13 @@ def test_step_summary_table_cell_unit() -> None:
     row = "| " + table_cell("x | y\r\n`z`") + " | " + table_cell("**") + " |\n"
     rows = _table_rows("| a | b |\n| --- | --- |\n" + row)
     assert rows == [["x | y\\x0d\\x0a`z`", "**"]]
+
+
+def test_default_docs_url_is_the_repositorys() -> None:
+    import tomllib
+
+    from session_resume.formats.sarif import DEFAULT_DOCS_URL
+
+    with open(REPO / "pyproject.toml", "rb") as fh:
+        repo_url = tomllib.load(fh)["project"]["urls"]["Repository"]
+    assert DEFAULT_DOCS_URL == f"{repo_url}/blob/main/docs/" == DOCS

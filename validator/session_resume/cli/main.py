@@ -297,7 +297,9 @@ def _validate_stdin(args: argparse.Namespace, cfg: Any, root: Path, paths: list[
     return _report(args, [validate_bytes(data, name, opts)], root, docs_url)
 
 
-def _report(args: argparse.Namespace, reports: list[FileReport], root: Path, docs_url: str) -> int:
+def _report(
+    args: argparse.Namespace, reports: list[FileReport], root: Path, docs_url: str | None
+) -> int:
     from session_resume.reporters import renderer
 
     if args.format == "sarif":

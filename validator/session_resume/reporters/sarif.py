@@ -22,8 +22,10 @@ from urllib.parse import quote
 from session_resume import __version__
 from session_resume.core.codes import CATALOGUE
 from session_resume.core.diagnostics import Diagnostic, FileReport, Severity
-from session_resume.storage.config import DEFAULT_DOCS_URL
 
+#: Where the docs live: ``<base>codes/SRnnn.md`` is a code's page, ``<base>spec.md`` the spec.
+#: ``--docs-url`` or the ``docs_url`` configuration key replaces it.
+DEFAULT_DOCS_URL = "https://github.com/session-resume/session-resume/blob/main/docs/"
 SARIF_SCHEMA = (
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 )
@@ -86,10 +88,11 @@ def render_sarif(
     strict: bool,
     *,
     root: Path | None = None,
-    docs_url: str = DEFAULT_DOCS_URL,
+    docs_url: str | None = None,
 ) -> str:
     base = Path(os.path.abspath(root if root is not None else os.getcwd()))
-    docs = docs_url if docs_url.endswith("/") else docs_url + "/"
+    docs = docs_url or DEFAULT_DOCS_URL
+    docs = docs if docs.endswith("/") else docs + "/"
     used = sorted({d.code for r in reports for d in r.diagnostics})
     index = {c: i for i, c in enumerate(used)}
     seen: dict[str, int] = {}

@@ -26,9 +26,6 @@ _KEYS = {
     "docs_url": str,
 }
 
-#: The docs that SARIF's helpUri and informationUri point at (``<docs_url>codes/SRnnn.md``).
-DEFAULT_DOCS_URL = "https://github.com/session-resume/session-resume/blob/main/docs/"
-
 
 def absolute_url(value: str) -> bool:
     """An absolute http(s) URL with a host, and nothing a URI may not hold."""
@@ -59,7 +56,7 @@ class Config:
     clock_skew_seconds: int = 300
     stale_after_seconds: int = 300
     archive_keep: int = 5
-    docs_url: str = DEFAULT_DOCS_URL
+    docs_url: str | None = None  # SARIF's documentation base URL (None: reporters.sarif)
 
 
 def find_root(start: Path) -> tuple[Path, Path | None, str]:
