@@ -105,8 +105,9 @@ def conformance(session: nox.Session) -> None:
     session.run("session-resume", "conformance", "lint")
     adapters = {
         "python": "python -m session_resume.conformance.adapter",
-        "node": "node conformance/adapters/node/adapter.mjs",
+        "node": "node conformance/js/adapter.mjs",
     }
+    skips = {"python": "conformance/adapters/python/skip.txt", "node": "conformance/js/skip.txt"}
     for name, command in adapters.items():
         session.run(
             "session-resume",
@@ -114,7 +115,7 @@ def conformance(session: nox.Session) -> None:
             "--adapter",
             command,
             "--skip",
-            f"conformance/adapters/{name}/skip.txt",
+            skips[name],
             *session.posargs,
         )
 

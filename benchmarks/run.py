@@ -1160,9 +1160,9 @@ def resume_large_worklog(tmpdir: Path) -> Prepared:
 # --- the conformance suite ------------------------------------------------------------------
 
 _PY_ADAPTER, _NODE_ADAPTER = "python reference adapter", "node adapter"
-NODE_ADAPTER = ROOT / "conformance" / "adapters" / "node" / "adapter.mjs"
+NODE_ADAPTER = ROOT / "conformance" / "js" / "adapter.mjs"
 PY_SKIP = ROOT / "conformance" / "adapters" / "python" / "skip.txt"
-NODE_SKIP = ROOT / "conformance" / "adapters" / "node" / "skip.txt"
+NODE_SKIP = ROOT / "conformance" / "js" / "skip.txt"
 
 
 def _conformance_rate(med: dict[str, float], info: dict[str, Any]) -> list[str]:

@@ -2,7 +2,7 @@
 // recover a corrupt state. No advisory lock is taken (Node has no flock); see the README.
 
 import {
-  closeSync, constants, copyFileSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, statSync,
+  closeSync, constants, fsyncSync, linkSync, lstatSync, openSync, readFileSync, renameSync, statSync,
   unlinkSync, writeSync,
 } from "node:fs";
 import { randomBytes } from "node:crypto";
@@ -12,15 +12,17 @@ import { isLink, isWithin, lexists, linkText, readLimited, real } from "./files.
 import { check } from "./schema.mjs";
 import { appendEvent, STATE } from "./session.mjs";
 import { formatTimestamp, stamp } from "./timestamps.mjs";
-import { newerThanKnown, versionOf } from "./version.mjs";
+import { CURRENT, isKnown, newerThanKnown, schemaOf, versionOf } from "./versions.mjs";
 import { loadWorkflow, templateState } from "./workflow.mjs";
 
 export const BAK = `${STATE}.bak`;
 export const LOCK = `${STATE}.lock`;
 
+/** An operation was refused; `codes` say why (nothing was written). */
 export class Refused extends Error {
-  constructor(codes) {
-    super(codes.join(", "));
+  /** @param {string[]} codes @param {string} [message] */
+  constructor(codes, message) {
+    super(message ?? codes.join(", "));
     this.codes = codes;
   }
 }
@@ -50,9 +52,9 @@ export function classify(data) {
   const v = versionOf(doc);
   if (v.invalid) return { status: "bad_version", doc, codes: ["SR142"] };
   if (newerThanKnown(v.num)) return { status: "too_new", doc, codes: ["SR141"], version: v.raw };
-  if (!["1.0", "2.0", "3.0"].includes(v.raw)) return { status: "bad_version", doc, codes: ["SR142"] };
-  if (v.raw !== "3.0") return { status: "needs_migration", doc, codes: ["SR140"], version: v.raw };
-  const errors = check("session-state/3.0.json", doc);
+  if (!isKnown(v.raw)) return { status: "bad_version", doc, codes: ["SR142"] };
+  if (v.raw !== CURRENT) return { status: "needs_migration", doc, codes: ["SR140"], version: v.raw };
+  const errors = check(schemaOf(CURRENT), doc);
   if (errors.length) return { status: "invalid", doc, codes: errors, version: v.raw };
   return { status: "ok", doc, codes: parsed.codes, version: v.raw };
 }
@@ -61,7 +63,7 @@ export function classify(data) {
 function validStateBytes(data) {
   const c = classify(data);
   if (c.status === "ok") return true;
-  return c.status === "needs_migration" && check(`session-state/${c.version}.json`, c.doc).length === 0;
+  return c.status === "needs_migration" && check(schemaOf(c.version), c.doc).length === 0;
 }
 
 /** Read the session's state; never throws for bad content. */
@@ -123,32 +125,66 @@ function writeTemp(dir, data) {
   }
 }
 
+const NO_HARD_LINKS = new Set(["EPERM", "EXDEV", "ENOTSUP", "EMLINK", "EOPNOTSUPP"]);
+
 /** Make `dst` an atomic copy of `src` (a hard link to a staging name, renamed over dst). */
 function keepAs(src, dst) {
-  const dir = join(dst, "..");
-  const staging = join(dir, `.${STATE}.${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    const a = lstatSync(src);
+    const b = lstatSync(dst);
+    // A kill between rotation and replace leaves .bak and the state as one inode; rename()
+    // between two links of one file is a no-op that would strand the staging name.
+    if (a.dev === b.dev && a.ino === b.ino) return;
+  } catch {
+    // dst absent: nothing to compare
+  }
+  const dir = dirname(dst);
+  let staging = join(dir, `.${STATE}.${randomBytes(6).toString("hex")}.tmp`);
   try {
     linkSync(src, staging);
-  } catch {
-    copyFileSync(src, staging, constants.COPYFILE_EXCL);
+  } catch (err) {
+    if (!NO_HARD_LINKS.has(/** @type {any} */ (err).code)) throw err;
+    staging = writeTemp(dir, readFileSync(src));
   }
-  renameSync(staging, dst);
+  try {
+    renameSync(staging, dst);
+  } catch (err) {
+    try { unlinkSync(staging); } catch { /* already gone */ }
+    throw err;
+  }
+  if (lexists(staging)) {
+    try { unlinkSync(staging); } catch { /* already gone */ }
+  }
+}
+
+/** An OS refusal while writing (disk full, read-only, a directory in the way): SR163. */
+function writeFailed(/** @type {unknown} */ err) {
+  const e = /** @type {any} */ (err);
+  if (e && typeof e.code === "string" && typeof e.syscall === "string") {
+    return new Refused(["SR163"], `the state could not be written: ${e.message}; the previous state and .bak are unchanged`);
+  }
+  return err;
 }
 
 /** Replace the state with `data`; with `rotate`, the current file becomes .bak if it is a
  * valid state (or, with `always`, whatever it is: the pre-migration file). */
-export function replaceState(dir, data, { rotate, always = false }) {
+export function replaceState(dir, data, { rotate, always = false, currentValid = null }) {
   const state = join(dir, STATE);
-  const tmp = writeTemp(dir, data);
+  let tmp;
+  try {
+    tmp = writeTemp(dir, data);
+  } catch (err) {
+    throw writeFailed(err);
+  }
   try {
     if (rotate && lexists(state) && !isLink(state) && statSync(state).isFile()) {
-      const current = readFileSync(state);
-      if (always || validStateBytes(current)) keepAs(state, join(dir, BAK));
+      const keep = always || (currentValid !== null ? currentValid : validStateBytes(readFileSync(state)));
+      if (keep) keepAs(state, join(dir, BAK));
     }
     renameSync(tmp, state);
   } catch (err) {
     try { unlinkSync(tmp); } catch { /* already gone */ }
-    throw err;
+    throw writeFailed(err);
   }
   fsyncDir(dir);
 }

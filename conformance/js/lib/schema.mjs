@@ -1,28 +1,51 @@
-// JSON Schema checks with ajv against the protocol's own schema files (schema/), and the
-// mapping of failing keywords to codes (spec §2.3).
+// JSON Schema checks with ajv against the protocol's own schema files, and the mapping of
+// failing keywords to codes (spec §2.3).
+//
+// Where the schema files are: $SESSION_RESUME_SCHEMA_DIR if set; else the copy bundled into
+// the package at pack time (`schema/` beside package.json, written by scripts/bundle-schema.mjs
+// from the repository's top-level schema/ and removed again after packing); else, in a
+// checkout, the repository's top-level schema/ itself (one source, no hand-kept copy).
 
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import Ajv2020 from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import Ajv2020Module from "ajv/dist/2020.js";
 
+const Ajv2020 = /** @type {any} */ (Ajv2020Module).default ?? Ajv2020Module;
+const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+/** The schema directory this package reads when none is set. */
+export function defaultSchemaDir() {
+  if (process.env.SESSION_RESUME_SCHEMA_DIR) return resolve(process.env.SESSION_RESUME_SCHEMA_DIR);
+  const bundled = join(PACKAGE_DIR, "schema");
+  if (existsSync(join(bundled, "session-state"))) return bundled;
+  return resolve(PACKAGE_DIR, "..", "..", "schema");
+}
+
+/** @type {string | null} */
 let schemaDir = null;
 let ajv = null;
 let loose = null;
 const compiled = new Map();
 
+/** Read the schemas (and built-in workflows) from `dir` from now on. @param {string} dir */
 export function setSchemaDir(dir) {
   schemaDir = dir;
+  compiled.clear();
+  ajv = null;
 }
 
+/** @returns {string} */
 export function getSchemaDir() {
+  if (schemaDir === null) schemaDir = defaultSchemaDir();
   return schemaDir;
 }
 
 function engine() {
   if (ajv === null) {
+    // No schema of the protocol uses `format`; none is registered, and strict mode would
+    // refuse a schema that started to use one without this code being updated.
     ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
-    addFormats(ajv);
   }
   return ajv;
 }
@@ -31,7 +54,7 @@ function engine() {
 export function validator(rel) {
   let v = compiled.get(rel);
   if (!v) {
-    const schema = JSON.parse(readFileSync(join(schemaDir, rel), "utf8"));
+    const schema = JSON.parse(readFileSync(join(getSchemaDir(), rel), "utf8"));
     v = engine().compile(schema);
     compiled.set(rel, v);
   }
@@ -41,8 +64,8 @@ export function validator(rel) {
 /** Compile an in-memory schema (a workflow's state fragment); not strict, field schemas are free. */
 export function compileFragment(schema) {
   if (loose === null) {
-    loose = new Ajv2020({ strict: false, allErrors: true, allowUnionTypes: true });
-    addFormats(loose);
+    // Like the reference (jsonschema without a format checker), `format` is an annotation here.
+    loose = new Ajv2020({ strict: false, allErrors: true, allowUnionTypes: true, validateFormats: false, logger: false });
   }
   return loose.compile(schema);
 }

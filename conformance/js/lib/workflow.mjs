@@ -1,11 +1,23 @@
-// Workflow definitions (spec §8): built-ins from schema/workflows/<id>.yaml, or a file.
+// Workflow definitions (spec §8): built-ins discovered from schema/workflows/<id>.yaml (adding
+// a workflow is adding its YAML file), or a definition file.
 
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { compileFragment, check, getSchemaDir } from "./schema.mjs";
+import { CURRENT } from "./versions.mjs";
 import { parseYaml, YamlError } from "./yaml.mjs";
 
-export const BUILTINS = ["apex", "dotagent", "generic"];
+/** The ids of the built-in workflows: the `*.yaml` files of the schema directory's workflows/. */
+export function builtins() {
+  try {
+    return readdirSync(join(getSchemaDir(), "workflows"))
+      .filter((n) => n.endsWith(".yaml"))
+      .map((n) => n.slice(0, -".yaml".length))
+      .sort();
+  } catch {
+    return [];
+  }
+}
 const MAX_BYTES = 1 << 20;
 
 export class WorkflowError extends Error {
@@ -35,7 +47,7 @@ export function loadWorkflow(spec) {
 
 function load(spec) {
   let path = spec;
-  if (BUILTINS.includes(spec)) path = join(getSchemaDir(), "workflows", `${spec}.yaml`);
+  if (builtins().includes(spec)) path = join(getSchemaDir(), "workflows", `${spec}.yaml`);
   else if (!existsSync(path) || !statSync(path).isFile()) {
     throw new WorkflowError(["SR403"], `no built-in workflow named ${spec} and no file at that path`);
   }
@@ -122,7 +134,7 @@ function fragmentSchema(wf) {
   };
 }
 
-/** A fresh 3.0 state for this workflow, every step pending (spec §5). */
+/** A fresh current-version state for this workflow, every step pending (spec §5). */
 export function templateState(wf, project, now) {
   const steps = {};
   for (const s of wf.steps) {
@@ -140,7 +152,7 @@ export function templateState(wf, project, now) {
   const decisions = {};
   for (const d of wf.decisions) if (d.required) decisions[d.key] = "";
   return {
-    schema_version: "3.0",
+    schema_version: CURRENT,
     project,
     workflow: wf.id,
     revision: 0,

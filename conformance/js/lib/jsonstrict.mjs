@@ -1,10 +1,17 @@
 // Strict JSON reading for session-resume (spec §2.1): bytes in, a value or codes out.
 // Written from the spec, independently of the Python reader: an explicit-stack parser (no
 // recursion, so 10,000 nested arrays cannot overflow the JS stack), which records duplicate
-// keys, NaN/Infinity tokens and the deepest path instead of failing on them.
+// keys (with their offsets), NaN/Infinity tokens, lone surrogates and the deepest path instead
+// of failing on them.
+//
+// Why not JSON.parse or a library: JSON.parse keeps the last of two duplicate keys without a
+// word, cannot say where the duplicate is, and recurses (a deep file throws RangeError); the
+// protocol must report a duplicate key as SR121 with its place (the state would otherwise mean
+// one thing to one reader and another to the next). No JSON library on npm reports duplicates
+// with positions without also accepting what the protocol refuses.
 
 export const MAX_DEPTH = 64;
-const CORRUPT = new Set(["SR110", "SR111", "SR114", "SR115", "SR120", "SR121", "SR122", "SR123", "SR124"]);
+const CORRUPT = new Set(["SR110", "SR111", "SR114", "SR115", "SR116", "SR120", "SR121", "SR122", "SR123", "SR124"]);
 
 class SyntaxFault extends Error {}
 
@@ -33,6 +40,10 @@ export function parseText(text) {
   let i = 0;
   const n = text.length;
   let duplicates = 0;
+  /** @type {{key: string, offset: number}[]} */
+  const duplicateAt = [];
+  let loneSurrogate = false;
+  let keyOffset = 0;
   let nonFinite = 0;
   let maxDepth = 0;
 
@@ -47,7 +58,12 @@ export function parseText(text) {
     for (;;) {
       if (i >= n) fail("unterminated string");
       const c = text.charCodeAt(i);
-      if (c === 0x22) { out += text.slice(start, i); i++; return out; }
+      if (c === 0x22) {
+        out += text.slice(start, i);
+        i++;
+        if (!loneSurrogate && !out.isWellFormed()) loneSurrogate = true;
+        return out;
+      }
       if (c < 0x20) fail("control character in string");
       if (c === 0x5c) {
         out += text.slice(start, i);
@@ -99,7 +115,10 @@ export function parseText(text) {
     const top = stack[stack.length - 1];
     if (top.kind === "array") top.value.push(v);
     else {
-      if (top.keys.has(top.key)) duplicates++;
+      if (top.keys.has(top.key)) {
+        duplicates++;
+        duplicateAt.push({ key: top.key, offset: top.keyOffset });
+      }
       top.keys.add(top.key);
       Object.defineProperty(top.value, top.key, { value: v, enumerable: true, writable: true, configurable: true });
     }
@@ -108,7 +127,7 @@ export function parseText(text) {
   function open(kind) {
     const value = kind === "array" ? [] : {};
     // depth of the values inside this container = number of open containers
-    stack.push({ kind, value, keys: new Set(), key: undefined });
+    stack.push({ kind, value, keys: new Set(), key: undefined, keyOffset: 0 });
   }
 
   function value() {
@@ -154,11 +173,13 @@ export function parseText(text) {
   function key() {
     ws();
     if (text[i] !== '"') fail("expected a string key");
+    keyOffset = i;
     const k = str();
     ws();
     if (text[i] !== ":") fail("expected :");
     i++;
     stack[stack.length - 1].key = k;
+    stack[stack.length - 1].keyOffset = keyOffset;
     return "value";
   }
 
@@ -169,7 +190,7 @@ export function parseText(text) {
   }
   ws();
   if (i !== n || !haveResult) fail("extra data after the value");
-  return { value: result, duplicates, nonFinite, maxDepth };
+  return { value: result, duplicates, duplicateAt, nonFinite, maxDepth, loneSurrogate };
 }
 
 /**
@@ -208,7 +229,10 @@ export function readJsonBytes(buf, { requireObject = true, maxDepth = MAX_DEPTH 
   const bad = [];
   if (parsed.duplicates) bad.push("SR121");
   if (parsed.nonFinite) bad.push("SR122");
-  if (bad.length) return { value: null, codes: [...codes, ...bad], text };
+  if (bad.length) return { value: null, codes: [...codes, ...bad], text, duplicateAt: parsed.duplicateAt };
+  // A \u escape of half a surrogate pair: not Unicode text, so it cannot be checked or written
+  // back faithfully (SR116; raw surrogate bytes are already invalid UTF-8, SR115).
+  if (parsed.loneSurrogate) return { value: null, codes: [...codes, "SR116"], text };
   const v = parsed.value;
   if (requireObject && (v === null || typeof v !== "object" || Array.isArray(v))) {
     return { value: null, codes: [...codes, "SR124"], text };

@@ -6,7 +6,7 @@
 import { check } from "./schema.mjs";
 import { CORE_KEYS } from "./rules.mjs";
 import { formatTimestamp, parseTimestamp } from "./timestamps.mjs";
-import { newerThanKnown, versionOf } from "./version.mjs";
+import { CURRENT, isKnown, KNOWN, newerThanKnown, schemaOf, versionOf } from "./versions.mjs";
 import { loadWorkflow, WorkflowError } from "./workflow.mjs";
 
 export class MigrationError extends Error {
@@ -497,8 +497,14 @@ function fixDecisionLog(doc, notes) {
 
 // --- the chain ---------------------------------------------------------------------------
 
+/** The migration step that produces each version from the one before (versions.mjs order). */
+const STEPS = { "2.0": v1ToV2, "3.0": v2ToV3 };
+for (const v of KNOWN.slice(1)) {
+  if (!(v in STEPS)) throw new Error(`versions.mjs names ${v} but migrate.mjs has no step to it`);
+}
+
 function mustBeValid(doc, version) {
-  if (check(`session-state/${version}.json`, doc).length) {
+  if (check(schemaOf(version), doc).length) {
     throw new MigrationError(["SR152"], `the result is not a valid ${version} state`);
   }
 }
@@ -507,14 +513,17 @@ function mustBeValid(doc, version) {
 export function migrate(doc, { now, workflow = null, projectHint = null }) {
   const v = versionOf(doc);
   if (v.invalid) throw new MigrationError(["SR142"], "schema_version is not a version string");
-  if (newerThanKnown(v.num)) throw new MigrationError(["SR141"], `schema version ${v.raw} is newer than 3.0`);
-  if (!["1.0", "2.0", "3.0"].includes(v.raw)) throw new MigrationError(["SR142"], `schema version ${v.raw} does not exist`);
+  if (newerThanKnown(v.num)) throw new MigrationError(["SR141"], `schema version ${v.raw} is newer than ${CURRENT}`);
+  if (!isKnown(v.raw)) throw new MigrationError(["SR142"], `schema version ${v.raw} does not exist`);
   const notes = new Notes();
   const ctx = { now, workflow, projectHint };
   let cur = doc;
-  if (v.raw === "1.0") { cur = v1ToV2(cur, notes); mustBeValid(cur, "2.0"); }
-  if (v.raw === "1.0" || v.raw === "2.0") { cur = v2ToV3(cur, notes, ctx); mustBeValid(cur, "3.0"); }
-  if (v.raw === "3.0") { cur = repair(cur, notes, ctx); mustBeValid(cur, "3.0"); }
+  // one version at a time, each result checked against its version's schema
+  for (const next of KNOWN.slice(KNOWN.indexOf(v.raw) + 1)) {
+    cur = STEPS[next](cur, notes, ctx);
+    mustBeValid(cur, next);
+  }
+  if (v.raw === CURRENT) { cur = repair(cur, notes, ctx); mustBeValid(cur, CURRENT); }
   const changed = !deepEqual(cur, doc);
   return { document: cur, changed, codes: changed ? [...notes.codes] : [], from: v.raw };
 }

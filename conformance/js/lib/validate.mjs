@@ -8,7 +8,7 @@ import { isCorrupt, readJsonBytes } from "./jsonstrict.mjs";
 import { lexists, readLimited } from "./files.mjs";
 import { checkState } from "./rules.mjs";
 import { classify } from "./store.mjs";
-import { KNOWN, newerThanKnown, versionOf } from "./version.mjs";
+import { CURRENT, isKnown, newerThanKnown, schemaOf, versionOf } from "./versions.mjs";
 import { check } from "./schema.mjs";
 import { readLease, scanWorklog, STATE, tempFiles } from "./session.mjs";
 import { loadWorkflow, WorkflowError } from "./workflow.mjs";
@@ -24,11 +24,11 @@ export function validateDocument(data, opts) {
   const v = versionOf(doc);
   if (v.invalid) codes.push("SR142");
   else if (newerThanKnown(v.num)) codes.push("SR141");
-  else if (!KNOWN.includes(v.raw)) codes.push("SR142");
-  else if (v.raw !== "3.0") {
-    codes.push(...check(`session-state/${v.raw}.json`, doc), "SR140");
+  else if (!isKnown(v.raw)) codes.push("SR142");
+  else if (v.raw !== CURRENT) {
+    codes.push(...check(schemaOf(v.raw), doc), "SR140");
   } else {
-    codes.push(...check("session-state/3.0.json", doc));
+    codes.push(...check(schemaOf(CURRENT), doc));
     const own = typeof doc.workflow === "string" ? doc.workflow : null;
     let wf = null;
     try {
@@ -78,7 +78,7 @@ function validateFile(name, opts) {
     const bak = `${name}.bak`;
     if (lexists(bak)) {
       const b = readLimited(bak, { maxSize: opts.maxSize, root: opts.root });
-      // usable: it parses and passes the 3.0 schema, the same test recovery uses (spec §5)
+      // usable: it parses and passes the current schema, the same test recovery uses (spec §5)
       if (b.data && classify(b.data).status === "ok") codes.push("SR130");
     }
   }
