@@ -8,6 +8,7 @@ import { migrate, MigrationError } from "./migrate.mjs";
 import { decide, snapshot } from "./resume.mjs";
 import { STATE } from "./session.mjs";
 import { checkPaths, logEvent, recover, Refused, replaceState, serialize } from "./store.mjs";
+import { jsonPatch } from "./patch.mjs";
 import { formatTimestamp } from "./timestamps.mjs";
 import { validate } from "./validate.mjs";
 import { CURRENT } from "./versions.mjs";
@@ -63,20 +64,21 @@ export function migrateDir(dir, { now, root, workflow = null, dryRun = false }) 
     if (err instanceof MigrationError) return { status: "refused", codes: unique(err.codes) };
     throw err;
   }
-  if (!result.changed) return { status: "current", codes: [], from: result.from };
-  const doc = result.document;
+  if (!result.changed) return { status: "current", codes: [], from: result.from, original: parsed.value, migrated: result.document };
+  const doc = structuredClone(result.document);
   const prev = doc.revision;
   doc.revision = (Number.isInteger(prev) ? prev : 0) + 1;
   doc.updated = formatTimestamp(now);
-  if (dryRun) return { status: "migrated", codes: unique(result.codes), from: result.from, document: doc };
+  const migrated = result.document;
+  if (dryRun) return { status: "migrated", codes: unique(result.codes), from: result.from, document: doc, original: parsed.value, migrated };
   try {
     replaceState(dir, serialize(doc), { rotate: true, always: true });
   } catch (err) {
     if (err instanceof Refused) return { status: "refused", codes: unique([...result.codes, ...err.codes]) };
     throw err;
   }
-  const extra = logEvent(dir, "migrated", { ts: formatTimestamp(now), detail: { from: result.from, to: CURRENT } });
-  return { status: "migrated", codes: unique([...result.codes, ...extra]), from: result.from, document: doc };
+  const extra = logEvent(dir, "migrated", { ts: formatTimestamp(now), detail: { from: result.from, to: CURRENT, changes: jsonPatch(parsed.value, result.document).length } });
+  return { status: "migrated", codes: unique([...result.codes, ...extra]), from: result.from, document: doc, original: parsed.value, migrated };
 }
 
 /**
@@ -88,7 +90,7 @@ export function migrateDir(dir, { now, root, workflow = null, dryRun = false }) 
 export function recoverDir(dir, { now, root, workflow = null, project = null }) {
   try {
     const out = recover(dir, root, { now, workflow, project });
-    return { status: out.status, codes: unique(out.codes) };
+    return { status: out.status, codes: unique(out.codes), keptAs: out.keptAs ?? null };
   } catch (err) {
     if (err instanceof WorkflowError || err instanceof Refused) return { status: "refused", codes: unique(err.codes) };
     throw err;

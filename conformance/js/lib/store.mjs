@@ -92,7 +92,7 @@ export function load(dir, root) {
 
 export const serialize = (doc) => Buffer.from(JSON.stringify(doc, null, 2) + "\n");
 
-function fsyncDir(dir) {
+export function fsyncDir(dir) {
   try {
     const fd = openSync(dir, constants.O_RDONLY);
     try { fsyncSync(fd); } finally { closeSync(fd); }
@@ -102,9 +102,9 @@ function fsyncDir(dir) {
 }
 
 /** A new temp file (O_EXCL, never following a link) in `dir` holding `data`, fsynced. */
-function writeTemp(dir, data) {
+export function writeTemp(dir, data, prefix = `.${STATE}.`) {
   for (;;) {
-    const tmp = join(dir, `.${STATE}.${randomBytes(6).toString("hex")}.tmp`);
+    const tmp = join(dir, `${prefix}${randomBytes(6).toString("hex")}.tmp`);
     let fd;
     try {
       fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o644);
@@ -113,7 +113,7 @@ function writeTemp(dir, data) {
       throw err;
     }
     try {
-      writeSync(fd, data);
+      for (let off = 0; off < data.length;) off += writeSync(fd, data, off); // short writes
       fsyncSync(fd);
     } catch (err) {
       closeSync(fd);
@@ -222,12 +222,12 @@ export function recover(dir, root, { now, workflow = null, project = null }) {
   if (current.backupUsable) {
     replaceState(dir, readFileSync(join(dir, BAK)), { rotate: false });
     const extra = logEvent(dir, "recovered", { ts, detail: { from: BAK, corrupt_kept_as: kept, reason } });
-    return { status: "restored_backup", codes: [...current.codes, ...extra] };
+    return { status: "restored_backup", codes: [...current.codes, ...extra], keptAs: kept };
   }
   const wf = loadWorkflow(workflow ?? "apex");
   const doc = templateState(wf, project ?? basename(real(dir) ?? dir), ts);
   doc.revision = 1;
   replaceState(dir, serialize(doc), { rotate: false });
   const extra = logEvent(dir, "recreated", { ts, detail: { corrupt_kept_as: kept, reason, workflow: wf.id } });
-  return { status: "recreated", codes: [...current.codes, ...extra] };
+  return { status: "recreated", codes: [...current.codes, ...extra], keptAs: kept };
 }

@@ -91,6 +91,31 @@ function validateFile(name, opts) {
   return codes;
 }
 
+/**
+ * validate, file by file: [{path, codes, version, workflow}] for the path (a file, or a
+ * directory searched for state files; none found is one entry with SR101).
+ */
+export function validateReport(path, opts) {
+  const { files, codes } = discover(path);
+  if (!files.length) return [{ path, codes, version: null, workflow: null }];
+  return files.map((f) => {
+    const found = [...new Set(validateFile(f, opts))].sort();
+    let version = null;
+    let workflow = null;
+    const res = readLimited(f, { maxSize: opts.maxSize, root: opts.root });
+    if (res.data) {
+      const parsed = readJsonBytes(res.data);
+      if (parsed.value !== null && !isCorrupt(parsed.codes)) {
+        const v = versionOf(parsed.value);
+        version = v.invalid ? null : v.raw;
+        if (version === CURRENT) workflow = typeof parsed.value.workflow === "string" ? parsed.value.workflow : opts.workflow ?? "apex";
+      }
+    }
+    return { path: f, codes: found, version, workflow };
+  });
+}
+validateReport.discover = discover;
+
 /** validate: every code found for the path (a file, or a directory searched for state files). */
 export function validate(path, opts) {
   const { files, codes } = discover(path);

@@ -97,12 +97,14 @@ function build(raw) {
     name: s.name,
     agents: s.agents,
     reviewed: Boolean(s.review_audited),
+    optional: Boolean(s.optional),
     checkpoints: (s.checkpoints ?? []).map((c) => c.id),
     legacy: s.legacy_checkpoints ?? {},
     budget: s.budget ? { max: s.budget.max_startup_files, files: s.budget.startup_files ?? [] } : null,
   }));
   const wf = {
     id: raw.id,
+    sessionDir: typeof raw.session_dir === "string" ? raw.session_dir : "agent-output/{project}",
     freeSteps: Boolean(raw.free_steps),
     steps,
     stepKeys: steps.map((s) => s.key),
