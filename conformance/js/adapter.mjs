@@ -30,7 +30,10 @@ const OPS = {
     const out = migrateDir(c.dir, { now: parseNow(c.now), root: c.root, workflow: c.arguments.workflow });
     return { status: out.status, codes: out.codes };
   },
-  recover: (c) => recoverDir(c.dir, { now: parseNow(c.now), root: c.root, workflow: c.arguments.workflow, project: c.arguments.project }),
+  recover: (c) => {
+    const out = recoverDir(c.dir, { now: parseNow(c.now), root: c.root, workflow: c.arguments.workflow, project: c.arguments.project });
+    return { status: out.status, codes: out.codes };
+  },
   resume: (c) => {
     const a = c.arguments;
     return {
