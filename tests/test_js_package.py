@@ -131,7 +131,7 @@ def tarball(tmp_path_factory: pytest.TempPathFactory) -> Path:
     dest = tmp_path_factory.mktemp("pack")
     proc = _run([tools["npm"], "pack", "--pack-destination", str(dest), "--json"], PKG)
     assert proc.returncode == 0, proc.stderr
-    name = json.loads(proc.stdout[proc.stdout.index("[") :])[0]["filename"]
+    name: str = json.loads(proc.stdout[proc.stdout.index("[") :])[0]["filename"]
     assert not (PKG / "schema").exists(), "postpack removes the bundled copy from the checkout"
     return dest / name
 
