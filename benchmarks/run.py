@@ -1162,7 +1162,7 @@ def resume_large_worklog(tmpdir: Path) -> Prepared:
 _PY_ADAPTER, _NODE_ADAPTER = "python reference adapter", "node adapter"
 NODE_ADAPTER = ROOT / "conformance" / "js" / "adapter.mjs"
 PY_SKIP = ROOT / "conformance" / "adapters" / "python" / "skip.txt"
-NODE_SKIP = ROOT / "conformance" / "js" / "skip.txt"
+NODE_SKIP = ROOT / "conformance" / "adapters" / "js" / "skip.txt"
 
 
 def _conformance_rate(med: dict[str, float], info: dict[str, Any]) -> list[str]:

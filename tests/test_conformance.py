@@ -114,7 +114,7 @@ def test_node_adapter(capsys: pytest.CaptureFixture[str]) -> None:
         if os.environ.get("SESSION_RESUME_NO_NODE") == "1":
             pytest.skip("node/ajv not installed (SESSION_RESUME_NO_NODE=1)")
         pytest.fail("the JavaScript adapter needs node (>= 20) and `npm ci` (ajv, yaml)")
-    skip = REPO / "conformance" / "js" / "skip.txt"
+    skip = REPO / "conformance" / "adapters" / "js" / "skip.txt"
     proc, report = _run_json(f"{shlex.quote(node)} {shlex.quote(str(NODE_ADAPTER_JS))}", skip)
     s = report["summary"]
     with capsys.disabled():  # shown in every run, not only on failure
