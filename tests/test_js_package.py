@@ -292,11 +292,21 @@ def _case_files(group: str, case: str, dest: Path) -> Path:
     return dest
 
 
+def _places(files: list[dict[str, Any]]) -> list[list[tuple[str, int, int]]]:
+    return [
+        sorted(
+            (d["code"], d["line"], d["column"]) for d in f["diagnostics"] if d["code"] == "SR121"
+        )
+        for f in files
+    ]
+
+
 @pytest.mark.parametrize(
     ("group", "case"),
     [
         ("valid", "apex-step-2-at-checkpoint"),
         ("read", "duplicate-key-nested"),
+        ("read", "duplicate-key-top"),
         ("read", "lone-surrogate-escape"),
         ("semantic", "two-in-progress"),
         ("versions", "version-2-0"),
@@ -319,6 +329,8 @@ def test_cli_validate_matches_python(group: str, case: str, tmp_path: Path) -> N
     assert [_codes(f["diagnostics"]) for f in js["files"]] == [
         _codes(f["diagnostics"]) for f in py["files"]
     ]
+    # a duplicate key is reported where it is (the strict reader's offsets), as the reference
+    assert _places(js["files"]) == _places(py["files"])
     assert [(f["schema_version"], f["workflow"]) for f in js["files"]] == [
         (f["schema_version"], f["workflow"]) for f in py["files"]
     ]

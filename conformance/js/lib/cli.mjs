@@ -5,10 +5,11 @@
 // Messages are this implementation's own; codes are the protocol's. It reads no config file:
 // --root defaults to the working directory and --workflow to the state's own, else apex.
 
-import { existsSync, lstatSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { readJsonBytes } from "./jsonstrict.mjs";
 import { readLease, STATE } from "./session.mjs";
 import { migrateDir, recoverDir, resumeDir } from "./operations.mjs";
 import { jsonPatch } from "./patch.mjs";
@@ -101,6 +102,32 @@ function parse(argv, options) {
 
 // --- validate, resume, migrate, recover ------------------------------------------------------
 
+/**
+ * The diagnostics of one code found in a file: a duplicate key (SR121) once per duplicate,
+ * with its line and column (what the strict reader keeps its offsets for); others once.
+ * @param {string} code @param {string} path
+ */
+function located(code, path) {
+  const file = rel(path);
+  if (code !== "SR121") return [diagnostic({ code, file })];
+  let text = null;
+  let dups = [];
+  try {
+    const parsed = readJsonBytes(readFileSync(path));
+    text = parsed.text;
+    dups = parsed.duplicateAt ?? [];
+  } catch {
+    // unreadable now: report the code without a place
+  }
+  if (text === null || !dups.length) return [diagnostic({ code, file })];
+  return dups.map((/** @type {{key: string, offset: number}} */ d) => {
+    const before = text.slice(0, d.offset);
+    const line = before.split("\n").length;
+    const column = d.offset - before.lastIndexOf("\n");
+    return diagnostic({ code, file, line, column, message: `duplicate key ${JSON.stringify(d.key)}` });
+  });
+}
+
 /** @param {string[]} argv */
 function cmdValidate(argv) {
   const { values: v, positionals } = parse(argv, {
@@ -137,7 +164,7 @@ function cmdValidate(argv) {
     valid: ok(f),
     schema_version: f.version,
     workflow: f.workflow,
-    diagnostics: f.codes.map((/** @type {string} */ code) => diagnostic({ code, file: rel(f.path) })),
+    diagnostics: f.codes.flatMap((/** @type {string} */ code) => located(code, f.path)),
   }));
   const all = reports.flatMap((r) => r.diagnostics);
   const valid = reports.every((r) => r.valid);
