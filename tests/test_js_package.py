@@ -24,6 +24,7 @@ import subprocess
 import sys
 import tarfile
 import tomllib
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -422,3 +423,58 @@ if __name__ == "__main__":  # regenerate lib/codes.json from the Python catalogu
     (PKG / "lib" / "codes.json").write_text(
         json.dumps(_catalogue(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
+
+
+# --- the lock: the two implementations exclude each other ----------------------------------
+
+
+def test_lock_excludes_the_other_implementation(tmp_path: Path) -> None:
+    """Where util-linux `flock` exists, the JS package takes the reference's flock on
+    00-session-state.json.lock: a session held by one implementation is refused (SR160) to
+    the other until it is released. The waits are bounded by lock timeouts, not measured."""
+    from session_resume import store
+
+    tools = _need("node", "flock")
+    sess = tmp_path / "agent-output" / "demo"
+    common = ["--root", str(tmp_path), "--now", NOW, "--format", "json", "--session", "s1"]
+    js_cli = [tools["node"], str(CLI_JS)]
+    proc = _run([*js_cli, "init", "demo", "--session-dir", str(sess), *common], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    before = (sess / "00-session-state.json").read_bytes()
+    env = {**os.environ, "SESSION_RESUME_LOCK_TIMEOUT": "1"}
+    start = [*js_cli, "start", "1", "--session-dir", str(sess), *common]
+    # Python holds the lock: the JavaScript writer is refused, nothing written
+    with store.locked(store.Session(sess, tmp_path)):
+        held = subprocess.run(start, capture_output=True, text=True, timeout=60, env=env)
+    assert held.returncode == 1, held.stdout + held.stderr
+    assert [d["code"] for d in json.loads(held.stdout)["diagnostics"]] == ["SR160"]
+    assert (sess / "00-session-state.json").read_bytes() == before
+    # released: the same write goes through
+    ok = subprocess.run(start, capture_output=True, text=True, timeout=60, env=env)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    # JavaScript holds the lock: the Python writer is refused until it lets go
+    holder = subprocess.Popen(
+        [
+            tools["node"],
+            "--input-type=module",
+            "-e",
+            "import { withLock } from 'session-resume'; import { readFileSync } from 'node:fs';"
+            f"withLock({json.dumps(str(sess))},"
+            " () => { console.log('held'); readFileSync(0); });",
+        ],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        doc = json.loads((sess / "00-session-state.json").read_text())
+        with pytest.raises(store.StoreError) as refused:
+            store.save(sess, doc, now=datetime.now(UTC), lock_timeout=0.5)
+        assert [d.code for d in refused.value.diagnostics] == ["SR160"]
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    assert holder.returncode == 0

@@ -10,6 +10,7 @@ import { createRequire } from "node:module";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { readJsonBytes } from "./jsonstrict.mjs";
+import { LockError } from "./lock.mjs";
 import { readLease, STATE } from "./session.mjs";
 import { migrateDir, recoverDir, resumeDir } from "./operations.mjs";
 import { jsonPatch } from "./patch.mjs";
@@ -440,9 +441,9 @@ function guarded(format, fn) {
   try {
     return fn();
   } catch (err) {
-    if (err instanceof W.WriteError || err instanceof WorkflowError) {
+    if (err instanceof W.WriteError || err instanceof WorkflowError || err instanceof LockError) {
       const problems = err instanceof W.WriteError ? err.problems : err.codes.map((code) => ({ code, message: err.message }));
-      return fail(problems.map((p) => diagnostic(p)), err instanceof W.WriteError ? err.exitCode : EXIT_USAGE, format, true);
+      return fail(problems.map((p) => diagnostic(p)), err instanceof WorkflowError ? EXIT_USAGE : err instanceof W.WriteError ? err.exitCode : EXIT_INVALID, format, true);
     }
     throw err;
   }

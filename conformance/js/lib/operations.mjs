@@ -8,6 +8,7 @@ import { migrate, MigrationError } from "./migrate.mjs";
 import { decide, snapshot } from "./resume.mjs";
 import { STATE } from "./session.mjs";
 import { checkPaths, logEvent, recover, Refused, replaceState, serialize } from "./store.mjs";
+import { LockError, withLock } from "./lock.mjs";
 import { jsonPatch } from "./patch.mjs";
 import { formatTimestamp } from "./timestamps.mjs";
 import { validate } from "./validate.mjs";
@@ -53,6 +54,18 @@ export function migrateDir(dir, { now, root, workflow = null, dryRun = false }) 
     if (err instanceof WorkflowError) return { status: "refused", codes: unique(err.codes) };
     throw err;
   }
+  // --check and --dry-run only read: no lock (which would create a lock file), as the reference
+  if (dryRun) return migrateLoaded(dir, { now, root, wf, dryRun });
+  try {
+    return withLock(dir, () => migrateLoaded(dir, { now, root, wf, dryRun }));
+  } catch (err) {
+    if (err instanceof LockError) return { status: "refused", codes: err.codes };
+    throw err;
+  }
+}
+
+/** @param {string} dir @param {{now: number, root: string, wf: any, dryRun: boolean}} opts @returns {any} */
+function migrateLoaded(dir, { now, root, wf, dryRun }) {
   const res = readLimited(join(dir, STATE), { root });
   if (!res.data) return { status: "refused", codes: unique(res.codes ?? []) };
   const parsed = readJsonBytes(res.data);
@@ -92,7 +105,7 @@ export function recoverDir(dir, { now, root, workflow = null, project = null }) 
     const out = recover(dir, root, { now, workflow, project });
     return { status: out.status, codes: unique(out.codes), keptAs: out.keptAs ?? null };
   } catch (err) {
-    if (err instanceof WorkflowError || err instanceof Refused) return { status: "refused", codes: unique(err.codes) };
+    if (err instanceof WorkflowError || err instanceof Refused || err instanceof LockError) return { status: "refused", codes: unique(err.codes) };
     throw err;
   }
 }

@@ -8,6 +8,7 @@ import {
 import { randomBytes } from "node:crypto";
 import { basename, dirname, join, resolve } from "node:path";
 import { isCorrupt, readJsonBytes } from "./jsonstrict.mjs";
+import { withLock } from "./lock.mjs";
 import { isLink, isWithin, lexists, linkText, readLimited, real } from "./files.mjs";
 import { check } from "./schema.mjs";
 import { appendEvent, STATE } from "./session.mjs";
@@ -207,6 +208,11 @@ export function recover(dir, root, { now, workflow = null, project = null }) {
     if (err instanceof Refused) return { status: "refused", codes: err.codes };
     throw err;
   }
+  return withLock(dir, () => recoverLocked(dir, root, { now, workflow, project }));
+}
+
+/** recover's work, under the lock. @param {string} dir @param {string} root @param {{now: number, workflow?: string|null, project?: string|null}} opts */
+function recoverLocked(dir, root, { now, workflow = null, project = null }) {
   const current = load(dir, root);
   if (current.status !== "corrupt" && current.status !== "absent") return { status: "none", codes: current.codes };
   const state = join(dir, STATE);

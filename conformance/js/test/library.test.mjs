@@ -123,7 +123,7 @@ test("write moments: init, start, checkpoint, complete; revision, .bak and one e
   const lease = JSON.parse(readFileSync(join(dir, "00-session.active"), "utf8"));
   assert.equal(lease.session, "s1");
   assert.equal(lease.heartbeat, "2026-03-02T10:03:00Z", "every write refreshes the heartbeat");
-  assert.deepEqual(readdirSync(dir).filter((n) => n.endsWith(".tmp") || n.endsWith(".jslock")), [], "no temp file or lock left");
+  assert.deepEqual(readdirSync(dir).filter((n) => n.endsWith(".tmp") || n.endsWith(".jslock")), [], "no temp file left");
   assert.deepEqual(sr.validate(dir, { now: at(4), root: join(dir, "..", "..") }), []);
 });
 
@@ -154,17 +154,33 @@ test("save: a stale expected revision is SR162; an invalid document is never wri
   assert.equal(sr.save(dir, doc, { now: at(1), expectedRevision: 1 }).revision, 2);
 });
 
-test("lock: held while the function runs, SR160 when it cannot be taken, removed after", () => {
+test("lock (flock, as the reference): held while the function runs, SR160 when it cannot be taken", () => {
   const dir = tmp();
   const inner = sr.withLock(dir, () => {
-    assert.ok(existsSync(join(dir, "00-session-state.json.jslock")));
     assert.throws(() => sr.withLock(dir, () => 1, { timeoutMs: 50 }), (e) => e.codes[0] === "SR160");
     return 7;
   });
   assert.equal(inner, 7);
-  assert.ok(!existsSync(join(dir, "00-session-state.json.jslock")));
-  writeFileSync(join(dir, "00-session-state.json.jslock"), JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), since: Date.now() }));
-  assert.equal(sr.withLock(dir, () => 8, { timeoutMs: 50 }), 8, "a dead holder's lock is broken");
+  assert.equal(sr.withLock(dir, () => 8, { timeoutMs: 1000 }), 8, "released after");
+  assert.ok(existsSync(join(dir, "00-session-state.json.lock")), "the reference's lock file");
+});
+
+test("lock (exclusive file, without flock): SR160 when taken, broken when its holder is dead", () => {
+  const dir = tmp();
+  process.env.SESSION_RESUME_JS_LOCK = "file";
+  try {
+    const inner = sr.withLock(dir, () => {
+      assert.ok(existsSync(join(dir, "00-session-state.json.jslock")));
+      assert.throws(() => sr.withLock(dir, () => 1, { timeoutMs: 50 }), (e) => e.codes[0] === "SR160");
+      return 7;
+    });
+    assert.equal(inner, 7);
+    assert.ok(!existsSync(join(dir, "00-session-state.json.jslock")));
+    writeFileSync(join(dir, "00-session-state.json.jslock"), JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), since: Date.now() }));
+    assert.equal(sr.withLock(dir, () => 8, { timeoutMs: 50 }), 8, "a dead holder's lock is broken");
+  } finally {
+    delete process.env.SESSION_RESUME_JS_LOCK;
+  }
 });
 
 test("transitions are pure: the input document is not changed", () => {
