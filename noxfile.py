@@ -13,15 +13,21 @@ ROOT = Path(__file__).parent
 
 
 def _npm_ci(session: nox.Session) -> None:
-    if not (ROOT / "node_modules" / ".package-lock.json").exists():
+    # node_modules/session-resume: the workspace conformance/js (older checkouts lack it)
+    installed = ROOT / "node_modules"
+    if not all((installed / name).exists() for name in (".package-lock.json", "session-resume")):
         if shutil.which("npm") is None:
-            session.error("npm is needed for the ajv and VS Code tests: install Node.js 18+")
+            session.error(
+                "npm is needed for the JavaScript package, ajv and VS Code tests: "
+                "install Node.js 20+"
+            )
         session.run("npm", "ci", "--no-audit", "--no-fund", external=True)
 
 
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The whole test suite (installs the package, its test extras and the Node tools)."""
+    """The whole test suite (installs the package, its test extras and the Node tools; the
+    JavaScript package's `node --test` unit tests run from tests/test_js_package.py)."""
     # bench: the benchmark smoke test compares with check-jsonschema
     session.install("-e", ".[test,bench]")
     _npm_ci(session)
@@ -109,7 +115,7 @@ def conformance(session: nox.Session) -> None:
     session.run("session-resume", "conformance", "lint")
     adapters = {
         "python": "python -m session_resume.conformance.adapter",
-        "node": "node conformance/adapters/node/adapter.mjs",
+        "js": "node conformance/js/adapter.mjs",
     }
     for name, command in adapters.items():
         session.run(

@@ -15,9 +15,9 @@ from commandline import abbrev, bench_env, process, tool
 from runner import OPTIONS, ROOT, BenchAbort, BenchUnavailable, Prepared, Run, benchmark, fmt_s
 
 _PY_ADAPTER, _NODE_ADAPTER = "python reference adapter", "node adapter"
-NODE_ADAPTER = ROOT / "conformance" / "adapters" / "node" / "adapter.mjs"
+NODE_ADAPTER = ROOT / "conformance" / "js" / "adapter.mjs"
 PY_SKIP = ROOT / "conformance" / "adapters" / "python" / "skip.txt"
-NODE_SKIP = ROOT / "conformance" / "adapters" / "node" / "skip.txt"
+NODE_SKIP = ROOT / "conformance" / "adapters" / "js" / "skip.txt"
 SMOKE_CASES = "handoff/*"  # the cases run under --smoke (a group of about twenty)
 
 

@@ -32,7 +32,7 @@ from session_resume.conformance.runner import parse_skip_file
 REPO = Path(__file__).resolve().parents[1]
 SUITE = REPO / "conformance" / "cases"
 PY_ADAPTER = f"{shlex.quote(sys.executable)} -m session_resume.conformance.adapter"
-NODE_ADAPTER_JS = REPO / "conformance" / "adapters" / "node" / "adapter.mjs"
+NODE_ADAPTER_JS = REPO / "conformance" / "js" / "adapter.mjs"
 
 
 def conformance(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
@@ -138,11 +138,11 @@ def test_python_reference_adapter() -> None:
 
 def test_node_adapter(capsys: pytest.CaptureFixture[str]) -> None:
     node = shutil.which("node")
-    if node is None or not (REPO / "node_modules" / "ajv").is_dir():
+    if node is None or not (REPO / "node_modules" / "yaml").is_dir():
         if os.environ.get("SESSION_RESUME_NO_NODE") == "1":
             pytest.skip("node/ajv not installed (SESSION_RESUME_NO_NODE=1)")
-        pytest.fail("the JavaScript adapter needs node (>= 20) and `npm ci`")
-    skip = REPO / "conformance" / "adapters" / "node" / "skip.txt"
+        pytest.fail("the JavaScript adapter needs node (>= 20) and `npm ci` (ajv, yaml)")
+    skip = REPO / "conformance" / "adapters" / "js" / "skip.txt"
     proc, report = _run_json(f"{shlex.quote(node)} {shlex.quote(str(NODE_ADAPTER_JS))}", skip)
     s = report["summary"]
     with capsys.disabled():  # shown in every run, not only on failure
@@ -151,6 +151,8 @@ def test_node_adapter(capsys: pytest.CaptureFixture[str]) -> None:
         )
     assert proc.returncode == 0, proc.stderr
     _check_against_skip_list(report, skip)
+    assert parse_skip_file(skip) == {}, "the JavaScript implementation passes the whole suite"
+    assert report["summary"]["passed"] == report["summary"]["total"]
     assert report["implementation"]["language"] == "javascript"
 
 

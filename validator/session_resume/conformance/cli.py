@@ -36,7 +36,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         "--adapter",
         metavar="CMD",
         help='the adapter command, e.g. "python -m session_resume.conformance.adapter" or '
-        '"node conformance/adapters/node/adapter.mjs"',
+        '"node conformance/js/adapter.mjs"',
     )
     p.add_argument(
         "--cases",

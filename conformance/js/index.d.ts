@@ -1,0 +1,194 @@
+// Type declarations of the session-resume library API (index.mjs). Checked by
+// `npm run typecheck` (tsc --noEmit over this file and test/types-check.ts).
+
+/** Microseconds since the Unix epoch: the clock every operation takes as an input. */
+export type Micros = number;
+
+/** A stable diagnostic code of the protocol, e.g. "SR121" (docs/codes/). */
+export type Code = string;
+
+/** A JSON object as read from a state file. */
+export type StateDocument = Record<string, unknown>;
+
+export interface ValidateOptions {
+  now: Micros;
+  workflow?: string | null;
+  skew?: number;
+  maxSize?: number;
+  root?: string | null;
+  checkArtifacts?: boolean;
+}
+/** Every code found in a state file or a session directory (sorted, unique). */
+export function validate(path: string, opts: ValidateOptions): Code[];
+export interface FileReport { path: string; codes: Code[]; version: string | null; workflow: string | null }
+export function validateReport(path: string, opts: ValidateOptions): FileReport[];
+export function validateDocument(data: Uint8Array, opts: ValidateOptions & { sessionDir?: string }): Code[];
+
+export interface MigrateResult {
+  status: "migrated" | "current" | "refused";
+  codes: Code[];
+  from?: string;
+  document?: StateDocument;
+}
+/** Migrate a session directory's state to the current version in place (.bak keeps the old file). */
+export function migrate(dir: string, opts: { now: Micros; root: string; workflow?: string | null; dryRun?: boolean }): MigrateResult;
+/** Migrate a parsed document (pure). */
+export function migrateDocument(
+  doc: StateDocument,
+  opts: { now: Micros; workflow?: Workflow | null; projectHint?: string | null },
+): { document: StateDocument; changed: boolean; codes: Code[]; from: string };
+export class MigrationError extends Error { codes: Code[] }
+
+export interface RecoverResult { status: "none" | "restored_backup" | "recreated" | "refused"; codes: Code[]; keptAs?: string | null }
+/** Restore a corrupt or missing state from a valid .bak, else recreate it from the workflow. */
+export function recover(dir: string, opts: { now: Micros; root: string; workflow?: string | null; project?: string | null }): RecoverResult;
+
+export interface ResumeDecision {
+  decision_version: 1;
+  action: string;
+  step: string | null;
+  step_name: string | null;
+  sub_step: string | null;
+  next_checkpoint: string | null;
+  skip_files: string[];
+  startup_files: string[];
+  reasons: Code[];
+  warnings: Code[];
+  orphan: Record<string, unknown> | null;
+  lease: Record<string, unknown> | null;
+  commands: string[];
+  now: string;
+  workflow: string;
+  next_step: string | null;
+  incomplete: string[];
+  [key: string]: unknown;
+}
+/** The resume decision for a session directory (spec §10). */
+export function resume(
+  dir: string,
+  opts: {
+    now: Micros; root: string; step?: string | null; workflow?: string | null; session?: string | null;
+    staleSeconds?: number; takeover?: boolean; ownerAlive?: boolean | null;
+  },
+): ResumeDecision;
+export function snapshot(dir: string, root: string, ownerAlive: boolean | null): unknown;
+export function decideResume(snap: unknown, step: string | null, now: Micros, wf: Workflow, opts: { session?: string | null; staleSeconds?: number; takeover?: boolean }): ResumeDecision;
+
+export interface Loaded {
+  status: "absent" | "ok" | "invalid" | "corrupt" | "needs_migration" | "too_new" | "bad_version" | "refused";
+  doc: StateDocument | null;
+  codes: Code[];
+  version?: string;
+  backupUsable: boolean;
+}
+export function load(dir: string, root: string): Loaded;
+export function classify(data: Uint8Array): Omit<Loaded, "backupUsable">;
+export function serialize(doc: StateDocument): Uint8Array;
+export class Refused extends Error { codes: Code[] }
+export function readJsonBytes(data: Uint8Array, opts?: { requireObject?: boolean; maxDepth?: number }): { value: StateDocument | null; codes: Code[]; text: string | null };
+
+export function parseYaml(text: string): unknown;
+export class YamlError extends Error { code: Code; line: number | null; column: number | null }
+
+export interface StepDef {
+  key: string;
+  name: string;
+  agents: string[];
+  reviewed: boolean;
+  optional: boolean;
+  checkpoints: string[];
+  legacy: Record<string, string>;
+  budget: { max: number; files: string[] } | null;
+}
+export interface Workflow {
+  id: string;
+  sessionDir: string;
+  freeSteps: boolean;
+  steps: StepDef[];
+  stepKeys: string[];
+  decisions: { key: string; required: boolean; enum?: unknown[] }[];
+  fields: { name: string; required: boolean; schema: object }[];
+  step(key: string): StepDef | null;
+}
+/** A built-in workflow by id (schema/workflows/<id>.yaml) or a definition file by path. */
+export function loadWorkflow(spec: string): Workflow;
+/** The ids of the built-in workflows (discovered from schema/workflows/*.yaml). */
+export function builtins(): string[];
+export function templateState(wf: Workflow, project: string, now: string): StateDocument;
+export class WorkflowError extends Error { codes: Code[] }
+
+export const CURRENT: string;
+export const KNOWN: readonly string[];
+export function versionOf(doc: StateDocument): { raw: string; num: [number, number]; invalid?: undefined } | { invalid: true; raw?: undefined; num?: undefined };
+export function getSchemaDir(): string;
+export function setSchemaDir(dir: string): void;
+export function formatTimestamp(micros: Micros): string;
+export function parseTimestamp(value: unknown): Micros | null;
+export function parseNow(value: string): Micros;
+export function withLock<T>(dir: string, fn: () => T, opts?: { timeoutMs?: number }): T;
+export class LockError extends Error { codes: Code[] }
+
+// --- writing -------------------------------------------------------------------------------
+
+/** Where and when a write happens, and as which session. */
+export interface Context {
+  dir: string;
+  now: Micros;
+  root?: string | null;
+  /** This session's id; a live lease of another session refuses the write (SR511). */
+  session?: string | null;
+  owner?: string;
+  staleSeconds?: number;
+  defaultWorkflow?: string;
+}
+export interface WorklogEvent { v: 1; ts: string; seq: number; session: string; event: string; step?: string; sub_step?: string; detail?: Record<string, unknown> }
+export interface WriteResult {
+  revision: number;
+  document: StateDocument;
+  session: string;
+  event: WorklogEvent | null;
+  events: WorklogEvent[];
+  step: string | null;
+  lease: "keep" | "create" | "takeover";
+  previousSession: string | null;
+  attempts: number;
+}
+export interface Problem { code: Code; message: string; pointer?: string; file?: string }
+/** A write was refused; nothing was written (except SR505: the state was, its event was not). */
+export class WriteError extends Error { problems: Problem[]; codes: Code[]; exitCode: number }
+
+export function save(
+  dir: string,
+  doc: StateDocument,
+  opts: {
+    now: Micros; root?: string | null; expectedRevision?: number | null; workflow?: string | null; event?: string | null;
+    step?: string | null; subStep?: string | null; detail?: Record<string, unknown> | null; session?: string; allow?: string[];
+  },
+): { document: StateDocument; revision: number; event: WorklogEvent | null };
+export function init(ctx: Context, project: string, opts?: { workflow?: string | null }): WriteResult;
+export function start(ctx: Context, key: string, opts?: { force?: boolean; name?: string | null }): WriteResult;
+export function checkpoint(ctx: Context, key: string, subStep: string, opts?: { artifacts?: string[]; contextFiles?: string[] }): WriteResult;
+export function complete(ctx: Context, key: string): WriteResult;
+export function skip(ctx: Context, key: string, reason: string, opts?: { force?: boolean }): WriteResult;
+export function decide(ctx: Context, key: string, value: unknown): WriteResult;
+export function logDecision(ctx: Context, entry: { title: string; choice: string; rationale: string; step?: string | null; alternatives?: string[] }): WriteResult;
+export function finding(ctx: Context, action: "add" | "resolve", title: string): WriteResult;
+export function transition(ctx: Context, completeKey: string, startKey: string, decisions: Record<string, unknown>, opts?: { force?: boolean }): WriteResult;
+
+/** The pure transitions behind the write moments (no I/O). */
+export namespace transitions {
+  class TransitionError extends Error { problems: Problem[]; codes: Code[] }
+  function start(doc: StateDocument, wf: Workflow, key: string, now: Micros, opts?: { force?: boolean; orphaned?: boolean; name?: string | null }): StateDocument;
+  function checkpoint(doc: StateDocument, wf: Workflow, key: string, subStep: string, opts?: { artifacts?: string[]; contextFiles?: string[] }): StateDocument;
+  function complete(doc: StateDocument, wf: Workflow, key: string, now: Micros): StateDocument;
+  function skip(doc: StateDocument, wf: Workflow, key: string, reason: string, opts?: { force?: boolean }): StateDocument;
+  function setDecision(doc: StateDocument, wf: Workflow, key: string, value: unknown): StateDocument;
+  function logDecision(doc: StateDocument, entry: { title: string; choice: string; rationale: string; step?: string | null; alternatives?: string[] }, now: Micros, wf?: Workflow | null): StateDocument;
+  function addFinding(doc: StateDocument, title: string): StateDocument;
+  function resolveFinding(doc: StateDocument, title: string): StateDocument;
+  function transition(doc: StateDocument, wf: Workflow, completeKey: string, startKey: string, decisions: Record<string, unknown>, now: Micros, opts?: { force?: boolean }): StateDocument;
+  function nextDecisionId(doc: StateDocument): string;
+}
+
+/** Run the command line with `argv` (without node and the script); returns the exit code. */
+export function cli(argv: string[]): number;

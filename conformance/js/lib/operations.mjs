@@ -1,0 +1,129 @@
+// The four operations as the conformance adapter and the CLI run them on disk: validate,
+// migrate, recover, resume (spec §2-§5, §9, §10). Results carry stable codes only.
+
+import { basename, join } from "node:path";
+import { isCorrupt, readJsonBytes } from "./jsonstrict.mjs";
+import { readLimited, real } from "./files.mjs";
+import { migrate, MigrationError } from "./migrate.mjs";
+import { decide, snapshot } from "./resume.mjs";
+import { STATE } from "./session.mjs";
+import { checkPaths, logEvent, recover, Refused, replaceState, serialize } from "./store.mjs";
+import { LockError, withLock } from "./lock.mjs";
+import { jsonPatch } from "./patch.mjs";
+import { formatTimestamp } from "./timestamps.mjs";
+import { validate } from "./validate.mjs";
+import { CURRENT } from "./versions.mjs";
+import { loadWorkflow, WorkflowError } from "./workflow.mjs";
+
+const unique = (/** @type {string[]} */ codes) => [...new Set(codes)].sort();
+
+/**
+ * validate: the codes found in a state file or a session directory.
+ * @param {string} path
+ * @param {{workflow?: string|null, now: number, skew?: number, maxSize?: number, root?: string|null, checkArtifacts?: boolean}} opts
+ * @returns {string[]}
+ */
+export function validatePath(path, opts) {
+  return validate(path, {
+    workflow: opts.workflow ?? undefined,
+    now: opts.now,
+    skew: opts.skew,
+    maxSize: opts.maxSize,
+    root: opts.root ?? undefined,
+    checkArtifacts: opts.checkArtifacts,
+  });
+}
+
+/**
+ * migrate a session directory's state to the current version in place.
+ * @param {string} dir
+ * @param {{now: number, root: string, workflow?: string|null, dryRun?: boolean}} opts
+ * @returns {{status: "migrated"|"current"|"refused", codes: string[], from?: string, document?: object}}
+ */
+export function migrateDir(dir, { now, root, workflow = null, dryRun = false }) {
+  try {
+    checkPaths(dir, root);
+  } catch (err) {
+    if (err instanceof Refused) return { status: "refused", codes: err.codes };
+    throw err;
+  }
+  let wf = null;
+  try {
+    wf = workflow ? loadWorkflow(workflow) : null;
+  } catch (err) {
+    if (err instanceof WorkflowError) return { status: "refused", codes: unique(err.codes) };
+    throw err;
+  }
+  // --check and --dry-run only read: no lock (which would create a lock file), as the reference
+  if (dryRun) return migrateLoaded(dir, { now, root, wf, dryRun });
+  try {
+    return withLock(dir, () => migrateLoaded(dir, { now, root, wf, dryRun }));
+  } catch (err) {
+    if (err instanceof LockError) return { status: "refused", codes: err.codes };
+    throw err;
+  }
+}
+
+/** @param {string} dir @param {{now: number, root: string, wf: any, dryRun: boolean}} opts @returns {any} */
+function migrateLoaded(dir, { now, root, wf, dryRun }) {
+  const res = readLimited(join(dir, STATE), { root });
+  if (!res.data) return { status: "refused", codes: unique(res.codes ?? []) };
+  const parsed = readJsonBytes(res.data);
+  if (parsed.value === null || isCorrupt(parsed.codes)) return { status: "refused", codes: unique([...parsed.codes, "SR152"]) };
+  let result;
+  try {
+    result = migrate(parsed.value, { now, workflow: wf, projectHint: basename(real(dir) ?? dir) });
+  } catch (err) {
+    if (err instanceof MigrationError) return { status: "refused", codes: unique(err.codes) };
+    throw err;
+  }
+  if (!result.changed) return { status: "current", codes: [], from: result.from, original: parsed.value, migrated: result.document };
+  const doc = structuredClone(result.document);
+  const prev = doc.revision;
+  doc.revision = (Number.isInteger(prev) ? prev : 0) + 1;
+  doc.updated = formatTimestamp(now);
+  const migrated = result.document;
+  if (dryRun) return { status: "migrated", codes: unique(result.codes), from: result.from, document: doc, original: parsed.value, migrated };
+  try {
+    replaceState(dir, serialize(doc), { rotate: true, always: true });
+  } catch (err) {
+    if (err instanceof Refused) return { status: "refused", codes: unique([...result.codes, ...err.codes]) };
+    throw err;
+  }
+  const extra = logEvent(dir, "migrated", { ts: formatTimestamp(now), detail: { from: result.from, to: CURRENT, changes: jsonPatch(parsed.value, result.document).length } });
+  return { status: "migrated", codes: unique([...result.codes, ...extra]), from: result.from, document: doc, original: parsed.value, migrated };
+}
+
+/**
+ * recover a corrupt or missing state: from a valid .bak, else fresh from the workflow.
+ * @param {string} dir
+ * @param {{now: number, root: string, workflow?: string|null, project?: string|null}} opts
+ * @returns {{status: string, codes: string[]}}
+ */
+export function recoverDir(dir, { now, root, workflow = null, project = null }) {
+  try {
+    const out = recover(dir, root, { now, workflow, project });
+    return { status: out.status, codes: unique(out.codes), keptAs: out.keptAs ?? null };
+  } catch (err) {
+    if (err instanceof WorkflowError || err instanceof Refused || err instanceof LockError) return { status: "refused", codes: unique(err.codes) };
+    throw err;
+  }
+}
+
+/**
+ * resume: the resume decision for a session directory (spec §10).
+ * @param {string} dir
+ * @param {{now: number, root: string, step?: string|null, workflow?: string|null, session?: string|null,
+ *   staleSeconds?: number, takeover?: boolean, ownerAlive?: boolean|null}} opts
+ * @returns {Record<string, unknown>}
+ */
+export function resumeDir(dir, opts) {
+  const snap = snapshot(dir, opts.root, opts.ownerAlive ?? null);
+  const own = snap.doc && typeof snap.doc.workflow === "string" ? snap.doc.workflow : null;
+  const wf = loadWorkflow(opts.workflow ?? own ?? "apex");
+  return decide(snap, opts.step ?? null, opts.now, wf, {
+    session: opts.session ?? null,
+    staleSeconds: opts.staleSeconds ?? 300,
+    takeover: opts.takeover ?? false,
+  });
+}

@@ -1,0 +1,239 @@
+// Storage (spec §4, §5): classify the state file, write atomically with .bak rotation,
+// recover a corrupt state. No advisory lock is taken (Node has no flock); see the README.
+
+import {
+  closeSync, constants, fsyncSync, linkSync, lstatSync, openSync, readFileSync, renameSync, statSync,
+  unlinkSync, writeSync,
+} from "node:fs";
+import { randomBytes } from "node:crypto";
+import { basename, dirname, join, resolve } from "node:path";
+import { isCorrupt, readJsonBytes } from "./jsonstrict.mjs";
+import { withLock } from "./lock.mjs";
+import { isLink, isWithin, lexists, linkText, readLimited, real } from "./files.mjs";
+import { check } from "./schema.mjs";
+import { appendEvent, STATE } from "./session.mjs";
+import { formatTimestamp, stamp } from "./timestamps.mjs";
+import { CURRENT, isKnown, newerThanKnown, schemaOf, versionOf } from "./versions.mjs";
+import { loadWorkflow, templateState } from "./workflow.mjs";
+
+export const BAK = `${STATE}.bak`;
+export const LOCK = `${STATE}.lock`;
+
+/** An operation was refused; `codes` say why (nothing was written). */
+export class Refused extends Error {
+  /** @param {string[]} codes @param {string} [message] */
+  constructor(codes, message) {
+    super(message ?? codes.join(", "));
+    this.codes = codes;
+  }
+}
+
+/** Links among the session directory, state, .bak and lock that lead out of the root (SR105). */
+export function checkPaths(dir, root) {
+  const rootReal = real(root) ?? resolve(root);
+  for (const p of [dir, join(dir, STATE), join(dir, BAK), join(dir, LOCK)]) {
+    if (isLink(p)) {
+      // where the link leads; a dangling link is judged by its text
+      const target = real(p) ?? resolve(dirname(p), linkText(p) ?? "");
+      if (!isWithin(target, rootReal)) throw new Refused(["SR105"]);
+    }
+  }
+  // A directory named inside the root whose real path is outside goes through a link.
+  const dirReal = real(dir);
+  if (dirReal !== null && isWithin(resolve(dir), resolve(root)) && !isWithin(dirReal, rootReal)) {
+    throw new Refused(["SR105"]);
+  }
+}
+
+/** What bytes are as a state file: {status, doc, codes, version}. */
+export function classify(data) {
+  const parsed = readJsonBytes(data);
+  if (parsed.value === null || isCorrupt(parsed.codes)) return { status: "corrupt", doc: null, codes: parsed.codes };
+  const doc = parsed.value;
+  const v = versionOf(doc);
+  if (v.invalid) return { status: "bad_version", doc, codes: ["SR142"] };
+  if (newerThanKnown(v.num)) return { status: "too_new", doc, codes: ["SR141"], version: v.raw };
+  if (!isKnown(v.raw)) return { status: "bad_version", doc, codes: ["SR142"] };
+  if (v.raw !== CURRENT) return { status: "needs_migration", doc, codes: ["SR140"], version: v.raw };
+  const errors = check(schemaOf(CURRENT), doc);
+  if (errors.length) return { status: "invalid", doc, codes: errors, version: v.raw };
+  return { status: "ok", doc, codes: parsed.codes, version: v.raw };
+}
+
+/** A file worth keeping as .bak: it parses and passes its own version's schema. */
+function validStateBytes(data) {
+  const c = classify(data);
+  if (c.status === "ok") return true;
+  return c.status === "needs_migration" && check(schemaOf(c.version), c.doc).length === 0;
+}
+
+/** Read the session's state; never throws for bad content. */
+export function load(dir, root) {
+  try {
+    checkPaths(dir, root);
+  } catch (err) {
+    if (err instanceof Refused) return { status: "refused", doc: null, codes: err.codes, backupUsable: false };
+    throw err;
+  }
+  const state = join(dir, STATE);
+  let out;
+  if (!lexists(state)) out = { status: "absent", doc: null, codes: [] };
+  else {
+    const res = readLimited(state, { root });
+    if (!res.data) out = { status: res.codes.includes("SR112") ? "corrupt" : "refused", doc: null, codes: res.codes };
+    else out = classify(res.data);
+  }
+  out.backupUsable = false;
+  if ((out.status === "corrupt" || out.status === "absent") && lexists(join(dir, BAK))) {
+    const b = readLimited(join(dir, BAK), { root });
+    out.backupUsable = Boolean(b.data) && classify(b.data).status === "ok";
+  }
+  return out;
+}
+
+export const serialize = (doc) => Buffer.from(JSON.stringify(doc, null, 2) + "\n");
+
+export function fsyncDir(dir) {
+  try {
+    const fd = openSync(dir, constants.O_RDONLY);
+    try { fsyncSync(fd); } finally { closeSync(fd); }
+  } catch {
+    // not every platform can fsync a directory
+  }
+}
+
+/** A new temp file (O_EXCL, never following a link) in `dir` holding `data`, fsynced. */
+export function writeTemp(dir, data, prefix = `.${STATE}.`) {
+  for (;;) {
+    const tmp = join(dir, `${prefix}${randomBytes(6).toString("hex")}.tmp`);
+    let fd;
+    try {
+      fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o644);
+    } catch (err) {
+      if (err.code === "EEXIST") continue;
+      throw err;
+    }
+    try {
+      for (let off = 0; off < data.length;) off += writeSync(fd, data, off); // short writes
+      fsyncSync(fd);
+    } catch (err) {
+      closeSync(fd);
+      try { unlinkSync(tmp); } catch { /* already gone */ }
+      throw err;
+    }
+    closeSync(fd);
+    return tmp;
+  }
+}
+
+const NO_HARD_LINKS = new Set(["EPERM", "EXDEV", "ENOTSUP", "EMLINK", "EOPNOTSUPP"]);
+
+/** Make `dst` an atomic copy of `src` (a hard link to a staging name, renamed over dst). */
+function keepAs(src, dst) {
+  try {
+    const a = lstatSync(src);
+    const b = lstatSync(dst);
+    // A kill between rotation and replace leaves .bak and the state as one inode; rename()
+    // between two links of one file is a no-op that would strand the staging name.
+    if (a.dev === b.dev && a.ino === b.ino) return;
+  } catch {
+    // dst absent: nothing to compare
+  }
+  const dir = dirname(dst);
+  let staging = join(dir, `.${STATE}.${randomBytes(6).toString("hex")}.tmp`);
+  try {
+    linkSync(src, staging);
+  } catch (err) {
+    if (!NO_HARD_LINKS.has(/** @type {any} */ (err).code)) throw err;
+    staging = writeTemp(dir, readFileSync(src));
+  }
+  try {
+    renameSync(staging, dst);
+  } catch (err) {
+    try { unlinkSync(staging); } catch { /* already gone */ }
+    throw err;
+  }
+  if (lexists(staging)) {
+    try { unlinkSync(staging); } catch { /* already gone */ }
+  }
+}
+
+/** An OS refusal while writing (disk full, read-only, a directory in the way): SR163. */
+function writeFailed(/** @type {unknown} */ err) {
+  const e = /** @type {any} */ (err);
+  if (e && typeof e.code === "string" && typeof e.syscall === "string") {
+    return new Refused(["SR163"], `the state could not be written: ${e.message}; the previous state and .bak are unchanged`);
+  }
+  return err;
+}
+
+/** Replace the state with `data`; with `rotate`, the current file becomes .bak if it is a
+ * valid state (or, with `always`, whatever it is: the pre-migration file). */
+export function replaceState(dir, data, { rotate, always = false, currentValid = null }) {
+  const state = join(dir, STATE);
+  let tmp;
+  try {
+    tmp = writeTemp(dir, data);
+  } catch (err) {
+    throw writeFailed(err);
+  }
+  try {
+    if (rotate && lexists(state) && !isLink(state) && statSync(state).isFile()) {
+      const keep = always || (currentValid !== null ? currentValid : validStateBytes(readFileSync(state)));
+      if (keep) keepAs(state, join(dir, BAK));
+    }
+    renameSync(tmp, state);
+  } catch (err) {
+    try { unlinkSync(tmp); } catch { /* already gone */ }
+    throw writeFailed(err);
+  }
+  fsyncDir(dir);
+}
+
+/** Append a worklog event after a write; a failure is SR505 (the state is already written). */
+export function logEvent(dir, event, opts) {
+  try {
+    appendEvent(dir, event, opts);
+    return [];
+  } catch {
+    return ["SR505"];
+  }
+}
+
+/** recover (spec §5): {status, codes}. */
+export function recover(dir, root, { now, workflow = null, project = null }) {
+  try {
+    checkPaths(dir, root);
+  } catch (err) {
+    if (err instanceof Refused) return { status: "refused", codes: err.codes };
+    throw err;
+  }
+  return withLock(dir, () => recoverLocked(dir, root, { now, workflow, project }));
+}
+
+/** recover's work, under the lock. @param {string} dir @param {string} root @param {{now: number, workflow?: string|null, project?: string|null}} opts */
+function recoverLocked(dir, root, { now, workflow = null, project = null }) {
+  const current = load(dir, root);
+  if (current.status !== "corrupt" && current.status !== "absent") return { status: "none", codes: current.codes };
+  const state = join(dir, STATE);
+  let kept = null;
+  if (current.status === "corrupt" && lexists(state)) {
+    let name = `${STATE}.corrupt-${stamp(now)}`;
+    for (let n = 2; lexists(join(dir, name)); n++) name = `${STATE}.corrupt-${stamp(now)}-${n}`;
+    linkSync(state, join(dir, name));
+    kept = name;
+  }
+  const ts = formatTimestamp(now);
+  const reason = current.codes.join(",") || current.status;
+  if (current.backupUsable) {
+    replaceState(dir, readFileSync(join(dir, BAK)), { rotate: false });
+    const extra = logEvent(dir, "recovered", { ts, detail: { from: BAK, corrupt_kept_as: kept, reason } });
+    return { status: "restored_backup", codes: [...current.codes, ...extra], keptAs: kept };
+  }
+  const wf = loadWorkflow(workflow ?? "apex");
+  const doc = templateState(wf, project ?? basename(real(dir) ?? dir), ts);
+  doc.revision = 1;
+  replaceState(dir, serialize(doc), { rotate: false });
+  const extra = logEvent(dir, "recreated", { ts, detail: { corrupt_kept_as: kept, reason, workflow: wf.id } });
+  return { status: "recreated", codes: [...current.codes, ...extra], keptAs: kept };
+}

@@ -1,0 +1,124 @@
+// The validate operation (spec §2, §3): read safely, parse strictly, gate the version, check
+// the version's own schema, then the semantic and workflow rules, then the session directory.
+
+import { lstatSync, readdirSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { checkSessionHandoff } from "./handoff.mjs";
+import { isCorrupt, readJsonBytes } from "./jsonstrict.mjs";
+import { lexists, readLimited } from "./files.mjs";
+import { checkState } from "./rules.mjs";
+import { classify } from "./store.mjs";
+import { CURRENT, isKnown, newerThanKnown, schemaOf, versionOf } from "./versions.mjs";
+import { check } from "./schema.mjs";
+import { readLease, scanWorklog, STATE, tempFiles } from "./session.mjs";
+import { loadWorkflow, WorkflowError } from "./workflow.mjs";
+
+const SKIP_DIRS = new Set([".git", ".archive", "node_modules", ".venv", "__pycache__", ".nox"]);
+
+/** Check one state document given as bytes. `opts`: {workflow, now, skew, root, sessionDir, checkArtifacts}. */
+export function validateDocument(data, opts) {
+  const parsed = readJsonBytes(data);
+  const codes = [...parsed.codes];
+  const doc = parsed.value;
+  if (doc === null) return codes;
+  const v = versionOf(doc);
+  if (v.invalid) codes.push("SR142");
+  else if (newerThanKnown(v.num)) codes.push("SR141");
+  else if (!isKnown(v.raw)) codes.push("SR142");
+  else if (v.raw !== CURRENT) {
+    codes.push(...check(schemaOf(v.raw), doc), "SR140");
+  } else {
+    codes.push(...check(schemaOf(CURRENT), doc));
+    const own = typeof doc.workflow === "string" ? doc.workflow : null;
+    let wf = null;
+    try {
+      wf = loadWorkflow(opts.workflow ?? own ?? "apex");
+    } catch (err) {
+      if (!(err instanceof WorkflowError)) throw err;
+      codes.push(...err.codes);
+    }
+    if (wf && own && own !== wf.id) codes.push("SR404");
+    codes.push(...checkState(doc, wf, opts));
+  }
+  return codes;
+}
+
+function discover(path) {
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch {
+    return { files: [path], codes: [] };
+  }
+  if (!st.isDirectory()) return { files: [path], codes: [] };
+  const found = [];
+  const walk = (dir, depth) => {
+    let entries;
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    if (entries.some((e) => e.name === STATE && !e.isDirectory())) found.push(join(dir, STATE));
+    if (depth >= 8) return;
+    for (const e of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (e.isDirectory() && !SKIP_DIRS.has(e.name)) walk(join(dir, e.name), depth + 1);
+    }
+  };
+  walk(path, 0);
+  return found.length ? { files: found, codes: [] } : { files: [], codes: ["SR101"] };
+}
+
+function validateFile(name, opts) {
+  const res = readLimited(name, { maxSize: opts.maxSize, root: opts.root });
+  if (!res.data) return res.codes;
+  const sessionDir = dirname(name);
+  const codes = validateDocument(res.data, { ...opts, sessionDir });
+  if (isCorrupt(codes)) {
+    const bak = `${name}.bak`;
+    if (lexists(bak)) {
+      const b = readLimited(bak, { maxSize: opts.maxSize, root: opts.root });
+      // usable: it parses and passes the current schema, the same test recovery uses (spec §5)
+      if (b.data && classify(b.data).status === "ok") codes.push("SR130");
+    }
+  }
+  if (basename(name) === STATE) {
+    if (tempFiles(sessionDir).length) codes.push("SR170");
+    codes.push(...scanWorklog(sessionDir));
+    codes.push(...readLease(sessionDir).codes);
+    codes.push(...checkSessionHandoff(sessionDir));
+  }
+  return codes;
+}
+
+/**
+ * validate, file by file: [{path, codes, version, workflow}] for the path (a file, or a
+ * directory searched for state files; none found is one entry with SR101).
+ */
+export function validateReport(path, opts) {
+  const { files, codes } = discover(path);
+  if (!files.length) return [{ path, codes, version: null, workflow: null }];
+  return files.map((f) => {
+    const found = [...new Set(validateFile(f, opts))].sort();
+    let version = null;
+    let workflow = null;
+    const res = readLimited(f, { maxSize: opts.maxSize, root: opts.root });
+    if (res.data) {
+      const parsed = readJsonBytes(res.data);
+      if (parsed.value !== null && !isCorrupt(parsed.codes)) {
+        const v = versionOf(parsed.value);
+        version = v.invalid ? null : v.raw;
+        if (version === CURRENT) workflow = typeof parsed.value.workflow === "string" ? parsed.value.workflow : opts.workflow ?? "apex";
+      }
+    }
+    return { path: f, codes: found, version, workflow };
+  });
+}
+validateReport.discover = discover;
+
+/** validate: every code found for the path (a file, or a directory searched for state files). */
+export function validate(path, opts) {
+  const { files, codes } = discover(path);
+  for (const f of files) codes.push(...validateFile(f, opts));
+  return [...new Set(codes)].sort();
+}

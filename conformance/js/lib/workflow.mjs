@@ -1,0 +1,167 @@
+// Workflow definitions (spec §8): built-ins discovered from schema/workflows/<id>.yaml (adding
+// a workflow is adding its YAML file), or a definition file.
+
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { compileFragment, check, getSchemaDir } from "./schema.mjs";
+import { CURRENT } from "./versions.mjs";
+import { parseYaml, YamlError } from "./yaml.mjs";
+
+/** The ids of the built-in workflows: the `*.yaml` files of the schema directory's workflows/. */
+export function builtins() {
+  try {
+    return readdirSync(join(getSchemaDir(), "workflows"))
+      .filter((n) => n.endsWith(".yaml"))
+      .map((n) => n.slice(0, -".yaml".length))
+      .sort();
+  } catch {
+    return [];
+  }
+}
+const MAX_BYTES = 1 << 20;
+
+export class WorkflowError extends Error {
+  constructor(codes, message) {
+    super(message);
+    this.codes = codes;
+  }
+}
+
+const cache = new Map();
+
+export function loadWorkflow(spec) {
+  if (cache.has(spec)) {
+    const hit = cache.get(spec);
+    if (hit instanceof WorkflowError) throw hit;
+    return hit;
+  }
+  try {
+    const wf = load(spec);
+    cache.set(spec, wf);
+    return wf;
+  } catch (err) {
+    if (err instanceof WorkflowError) cache.set(spec, err);
+    throw err;
+  }
+}
+
+function load(spec) {
+  let path = spec;
+  if (builtins().includes(spec)) path = join(getSchemaDir(), "workflows", `${spec}.yaml`);
+  else if (!existsSync(path) || !statSync(path).isFile()) {
+    throw new WorkflowError(["SR403"], `no built-in workflow named ${spec} and no file at that path`);
+  }
+  const data = readFileSync(path);
+  if (data.length > MAX_BYTES) throw new WorkflowError(["SR400"], "the workflow file is over 1 MiB");
+  let text;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(data);
+  } catch {
+    throw new WorkflowError(["SR400"], "the workflow file is not UTF-8");
+  }
+  let raw;
+  try {
+    raw = parseYaml(text);
+  } catch (err) {
+    if (err instanceof YamlError) throw new WorkflowError([err.code], err.message);
+    throw err;
+  }
+  if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+    throw new WorkflowError(["SR400"], "a workflow definition is a mapping");
+  }
+  const errors = check("workflow/1.json", raw, { override: "SR400" });
+  if (errors.length) throw new WorkflowError(errors, "the definition breaks schema/workflow/1.json");
+  const problems = semanticProblems(raw);
+  if (problems.length) throw new WorkflowError(["SR400"], problems.join("; "));
+  return build(raw);
+}
+
+function semanticProblems(raw) {
+  const out = [];
+  const keys = new Set();
+  for (const s of raw.steps) {
+    if (keys.has(s.key)) out.push(`step key ${s.key} is defined twice`);
+    keys.add(s.key);
+    const ids = (s.checkpoints ?? []).map((c) => c.id);
+    if (new Set(ids).size !== ids.length) out.push(`a checkpoint is defined twice in step ${s.key}`);
+    for (const [old, current] of Object.entries(s.legacy_checkpoints ?? {})) {
+      if (!ids.includes(current)) out.push(`legacy checkpoint ${old} maps to ${current}, not a checkpoint`);
+    }
+  }
+  return out;
+}
+
+function build(raw) {
+  const steps = raw.steps.map((s) => ({
+    key: s.key,
+    name: s.name,
+    agents: s.agents,
+    reviewed: Boolean(s.review_audited),
+    optional: Boolean(s.optional),
+    checkpoints: (s.checkpoints ?? []).map((c) => c.id),
+    legacy: s.legacy_checkpoints ?? {},
+    budget: s.budget ? { max: s.budget.max_startup_files, files: s.budget.startup_files ?? [] } : null,
+  }));
+  const wf = {
+    id: raw.id,
+    sessionDir: typeof raw.session_dir === "string" ? raw.session_dir : "agent-output/{project}",
+    freeSteps: Boolean(raw.free_steps),
+    steps,
+    stepKeys: steps.map((s) => s.key),
+    decisions: raw.decisions.map((d) => ({ key: d.key, required: Boolean(d.required), enum: d.enum })),
+    fields: raw.fields.map((f) => ({ name: f.name, required: Boolean(f.required), schema: f.schema ?? {} })),
+    step(key) {
+      return steps.find((s) => s.key === key) ?? null;
+    },
+  };
+  wf.fragment = compileFragment(fragmentSchema(wf));
+  return wf;
+}
+
+/** The JSON Schema of a state's workflow-specific parts: its fields and decisions. */
+function fragmentSchema(wf) {
+  const properties = {};
+  for (const f of wf.fields) properties[f.name] = f.schema;
+  const dprops = {};
+  for (const d of wf.decisions) dprops[d.key] = d.enum !== undefined ? { enum: d.enum } : {};
+  properties.decisions = {
+    type: "object",
+    properties: dprops,
+    required: wf.decisions.filter((d) => d.required).map((d) => d.key),
+  };
+  return {
+    type: "object",
+    properties,
+    required: wf.fields.filter((f) => f.required).map((f) => f.name),
+  };
+}
+
+/** A fresh current-version state for this workflow, every step pending (spec §5). */
+export function templateState(wf, project, now) {
+  const steps = {};
+  for (const s of wf.steps) {
+    steps[s.key] = {
+      name: s.name,
+      agent: s.agents.length === 1 ? s.agents[0] : "",
+      status: "pending",
+      sub_step: null,
+      started: null,
+      completed: null,
+      artifacts: [],
+      context_files_used: [],
+    };
+  }
+  const decisions = {};
+  for (const d of wf.decisions) if (d.required) decisions[d.key] = "";
+  return {
+    schema_version: CURRENT,
+    project,
+    workflow: wf.id,
+    revision: 0,
+    updated: now,
+    current_step: 0,
+    decisions,
+    open_findings: [],
+    steps,
+  };
+}

@@ -1,0 +1,480 @@
+// The write service (spec §4, §7): the atomic save and the write moments with the lease, as
+// the reference's `session-resume init|start|checkpoint|complete|skip|decide|finding|
+// transition` do them. Every write: load, check, build the whole new document (transitions.mjs),
+// acquire the lease if needed, save under the lock (revision check, validation, temp file,
+// .bak rotation, replace, directory fsync, one worklog event), refresh the heartbeat.
+
+import { randomBytes } from "node:crypto";
+import { lstatSync, mkdirSync, readFileSync, renameSync, unlinkSync } from "node:fs";
+import { createRequire } from "node:module";
+import { hostname, userInfo } from "node:os";
+import { join } from "node:path";
+import { withLock } from "./lock.mjs";
+import { appendEvent, leaseState, readLease, readTail, SENTINEL } from "./session.mjs";
+import { BAK, checkPaths, fsyncDir, load, Refused, replaceState, serialize, writeTemp } from "./store.mjs";
+import * as T from "./transitions.mjs";
+import { formatTimestamp } from "./timestamps.mjs";
+import { validateDocument } from "./validate.mjs";
+import { builtins, loadWorkflow, templateState, WorkflowError } from "./workflow.mjs";
+
+const CODES = createRequire(import.meta.url)("./codes.json");
+export const MAX_ATTEMPTS = 5;
+const LEASE_TAIL_EVENTS = 200;
+const DEFAULT_STALE_SECONDS = 300;
+
+/** @typedef {{code: string, message: string, pointer?: string, file?: string}} Problem */
+
+/** A write was refused; `problems` say why and what to do (nothing was written, except SR505). */
+export class WriteError extends Error {
+  /** @param {Problem[]} problems @param {number} [exitCode] */
+  constructor(problems, exitCode = 1) {
+    super(problems.map((p) => `${p.code} ${p.message}`).join("; "));
+    this.problems = problems;
+    this.codes = problems.map((p) => p.code);
+    this.exitCode = exitCode;
+  }
+}
+
+/** @param {string} code @param {string} message @param {string} [file] */
+const fail = (code, message, file = "") => new WriteError([{ code, message, file }]);
+const severity = (/** @type {string} */ code) => (/** @type {any} */ (CODES)[code]?.severity ?? "error");
+const isObject = (/** @type {unknown} */ v) => v !== null && typeof v === "object" && !Array.isArray(v);
+const sameJson = (/** @type {unknown} */ a, /** @type {unknown} */ b) => JSON.stringify(a) === JSON.stringify(b);
+
+export const defaultOwner = () => process.env.USER || process.env.USERNAME || (() => {
+  try { return userInfo().username; } catch { return "unknown"; }
+})();
+
+/**
+ * Where and when a write happens, and as which session.
+ * @typedef {{dir: string, now: number, root?: string|null, session?: string|null, owner?: string,
+ *   staleSeconds?: number, defaultWorkflow?: string}} Context
+ */
+
+const newSessionId = () => randomBytes(8).toString("hex");
+
+/** Python's json.dumps(indent=2) (ASCII only), so both implementations write the same lease bytes. */
+const asciiJson = (/** @type {unknown} */ v) =>
+  JSON.stringify(v, null, 2).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+
+/** Replace the lease file atomically (temp file + rename, never following a link). @param {string} dir @param {object} sentinel */
+export function writeSentinel(dir, sentinel) {
+  const tmp = writeTemp(dir, Buffer.from(asciiJson(sentinel) + "\n"), `.${SENTINEL}.`);
+  try {
+    renameSync(tmp, join(dir, SENTINEL));
+  } catch (err) {
+    try { unlinkSync(tmp); } catch { /* already gone */ }
+    throw err;
+  }
+  fsyncDir(dir);
+}
+
+/** Whether the lease's owner pid runs on this host; null when unknowable. @param {any} sent */
+export function ownerAlive(sent) {
+  if (!sent) return null;
+  const pid = sent.pid;
+  if (!Number.isInteger(pid) || pid <= 0 || sent.host !== hostname()) return null;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    const code = /** @type {any} */ (err).code;
+    return code === "ESRCH" ? false : code === "EPERM" ? true : null;
+  }
+}
+
+/** The lease of the session directory now. @param {Context} ctx */
+export function currentLease(ctx) {
+  const path = join(ctx.dir, SENTINEL);
+  const { lease: sent, codes } = readLease(ctx.dir);
+  if (codes.length) {
+    let st = null;
+    try { st = lstatSync(path); } catch { /* absent */ }
+    if (st && st.isDirectory()) throw fail("SR510", "the sentinel path is a directory; remove it before starting a session", path);
+  }
+  let ended = false;
+  if (sent !== null && !codes.length) {
+    ended = readTail(ctx.dir, LEASE_TAIL_EVENTS).events.some(
+      (/** @type {any} */ e) => e.event === "session_end" && e.session === sent.session,
+    );
+  }
+  const usable = sent !== null && !codes.length ? sent : null;
+  const judged = usable === null
+    ? { state: sent === null ? "none" : "unreadable", age: null }
+    : leaseState(usable, { now: ctx.now, ended, ownerAlive: ownerAlive(usable), staleSeconds: ctx.staleSeconds ?? DEFAULT_STALE_SECONDS });
+  return { state: judged.state, age: judged.age, sentinel: sent };
+}
+
+/**
+ * What a write does about the lease: keep it, create one, or take over (SR511 when a live
+ * lease of another session is in the way).
+ * @param {{state: string, age: number|null, sentinel: any}} lease
+ * @param {{session?: string|null, claim?: boolean, takeover?: boolean, file?: string}} opts
+ */
+export function planLease(lease, { session = null, claim = false, takeover = false, file = "" }) {
+  const holder = isObject(lease.sentinel) ? lease.sentinel.session : undefined;
+  if (["none", "ended", "unreadable"].includes(lease.state) || typeof holder !== "string") {
+    return { action: "create", session: session ?? newSessionId(), lease, orphaned: false };
+  }
+  if (session !== null && session === holder) return { action: "keep", session: holder, lease, orphaned: false };
+  if (lease.state === "live") {
+    if (session === null && !claim) return { action: "keep", session: holder, lease, orphaned: false };
+    if (takeover) return { action: "takeover", session: session ?? newSessionId(), lease, orphaned: false };
+    const age = lease.age === null ? "" : `, heartbeat ${Math.round(lease.age)} s ago`;
+    throw fail("SR511", `session ${holder} (owner ${lease.sentinel.owner || "?"}${age}) holds the lease of this session directory${session ? `; session ${session} may not write` : ""}. Nothing was written: wait for it to end (\`session-resume session end\`), or take over with \`session-resume session start --takeover\` (logged)`, file);
+  }
+  return { action: "takeover", session: session ?? newSessionId(), lease, orphaned: true };
+}
+
+class LeaseChanged extends Error {}
+
+/**
+ * Write the new lease of `plan` under the lock and log `takeover` (or `session_start`).
+ * @param {Context} ctx @param {any} plan @param {{logStart: boolean, pid?: number|null, owner?: string|null}} opts
+ */
+function acquire(ctx, plan, { logStart, pid = null, owner = null }) {
+  const ts = formatTimestamp(ctx.now);
+  /** @type {object[]} */
+  const events = [];
+  withLock(ctx.dir, () => {
+    if (!sameJson(readLease(ctx.dir).lease, plan.lease.sentinel)) throw new LeaseChanged();
+    const sentinel = { v: 1, session: plan.session, owner: owner || ctx.owner || defaultOwner(), pid, host: hostname(), started: ts, heartbeat: ts };
+    if (plan.action === "takeover") {
+      const prev = plan.lease.sentinel ?? {};
+      /** @type {Record<string, unknown>} */
+      const detail = { previous: prev.session, previous_owner: prev.owner, orphaned: plan.orphaned, reason: plan.lease.state };
+      if (plan.lease.age !== null) detail.silent_seconds = Math.round(plan.lease.age);
+      events.push(appendEvent(ctx.dir, "takeover", { ts, session: plan.session, detail }));
+    } else if (logStart) {
+      /** @type {Record<string, unknown>} */
+      const detail = { owner: sentinel.owner };
+      if (pid !== null) detail.pid = pid;
+      events.push(appendEvent(ctx.dir, "session_start", { ts, session: plan.session, detail }));
+    }
+    writeSentinel(ctx.dir, sentinel);
+  });
+  return events;
+}
+
+/** Refresh the heartbeat of `session`'s lease (if it still holds it). @param {Context} ctx @param {string} session */
+function refresh(ctx, session) {
+  withLock(ctx.dir, () => {
+    const { lease: sent } = readLease(ctx.dir);
+    if (!isObject(sent) || sent.session !== session) return;
+    writeSentinel(ctx.dir, { ...sent, heartbeat: formatTimestamp(ctx.now) });
+  });
+}
+
+/**
+ * Write `doc` as the session's state: one whole-document atomic write under the lock.
+ * `expectedRevision`: the revision the caller read (SR162 when the file has another).
+ * @param {string} dir @param {any} doc
+ * @param {{now: number, root?: string|null, expectedRevision?: number|null, workflow?: any, event?: string|null,
+ *   step?: string|null, subStep?: string|null, detail?: object|null, session?: string, allow?: string[]}} opts
+ * @returns {{document: any, revision: number, event: object|null}}
+ */
+export function save(dir, doc, opts) {
+  const root = opts.root ?? dir;
+  const state = join(dir, "00-session-state.json");
+  try {
+    checkPaths(dir, root);
+  } catch (err) {
+    if (err instanceof Refused) throw new WriteError(err.codes.map((code) => ({ code, message: err.message, file: state })));
+    throw err;
+  }
+  return withLock(dir, () => {
+    const current = load(dir, root);
+    if (current.status === "absent" && current.backupUsable) {
+      throw fail("SR161", "the state file is missing but .bak holds a valid state; run `session-resume recover` first", state);
+    }
+    const allow = opts.allow ?? ["ok", "absent", "invalid"];
+    if (!allow.includes(current.status)) {
+      const what = current.status === "needs_migration" ? "migrate" : "recover";
+      throw new WriteError(current.codes.length
+        ? current.codes.map((code) => ({ code, message: `the state file is ${current.status}`, file: state }))
+        : [{ code: "SR161", message: `the state file is ${current.status}; run \`session-resume ${what}\` first`, file: state }]);
+    }
+    const onDisk = ["ok", "invalid"].includes(current.status) && Number.isInteger(current.doc?.revision) ? current.doc.revision : 0;
+    const expected = opts.expectedRevision ?? null;
+    if (expected !== null && expected !== onDisk) {
+      throw fail("SR162", `the state is at revision ${onDisk}, not ${expected}: another writer saved first; reload and retry`, state);
+    }
+    const out = structuredClone(doc);
+    out.updated = formatTimestamp(opts.now);
+    out.revision = onDisk + 1;
+    const data = serialize(out);
+    const errors = validateDocument(data, { workflow: opts.workflow ?? undefined, now: opts.now, sessionDir: dir })
+      .filter((code) => severity(code) === "error");
+    if (errors.length) {
+      throw new WriteError(errors.map((code) => ({ code: "SR161", message: `refusing to write an invalid state: ${code}`, file: state })));
+    }
+    try {
+      replaceState(dir, data, { rotate: true, currentValid: current.status === "ok" });
+    } catch (err) {
+      if (err instanceof Refused) throw new WriteError(err.codes.map((code) => ({ code, message: err.message, file: state })));
+      throw err;
+    }
+    let record = null;
+    if (opts.event) {
+      try {
+        record = appendEvent(dir, opts.event, {
+          ts: formatTimestamp(opts.now), session: opts.session ?? "", step: opts.step ?? null, subStep: opts.subStep ?? null, detail: opts.detail ?? null,
+        });
+      } catch (err) {
+        throw fail("SR505", `the state was written (revision ${out.revision}) but its worklog event could not be appended: ${/** @type {any} */ (err).message}`, join(dir, "00-worklog.jsonl"));
+      }
+    }
+    return { document: out, revision: out.revision, event: record };
+  });
+}
+
+/** @param {any} doc @param {string|null} spec @param {string} fallback */
+function workflowOf(doc, spec, fallback) {
+  const own = doc ? doc.workflow : undefined;
+  let name = spec;
+  if (!name) {
+    if (own === undefined || own === null) name = fallback;
+    else if (typeof own === "string" && builtins().includes(own)) name = own;
+    else throw fail("SR403", `the state names workflow ${JSON.stringify(own)}, neither built in (${builtins().join(", ")}) nor given`);
+  }
+  try {
+    return loadWorkflow(name);
+  } catch (err) {
+    if (err instanceof WorkflowError) throw new WriteError(err.codes.map((code) => ({ code, message: err.message })));
+    throw err;
+  }
+}
+
+/** SR161 (with the right advice) unless the loaded state may be changed. @param {Context} ctx @param {any} loaded */
+function refuseUnwritable(ctx, loaded) {
+  if (loaded.status === "ok") return;
+  const f = join(ctx.dir, "00-session-state.json");
+  const d = ctx.dir;
+  if (loaded.status === "absent" && loaded.backupUsable) {
+    throw fail("SR161", `the state file is missing but ${BAK} is a valid state; run \`session-resume recover ${d}\` to restore it (nothing was written)`, f);
+  }
+  /** @type {Record<string, string>} */
+  const messages = {
+    absent: `there is no state file in ${d}; run \`session-resume init PROJECT\` first`,
+    needs_migration: `the state file is schema version ${loaded.version}; run \`session-resume migrate ${d}\` first (nothing was written)`,
+    corrupt: `the state file is corrupt; run \`session-resume recover ${d}\` first (it restores ${loaded.backupUsable ? ".bak" : "a fresh state"})`,
+    too_new: `the state file is schema version ${loaded.version}, newer than this tool knows; upgrade session-resume (nothing was written)`,
+    invalid: `the state file does not match the current schema; fix the problems \`session-resume validate ${d}\` lists (nothing was written)`,
+    bad_version: "the state file's schema_version is not a known version; fix it by hand (nothing was written)",
+    refused: "refusing to use this session directory (nothing was written)",
+  };
+  throw new WriteError([
+    { code: "SR161", message: messages[loaded.status] ?? `the state file is ${loaded.status}`, file: f },
+    ...loaded.codes.map((/** @type {string} */ code) => ({ code, message: /** @type {any} */ (CODES)[code]?.summary ?? code, file: f })),
+  ]);
+}
+
+/**
+ * @typedef {{revision: number, document: any, session: string, event: object|null, events: object[],
+ *   step: string|null, lease: string, previousSession: string|null, attempts: number}} WriteResult
+ */
+
+/**
+ * Load, check, build, acquire the lease, save (one write, one event), refresh the heartbeat;
+ * retried from the load when another writer saved first.
+ * @param {Context} ctx
+ * @param {(doc: any, wf: any, orphaned: boolean) => {document: any, event: string, step?: string|null, subStep?: string|null, detail?: object|null}} build
+ * @returns {WriteResult}
+ */
+export function writeState(ctx, build) {
+  const root = ctx.root ?? ctx.dir;
+  const sentinelPath = join(ctx.dir, SENTINEL);
+  /** @type {object[]} */
+  let before = [];
+  let acquired = null;
+  let orphanSeen = false;
+  /** @type {Problem[]} */
+  let conflict = [];
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const loaded = load(ctx.dir, root);
+    refuseUnwritable(ctx, loaded);
+    const wf = workflowOf(loaded.doc, null, ctx.defaultWorkflow ?? "apex");
+    const plan = planLease(currentLease(ctx), { session: ctx.session ?? null, file: sentinelPath });
+    const orphaned = orphanSeen || plan.orphaned;
+    let change;
+    try {
+      change = build(loaded.doc, wf, orphaned);
+    } catch (err) {
+      if (err instanceof T.TransitionError) {
+        throw new WriteError(err.problems.map((p) => ({ ...p, file: join(ctx.dir, "00-session-state.json") })));
+      }
+      throw err;
+    }
+    if (plan.action !== "keep") {
+      try {
+        before = [...before, ...acquire(ctx, plan, { logStart: true })];
+      } catch (err) {
+        if (err instanceof LeaseChanged) continue;
+        throw err;
+      }
+      acquired = plan;
+      orphanSeen = orphanSeen || plan.orphaned;
+    }
+    let res;
+    try {
+      res = save(ctx.dir, change.document, {
+        now: ctx.now, root, expectedRevision: loaded.doc.revision ?? 0, workflow: wf.id, event: change.event,
+        step: change.step ?? null, subStep: change.subStep ?? null, detail: change.detail ?? null, session: plan.session,
+      });
+    } catch (err) {
+      if (err instanceof WriteError && err.codes.length === 1 && err.codes[0] === "SR162") {
+        conflict = err.problems;
+        continue;
+      }
+      throw err;
+    }
+    refresh(ctx, plan.session);
+    return {
+      revision: res.revision,
+      document: res.document,
+      session: plan.session,
+      event: res.event,
+      events: [...before, ...(res.event ? [res.event] : [])],
+      step: change.step ?? null,
+      lease: acquired ? acquired.action : "keep",
+      previousSession: acquired && acquired.action === "takeover" ? acquired.lease.sentinel?.session ?? null : null,
+      attempts: attempt,
+    };
+  }
+  throw new WriteError([...conflict, { code: "SR162", message: `gave up after ${MAX_ATTEMPTS} attempts: other writers keep changing the state; run the command again`, file: join(ctx.dir, "00-session-state.json") }]);
+}
+
+/**
+ * Create the session's state from the workflow template (revision 1). An existing state is
+ * refused (SR710); `init --fresh` (archiving the old files) is the reference CLI's.
+ * @param {Context} ctx @param {string} project @param {{workflow?: string|null}} [opts]
+ * @returns {WriteResult}
+ */
+export function init(ctx, project, { workflow = null } = {}) {
+  const state = join(ctx.dir, "00-session-state.json");
+  const wf = workflowOf(null, workflow, ctx.defaultWorkflow ?? "apex");
+  let doc;
+  try {
+    doc = T.initState(wf, project, ctx.now, templateState);
+  } catch (err) {
+    if (err instanceof T.TransitionError) throw new WriteError(err.problems.map((p) => ({ ...p, file: state })));
+    throw err;
+  }
+  mkdirSync(ctx.dir, { recursive: true });
+  const root = ctx.root ?? ctx.dir;
+  const loaded = load(ctx.dir, root);
+  if (loaded.status === "refused") refuseUnwritable(ctx, loaded);
+  const plan = planLease(currentLease(ctx), { session: ctx.session ?? null, file: join(ctx.dir, SENTINEL) });
+  if (loaded.status === "absent" && loaded.backupUsable) {
+    throw fail("SR710", `${state} is missing but ${BAK} holds a valid state; restore it with \`session-resume recover ${ctx.dir}\``, state);
+  }
+  if (loaded.status !== "absent") {
+    const what = loaded.status === "ok" ? `revision ${loaded.doc.revision ?? 0}, project ${JSON.stringify(loaded.doc.project)}` : loaded.status;
+    throw fail("SR710", `${state} already exists (${what}); to continue it run \`session-resume resume ${ctx.dir}\``, state);
+  }
+  let before = [];
+  if (plan.action !== "keep") {
+    try {
+      before = acquire(ctx, plan, { logStart: false });
+    } catch (err) {
+      if (err instanceof LeaseChanged) throw fail("SR511", "another session changed the lease while this init ran; nothing was written, run it again", state);
+      throw err;
+    }
+  }
+  const detail = { note: "init", project, workflow: wf.id };
+  const event = plan.action === "keep" ? "note" : "session_start";
+  const res = save(ctx.dir, doc, { now: ctx.now, root, expectedRevision: 0, workflow: wf.id, event, detail, session: plan.session });
+  refresh(ctx, plan.session);
+  return {
+    revision: res.revision, document: res.document, session: plan.session, event: res.event,
+    events: [...before, ...(res.event ? [res.event] : [])], step: null, lease: plan.action,
+    previousSession: plan.action === "takeover" ? plan.lease.sentinel?.session ?? null : null, attempts: 1,
+  };
+}
+
+// --- the write moments (builds as the reference's, event details included) ----------------
+
+/** Moment 1, a step starts. @param {Context} ctx @param {string} key @param {{force?: boolean, name?: string|null}} [opts] */
+export const startStep = (ctx, key, { force = false, name = null } = {}) =>
+  writeState(ctx, (doc, wf, orphaned) => {
+    const steps = isObject(doc.steps) ? doc.steps : {};
+    const oldStatus = isObject(steps[key]) ? steps[key].status : null;
+    const restartOrphan = orphaned && oldStatus === "in_progress";
+    const document = T.start(doc, wf, key, ctx.now, { force, orphaned: restartOrphan, name });
+    /** @type {Record<string, unknown>} */
+    const detail = { attempts: document.steps[key].attempts ?? null };
+    if (oldStatus === "in_progress") detail.restart = true;
+    if (restartOrphan) detail.orphaned = true;
+    if (oldStatus === "complete" || oldStatus === "skipped") detail.rerun = oldStatus;
+    const interrupted = Object.keys(steps).filter((k) => k !== key && isObject(steps[k]) && steps[k].status === "in_progress");
+    if (interrupted.length) detail.interrupted = interrupted;
+    if (force) detail.forced = true;
+    return { document, event: "step_start", step: key, detail };
+  });
+
+/** Moment 2, a sub-step checkpoint. @param {Context} ctx @param {string} key @param {string} subStep @param {{artifacts?: string[], contextFiles?: string[]}} [opts] */
+export const checkpointStep = (ctx, key, subStep, { artifacts = [], contextFiles = [] } = {}) =>
+  writeState(ctx, (doc, wf) => {
+    const document = T.checkpoint(doc, wf, key, subStep, { artifacts, contextFiles });
+    const written = document.steps[key].sub_step;
+    /** @type {Record<string, unknown>} */
+    const detail = {};
+    if (artifacts.length) detail.artifacts = [...artifacts];
+    if (contextFiles.length) detail.context_files = [...contextFiles];
+    if (written !== subStep) detail.legacy_id = subStep;
+    return { document, event: "checkpoint", step: key, subStep: written, detail: Object.keys(detail).length ? detail : null };
+  });
+
+/** Moment 3, a step is done. @param {Context} ctx @param {string} key */
+export const completeStep = (ctx, key) =>
+  writeState(ctx, (doc, wf) => ({ document: T.complete(doc, wf, key, ctx.now), event: "step_complete", step: key }));
+
+/** Skip a pending or in-progress step. @param {Context} ctx @param {string} key @param {string} reason @param {{force?: boolean}} [opts] */
+export const skipStep = (ctx, key, reason, { force = false } = {}) =>
+  writeState(ctx, (doc, wf) => {
+    /** @type {Record<string, unknown>} */
+    const detail = { reason };
+    if (force) detail.forced = true;
+    return { document: T.skip(doc, wf, key, reason, { force }), event: "step_skip", step: key, detail };
+  });
+
+/** Moment 4, a decision: decisions[key] = value. @param {Context} ctx @param {string} key @param {unknown} value */
+export const decide = (ctx, key, value) =>
+  writeState(ctx, (doc, wf) => {
+    const document = T.setDecision(doc, wf, key, value);
+    /** @type {Record<string, unknown>} */
+    const detail = { key, value };
+    const old = isObject(doc.decisions) ? doc.decisions : {};
+    if (Object.prototype.hasOwnProperty.call(old, key)) detail.previous = old[key];
+    return { document, event: "decision", detail };
+  });
+
+/** Moment 4, a logged decision (decision_log). @param {Context} ctx @param {{title: string, choice: string, rationale: string, step?: string|null, alternatives?: string[]}} entry */
+export const logDecision = (ctx, entry) =>
+  writeState(ctx, (doc, wf) => {
+    const document = T.logDecision(doc, entry, ctx.now, wf);
+    const added = document.decision_log[document.decision_log.length - 1];
+    return { document, event: "decision", step: entry.step ?? null, detail: { id: added.id, title: entry.title, choice: entry.choice } };
+  });
+
+/** Moment 5, a review finding opened or resolved. @param {Context} ctx @param {"add"|"resolve"} action @param {string} title */
+export const finding = (ctx, action, title) =>
+  writeState(ctx, (doc) => {
+    if (action === "add") {
+      /** @type {Record<string, unknown>} */
+      const detail = { title };
+      if (Array.isArray(doc.open_findings) && doc.open_findings.includes(title)) detail.already_open = true;
+      return { document: T.addFinding(doc, title), event: "finding_add", detail };
+    }
+    return { document: T.resolveFinding(doc, title), event: "finding_resolve", detail: { title } };
+  });
+
+/** An orchestrator gate in one write. @param {Context} ctx @param {string} completeKey @param {string} startKey @param {Record<string, unknown>} decisions @param {{force?: boolean}} [opts] */
+export const transition = (ctx, completeKey, startKey, decisions, { force = false } = {}) =>
+  writeState(ctx, (doc, wf) => {
+    const document = T.transition(doc, wf, completeKey, startKey, decisions, ctx.now, { force });
+    /** @type {Record<string, unknown>} */
+    const detail = { completed: completeKey, decisions, attempts: document.steps[startKey].attempts ?? null };
+    if (force) detail.forced = true;
+    return { document, event: "step_start", step: startKey, detail };
+  });

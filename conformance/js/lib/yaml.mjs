@@ -1,0 +1,136 @@
+// Safe YAML for workflow definitions (spec §8), on the npm `yaml` package: YAML 1.2, the core
+// schema, and nothing more. It refuses what the Python reference refuses, with the same codes
+// (validator/session_resume/yamlsafe.py): any explicit tag is SR400, any anchor or alias is
+// SR402 (refused outright, so the billion-laughs family cannot happen), a duplicate key is
+// SR401, more than one document or a syntax error is SR400. `<<` is an ordinary key (no merge).
+
+import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument } from "yaml";
+
+export class YamlError extends Error {
+  /**
+   * @param {string} code
+   * @param {string} message
+   * @param {number | null} [line]
+   * @param {number | null} [column]
+   */
+  constructor(code, message, line = null, column = null) {
+    super(message);
+    this.code = code;
+    this.line = line;
+    this.column = column;
+  }
+}
+
+/**
+ * The identity of a key as the Python reference compares keys after construction: numbers
+ * and booleans by numeric value (`true` and `1` collide, `1` and `"1"` do not), strings by
+ * text, null by itself. NaN equals nothing, so it never collides.
+ * @param {unknown} key
+ */
+function keyIdentity(key) {
+  if (typeof key === "boolean") return `n:${Number(key)}`;
+  if (typeof key === "number") return Number.isNaN(key) ? null : `n:${key}`;
+  if (typeof key === "string") return `s:${key}`;
+  if (key === null) return "null";
+  return `o:${String(key)}`;
+}
+
+/**
+ * Parse `text` into plain values, or throw a YamlError.
+ * @param {string} text
+ * @returns {unknown}
+ */
+export function parseYaml(text) {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, {
+    version: "1.2",
+    schema: "core",
+    merge: false,
+    uniqueKeys: false, // compared below, the way the reference compares them
+    lineCounter: lines,
+    prettyErrors: false,
+    strict: true,
+  });
+  /** @param {number} offset */
+  const at = (offset) => {
+    const p = lines.linePos(offset);
+    return [p.line, p.col];
+  };
+  // The reference reads events in order and stops at the first refusal: an anchor, alias or
+  // tag before a syntax error is reported, not the syntax error.
+  const firstError = doc.errors.length ? doc.errors[0].pos[0] : Infinity;
+  /** @type {unknown[]} */
+  const stack = [doc.contents];
+  /** @type {{offset: number, error: YamlError} | null} */
+  let refusal = null;
+  const note = (/** @type {number} */ offset, /** @type {YamlError} */ error) => {
+    if (offset < firstError && (refusal === null || offset < refusal.offset)) refusal = { offset, error };
+  };
+  while (stack.length) {
+    const node = /** @type {any} */ (stack.pop());
+    if (node === null || node === undefined) continue;
+    const offset = node.range ? node.range[0] : 0;
+    if (isAlias(node)) {
+      note(offset, new YamlError("SR402", `anchors and aliases are not allowed (found alias '${node.source}')`, ...at(offset)));
+      continue;
+    }
+    if (node.anchor) note(offset, new YamlError("SR402", `anchors and aliases are not allowed (found anchor '${node.anchor}')`, ...at(offset)));
+    if (node.tag) note(offset, new YamlError("SR400", `tags are not allowed (found '${node.tag}')`, ...at(offset)));
+    if (isMap(node)) for (const pair of node.items) stack.push(pair.key, pair.value);
+    else if (isSeq(node)) stack.push(...node.items);
+  }
+  if (refusal !== null) throw refusal.error;
+  if (doc.errors.length) {
+    const e = doc.errors[0];
+    throw new YamlError("SR400", `invalid YAML: ${e.message}`, ...at(e.pos[0]));
+  }
+  return construct(doc.contents, at);
+}
+
+/**
+ * Nodes to plain values, iteratively (no recursion limit to hit on deep nesting).
+ * @param {any} root
+ * @param {(offset: number) => number[]} at
+ */
+function construct(root, at) {
+  const make = (/** @type {any} */ node) => {
+    if (node === null || node === undefined) return null; // an empty document or value
+    if (isMap(node)) return {};
+    if (isSeq(node)) return [];
+    if (isScalar(node)) return node.value;
+    throw new YamlError("SR400", "invalid YAML: an unexpected node");
+  };
+  const result = make(root);
+  /** @type {[any, any][]} */
+  const stack = [[root, result]];
+  while (stack.length) {
+    const [node, target] = /** @type {[any, any]} */ (stack.pop());
+    if (isSeq(node)) {
+      for (const child of node.items) {
+        const value = make(child);
+        target.push(value);
+        if (value !== null && typeof value === "object") stack.push([child, value]);
+      }
+    } else if (isMap(node)) {
+      const seen = new Set();
+      for (const pair of node.items) {
+        const keyNode = /** @type {any} */ (pair.key);
+        const key = make(keyNode);
+        if (key !== null && typeof key === "object") {
+          throw new YamlError("SR400", "invalid YAML: a mapping key must be a scalar", ...at(keyNode.range[0]));
+        }
+        const id = keyIdentity(key);
+        if (id !== null && seen.has(id)) {
+          throw new YamlError("SR401", `duplicate key ${JSON.stringify(key)}`, ...at(keyNode ? keyNode.range[0] : 0));
+        }
+        seen.add(id);
+        const value = make(pair.value);
+        // A plain object's keys are strings: `1:` and `"1":` (two keys to the reference) end
+        // up as one property, the later one; the workflow schema gives either the same verdict.
+        target[String(key)] = value;
+        if (value !== null && typeof value === "object") stack.push([pair.value, value]);
+      }
+    }
+  }
+  return result;
+}

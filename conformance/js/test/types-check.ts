@@ -1,0 +1,14 @@
+// Compiled by `npm run typecheck` only (tsc --noEmit): uses the declared API the way a
+// TypeScript consumer would, so a declaration that does not fit the API fails the check.
+import * as sr from "session-resume";
+
+const now: sr.Micros = sr.parseNow("2026-03-02T12:00:00Z");
+const codes: sr.Code[] = sr.validate("agent-output/demo", { now, root: "." });
+const decision: sr.ResumeDecision = sr.resume("agent-output/demo", { now, root: "." });
+const ctx: sr.Context = { dir: "agent-output/demo", now, session: "s1" };
+const res: sr.WriteResult = sr.start(ctx, "1", { force: false });
+const wf: sr.Workflow = sr.loadWorkflow("apex");
+const doc: sr.StateDocument = sr.transitions.complete(res.document, wf, "1", now);
+const ids: string[] = sr.builtins();
+const exit: number = sr.cli(["validate", "--format", "json"]);
+export const used = [codes, decision.action, doc, ids, exit, sr.CURRENT];

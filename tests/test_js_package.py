@@ -1,0 +1,485 @@
+"""The JavaScript implementation as an npm package (conformance/js, issue 16).
+
+- its package.json: name, version in lockstep with pyproject.toml, module, exports, bin,
+  files, engines, license, and ajv + yaml as its only runtime dependencies;
+- its code catalogue (lib/codes.json) is the Python catalogue's;
+- its unit tests (`node --test`) and its type declarations (`tsc --noEmit`) pass;
+- `npm pack` bundles the top-level schema/ byte for byte, and the tarball installs in an
+  empty directory without the network (from the npm cache `npm ci` filled), where its CLI and
+  its conformance adapter run;
+- its CLI answers validate | resume | migrate | recover with the Python CLI's exit codes and
+  JSON shapes, on the same inputs.
+
+Node (>= 20) and `npm ci` are needed; SESSION_RESUME_NO_NODE=1 skips these tests instead.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tomllib
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from session_resume.core.codes import CATALOGUE
+
+REPO = Path(__file__).resolve().parents[1]
+PKG = REPO / "conformance" / "js"
+CLI_JS = PKG / "bin" / "session-resume.mjs"
+NOW = "2026-03-02T12:00:00Z"
+
+
+def _need(*tools: str) -> dict[str, str]:
+    found = {t: shutil.which(t) for t in tools}
+    missing = [t for t, p in found.items() if p is None]
+    if not (REPO / "node_modules" / "yaml").is_dir():
+        missing.append("node_modules (run `npm ci`)")
+    if missing:
+        if os.environ.get("SESSION_RESUME_NO_NODE") == "1":
+            pytest.skip(f"missing {', '.join(missing)} (SESSION_RESUME_NO_NODE=1)")
+        pytest.fail(f"the JavaScript package needs {', '.join(missing)}", pytrace=False)
+    return {t: p for t, p in found.items() if p is not None}
+
+
+def _run(argv: list[str], cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+# --- package.json ---------------------------------------------------------------------------
+
+
+def test_package_json_is_a_real_package() -> None:
+    pkg = json.loads((PKG / "package.json").read_text())
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert pkg["name"] == "session-resume"
+    assert pkg["version"] == pyproject["project"]["version"], "versions move in lockstep"
+    assert "private" not in pkg
+    assert pkg["type"] == "module"
+    assert pkg["license"] == "MIT"
+    assert pkg["engines"] == {"node": ">=20"}
+    assert set(pkg["dependencies"]) == {"ajv", "yaml"}
+    assert pkg["exports"]["."] == {"types": "./index.d.ts", "default": "./index.mjs"}
+    assert pkg["bin"]["session-resume"] == "./bin/session-resume.mjs"
+    assert "schema/" in pkg["files"] and "lib/" in pkg["files"]
+    for rel in [pkg["exports"]["."]["default"], pkg["types"], *pkg["bin"].values()]:
+        assert (PKG / rel).is_file(), rel
+    root = json.loads((REPO / "package.json").read_text())
+    assert root["workspaces"] == ["conformance/js"], "one `npm ci` installs the package's deps"
+    lock = json.loads((REPO / "package-lock.json").read_text())
+    assert lock["packages"]["conformance/js"]["version"] == pkg["version"], "lock is current"
+    assert lock["packages"]["conformance/js"]["dependencies"] == pkg["dependencies"]
+
+
+def test_code_catalogue_is_the_python_one() -> None:
+    """lib/codes.json gives the JS CLI the severity, summary and fix of every code; it is
+    generated from session_resume.core.codes (regenerate: `python tests/test_js_package.py`)."""
+    assert json.loads((PKG / "lib" / "codes.json").read_text()) == _catalogue()
+
+
+def _catalogue() -> dict[str, dict[str, str]]:
+    return {
+        c.code: {"name": c.name, "severity": c.severity.value, "summary": c.summary, "fix": c.fix}
+        for c in CATALOGUE.values()
+    }
+
+
+def test_no_hand_written_yaml_parser_and_no_builtin_list() -> None:
+    sources = {p.name: p.read_text() for p in (PKG / "lib").glob("*.mjs")}
+    assert 'from "yaml"' in sources["yaml.mjs"]
+    assert len(sources["yaml.mjs"].splitlines()) < 160, "a wrapper over the yaml package"
+    assert not any("BUILTINS" in text for text in sources.values())
+    versions = sorted(name for name, text in sources.items() if '"2.0"' in text)
+    assert versions == ["migrate.mjs", "versions.mjs"], (
+        f"a version named outside the registry and its migration steps: {versions}"
+    )
+
+
+# --- node --test and tsc ------------------------------------------------------------------
+
+
+def test_node_unit_tests() -> None:
+    tools = _need("node")
+    proc = _run([tools["node"], "--test", "test/"], PKG)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "# fail 0" in proc.stdout
+    passed = int(proc.stdout.split("# pass ")[1].split()[0])
+    assert passed >= 10
+
+
+def test_type_declarations_check() -> None:
+    tools = _need("node")
+    tsc = REPO / "node_modules" / "typescript" / "bin" / "tsc"
+    assert tsc.is_file(), "typescript (a devDependency of conformance/js) is installed by npm ci"
+    proc = _run([tools["node"], str(tsc), "-p", "tsconfig.json"], PKG)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# --- npm pack: the bundle, and an offline install in an empty directory --------------------
+
+
+@pytest.fixture(scope="module")
+def tarball(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tools = _need("node", "npm")
+    dest = tmp_path_factory.mktemp("pack")
+    proc = _run([tools["npm"], "pack", "--pack-destination", str(dest), "--json"], PKG)
+    assert proc.returncode == 0, proc.stderr
+    name: str = json.loads(proc.stdout[proc.stdout.index("[") :])[0]["filename"]
+    assert not (PKG / "schema").exists(), "postpack removes the bundled copy from the checkout"
+    return dest / name
+
+
+def test_pack_bundles_the_top_level_schema(tarball: Path) -> None:
+    with tarfile.open(tarball) as tar:
+        packed = {
+            m.name.removeprefix("package/schema/"): tar.extractfile(m).read()  # type: ignore[union-attr]
+            for m in tar.getmembers()
+            if m.name.startswith("package/schema/") and m.isfile()
+        }
+        names = {m.name for m in tar.getmembers()}
+    source = {
+        p.relative_to(REPO / "schema").as_posix(): p.read_bytes()
+        for p in (REPO / "schema").rglob("*")
+        if p.is_file() and p.suffix in (".json", ".yaml")
+    }
+    assert packed == source, "the bundle is the top-level schema/, byte for byte"
+    assert "package/lib/codes.json" in names and "package/index.d.ts" in names
+    assert not any("test/" in n or n.endswith("skip.txt") for n in names)
+
+
+def _offline_project(tarball: Path, where: Path) -> None:
+    """package.json + package-lock.json for a consumer of the tarball, with the dependencies'
+    versions and integrity taken from the repository's lock, so `npm ci --offline` takes
+    every tarball from the npm cache (filled by `npm ci`) and never asks the registry."""
+    shutil.copy(tarball, where / tarball.name)
+    root = json.loads((REPO / "package-lock.json").read_text())["packages"]
+    pkg = json.loads((PKG / "package.json").read_text())
+    registry = _run(["npm", "config", "get", "registry"], where).stdout.strip() or (
+        "https://registry.npmjs.org/"
+    )
+    registry = registry.rstrip("/") + "/"
+    digest = base64.b64encode(hashlib.sha512(tarball.read_bytes()).digest()).decode()
+    packages: dict[str, Any] = {
+        "": {
+            "name": "consumer",
+            "version": "1.0.0",
+            "dependencies": {pkg["name"]: f"file:{tarball.name}"},
+        },
+        f"node_modules/{pkg['name']}": {
+            "version": pkg["version"],
+            "resolved": f"file:{tarball.name}",
+            "integrity": f"sha512-{digest}",
+            "license": pkg["license"],
+            "dependencies": pkg["dependencies"],
+            "bin": pkg["bin"],
+            "engines": pkg["engines"],
+        },
+    }
+    todo = list(pkg["dependencies"])
+    while todo:
+        name = todo.pop()
+        key = f"node_modules/{name}"
+        if key in packages:
+            continue
+        entry = dict(root[key])
+        base = name.rsplit("/", 1)[-1]
+        entry.setdefault("resolved", f"{registry}{name}/-/{base}-{entry['version']}.tgz")
+        packages[key] = entry
+        todo += list(entry.get("dependencies", {}))
+    manifest = {"name": "consumer", "version": "1.0.0", "private": True}
+    manifest["dependencies"] = packages[""]["dependencies"]
+    (where / "package.json").write_text(json.dumps(manifest, indent=2))
+    lock = {"name": "consumer", "version": "1.0.0", "lockfileVersion": 3, "requires": True}
+    lock["packages"] = packages
+    (where / "package-lock.json").write_text(json.dumps(lock, indent=2))
+
+
+def test_tarball_installs_offline_and_runs_cli_and_adapter(tarball: Path, tmp_path: Path) -> None:
+    tools = _need("node", "npm")
+    project = tmp_path / "consumer"
+    project.mkdir()
+    _offline_project(tarball, project)
+    proc = _run([tools["npm"], "ci", "--offline", "--no-audit", "--no-fund"], project)
+    assert proc.returncode == 0, (
+        "`npm ci --offline` of the packed tarball failed; the npm cache must hold ajv and "
+        f"yaml (run `npm ci` at the repository root first):\n{proc.stderr[-3000:]}"
+    )
+    installed = project / "node_modules" / "session-resume"
+    assert (installed / "schema" / "session-state" / "3.0.json").is_file()
+    assert not installed.is_symlink()
+    cli = [tools["node"], str(project / "node_modules" / ".bin" / "session-resume")]
+    sess = project / "agent-output" / "demo"
+    common = ["--now", NOW, "--format", "json", "--session", "s1", "--root", str(project)]
+    proc = _run([*cli, "init", "demo", "--project", "demo", *common], project)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["revision"] == 1
+    proc = _run([*cli, "start", "1", "--session-dir", str(sess), *common], project)
+    assert proc.returncode == 0, proc.stderr
+    proc = _run([*cli, "validate", str(sess), "--now", NOW, "--format", "json"], project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["valid"] is True
+    # the Python reference reads what the installed package wrote
+    py = _run(
+        [sys.executable, "-m", "session_resume", "validate", str(sess), "--now", NOW], project
+    )
+    assert py.returncode == 0, py.stdout + py.stderr
+    # the installed adapter passes the whole suite with an empty skip list
+    adapter = project / "node_modules" / ".bin" / "session-resume-adapter"
+    proc = _run(
+        [
+            sys.executable,
+            "-m",
+            "session_resume",
+            "conformance",
+            "--adapter",
+            f"{tools['node']} {adapter}",
+            "--suite",
+            str(REPO / "conformance" / "cases"),
+            "--format",
+            "json",
+        ],
+        REPO,
+    )
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0, proc.stderr
+    assert report["summary"]["failed"] == 0 and report["summary"]["skipped"] == 0
+    assert report["summary"]["passed"] == report["summary"]["total"] >= 470
+    assert (
+        report["implementation"]["version"]
+        == json.loads((PKG / "package.json").read_text())["version"]
+    )
+
+
+# --- the CLI against the Python CLI -------------------------------------------------------
+
+
+def _shape(value: Any) -> Any:
+    """The JSON shape: keys (recursively) and kinds of values; null and strings are one kind
+    where a field may be either (a message differs between implementations, a code does not)."""
+    if isinstance(value, dict):
+        return {k: _shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(value[0])] if value else []
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return "scalar"
+
+
+def _both(args: list[str], cwd: Path) -> tuple[tuple[int, Any], tuple[int, Any]]:
+    node = _need("node")["node"]
+    py = _run([sys.executable, "-m", "session_resume", *args], cwd)
+    js = _run([node, str(CLI_JS), *args], cwd)
+    assert py.stdout, py.stderr
+    assert js.stdout, js.stderr
+    return (py.returncode, json.loads(py.stdout)), (js.returncode, json.loads(js.stdout))
+
+
+def _codes(diags: list[dict[str, Any]]) -> list[str]:
+    return sorted(d["code"] for d in diags)
+
+
+def _case_files(group: str, case: str, dest: Path) -> Path:
+    shutil.copytree(REPO / "conformance" / "cases" / group / case / "files", dest)
+    return dest
+
+
+def _places(files: list[dict[str, Any]]) -> list[list[tuple[str, int, int]]]:
+    return [
+        sorted(
+            (d["code"], d["line"], d["column"]) for d in f["diagnostics"] if d["code"] == "SR121"
+        )
+        for f in files
+    ]
+
+
+@pytest.mark.parametrize(
+    ("group", "case"),
+    [
+        ("valid", "apex-step-2-at-checkpoint"),
+        ("read", "duplicate-key-nested"),
+        ("read", "duplicate-key-top"),
+        ("read", "lone-surrogate-escape"),
+        ("semantic", "two-in-progress"),
+        ("versions", "version-2-0"),
+    ],
+)
+def test_cli_validate_matches_python(group: str, case: str, tmp_path: Path) -> None:
+    src = REPO / "conformance" / "cases" / group / case
+    if not src.is_dir():
+        pytest.fail(f"fixture case {group}/{case} is missing from the suite")
+    d = _case_files(group, case, tmp_path / "s")
+    args = ["validate", str(d), "--root", str(tmp_path), "--now", NOW, "--format", "json"]
+    (py_rc, py), (js_rc, js) = _both(args, tmp_path)
+    assert js_rc == py_rc
+    assert _shape(js) == _shape(py) or (
+        _shape({**js, "files": []}) == _shape({**py, "files": []})
+        and [sorted(f) for f in js["files"]] == [sorted(f) for f in py["files"]]
+    )
+    assert js["valid"] == py["valid"]
+    assert js["summary"] == py["summary"]
+    assert [_codes(f["diagnostics"]) for f in js["files"]] == [
+        _codes(f["diagnostics"]) for f in py["files"]
+    ]
+    # a duplicate key is reported where it is (the strict reader's offsets), as the reference
+    assert _places(js["files"]) == _places(py["files"])
+    assert [(f["schema_version"], f["workflow"]) for f in js["files"]] == [
+        (f["schema_version"], f["workflow"]) for f in py["files"]
+    ]
+
+
+def test_cli_missing_path_is_a_usage_error(tmp_path: Path) -> None:
+    node = _need("node")["node"]
+    args = ["validate", str(tmp_path / "nope"), "--format", "json"]
+    py = _run([sys.executable, "-m", "session_resume", *args], tmp_path)
+    js = _run([node, str(CLI_JS), *args], tmp_path)
+    assert js.returncode == py.returncode == 2
+    assert "SR100" in js.stderr and "SR100" in py.stderr
+
+
+def test_cli_resume_migrate_recover_match_python(tmp_path: Path) -> None:
+    # resume: a session mid-run, asked by the orchestrator and by a step
+    for step in ([], ["--step", "2"]):
+        d = _case_files("valid", "apex-step-2-at-checkpoint", tmp_path / f"r{len(step)}")
+        args = ["resume", str(d), "--root", str(tmp_path), "--now", NOW, "--format", "json"]
+        (py_rc, py), (js_rc, js) = _both([*args, *step], tmp_path)
+        assert js_rc == py_rc == 0
+        assert set(js) == set(py)
+        for key in ("action", "step", "sub_step", "reasons", "warnings", "skip_files", "commands"):
+            assert js[key] == py[key], key
+    # migrate: a 2.0 state in twin directories, with --check, then for real
+    for mode in (["--check"], []):
+        outs = []
+        for impl in ("py", "js"):
+            d = _case_files("versions", "version-2-0", tmp_path / f"m{impl}{len(mode)}")
+            outs.append(
+                (
+                    d,
+                    [
+                        "migrate",
+                        str(d),
+                        "--root",
+                        str(tmp_path),
+                        "--now",
+                        NOW,
+                        "--format",
+                        "json",
+                        *mode,
+                    ],
+                )
+            )
+        node = _need("node")["node"]
+        py = _run([sys.executable, "-m", "session_resume", *outs[0][1]], tmp_path)
+        js = _run([node, str(CLI_JS), *outs[1][1]], tmp_path)
+        assert js.returncode == py.returncode, js.stdout + js.stderr
+        pj, jj = json.loads(py.stdout), json.loads(js.stdout)
+        assert set(jj) == set(pj) == {"files", "problems"}
+        assert [set(f) for f in jj["files"]] == [set(f) for f in pj["files"]]
+        assert [(f["status"], f["from_version"]) for f in jj["files"]] == [
+            (f["status"], f["from_version"]) for f in pj["files"]
+        ]
+        # the reference notes each change (SR150 per change); the JS package each code once
+        assert [sorted(set(_codes(f["notes"]))) for f in jj["files"]] == [
+            sorted(set(_codes(f["notes"]))) for f in pj["files"]
+        ]
+        if not mode:
+            a = json.loads((outs[0][0] / "00-session-state.json").read_text())
+            b = json.loads((outs[1][0] / "00-session-state.json").read_text())
+            assert a == b, "both implementations migrate to the same document"
+    # recover: a corrupt state with a valid .bak, and one without
+    for case in ("json-error-valid-bak", "corrupt-no-bak"):
+        src = REPO / "conformance" / "cases" / "recover" / case
+        if not src.is_dir():
+            pytest.fail(f"fixture case recover/{case} is missing from the suite")
+        res = []
+        for impl in ("py", "js"):
+            d = _case_files("recover", case, tmp_path / f"c{impl}{case}")
+            args = ["recover", str(d), "--root", str(tmp_path), "--now", NOW, "--format", "json"]
+            cmd = (
+                [sys.executable, "-m", "session_resume"]
+                if impl == "py"
+                else [_need("node")["node"], str(CLI_JS)]
+            )
+            res.append(_run([*cmd, *args], tmp_path))
+        py, js = res
+        assert js.returncode == py.returncode == 0, js.stderr
+        pj, jj = json.loads(py.stdout), json.loads(js.stdout)
+        assert set(jj) == set(pj)
+        assert jj["action"] == pj["action"]
+        assert _codes(jj["found"]) == _codes(pj["found"])
+        assert (jj["corrupt_kept_as"] is None) == (pj["corrupt_kept_as"] is None)
+
+
+if __name__ == "__main__":  # regenerate lib/codes.json from the Python catalogue
+    (PKG / "lib" / "codes.json").write_text(
+        json.dumps(_catalogue(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+
+
+# --- the lock: the two implementations exclude each other ----------------------------------
+
+
+def test_lock_excludes_the_other_implementation(tmp_path: Path) -> None:
+    """Where util-linux `flock` exists, the JS package takes the reference's flock on
+    00-session-state.json.lock: a session held by one implementation is refused (SR160) to
+    the other until it is released. The waits are bounded by lock timeouts, not measured."""
+    from session_resume.storage import store
+
+    tools = _need("node")
+    if shutil.which("flock") is None:
+        pytest.skip(
+            "util-linux `flock` is not installed: the JS package then uses its own lock file, "
+            "which does not exclude a Python writer (conformance/js/lib/lock.mjs)"
+        )
+    sess = tmp_path / "agent-output" / "demo"
+    common = ["--root", str(tmp_path), "--now", NOW, "--format", "json", "--session", "s1"]
+    js_cli = [tools["node"], str(CLI_JS)]
+    proc = _run([*js_cli, "init", "demo", "--session-dir", str(sess), *common], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    before = (sess / "00-session-state.json").read_bytes()
+    env = {**os.environ, "SESSION_RESUME_LOCK_TIMEOUT": "1"}
+    start = [*js_cli, "start", "1", "--session-dir", str(sess), *common]
+    # Python holds the lock: the JavaScript writer is refused, nothing written
+    with store.locked(store.Session(sess, tmp_path)):
+        held = subprocess.run(start, capture_output=True, text=True, timeout=60, env=env)
+    assert held.returncode == 1, held.stdout + held.stderr
+    assert [d["code"] for d in json.loads(held.stdout)["diagnostics"]] == ["SR160"]
+    assert (sess / "00-session-state.json").read_bytes() == before
+    # released: the same write goes through
+    ok = subprocess.run(start, capture_output=True, text=True, timeout=60, env=env)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    # JavaScript holds the lock: the Python writer is refused until it lets go
+    holder = subprocess.Popen(
+        [
+            tools["node"],
+            "--input-type=module",
+            "-e",
+            "import { withLock } from 'session-resume'; import { readFileSync } from 'node:fs';"
+            f"withLock({json.dumps(str(sess))},"
+            " () => { console.log('held'); readFileSync(0); });",
+        ],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        doc = json.loads((sess / "00-session-state.json").read_text())
+        with pytest.raises(store.StoreError) as refused:
+            store.save(sess, doc, now=datetime.now(UTC), lock_timeout=0.5)
+        assert [d.code for d in refused.value.diagnostics] == ["SR160"]
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()
+        holder.wait(timeout=60)
+    assert holder.returncode == 0
