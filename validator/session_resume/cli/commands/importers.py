@@ -1,12 +1,11 @@
-"""`session-resume import session-tracker|dotagent` and `session-resume sync-todos`: thin
-shells over :mod:`session_resume.importers`."""
+"""`session-resume import session-tracker|dotagent` and `session-resume sync-todos`:
+argument parsing and output over :mod:`session_resume.services.importing`."""
 
 from __future__ import annotations
 
 import argparse
 import functools
 import os
-import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -21,20 +20,12 @@ from session_resume.cli.commands.common import (
     root_of,
     session_dir_of,
 )
-from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
-from session_resume.core.jsonread import parse_json_bytes
-from session_resume.core.timeutil import format_ts
-from session_resume.core.workflow import DEFAULT_WORKFLOW, WorkflowError, load_workflow
-from session_resume.importers import dotagent, todos, tracker
-from session_resume.importers.apply import apply_plan, check_target, existing_files
-from session_resume.importers.common import ImportPlan, ImportRefused, project_name
+from session_resume.core.workflow import DEFAULT_WORKFLOW
+from session_resume.importers.common import ImportPlan, ImportRefused
+from session_resume.services import importing
+from session_resume.services.context import ENV_SESSION, PROJECT_NAME, SESSION_ID, WriteContext
 from session_resume.services.errors import ServiceError
-
-ENV_SESSION = "SESSION_RESUME_SESSION"
-_PROJECT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
-MAX_TODO_INPUT = 8 * 1024 * 1024
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -152,29 +143,21 @@ def _usage(message: str) -> Exception:
 
 def plan_import(args: argparse.Namespace, root: Path) -> ImportPlan:
     """Read the source and map it (no writing)."""
-    now = now_from(args.now)
-    to = Path(os.path.abspath(args.to))
-    if args.project is not None and not _PROJECT.match(args.project):
+    if args.project is not None and not PROJECT_NAME.match(args.project):
         raise _usage(
             f"--project: {args.project!r} is not a project name (letters, digits, `.`, `_`, "
             "`-`, starting with a letter or digit)"
         )
-    src = Path(os.path.abspath(args.src))
-    if args.import_format == "session-tracker":
-        check_target(to, src, no_write_under=src)
-        tsrc = tracker.read_source(src, repo_root=root, project_root=args.project_root)
-        project = args.project or project_name([to.name])
-        return tracker.map_tracker(tsrc, now=now, project=project)
-    dsrc = dotagent.read_source(src, repo_root=root, archive=args.archive)
-    check_target(to, Path(dsrc.dir), no_write_under=Path(dsrc.dir) / "state")
-    wid = dsrc.phase.get("workflow_id")
-    project = args.project or project_name([wid if isinstance(wid, str) else None, to.name])
-    try:
-        wf = load_workflow("dotagent")
-    except WorkflowError as exc:
-        raise ServiceError(exc.diagnostics, 3) from None
-    template = wf.template_state(project, format_ts(now))["steps"]
-    return dotagent.map_dotagent(dsrc, now=now, project=project, template_steps=template)
+    return importing.plan_import(
+        args.import_format,
+        Path(args.src),
+        Path(args.to),
+        now=now_from(args.now),
+        root=root,
+        project=args.project,
+        project_root=getattr(args, "project_root", None),
+        archive=getattr(args, "archive", None),
+    )
 
 
 def run_import(args: argparse.Namespace) -> int:
@@ -184,9 +167,11 @@ def run_import(args: argparse.Namespace) -> int:
     plan = plan_import(args, root)
     to = Path(os.path.abspath(args.to))
     if args.dry_run:
-        existing = existing_files(to, plan)
+        existing = importing.files_in_the_way(plan, to)
         return _emit_dry_run(args, plan, to, existing)
-    res = apply_plan(plan, to, now=now, force=args.force, root=root, keep=cfg.archive_keep)
+    res = importing.apply_import(
+        plan, to, now=now, force=args.force, root=root, keep=cfg.archive_keep
+    )
     possibly = [_with_disk_facts(p, root) for p in plan.possibly_incomplete]
     steps = plan.document["steps"]
     if args.format == "json":
@@ -285,111 +270,26 @@ def _emit_dry_run(args: argparse.Namespace, plan: ImportPlan, to: Path, existing
 # --- sync-todos ----------------------------------------------------------------------------
 
 
-def _read_list(args: argparse.Namespace) -> list[todos.TodoItem]:
-    name = args.file or "<stdin>"
-    if args.file:
-        from session_resume.storage.fileio import read_limited
-
-        res = read_limited(args.file, max_size=MAX_TODO_INPUT)
-        if res.data is None:
-            raise ServiceError(res.diagnostics, 2)
-        data = res.data
-    else:
-        data = sys.stdin.buffer.read(MAX_TODO_INPUT + 1)
-        if len(data) > MAX_TODO_INPUT:
-            raise ServiceError([diag("SR830", "the list is larger than 8 MiB", file=name)])
-    parsed = parse_json_bytes(data, file=name, require_object=False)
-    if parsed.corrupt or parsed.value is None:
-        raise ServiceError(
-            [
-                diag(
-                    "SR830",
-                    "the input is not JSON"
-                    + "".join(f" ({d.code}: {d.message})" for d in parsed.diagnostics[:1]),
-                    file=name,
-                )
-            ]
-        )
-    try:
-        return todos.parse_list(parsed.value, file=name)
-    except todos.TodoListError as exc:
-        raise ServiceError(exc.diagnostics) from None
-
-
 def run_sync_todos(args: argparse.Namespace) -> int:
-    from session_resume.core.changes import Change
-    from session_resume.core.write_moments import TransitionError
-    from session_resume.services.context import WriteContext
-    from session_resume.services.writes import refuse_unwritable, write_state
-    from session_resume.storage import store
-
     cfg = config_for(args.root)
-    root = root_of(args.root, cfg)
-    now = now_from(args.now)
     session = args.session or os.environ.get(ENV_SESSION) or None
-    if session is not None and not _SESSION_ID.match(session):
+    if session is not None and not SESSION_ID.match(session):
         raise _usage(f"--session: {session!r} is not a session id")
-    d = Path(os.path.abspath(session_dir_of(args.dir)))
-    items = _read_list(args)
+    if args.file:
+        items = importing.read_todo_list(None, args.file)
+    else:
+        data = sys.stdin.buffer.read(importing.MAX_TODO_INPUT + 1)
+        items = importing.read_todo_list(data, "<stdin>")
     ctx = WriteContext(
-        session_dir=d,
-        now=now,
-        root=root,
+        session_dir=Path(os.path.abspath(session_dir_of(args.dir))),
+        now=now_from(args.now),
+        root=root_of(args.root, cfg),
         session=session,
         stale_seconds=cfg.stale_after_seconds,
         default_workflow=cfg.workflow or DEFAULT_WORKFLOW,
     )
-    loaded = store.load(d, root=root)
-    refuse_unwritable(loaded, ctx)
-    assert loaded.document is not None
-    spec = loaded.document.get("workflow")
-    try:
-        from session_resume.core.workflow import state_workflow_spec
-
-        wf = load_workflow(state_workflow_spec(spec, cfg.workflow))
-    except WorkflowError as exc:
-        raise ServiceError(exc.diagnostics) from None
-    if not wf.free_steps:
-        raise ServiceError([_closed(wf.id, ctx.state_path)])
-    preview = todos.merge(loaded.document, items, now)
-    notes: list[Diagnostic] = preview.diagnostics
-    if not preview.changed or args.dry_run:
-        return _emit_sync(args, preview.changes, notes, None, written=False)
-
-    def build(doc: dict[str, Any], wf: Any, _orphaned: bool) -> Change:
-        if not wf.free_steps:
-            raise TransitionError([_closed(wf.id, "")])
-        r = todos.merge(doc, items, now)
-        notes[:] = r.diagnostics
-        return Change(
-            r.document,
-            "note",
-            detail={
-                "todo_sync": {
-                    "items": len(items),
-                    "changes": r.changes,
-                    "codes": sorted({x.code for x in r.diagnostics}),
-                }
-            },
-        )
-
-    res = write_state(ctx, build)
-    return _emit_sync(
-        args,
-        res.event["detail"]["todo_sync"]["changes"] if res.event else [],
-        notes,
-        res,
-        written=True,
-    )
-
-
-def _closed(wf_id: str, file: str) -> Diagnostic:
-    return diag(
-        "SR831",
-        f"the session's workflow {wf_id!r} has a fixed step list; sync-todos adds steps, "
-        "which only a free-steps workflow (generic) allows",
-        file=file,
-    )
+    res = importing.sync_todos(ctx, items, dry_run=args.dry_run, config_workflow=cfg.workflow)
+    return _emit_sync(args, res.changes, res.notes, res.written, written=res.written is not None)
 
 
 def _emit_sync(
