@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import glob
 import os
-import subprocess
 from collections.abc import Iterable
 
 from session_resume.core.codes import diag
@@ -75,6 +74,9 @@ def git_listed(top: str) -> list[str] | None:
         "--",
         ".",
     ]
+    # lazy: subprocess (~5 ms) only when a directory is searched
+    import subprocess
+
     try:
         proc = subprocess.run(cmd, capture_output=True, timeout=60, check=False)
     except (OSError, subprocess.SubprocessError):
