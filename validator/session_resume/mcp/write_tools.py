@@ -42,12 +42,20 @@ def write_result(res: WriteResult) -> dict[str, Any]:
 def _write(
     rt: Runtime, args: dict[str, Any], fn: Callable[[WriteContext], WriteResult]
 ) -> dict[str, Any]:
-    """A write moment: take the lease first (this process owns it), write, keep the pid."""
+    """A write moment: take the lease first (this process owns it), write, keep the pid.
+    ``events`` are every worklog line the call appended (a ``session_start`` or ``takeover``
+    of the lease first), ``lease`` what the call did about the lease."""
     ctx = rt.context(args)
-    rt.keeper.ensure(ctx)
+    taken = rt.keeper.ensure(ctx)
     res = fn(ctx)
     rt.keeper.after_write(ctx, res.lease_action)
-    return write_result(res)
+    out = write_result(res)
+    if taken is not None:
+        out["events"] = [*taken.events, *out["events"]]
+        out["lease"] = {"created": "create", "takeover": "takeover"}.get(taken.action, "keep")
+        if taken.previous_session is not None:
+            out["previous_session"] = taken.previous_session
+    return out
 
 
 # --- handlers ------------------------------------------------------------------------------
