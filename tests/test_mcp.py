@@ -391,6 +391,33 @@ def test_sigkill_mid_session_is_an_orphan_at_once(tmp_path: Path) -> None:
     _assert_valid(d)
 
 
+def test_sigterm_ends_the_session(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    d = root / "agent-output" / "demo"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "session_resume", "mcp", "--root", str(root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=root,
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        rpc = _RawClient(proc.stdin, proc.stdout)
+        rpc.initialize()
+        res = rpc.call_tool("session_start", {"project": "demo"})
+        assert res["structuredContent"]["action"] == "created", res
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0
+    assert [e["event"] for e in _worklog(d)] == ["session_start", "session_end"]
+    assert not (d / SENTINEL).exists()
+
+
 class _RawClient:
     """JSON-RPC over the server's pipes, for the one test that must know the server's pid
     to SIGKILL it (the SDK's client keeps its subprocess to itself)."""

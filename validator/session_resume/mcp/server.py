@@ -3,12 +3,14 @@
 
 The process owns the lease of every session it writes to (:mod:`.lease_keeper`): a background
 task refreshes the heartbeats while the process lives, and when the client closes stdin (or
-the process gets SIGTERM) every session it holds is ended. Service calls run one at a time on
-the event loop: they are short, and one writer per process keeps the lease keeper simple.
+the process gets SIGTERM or SIGINT) every session it holds is ended. Service calls run one at
+a time on the event loop: they are short, and one writer per process keeps the lease keeper
+simple.
 """
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from datetime import UTC, datetime
@@ -151,17 +153,27 @@ async def _heartbeat(rt: Runtime, every: float) -> None:
         rt.keeper.beat(rt.clock())
 
 
+async def _on_signal(rt: Runtime) -> None:
+    """SIGTERM or SIGINT: end the sessions held, then exit at once. Tool calls run on this
+    loop, so none is half-done here; the exit is immediate because the SDK's stdin reader
+    thread may sit in a blocking read that nothing else would interrupt."""
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            _log(f"signal {signum}: ending the sessions held")
+            rt.keeper.end_all(rt.clock())
+            sys.stderr.flush()
+            os._exit(0)
+
+
 async def serve(rt: Runtime, heartbeat: float = HEARTBEAT_SECONDS) -> None:
     """Serve one client over stdio until it closes stdin."""
     server = build_server(rt)
     async with stdio_server() as (read, write), anyio.create_task_group() as tg:
         tg.start_soon(_heartbeat, rt, heartbeat)
+        if sys.platform != "win32":  # no signal receiver on Windows' event loop
+            tg.start_soon(_on_signal, rt)
         await server.run(read, write, server.create_initialization_options())
         tg.cancel_scope.cancel()
-
-
-def _terminate(_signum: int, _frame: Any) -> None:
-    raise SystemExit(0)  # unwinds through serve(); run() then ends the sessions
 
 
 def run(
@@ -174,7 +186,6 @@ def run(
     """Serve until the client goes away, then end every session this process holds."""
     keeper = LeaseKeeper(log=_log)
     rt = Runtime(root=root, keeper=keeper, workflow=workflow, stale_seconds=stale_seconds)
-    signal.signal(signal.SIGTERM, _terminate)
     try:
         anyio.run(serve, rt, heartbeat)
     except KeyboardInterrupt:
