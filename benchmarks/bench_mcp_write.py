@@ -5,7 +5,7 @@ service in process, and store.save() in process (the anchor).
 The MCP contender is the round trip of one `tools/call` over the server's stdio pipes
 (JSON-RPC, newline-delimited, as the MCP stdio transport frames it) to a server started once,
 as an agent host keeps it; the client side is a minimal synchronous JSON-RPC writer/reader, so
-the time is the server's and the pipe's, not a host SDK's. Goals (issue 13): the MCP round
+the time is the server's and the pipe's, not a host SDK's. Goals: the MCP round
 trip <= 1.5x save() and <= 0.05x the CLI call; reported, never enforced.
 """
 

@@ -169,7 +169,7 @@ def test_tool_list_and_each_input_schema(tmp_path: Path) -> None:
 
     listed = run(go).tools
     assert {t.name for t in listed} == TOOLS
-    # review_audit: no review-audit write service in services.writes yet (issue 12).
+    # review_audit: services.writes has no review-audit write service to call yet.
     assert "review_audit" not in {t.name for t in listed}
     for t in listed:
         assert t.input_schema == INPUT_SCHEMAS[t.name], t.name
