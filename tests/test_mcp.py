@@ -307,6 +307,46 @@ def test_whole_life_cycle(tmp_path: Path) -> None:
     assert [x[0] for x in refused] == ["transition"] and refused[0][2]
 
 
+def test_migrate_recover_handoff_budget_report(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    old = root / "agent-output" / "old"
+    old.mkdir(parents=True)
+    (old / STATE).write_text(json.dumps({"project": "old", "steps": {}}))
+    bad = root / "agent-output" / "bad"
+    bad.mkdir(parents=True)
+    (bad / STATE).write_bytes(b"{ torn")
+    got: dict[str, Any] = {}
+
+    async def go() -> None:
+        async with server(root) as c:
+            got["first"] = await c.call_tool("resume", {"project": "old"})
+            got["dry"] = await c.call_tool("migrate", {"project": "old", "dry_run": True})
+            got["dry_bytes"] = (old / STATE).read_bytes()
+            got["migrate"] = await c.call_tool("migrate", {"project": "old"})
+            got["typo"] = await c.call_tool("recover", {"project": "typo"})
+            got["recover"] = await c.call_tool("recover", {"project": "bad"})
+            got["handoff"] = await c.call_tool("render_handoff", {"project": "old"})
+            got["budget"] = await c.call_tool("budget", {"project": "old", "step": "1"})
+            got["report"] = await c.call_tool("report", {"project": "bad"})
+
+    run(go)
+    assert got["first"].structured_content["action"] == "migrate_first"
+    dry = got["dry"].structured_content
+    assert dry["dry_run"] is True and dry["outcomes"][0]["status"] == "would_migrate"
+    assert dry["outcomes"][0]["patch"] and got["dry_bytes"] == b'{"project": "old", "steps": {}}'
+    assert got["migrate"].structured_content["outcomes"][0]["status"] == "migrated"
+    _assert_valid(old)
+    assert got["typo"].is_error and _codes(got["typo"]) == ["SR100"]
+    assert not (root / "agent-output" / "typo").exists()  # a repair never creates a session
+    rec = got["recover"].structured_content
+    assert rec["action"] == "recreated" and rec["corrupt_kept_as"]
+    _assert_valid(bad)
+    handoff = got["handoff"].structured_content
+    assert Path(handoff["path"]) == old / "00-handoff.md" and handoff["text"].startswith("#")
+    assert got["budget"].structured_content["max_startup_files"] == 1
+    assert got["report"].structured_content["state"] == "ok"
+
+
 def test_closing_stdin_ends_the_session_and_the_heartbeat_is_kept(tmp_path: Path) -> None:
     root = _repo(tmp_path)
     d = root / "agent-output" / "demo"

@@ -7,10 +7,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.mcp.runtime import Runtime, Tool
 from session_resume.services import maintenance
 from session_resume.services import resume as resume_service
+from session_resume.services.errors import ServiceError
 from session_resume.services.leases import SessionResult
 from session_resume.services.rendering import render_handoff
 from session_resume.services.validation import validate
@@ -77,19 +79,32 @@ def do_validate(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _existing(d: Path) -> Path:
+    """``d`` when it is a directory; a write that repairs a session never creates one."""
+    if not d.is_dir():
+        raise ServiceError([diag("SR100", "no such session directory", file=str(d))], 2)
+    return d
+
+
 def do_migrate(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
-    d = rt.session_dir(a)
+    """Migrate the state (dry_run: the patch only). A refused migration is a tool error."""
+    ctx = rt.context(a)
+    d = _existing(ctx.session_dir)
     dry_run = bool(a.get("dry_run", False))
     if not dry_run:
-        rt.keeper.ensure(rt.context(a))
+        rt.keeper.ensure(ctx)
     rep = maintenance.migrate(
-        [str(d)], now=rt.clock(), write=not dry_run, workflow=a.get("workflow"), root=rt.root
+        [str(d)], now=ctx.now, write=not dry_run, workflow=a.get("workflow"), root=rt.root
     )
+    if rep.refused:
+        raise ServiceError(
+            [*rep.problems, *(n for o in rep.outcomes for n in o.notes)]
+            or [diag("SR161", "the migration was refused (nothing was written)", file=str(d))]
+        )
     return {
-        "ok": not rep.refused,
+        "ok": True,
         "dry_run": dry_run,
         "pending": rep.pending,
-        "problems": _diags(rep.problems),
         "outcomes": [
             {
                 "path": o.path,
@@ -105,6 +120,7 @@ def do_migrate(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
 
 def do_recover(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     ctx = rt.context(a)
+    _existing(ctx.session_dir)
     rt.keeper.ensure(ctx)
     res = maintenance.recover(
         ctx.session_dir,
