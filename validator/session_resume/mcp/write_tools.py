@@ -8,17 +8,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from session_resume.core.diagnostics import Diagnostic
 from session_resume.mcp.runtime import Runtime, Tool, bad
 from session_resume.services import writes
 from session_resume.services.context import WriteContext
 from session_resume.services.writes import WriteResult
 
 # --- results -------------------------------------------------------------------------------
-
-
-def diagnostics_json(diags: list[Diagnostic]) -> list[dict[str, Any]]:
-    return [d.to_json() for d in diags]
 
 
 def write_result(res: WriteResult) -> dict[str, Any]:
