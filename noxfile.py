@@ -28,8 +28,9 @@ def _npm_ci(session: nox.Session) -> None:
 def tests(session: nox.Session) -> None:
     """The whole test suite (installs the package, its test extras and the Node tools; the
     JavaScript package's `node --test` unit tests run from tests/test_js_package.py)."""
-    # bench: the benchmark smoke test compares with check-jsonschema
-    session.install("-e", ".[test,bench]")
+    # bench: the benchmark smoke test compares with check-jsonschema; mcp: tests/test_mcp.py
+    # drives `session-resume mcp` with the SDK's own client
+    session.install("-e", ".[test,bench,mcp]")
     _npm_ci(session)
     session.run("pytest", *session.posargs)
 
@@ -74,7 +75,7 @@ def bench(session: nox.Session) -> None:
     """Benchmarks side by side with their anchors; prints medians and ratios (one module per
     benchmark in benchmarks/, see benchmarks/run.py). `-- --list` describes them, `-- --only NAME`
     runs one, `-- --smoke` runs every one on tiny data to check that they still run."""
-    session.install("-e", ".[bench]")
+    session.install("-e", ".[bench,mcp]")  # mcp: bench_mcp_write
     session.run("python", "benchmarks/run.py", *session.posargs)
 
 

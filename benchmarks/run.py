@@ -36,6 +36,7 @@ BENCHMARK_MODULES = (
     "bench_migrate_check",
     "bench_resume_worklog",
     "bench_conformance",
+    "bench_mcp_write",
 )
 
 

@@ -592,6 +592,7 @@ def test_render_skill_names_the_skill_after_its_directory(tmp_path: Path) -> Non
         "SKILL.digest.md",
         "SKILL.md",
         "references/context-budgets.md",
+        "references/mcp-tools.md",
         "references/recovery-protocol.md",
         "references/state-file-schema.md",
     ]

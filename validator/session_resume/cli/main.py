@@ -51,6 +51,7 @@ COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("session_resume.conformance.cli", ("conformance",)),
     ("session_resume.cli.commands.importers", ("import", "sync-todos")),
     ("session_resume.cli.commands.completion", ("completion",)),
+    ("session_resume.cli.commands.mcp", ("mcp",)),
 )
 KNOWN = frozenset({"validate"} | {n for _, names in COMMANDS for n in names})
 

@@ -35,6 +35,8 @@ NOT_PRODUCIBLE: dict[str, str] = {
     "SR162": "revision conflict: store.save with an expected revision; write commands only",
     "SR209": "catch-all for schema keywords without their own code; no keyword of the state "
     "schemas needs it (the lint checks this stays true)",
+    "SR180": "invalid MCP tool arguments: `session-resume mcp` only (a front end's request)",
+    "SR181": "the MCP extra is not installed: `session-resume mcp` only",
     "SR405": "project configuration (.session-resume.yaml, pyproject.toml) is read by the CLI; "
     "conformance operations take explicit arguments",
     "SR514": "no session lease: the session ping/end commands only",

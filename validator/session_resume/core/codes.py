@@ -891,6 +891,24 @@ _ALL = [
         ".00-session-state.json.3f2a9c.tmp",
         "Delete it once no writer is running.",
     ),
+    Code(
+        "SR180",
+        "invalid-tool-arguments",
+        E,
+        "An MCP tool call's arguments do not fit the tool's input schema, or do not name one "
+        "session inside the repository (`project` or `session_dir`); nothing was done.",
+        'checkpoint {"project": "demo", "step": "1"} (no sub_step)',
+        "Call the tool again with the arguments its input schema lists (`tools/list`).",
+    ),
+    Code(
+        "SR181",
+        "mcp-extra-missing",
+        E,
+        "`session-resume mcp` was run, but the optional MCP SDK (the `mcp` package) is not "
+        "installed.",
+        "pip install session-resume; session-resume mcp",
+        "Install the extra: `pip install 'session-resume[mcp]'`.",
+    ),
     # --- SR8xx: importing other formats (session-tracker, dotagent, TodoWrite) ---------------
     Code(
         "SR800",

@@ -23,6 +23,7 @@ from session_resume.rendering.environment import (
     render_template,
     yaml_str,
 )
+from session_resume.rendering.mcp_docs import mcp_context
 
 __all__ = [
     "ACTION_DOCS",
@@ -41,6 +42,7 @@ SKILL_FILES = (
     "references/state-file-schema.md",
     "references/context-budgets.md",
     "references/recovery-protocol.md",
+    "references/mcp-tools.md",
 )
 DIGEST_FILE = "SKILL.digest.md"
 SKILL_NOTICE = (
@@ -415,6 +417,7 @@ def skill_context(workflow: Workflow, name: str) -> dict[str, Any]:
         "schema_tables": _schema_tables(),
         "recovery_codes": _recovery_code_rows(),
         **_command_lines(wf, session),
+        **mcp_context({moment: effect for moment, _, effect in WRITE_MOMENTS}),
     }
 
 

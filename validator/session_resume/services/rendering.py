@@ -90,3 +90,12 @@ def render_skill(out: Path, workflow: str, *, name: str, digest: bool = False) -
         fileio.replace_file(path, text.encode("utf-8"))
         written.append(path)
     return written
+
+
+def skill_docs(workflow: str, *, digest: bool = True) -> dict[str, str]:
+    """The skill docs of ``workflow`` as text (relative path → text), written nowhere: what
+    the MCP server offers as resources."""
+    from session_resume.rendering.skill import render_skill as render
+
+    wf = load_workflow_or_fail(workflow)
+    return render(wf, name=wf.id, digest=digest)

@@ -59,10 +59,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="write SKILL.md and references/*.md of a workflow",
         description="Write the Agent Skills docs of a workflow into DIR: SKILL.md (frontmatter "
         "with name, description, license, compatibility and metadata only), "
-        "references/state-file-schema.md, references/context-budgets.md and "
-        "references/recovery-protocol.md; with --digest also SKILL.digest.md (at most 60 "
-        "lines). The skill's name is DIR's name unless --name is given (the Agent Skills "
-        "format wants the two equal).",
+        "references/state-file-schema.md, references/context-budgets.md, "
+        "references/recovery-protocol.md and references/mcp-tools.md; with --digest also "
+        "SKILL.digest.md (at most 60 lines). The skill's name is DIR's name unless --name "
+        "is given (the Agent Skills format wants the two equal).",
     )
     s.add_argument("--workflow", required=True, metavar="NAME|PATH")
     s.add_argument("--out", required=True, metavar="DIR", help="the skill's directory")

@@ -1,0 +1,267 @@
+"""The tools beside the write moments: resume, validate, migrate, recover, render_handoff,
+budget, report, session_start and session_end, each one call into ``services``."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from session_resume.core.codes import diag
+from session_resume.core.diagnostics import Diagnostic
+from session_resume.mcp.runtime import Runtime, Tool
+from session_resume.services import maintenance
+from session_resume.services import resume as resume_service
+from session_resume.services.errors import ServiceError
+from session_resume.services.leases import SessionResult
+from session_resume.services.rendering import render_handoff
+from session_resume.services.validation import validate
+
+
+def _diags(diags: list[Diagnostic]) -> list[dict[str, Any]]:
+    return [d.to_json() for d in diags]
+
+
+def do_resume(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
+    """The resume decision (schema/decision/1.json), as this server's session: its own lease
+    is not another live session."""
+    return resume_service.resume(
+        rt.session_dir(a),
+        now=rt.clock(),
+        root=rt.root,
+        step=a.get("step"),
+        workflow=a.get("workflow"),
+        default_workflow=rt.workflow,
+        session=rt.keeper.session,
+        stale_seconds=rt.stale_seconds,
+    )
+
+
+def do_report(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
+    return resume_service.report(
+        rt.session_dir(a),
+        now=rt.clock(),
+        root=rt.root,
+        workflow=a.get("workflow"),
+        default_workflow=rt.workflow,
+        session=rt.keeper.session,
+        stale_seconds=rt.stale_seconds,
+    )
+
+
+def do_validate(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
+    """Validate the session's state file: not a refusal when invalid (``ok`` tells)."""
+    from session_resume.core.validation import ValidateOptions
+
+    d = rt.session_dir(a)
+    opts = ValidateOptions(
+        workflow=a.get("workflow"),
+        default_workflow=rt.workflow or ValidateOptions.default_workflow,
+        strict=a.get("strict", False),
+        check_artifacts=a.get("check_artifacts", False),
+        now=rt.clock(),
+        root=rt.root,
+    )
+    reports = validate([str(d)], opts)
+    strict = bool(a.get("strict", False))
+    return {
+        "ok": all(r.ok(strict) for r in reports),
+        "files": [
+            {
+                "path": r.path,
+                "ok": r.ok(strict),
+                "schema_version": r.schema_version,
+                "workflow": r.workflow,
+                "diagnostics": _diags(r.diagnostics),
+            }
+            for r in reports
+        ],
+    }
+
+
+def _existing(d: Path) -> Path:
+    """``d`` when it is a directory; a write that repairs a session never creates one."""
+    if not d.is_dir():
+        raise ServiceError([diag("SR100", "no such session directory", file=str(d))], 2)
+    return d
+
+
+def do_migrate(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
+    """Migrate the state (dry_run: the patch only). A refused migration is a tool error."""
+    ctx = rt.context(a)
+    d = _existing(ctx.session_dir)
+    dry_run = bool(a.get("dry_run", False))
+    if not dry_run:
+        rt.keeper.ensure(ctx)
+    rep = maintenance.migrate(
+        [str(d)], now=ctx.now, write=not dry_run, workflow=a.get("workflow"), root=rt.root
+    )
+    if rep.refused:
+        raise ServiceError(
+            [*rep.problems, *(n for o in rep.outcomes for n in o.notes)]
+            or [diag("SR161", "the migration was refused (nothing was written)", file=str(d))]
+        )
+    return {
+        "ok": True,
+        "dry_run": dry_run,
+        "pending": rep.pending,
+        "outcomes": [
+            {
+                "path": o.path,
+                "status": o.status,
+                "from_version": o.from_version,
+                "patch": o.patch,
+                "notes": _diags(o.notes),
+            }
+            for o in rep.outcomes
+        ],
+    }
+
+
+def do_recover(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
+    ctx = rt.context(a)
+    _existing(ctx.session_dir)
+    rt.keeper.ensure(ctx)
+    res = maintenance.recover(
+        ctx.session_dir,
+        now=ctx.now,
+        workflow=a.get("workflow"),
+        project=a.get("project"),
+        root=rt.root,
+    )
+    return {
+        "ok": not any(p.severity.value == "error" for p in res.problems),
+        "action": res.action,
+        "corrupt_kept_as": res.corrupt_kept_as,
+        "diagnostics": _diags(res.diagnostics),
+        "problems": _diags(res.problems),
+        "revision": (res.document or {}).get("revision"),
+    }
+
+
+def do_render_handoff(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
+    write = bool(a.get("write", True))
+    res = render_handoff(
+        rt.session_dir(a),
+        now=rt.clock(),
+        root=rt.root,
+        workflow=a.get("workflow"),
+        default_workflow=rt.workflow,
+        write=write,
+    )
+    return {
+        "ok": True,
+        "path": str(res.path) if res.path is not None else None,
+        "workflow": res.workflow,
+        "lines": res.lines,
+        "text": res.text,
+    }
+
+
+def do_budget(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
+    from session_resume.services.budget import budget
+
+    return budget(
+        a["step"],
+        root=rt.root,
+        session_dir=rt.session_dir(a),
+        workflow=a.get("workflow"),
+        default_workflow=rt.workflow,
+    )
+
+
+def _session_result(res: SessionResult) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "ok": True,
+        "session": res.session,
+        "action": res.action,
+        "events": res.events,
+        "lease": res.lease,
+    }
+    if res.previous_session is not None:
+        out["previous_session"] = res.previous_session
+    return out
+
+
+def do_session_start(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
+    """Take the lease now (else the first write does): this process's pid and host."""
+    return _session_result(rt.keeper.start(rt.context(a), takeover=a.get("takeover", False)))
+
+
+def do_session_end(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
+    """End this server's session in the directory (log session_end, remove the lease)."""
+    ctx = rt.context(a)
+    if not Path(ctx.session_dir).is_dir():
+        return _session_result(SessionResult(None, "none"))
+    return _session_result(rt.keeper.end(replace(ctx)))
+
+
+RESUME_TOOL = Tool(
+    "resume",
+    "What to do now",
+    "The first call of every agent: the resume decision for the session (action, step, "
+    "sub-step, briefing, commands, reasons and warnings as codes, the orphan report if a "
+    "session crashed). Without step it answers for the orchestrator. Reads only.",
+    do_resume,
+    read_only=True,
+)
+
+OTHER_TOOLS = [
+    Tool(
+        "validate",
+        "Validate the state",
+        "Check the session's state file: schema, semantic rules, the workflow's rules. "
+        "Reads only; ok false lists the coded problems.",
+        do_validate,
+        read_only=True,
+    ),
+    Tool(
+        "migrate",
+        "Migrate an old state",
+        "Migrate the state to the current schema version (the old file kept as .bak); "
+        "dry_run: the JSON Patch that would be written, nothing written.",
+        do_migrate,
+    ),
+    Tool(
+        "recover",
+        "Recover a corrupt state",
+        "Restore a corrupt or missing state from a valid .bak, else recreate it from the "
+        "workflow template; the corrupt file is kept.",
+        do_recover,
+    ),
+    Tool(
+        "render_handoff",
+        "Render the handoff",
+        "Render 00-handoff.md from the state (write false: return the text only).",
+        do_render_handoff,
+    ),
+    Tool(
+        "budget",
+        "Context budget of a step",
+        "What the step may load at start-up, and the context files it must not re-read.",
+        do_budget,
+        read_only=True,
+    ),
+    Tool(
+        "report",
+        "Crash report",
+        "Whether a session crashed, where it stopped, what may be incomplete, the last "
+        "events and the recommended action. Reads only.",
+        do_report,
+        read_only=True,
+    ),
+    Tool(
+        "session_start",
+        "Take the lease",
+        "Take the session's lease for this server process now (otherwise its first write "
+        "does); takeover: take a live lease of another session (logged).",
+        do_session_start,
+    ),
+    Tool(
+        "session_end",
+        "End the session",
+        "End this server's session: log session_end and release the lease (also done when "
+        "the client disconnects).",
+        do_session_end,
+    ),
+]

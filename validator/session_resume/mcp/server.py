@@ -1,0 +1,195 @@
+"""``session-resume mcp``: the tools, resources and prompt served over stdio with the official
+``mcp`` SDK (its low-level server: the input schemas are ours, exactly as listed).
+
+The process owns the lease of every session it writes to (:mod:`.lease_keeper`): a background
+task refreshes the heartbeats while the process lives, and when the client closes stdin (or
+the process gets SIGTERM or SIGINT) every session it holds is ended. Service calls run one at
+a time on the event loop: they are short, and one writer per process keeps the lease keeper
+simple.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from session_resume import __version__
+from session_resume.mcp import content
+from session_resume.mcp.lease_keeper import HEARTBEAT_SECONDS, LeaseKeeper
+from session_resume.mcp.runtime import Runtime
+from session_resume.mcp.tools import call, tools
+
+INSTRUCTIONS = (
+    "session-resume keeps a multi-step agent workflow resumable. First call `resume` with the "
+    "project (or use the `resume` prompt): it says what to do now. Then record every write "
+    "moment with its tool when it happens: `start`, `checkpoint`, `complete`, `decide`, "
+    "`finding`, `transition`. This server owns the session's lease while it runs. The skill "
+    "docs are resources (session-resume://skills/<workflow>/SKILL.md)."
+)
+
+
+def _log(message: str) -> None:
+    sys.stderr.write(f"session-resume mcp: {message}\n")
+    sys.stderr.flush()
+
+
+def _tool_list() -> list[types.Tool]:
+    return [
+        types.Tool(
+            name=t.name,
+            title=t.title,
+            description=t.description,
+            input_schema=t.input_schema,
+            annotations=types.ToolAnnotations(
+                title=t.title,
+                read_only_hint=t.read_only,
+                destructive_hint=False,
+                idempotent_hint=t.read_only,
+                open_world_hint=False,
+            ),
+        )
+        for t in tools().values()
+    ]
+
+
+def build_server(rt: Runtime) -> Server[Any]:
+    """The low-level SDK server with our handlers."""
+
+    async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=_tool_list())
+
+    async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        out = call(rt, params.name, params.arguments)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=out.text)],
+            structured_content=out.result,
+            is_error=not out.ok,
+        )
+
+    async def list_resources(_ctx: Any, _params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    uri=r.uri,
+                    name=r.name,
+                    title=r.title,
+                    description=r.description,
+                    mime_type=r.mime_type,
+                )
+                for r in content.skill_resources()
+            ]
+        )
+
+    async def read_resource(
+        _ctx: Any, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        uri = str(params.uri)
+        text = content.read_resource(uri)
+        if text is None:
+            raise ValueError(f"SR180 invalid-tool-arguments: no resource {uri!r}")
+        return types.ReadResourceResult(
+            contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)]
+        )
+
+    async def list_prompts(_ctx: Any, _params: Any) -> types.ListPromptsResult:
+        return types.ListPromptsResult(
+            prompts=[
+                types.Prompt(
+                    name="resume",
+                    title="Resume the session",
+                    description="The resume decision for a project and the agent's first "
+                    "action, as tool calls.",
+                    arguments=[
+                        types.PromptArgument(
+                            name="project", description="the project name", required=True
+                        ),
+                        types.PromptArgument(
+                            name="step",
+                            description="the step asking (default: the orchestrator)",
+                            required=False,
+                        ),
+                    ],
+                )
+            ]
+        )
+
+    async def get_prompt(_ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        if params.name != "resume":
+            raise ValueError(f"SR180 invalid-tool-arguments: no prompt {params.name!r}")
+        description, text = content.resume_prompt(rt, params.arguments)
+        return types.GetPromptResult(
+            description=description,
+            messages=[
+                types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
+            ],
+        )
+
+    return Server(
+        "session-resume",
+        version=__version__,
+        title="session-resume",
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_read_resource=read_resource,
+        on_list_prompts=list_prompts,
+        on_get_prompt=get_prompt,
+    )
+
+
+async def _heartbeat(rt: Runtime, every: float) -> None:
+    while True:
+        await anyio.sleep(every)
+        rt.keeper.beat(rt.clock())
+
+
+async def _on_signal(rt: Runtime) -> None:
+    """SIGTERM or SIGINT: end the sessions held, then exit at once. Tool calls run on this
+    loop, so none is half-done here; the exit is immediate because the SDK's stdin reader
+    thread may sit in a blocking read that nothing else would interrupt."""
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            _log(f"signal {signum}: ending the sessions held")
+            rt.keeper.end_all(rt.clock())
+            sys.stderr.flush()
+            os._exit(0)
+
+
+async def serve(rt: Runtime, heartbeat: float = HEARTBEAT_SECONDS) -> None:
+    """Serve one client over stdio until it closes stdin."""
+    server = build_server(rt)
+    async with stdio_server() as (read, write), anyio.create_task_group() as tg:
+        tg.start_soon(_heartbeat, rt, heartbeat)
+        if sys.platform != "win32":  # no signal receiver on Windows' event loop
+            tg.start_soon(_on_signal, rt)
+        await server.run(read, write, server.create_initialization_options())
+        tg.cancel_scope.cancel()
+
+
+def run(
+    root: Path,
+    *,
+    workflow: str | None = None,
+    stale_seconds: int = 300,
+    heartbeat: float = HEARTBEAT_SECONDS,
+) -> int:
+    """Serve until the client goes away, then end every session this process holds."""
+    keeper = LeaseKeeper(log=_log)
+    rt = Runtime(root=root, keeper=keeper, workflow=workflow, stale_seconds=stale_seconds)
+    try:
+        anyio.run(serve, rt, heartbeat)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        keeper.end_all(datetime.now(UTC))
+    return 0

@@ -1,0 +1,104 @@
+"""The MCP tools' table and how a call runs.
+
+Every tool is one call into ``services`` (:mod:`.write_tools`, :mod:`.other_tools`).
+:func:`call` checks the arguments against the tool's input schema, runs the handler and turns
+every refusal (:class:`ServiceError`), bad argument (SR180), file error and anything
+unexpected (SR900) into a :class:`ToolOutcome` with ``ok`` false, coded diagnostics and a text
+that carries each code and its hint: the server never dies of a bad argument or a bad file.
+No MCP SDK import here.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from session_resume.core.codes import CATALOGUE, diag
+from session_resume.core.diagnostics import Diagnostic
+from session_resume.mcp.other_tools import OTHER_TOOLS, RESUME_TOOL
+from session_resume.mcp.runtime import BAD_ARGUMENTS, Runtime, Tool
+from session_resume.mcp.schemas import INPUT_SCHEMAS
+from session_resume.mcp.write_tools import WRITE_TOOLS
+from session_resume.services.errors import ServiceError
+
+INTERNAL = "SR900"
+MAX_PROBLEMS = 20
+
+
+@cache
+def tools() -> dict[str, Tool]:
+    """Every tool by name, in the order the server lists them."""
+    return {t.name: t for t in [RESUME_TOOL, *WRITE_TOOLS, *OTHER_TOOLS]}
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    ok: bool
+    result: dict[str, Any]
+    text: str
+
+
+@cache
+def _validator(name: str) -> Any:
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(INPUT_SCHEMAS[name])
+
+
+def check_arguments(name: str, arguments: Any) -> list[Diagnostic]:
+    """The arguments' problems against the tool's input schema, as SR180 diagnostics."""
+    if arguments is None:
+        arguments = {}
+    errors = sorted(_validator(name).iter_errors(arguments), key=lambda e: list(map(str, e.path)))
+    out = []
+    for e in errors[:MAX_PROBLEMS]:
+        where = "/".join(str(p) for p in e.path)
+        out.append(
+            diag(
+                BAD_ARGUMENTS,
+                f"{name}: argument {where or '(the arguments object)'}: {e.message[:300]}",
+                pointer="/" + where if where else "",
+            )
+        )
+    return out
+
+
+def error_text(diags: list[Diagnostic]) -> str:
+    """The text of a refused call: each code, its name, the message, the file and the hint."""
+    lines = []
+    for d in diags:
+        entry = CATALOGUE.get(d.code)
+        name = f" {entry.name}" if entry else ""
+        where = f" ({d.file}{'#' + d.pointer if d.pointer else ''})" if d.file else ""
+        lines.append(f"{d.code}{name} [{d.severity.value}]: {d.message}{where}")
+        if d.hint:
+            lines.append(f"  hint: {d.hint}")
+    return "\n".join(lines)
+
+
+def refused(diags: list[Diagnostic]) -> ToolOutcome:
+    result = {"ok": False, "diagnostics": [d.to_json() for d in diags]}
+    return ToolOutcome(False, result, error_text(diags))
+
+
+def call(rt: Runtime, name: str, arguments: Any) -> ToolOutcome:
+    """Run tool ``name``: check the arguments, run the handler, catch every refusal."""
+    tool = tools().get(name)
+    if tool is None:
+        return refused([diag(BAD_ARGUMENTS, f"no tool {name!r}; tools: {', '.join(tools())}")])
+    problems = check_arguments(name, arguments)
+    if problems:
+        return refused(problems)
+    try:
+        result = tool.handler(rt, dict(arguments or {}))
+    except ServiceError as exc:
+        return refused(exc.diagnostics)
+    except OSError as exc:
+        file = str(exc.filename) if exc.filename else ""
+        return refused([diag("SR104", f"{name}: {exc.strerror or exc}", file=file)])
+    except Exception as exc:  # noqa: BLE001 - the server outlives every call
+        text = f"{name}: internal error: {type(exc).__name__}: {exc}"
+        return refused([diag(INTERNAL, text[:1000])])
+    return ToolOutcome(True, result, json.dumps(result, ensure_ascii=False, default=str))

@@ -1,0 +1,184 @@
+"""The write-moment tools (init, start, checkpoint, complete, skip, decide, finding,
+transition): each takes the session's lease for this server process first
+(:class:`~session_resume.mcp.lease_keeper.LeaseKeeper`), then makes exactly one write through
+:mod:`session_resume.services.writes`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from session_resume.mcp.runtime import Runtime, Tool, bad
+from session_resume.services import writes
+from session_resume.services.context import WriteContext
+from session_resume.services.writes import WriteResult
+
+# --- results -------------------------------------------------------------------------------
+
+
+def write_result(res: WriteResult) -> dict[str, Any]:
+    """A write's result: the same fields as the CLI's ``--format json``."""
+    out: dict[str, Any] = {
+        "ok": True,
+        "revision": res.revision,
+        "session": res.session,
+        "lease": res.lease_action,
+        "step": res.step_record,
+        "event": res.event,
+        "events": res.events,
+    }
+    if res.previous_session is not None:
+        out["previous_session"] = res.previous_session
+    if res.archived_to is not None:
+        out["archived_to"] = res.archived_to
+    return out
+
+
+def _write(
+    rt: Runtime, args: dict[str, Any], fn: Callable[[WriteContext], WriteResult]
+) -> dict[str, Any]:
+    """A write moment: take the lease first (this process owns it), write, keep the pid.
+    ``events`` are every worklog line the call appended (a ``session_start`` or ``takeover``
+    of the lease first), ``lease`` what the call did about the lease."""
+    ctx = rt.context(args)
+    taken = rt.keeper.ensure(ctx)
+    res = fn(ctx)
+    rt.keeper.after_write(ctx, res.lease_action)
+    out = write_result(res)
+    if taken is not None:
+        out["events"] = [*taken.events, *out["events"]]
+        out["lease"] = {"created": "create", "takeover": "takeover"}.get(taken.action, "keep")
+        if taken.previous_session is not None:
+            out["previous_session"] = taken.previous_session
+    return out
+
+
+# --- handlers ------------------------------------------------------------------------------
+
+
+def do_init(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
+    return _write(
+        rt,
+        a,
+        lambda c: writes.init_session(
+            c, a["project"], workflow=a.get("workflow"), fresh=a.get("fresh", False)
+        ),
+    )
+
+
+def do_start(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
+    return _write(
+        rt,
+        a,
+        lambda c: writes.start_step(c, a["step"], force=a.get("force", False), name=a.get("name")),
+    )
+
+
+def do_checkpoint(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
+    return _write(
+        rt,
+        a,
+        lambda c: writes.checkpoint(
+            c, a["step"], a["sub_step"], a.get("artifacts", []), a.get("context_files", [])
+        ),
+    )
+
+
+def do_complete(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
+    return _write(rt, a, lambda c: writes.complete_step(c, a["step"]))
+
+
+def do_skip(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
+    return _write(
+        rt, a, lambda c: writes.skip_step(c, a["step"], a["reason"], force=a.get("force", False))
+    )
+
+
+_LOG_KEYS = ("title", "choice", "rationale")
+
+
+def do_decide(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
+    logged = [k for k in (*_LOG_KEYS, "step", "alternatives") if k in a]
+    if "key" in a or "value" in a:
+        if logged or "key" not in a or "value" not in a:
+            raise bad(
+                "decide takes key and value (a decision), or title, choice and rationale "
+                "(a decision log entry, with optional step and alternatives), not both"
+            )
+        return _write(rt, a, lambda c: writes.set_decision(c, a["key"], a["value"]))
+    missing = [k for k in _LOG_KEYS if k not in a]
+    if missing:
+        raise bad(
+            "decide needs key and value, or title, choice and rationale (missing: "
+            + ", ".join(missing)
+            + ")"
+        )
+    return _write(
+        rt,
+        a,
+        lambda c: writes.log_decision(
+            c,
+            a["title"],
+            a["choice"],
+            a["rationale"],
+            step=a.get("step"),
+            alternatives=a.get("alternatives", []),
+        ),
+    )
+
+
+def do_finding(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
+    fn = writes.add_finding if a["action"] == "add" else writes.resolve_finding
+    return _write(rt, a, lambda c: fn(c, a["title"]))
+
+
+def do_transition(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
+    return _write(
+        rt,
+        a,
+        lambda c: writes.transition(
+            c, a["complete"], a["start"], a.get("decisions") or {}, force=a.get("force", False)
+        ),
+    )
+
+
+# --- the table -----------------------------------------------------------------------------
+
+WRITE_TOOLS = [
+    Tool(
+        "init",
+        "Create the session",
+        "Create the session's state from the workflow template (revision 1); fresh: "
+        "archive an existing session first. Takes the lease.",
+        do_init,
+    ),
+    Tool("start", "Step start", "Write moment: the step starts (in_progress).", do_start),
+    Tool(
+        "checkpoint",
+        "Checkpoint reached",
+        "Write moment: the step in progress reached checkpoint sub_step; artifacts and "
+        "context files loaded are recorded.",
+        do_checkpoint,
+    ),
+    Tool("complete", "Step done", "Write moment: the step is complete.", do_complete),
+    Tool("skip", "Skip a step", "Skip a pending or in-progress step.", do_skip),
+    Tool(
+        "decide",
+        "Decision made",
+        "Write moment: set decisions[key] = value, or append a decision log entry "
+        "(title, choice, rationale).",
+        do_decide,
+    ),
+    Tool(
+        "finding",
+        "Review finding",
+        "Write moment: add or resolve a must-fix review finding.",
+        do_finding,
+    ),
+    Tool(
+        "transition",
+        "Gate transition",
+        "At an approval gate, in one write: complete one step, record decisions, start the next.",
+        do_transition,
+    ),
+]
