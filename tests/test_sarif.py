@@ -310,7 +310,7 @@ def test_step_summary_table_cell_unit() -> None:
 def test_default_docs_url_is_the_repositorys() -> None:
     import tomllib
 
-    from session_resume.formats.sarif import DEFAULT_DOCS_URL
+    from session_resume.reporters.sarif import DEFAULT_DOCS_URL
 
     with open(REPO / "pyproject.toml", "rb") as fh:
         repo_url = tomllib.load(fh)["project"]["urls"]["Repository"]
