@@ -420,10 +420,7 @@ def _goal_text(goal: dict[str, Any], anchor: str) -> str:
     "<= 60.0 MiB", "reported"."""
     if "max_value" in goal:
         return f"<= {fmt_value(goal['max_value'], goal['unit'])}"
-    if goal["max_ratio"] is None:
-        text = "reported"
-    else:
-        text = f"<= {goal['max_ratio']:.2f}x"
+    text = "reported" if goal["max_ratio"] is None else f"<= {goal['max_ratio']:.2f}x"
     return text if goal["against"] == anchor else f"{text} vs {goal['against']}"
 
 
