@@ -81,7 +81,7 @@ def floor_note(cwd: Path, env: dict[str, str]) -> str:
     )
 
 
-_VALIDATE = "session-resume validate, 10,000 files"
+_VALIDATE = "session-resume validate (10,000 files)"
 
 
 @benchmark(
@@ -112,7 +112,7 @@ def rss_validate_10000(tmpdir: Path) -> Prepared:
     return Prepared(runs, notes=notes)
 
 
-_LARGE, _EMPTY = "session-resume resume, large worklog", "session-resume resume, empty worklog"
+_LARGE, _EMPTY = "session-resume resume (large worklog)", "session-resume resume (empty worklog)"
 
 
 @benchmark(

@@ -92,6 +92,8 @@ def _goal_line(b: runner.Benchmark, g: runner.Goal) -> str:
 
 
 def _list(benchmarks: Sequence[runner.Benchmark]) -> None:
+    for module, what, goal in runner.PENDING:
+        print(f"(not here yet: benchmarks/{module}.py, {what} {goal})")
     for b in benchmarks:
         quick = f"{b.quick_runs} under --quick" if b.quick_runs else "skipped under --quick"
         tgt = "; ".join(_goal_line(b, g) for g in b.targets) or "none"

@@ -28,8 +28,9 @@ Rules every benchmark follows:
 
 Adding a benchmark: a module ``bench_<name>.py`` in this directory, listed in
 ``run.py``'s ``BENCHMARK_MODULES``, with a ``setup(tmpdir) -> {contender name: Run}`` function
-decorated with ``@benchmark(...)`` (name, contenders, anchor, target, run counts), which
-registers it. ``commandline.process(...)`` makes a Run that executes a command and fails the
+decorated with ``@benchmark(...)`` (name, contenders, anchor, ``target=``/``targets=``, run
+counts, and ``unit=`` for a benchmark whose contenders return a value instead of being timed),
+which registers it. ``commandline.process(...)`` makes a Run that executes a command and fails the
 benchmark on an unexpected exit status; any other zero-argument callable can be timed in
 process with ``Run(call, shown)``. A setup may instead return ``Prepared(runs, notes=[...],
 unavailable={contender: reason})``; notes (what the data is, its size) are printed with the
@@ -498,7 +499,7 @@ def render_table(results: list[dict[str, Any]]) -> str:
 # table as "not measured" until the module exists (then its own goals replace the line).
 PENDING: list[tuple[str, str, str]] = []
 
-_GOALS_HEADER = ["goal", "measured", "goal", "met?"]
+_GOALS_HEADER = ["what", "measured", "goal", "met?"]
 
 
 def goal_rows(results: list[dict[str, Any]]) -> list[list[str]]:

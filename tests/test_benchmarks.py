@@ -70,5 +70,5 @@ def test_smoke_run_gives_every_benchmark_a_row_with_a_ratio(tmp_path: Path) -> N
         for goal in res["targets"]:
             assert "ratio" in goal or "value" in goal, (name, goal)
             assert re.search(
-                rf"^{re.escape(name)}: {re.escape(goal['contender'])}\b", proc.stdout, re.M
+                rf"^{re.escape(name)}: {re.escape(goal['contender'])}\s", proc.stdout, re.M
             )
