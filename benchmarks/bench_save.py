@@ -1,13 +1,19 @@
-"""save-vs-bare-io: store.save() in process against a bare temp write + fsync + replace of
-the same bytes; a third contender times only the checks save() makes."""
+"""save-vs-bare-io: store.save() with its worklog event, in process, against the same durable
+I/O done bare (exclusive temp + fsync, .bak link, replace, directory fsync, worklog line +
+fsync) and against SQLite (WAL, synchronous=FULL) committing the same document and a log row;
+a fourth contender times only the checks save() makes."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import os
 import shutil
-from collections.abc import Callable
+import sqlite3
+import sys
+import types
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -16,7 +22,10 @@ from runner import EXAMPLE, BenchAbort, Prepared, Run, Target, benchmark, fmt_s
 from states import STATE_FILE
 
 _SAVE_NOW = datetime(2026, 11, 20, 15, 0, tzinfo=UTC)  # after the example's `updated`
-_SAVE, _CHECKS, _BARE = "store.save()", "save()'s checks only", "bare write+fsync+replace"
+_SAVE, _CHECKS = "store.save()", "save()'s checks only"
+_BARE, _SQLITE = "bare durable I/O", "SQLite WAL synchronous=FULL"
+_SESSION = "5e55b1d0c0ffee42"
+_COUNTED = ("fsync", "replace", "rename", "link")
 
 
 def _fsync_dir(d: Path) -> None:
@@ -27,24 +36,72 @@ def _fsync_dir(d: Path) -> None:
         os.close(fd)
 
 
-def _save_breakdown(med: dict[str, float], info: dict[str, Any]) -> list[str]:
-    save, checks, bare = med[_SAVE], med[_CHECKS], med[_BARE]
-    rest = save - checks
-    return [
-        f"breakdown of save()'s median {fmt_s(save)}: checks (parse + schema of the current "
-        f"file twice, validation of the new document, two serializations, deepcopy) "
-        f"{fmt_s(checks)} = {checks / save:.0%}; the rest (lock + temp + fsync + .bak link + "
-        f"replace + directory fsync) ~{fmt_s(rest)} = {rest / bare:.2f}x the bare write",
-        f"state file written: {info['bytes']:,} bytes",
+@contextlib.contextmanager
+def counting_os() -> Iterator[dict[str, int]]:
+    """Count the fsync, replace, rename and link calls of the package's modules: every loaded
+    ``session_resume.*`` module whose ``os`` is the os module gets a proxy that counts them
+    (``store``, ``fileio``, ``worklog`` ...); restored on exit. Calls through a name imported
+    with ``from os import ...`` are not seen."""
+    counts = dict.fromkeys(_COUNTED, 0)
+
+    def counted(name: str) -> Callable[..., Any]:
+        real = getattr(os, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            counts[name] += 1
+            return real(*args, **kwargs)
+
+        return call
+
+    class _OS(types.ModuleType):
+        def __getattr__(self, name: str) -> Any:
+            return getattr(os, name)
+
+    proxy = _OS("os")
+    for name in _COUNTED:
+        setattr(proxy, name, counted(name))
+    patched = [
+        m
+        for n, m in list(sys.modules.items())
+        if n.startswith("session_resume.") and getattr(m, "os", None) is os
     ]
+    for m in patched:
+        m.os = proxy  # type: ignore[attr-defined]
+    try:
+        yield counts
+    finally:
+        for m in patched:
+            m.os = os  # type: ignore[attr-defined]
 
 
-def _session(tmpdir: Path) -> tuple[dict[str, Any], Path]:
+def _breakdown(med: dict[str, float], info: dict[str, Any]) -> list[str]:
+    save, bare = med[_SAVE], med[_BARE]
+    lines = [
+        f"per save() (counted over {info['counted']} calls): "
+        + ", ".join(f"{info['per_save'][k]:g} {k}" for k in _COUNTED)
+        + "; the bare durable I/O: "
+        + ", ".join(f"{info['per_bare'][k]:g} {k}" for k in _COUNTED),
+    ]
+    if _CHECKS in med:
+        checks = med[_CHECKS]
+        lines.append(
+            f"save()'s median {fmt_s(save)}: its checks (load + parse + schema of the current "
+            f"file, deepcopy, serialize + full validation of the new document, serialize) "
+            f"{fmt_s(checks)} = {checks / save:.0%}; the rest ~{fmt_s(save - checks)} = "
+            f"{(save - checks) / bare:.2f}x the bare durable I/O"
+        )
+    if _SQLITE in med:
+        lines.append(f"store.save() / SQLite: {save / med[_SQLITE]:.2f}x")
+    lines.append(f"state file written: {info['bytes']:,} bytes; worklog line {info['line']} bytes")
+    return lines
+
+
+def _session(tmpdir: Path, name: str) -> tuple[dict[str, Any], Path]:
     """The bundled example state (without its source-tree ``$schema``) and a copy of its
-    session directory, minus the state file, under ``tmpdir``."""
+    session directory, minus the state file, under ``tmpdir/name``."""
     doc = json.loads(EXAMPLE.read_text(encoding="utf-8"))
     doc.pop("$schema", None)  # its relative path points into the source tree
-    sdir = tmpdir / "agent-output" / doc["project"]
+    sdir = tmpdir / name / "agent-output" / doc["project"]
     sdir.mkdir(parents=True)
     for f in EXAMPLE.parent.iterdir():
         if f.name != STATE_FILE:
@@ -52,20 +109,24 @@ def _session(tmpdir: Path) -> tuple[dict[str, Any], Path]:
     return doc, sdir
 
 
-def _check_saves(save: Callable[[], None], sdir: Path, tmpdir: Path) -> bytes:
+def _check_saves(save: Callable[[], None], sdir: Path, root: Path) -> tuple[bytes, bytes]:
     """Data check: two saves (the second rotates a valid .bak), the file loads as ok and
-    validates clean. Returns the bytes saved."""
+    validates clean, the worklog has two events. Returns the state's and the last worklog
+    line's bytes."""
     from session_resume import ValidateOptions, validate_document
-    from session_resume.storage import store
+    from session_resume.storage import store, worklog
 
     save()
     save()
-    loaded = store.load(sdir, root=tmpdir)
+    loaded = store.load(sdir, root=root)
     if loaded.status != "ok" or loaded.revision != 2 or not (sdir / store.BAK).is_file():
         raise BenchAbort(
             f"store.save() did not leave a valid state (status {loaded.status}, "
             f"revision {loaded.revision}): " + "; ".join(d.message for d in loaded.diagnostics)
         )
+    lines = (sdir / worklog.WORKLOG).read_bytes().splitlines(keepends=True)
+    if len(lines) != 2 or json.loads(lines[-1])["seq"] != 2:
+        raise BenchAbort(f"save(event=...) did not append two worklog events: {lines}")
     data = (sdir / STATE_FILE).read_bytes()
     report = validate_document(data, file=STATE_FILE, options=ValidateOptions(now=_SAVE_NOW))
     if report.diagnostics:
@@ -73,44 +134,23 @@ def _check_saves(save: Callable[[], None], sdir: Path, tmpdir: Path) -> bytes:
             "the saved state is not clean: "
             + "; ".join(f"{d.code} {d.message}" for d in report.diagnostics)
         )
-    return data
+    return data, lines[-1]
 
 
-@benchmark(
-    "save-vs-bare-io",
-    description="in process, repeated on one session directory: store.save() of the bundled "
-    "example state (apex, step 2 in progress) vs a bare O_EXCL temp write of the same bytes + "
-    "fsync + os.replace + directory fsync; a third contender times only the checks save() "
-    "makes (no lock, no write)",
-    contenders=(_SAVE, _CHECKS, _BARE),
-    anchor=_BARE,
-    target=Target(_SAVE, 1.3),
-    runs=300,
-    quick_runs=60,
-    warmup=5,
-    derive=_save_breakdown,
-)
-def save_vs_bare_io(tmpdir: Path) -> Prepared:
-    from session_resume import ValidateOptions, load_workflow, validate_document
-    from session_resume.storage import store
-
-    doc, sdir = _session(tmpdir)
-    wf = load_workflow(doc["workflow"])
-    bare_dir = tmpdir / "bare"
-    bare_dir.mkdir()
-
-    # As a writer command calls it (commands/write.py): a Workflow object and the repository
-    # root; no worklog event (that append is its own write, not part of the comparison).
-    def save() -> None:
-        store.save(sdir, doc, now=_SAVE_NOW, workflow=wf, root=tmpdir)
-
-    data = _check_saves(save, sdir, tmpdir)
-    bare_state = bare_dir / STATE_FILE
-    bare_tmp = bare_dir / f".{STATE_FILE}.bench.tmp"
+def _bare_io(bare_dir: Path, data: bytes, line: bytes) -> Callable[[], None]:
+    """What save() must do to the disk, done bare: the temp file (O_EXCL) written and fsynced,
+    the current state hard-linked to a staging name and renamed over .bak, the temp renamed
+    over the state, the directory fsynced, one worklog line appended and fsynced."""
+    state = bare_dir / STATE_FILE
+    bak = bare_dir / f"{STATE_FILE}.bak"
+    tmp = bare_dir / f".{STATE_FILE}.bench.tmp"
+    staging = bare_dir / f".{STATE_FILE}.bench.bak.tmp"
+    log = bare_dir / "00-worklog.jsonl"
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    log_flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
 
     def bare() -> None:
-        fd = os.open(bare_tmp, flags, 0o644)
+        fd = os.open(tmp, flags, 0o644)
         try:
             view = memoryview(data)
             while view:
@@ -118,16 +158,67 @@ def save_vs_bare_io(tmpdir: Path) -> Prepared:
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.replace(bare_tmp, bare_state)
+        os.link(state, staging)
+        os.replace(staging, bak)
+        os.replace(tmp, state)
         _fsync_dir(bare_dir)
+        fd = os.open(log, log_flags, 0o644)
+        try:
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
-    # What save() does besides locking and writing, in the order it does it (store.py): load()
-    # reads and classifies the current file (parse + 3.0 schema), the document is copied and
-    # stamped, serialized and fully validated (_check_writable: schema, semantic and workflow
-    # rules), serialized again to be written, and the current file is read and classified once
-    # more to decide whether it may become .bak (_replace_state -> is_valid_state_bytes).
+    state.write_bytes(data)  # a state to keep as .bak from the first call on
+    return bare
+
+
+def _sqlite(path: Path, data: bytes, line: bytes) -> Callable[[], None]:
+    """SQLite in WAL mode with synchronous=FULL: one transaction updates the document (TEXT)
+    and its revision and inserts a log row; the commit is durable."""
+    con = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    if con.execute("PRAGMA journal_mode=WAL").fetchone()[0] != "wal":
+        raise BenchAbort("SQLite did not switch to WAL mode")
+    con.execute("PRAGMA synchronous=FULL")
+    con.execute("CREATE TABLE state (id INTEGER PRIMARY KEY, revision INTEGER, doc TEXT)")
+    con.execute("CREATE TABLE log (seq INTEGER PRIMARY KEY, line TEXT)")
+    con.execute("INSERT INTO state VALUES (1, 0, '{}')")
+    text, log_line = data.decode("utf-8"), line.decode("utf-8").rstrip("\n")
+
+    def commit() -> None:
+        con.execute("BEGIN IMMEDIATE")
+        con.execute("UPDATE state SET doc = ?, revision = revision + 1 WHERE id = 1", (text,))
+        con.execute("INSERT INTO log (line) VALUES (?)", (log_line,))
+        con.execute("COMMIT")
+
+    commit()
+    if con.execute("SELECT doc FROM state").fetchone()[0] != text:
+        raise BenchAbort("SQLite did not store the document")
+    return commit
+
+
+# The bare durable I/O's calls, by construction (see _bare_io).
+_BARE_CALLS = {"fsync": 3, "replace": 2, "rename": 0, "link": 1}
+
+
+def _count(save: Callable[[], None], n: int) -> dict[str, Any]:
+    """fsync/replace/rename/link calls per save(), counted in the package's modules."""
+    with counting_os() as counts:
+        for _ in range(n):
+            save()
+    return {"counted": n, "per_save": {k: v / n for k, v in counts.items()}}
+
+
+def _checks(doc: dict[str, Any], wf: Any, sdir: Path, root: Path) -> Callable[[], None]:
+    """What save() does besides locking and writing, in the order it does it (store.py):
+    load() reads and classifies the current file (parse + 3.0 schema), the document is copied
+    and stamped, serialized and fully validated (check_writable: schema, semantic and workflow
+    rules), and serialized again to be written."""
+    from session_resume import ValidateOptions, validate_document
+    from session_resume.storage import store
+
     def checks() -> None:
-        current = store.load(sdir, root=tmpdir)
+        current = store.load(sdir, root=root)
         new = copy.deepcopy(doc)
         new["updated"] = "2026-11-20T15:00:00Z"
         new["revision"] = current.revision + 1
@@ -139,28 +230,87 @@ def save_vs_bare_io(tmpdir: Path) -> Prepared:
         if rep.errors():
             raise BenchAbort("save()'s checks found errors")
         store.serialize(new)
-        store.is_valid_state_bytes((sdir / STATE_FILE).read_bytes())
 
+    return checks
+
+
+@benchmark(
+    "save-vs-bare-io",
+    description="in process, repeated on one session directory: store.save() of the bundled "
+    "example state (apex, step 2 in progress) with its worklog event (a checkpoint), vs the "
+    "same durable I/O done bare (O_EXCL temp + write + fsync, .bak hard link to a staging "
+    "name + os.replace, os.replace of the state, directory fsync, one worklog line append + "
+    "fsync), vs SQLite (WAL, synchronous=FULL) committing the same document and a log row in "
+    "one transaction; a fourth contender times only the checks save() makes (no lock, no "
+    "write)",
+    contenders=(_SAVE, _BARE, _SQLITE, _CHECKS),
+    anchor=_BARE,
+    targets=(Target(_SAVE, 1.5), Target(_SAVE, None, against=_SQLITE)),
+    runs=300,
+    quick_runs=60,
+    warmup=5,
+    derive=_breakdown,
+)
+def save_vs_bare_io(tmpdir: Path) -> Prepared:
+    from session_resume import load_workflow
+    from session_resume.storage import store
+
+    doc, sdir = _session(tmpdir, "repo")
+    root = tmpdir / "repo"
+    wf = load_workflow(doc["workflow"])
+
+    # As a writer command calls it (services/writes.py): a Workflow object, the repository
+    # root, and the write moment's worklog event.
+    def save() -> None:
+        store.save(
+            sdir,
+            doc,
+            now=_SAVE_NOW,
+            workflow=wf,
+            root=root,
+            event="checkpoint",
+            event_step="2",
+            event_sub_step="phase_2_waf",
+            session_id=_SESSION,
+        )
+
+    data, line = _check_saves(save, sdir, root)
+    bare_dir = tmpdir / "bare"
+    bare_dir.mkdir()
+    bare = _bare_io(bare_dir, data, line)
     bare()
-    checks()
-    if bare_state.read_bytes() != data:
+    if (bare_dir / STATE_FILE).read_bytes() != data:
         raise BenchAbort("the bare write did not write the bytes save() wrote")
+    sqlite = _sqlite(tmpdir / "state.sqlite", data, line)
+    checks = _checks(doc, wf, sdir, root)
+    checks()
+    info = {"bytes": len(data), "line": len(line), **_count(save, 5), "per_bare": _BARE_CALLS}
     return Prepared(
         {
-            _SAVE: Run(save, "store.save(dir, doc, now=..., workflow=apex, root=...)"),
-            _CHECKS: Run(
-                checks,
-                "store.load() + deepcopy + validate_document(serialize(doc)) + serialize() + "
-                "store.is_valid_state_bytes()",
+            _SAVE: Run(
+                save,
+                "store.save(dir, doc, now=..., workflow=apex, root=..., event='checkpoint', ...)",
             ),
             _BARE: Run(
                 bare,
-                "os.open(O_CREAT|O_EXCL) + write + fsync + close + os.replace + fsync(dir)",
+                "os.open(O_CREAT|O_EXCL) + write + fsync + close; os.link(state, staging) + "
+                "os.replace(staging, .bak); os.replace(tmp, state); fsync(dir); "
+                "open(worklog, O_APPEND) + write(line) + fsync",
+            ),
+            _SQLITE: Run(
+                sqlite,
+                "BEGIN IMMEDIATE; UPDATE state SET doc=?, revision=revision+1; INSERT INTO log; "
+                f"COMMIT (sqlite {sqlite3.sqlite_version}, journal_mode=WAL, synchronous=FULL)",
+            ),
+            _CHECKS: Run(
+                checks,
+                "store.load() + deepcopy + validate_document(serialize(doc)) + serialize()",
             ),
         },
         notes=[
-            f"the bundled example state ({len(data):,} bytes), saved into {sdir.name}/ "
-            f"under the temp dir; the bare write goes to a sibling directory"
+            f"the bundled example state ({len(data):,} bytes) and a {len(line)}-byte worklog "
+            f"line, saved into {sdir.name}/ under the temp dir; the bare I/O goes to a sibling "
+            "directory, the SQLite database next to them"
         ],
-        info={"bytes": len(data)},
+        info=info,
     )

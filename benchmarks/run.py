@@ -31,13 +31,22 @@ from machine import machine_info  # noqa: E402
 # The benchmark modules, in the order the report lists their benchmarks.
 BENCHMARK_MODULES = (
     "bench_validate_cold",
+    "bench_write_cold",
     "bench_validate_batch",
     "bench_save",
+    "bench_mcp_write",  # slot: issue 11's MCP write moment (goal <= 1.5x save()), see PENDING
+    "bench_worklog_append",
+    "bench_memory",
     "bench_migrate_check",
     "bench_resume_worklog",
     "bench_conformance",
     "bench_mcp_write",
 )
+# Listed modules that may be absent from this tree (another branch adds them): until then the
+# goals table shows their goal as "not measured". (module, what, goal)
+OPTIONAL_MODULES = {
+    "bench_mcp_write": ("MCP write moment (issue 11) vs store.save()", "<= 1.50x"),
+}
 
 
 def load_benchmarks() -> list[runner.Benchmark]:
@@ -48,6 +57,9 @@ def load_benchmarks() -> list[runner.Benchmark]:
     if unlisted:
         raise SystemExit(f"benchmarks/run.py: add {', '.join(unlisted)} to BENCHMARK_MODULES")
     for name in BENCHMARK_MODULES:
+        if name in OPTIONAL_MODULES and name not in on_disk:
+            runner.PENDING.append((name, *OPTIONAL_MODULES[name]))
+            continue
         importlib.import_module(name)
     return list(runner.BENCHMARKS)
 
@@ -73,10 +85,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _goal_line(b: runner.Benchmark, g: runner.Goal) -> str:
+    if isinstance(g, runner.Limit):
+        return f"{g.contender} <= {g.max_value} {b.unit}"
+    ratio = "reported" if g.max_ratio is None else f"<= {g.max_ratio}x"
+    return f"{g.contender} {ratio} {g.against or b.anchor}"
+
+
 def _list(benchmarks: Sequence[runner.Benchmark]) -> None:
+    for module, what, goal in runner.PENDING:
+        print(f"(not here yet: benchmarks/{module}.py, {what} {goal})")
     for b in benchmarks:
         quick = f"{b.quick_runs} under --quick" if b.quick_runs else "skipped under --quick"
-        tgt = f"{b.target.contender} <= {b.target.max_ratio}x {b.anchor}" if b.target else "none"
+        tgt = "; ".join(_goal_line(b, g) for g in b.targets) or "none"
         print(
             f"{b.name}: {b.description}\n    contenders: {', '.join(b.contenders)}; "
             f"target: {tgt}; runs: {b.runs} ({quick})"

@@ -4,7 +4,12 @@ Rules every benchmark follows:
 
 * Contenders of one benchmark are timed alternately in ONE run, on this machine, with no
   network; the report gives medians, p90s and ratios against the benchmark's anchor.
-* A target is a ratio (e.g. "session-resume <= 0.2x check-jsonschema"). A missed target is
+* A target is a ratio (``Target``: "session-resume <= 0.15x check-jsonschema"; against the
+  anchor unless ``against`` names another contender; ``max_ratio=None`` reports the ratio with
+  no goal) or, in a benchmark with a ``unit`` whose contenders return a value instead of being
+  timed, a limit on that value (``Limit``: "peak RSS <= 60 MiB"). A benchmark may have several
+  (``targets=``); the report ends with a goals table, one line per goal, side by side, and the
+  goals of benchmarks not in this tree yet (``PENDING``) as "not measured". A missed target is
   reported ("target missed"), never enforced: the exit status is 0 unless a benchmark could
   not be run at all (its setup failed), which exits 1. Benchmarks are never timed assertions
   in the test suite.
@@ -23,8 +28,9 @@ Rules every benchmark follows:
 
 Adding a benchmark: a module ``bench_<name>.py`` in this directory, listed in
 ``run.py``'s ``BENCHMARK_MODULES``, with a ``setup(tmpdir) -> {contender name: Run}`` function
-decorated with ``@benchmark(...)`` (name, contenders, anchor, target, run counts), which
-registers it. ``commandline.process(...)`` makes a Run that executes a command and fails the
+decorated with ``@benchmark(...)`` (name, contenders, anchor, ``target=``/``targets=``, run
+counts, and ``unit=`` for a benchmark whose contenders return a value instead of being timed),
+which registers it. ``commandline.process(...)`` makes a Run that executes a command and fails the
 benchmark on an unexpected exit status; any other zero-argument callable can be timed in
 process with ``Run(call, shown)``. A setup may instead return ``Prepared(runs, notes=[...],
 unavailable={contender: reason})``; notes (what the data is, its size) are printed with the
@@ -36,6 +42,7 @@ runs at all, not a measurement).
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import statistics
@@ -70,9 +77,10 @@ class BenchUnavailable(Exception):
 class Run:
     """One prepared contender: ``call()`` is what gets timed; ``shown`` is how it is reported.
     ``before()``, if given, runs untimed right before every call (e.g. evicting a file from the
-    page cache)."""
+    page cache). In a benchmark with a ``unit`` (a value, not a time), ``call()`` returns the
+    measured value (e.g. a child process's peak RSS in MiB) and is not timed."""
 
-    call: Callable[[], None]
+    call: Callable[[], Any]
     shown: str
     before: Callable[[], None] | None = None
 
@@ -90,10 +98,24 @@ class Prepared:
 
 @dataclass(frozen=True)
 class Target:
-    """``contender`` should take at most ``max_ratio`` times the anchor's median."""
+    """``contender`` should take at most ``max_ratio`` times the median of ``against`` (the
+    anchor if None). ``max_ratio=None``: the ratio is reported, with no goal."""
 
     contender: str
-    max_ratio: float
+    max_ratio: float | None
+    against: str | None = None
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A value with a goal: in a benchmark with a ``unit``, ``contender``'s median value should
+    be at most ``max_value`` (in that unit), e.g. a peak RSS of at most 60 MiB."""
+
+    contender: str
+    max_value: float
+
+
+Goal = Target | Limit
 
 
 SetupFn = Callable[[Path], dict[str, Run] | Prepared]
@@ -107,12 +129,17 @@ class Benchmark:
     contenders: tuple[str, ...]
     anchor: str
     setup: SetupFn
-    target: Target | None
+    targets: tuple[Goal, ...]  # the goals; the first is reported as "target" in the table
     runs: int  # timed runs per contender (default mode)
     quick_runs: int | None  # under --quick; None = skipped under --quick
     warmup: int = 1  # untimed runs per contender before timing
     # extra report lines from the medians and the setup's Prepared.info
     derive: DeriveFn | None = None
+    unit: str | None = None  # None: contenders are timed; else call() returns a value in it
+
+    @property
+    def target(self) -> Goal | None:
+        return self.targets[0] if self.targets else None
 
 
 BENCHMARKS: list[Benchmark] = []
@@ -135,18 +162,26 @@ def benchmark(
     description: str,
     contenders: Sequence[str],
     anchor: str,
-    target: Target | None,
+    target: Goal | None = None,
+    targets: Sequence[Goal] = (),
     runs: int,
     quick_runs: int | None,
     warmup: int = 1,
     derive: DeriveFn | None = None,
+    unit: str | None = None,
 ) -> Callable[[SetupFn], SetupFn]:
     """Register ``setup`` as a benchmark. ``setup(tmpdir)`` prepares the data in ``tmpdir``
-    (a fresh empty directory), checks it, and returns one Run per contender."""
+    (a fresh empty directory), checks it, and returns one Run per contender. ``target`` and
+    ``targets`` are its goals (ratios, or with ``unit`` limits on a value)."""
+    goals = ((target,) if target is not None else ()) + tuple(targets)
     if anchor not in contenders:
         raise ValueError(f"{name}: anchor {anchor!r} is not a contender")
-    if target is not None and target.contender not in contenders:
-        raise ValueError(f"{name}: target contender {target.contender!r} is not a contender")
+    for g in goals:
+        others = [g.contender] + ([g.against] if isinstance(g, Target) and g.against else [])
+        if any(c not in contenders for c in others):
+            raise ValueError(f"{name}: goal {g} names a contender it does not have")
+        if isinstance(g, Limit) and unit is None:
+            raise ValueError(f"{name}: a Limit needs a benchmark with a unit")
 
     def register(setup: SetupFn) -> SetupFn:
         if any(b.name == name for b in BENCHMARKS):
@@ -158,11 +193,12 @@ def benchmark(
                 contenders=tuple(contenders),
                 anchor=anchor,
                 setup=setup,
-                target=target,
+                targets=goals,
                 runs=runs,
                 quick_runs=quick_runs,
                 warmup=warmup,
                 derive=derive,
+                unit=unit,
             )
         )
         return setup
@@ -207,7 +243,8 @@ def _prepare(b: Benchmark, tmpdir: Path, result: dict[str, Any]) -> Prepared:
 
 
 def _time(b: Benchmark, prepared: Prepared, runs: int, warmup: int) -> dict[str, list[float]]:
-    """Warm up, then time every contender ``runs`` times, alternating in each round."""
+    """Warm up, then time every contender ``runs`` times, alternating in each round (with a
+    ``unit``: record the value each call returns instead of its time)."""
     order = [n for n in b.contenders if n in prepared.runs]
     for _ in range(warmup):
         for name in order:
@@ -216,6 +253,7 @@ def _time(b: Benchmark, prepared: Prepared, runs: int, warmup: int) -> dict[str,
                 run.before()
             run.call()
     times: dict[str, list[float]] = {name: [] for name in order}
+    show = fmt_s if b.unit is None else functools.partial(fmt_value, unit=b.unit)
     last_report = 0.0
     for i in range(runs):
         # Interleaved, and the order rotates every round so no contender always goes first.
@@ -225,14 +263,15 @@ def _time(b: Benchmark, prepared: Prepared, runs: int, warmup: int) -> dict[str,
             if run.before is not None:
                 run.before()
             start = time.perf_counter()
-            run.call()
-            times[name].append(time.perf_counter() - start)
+            value = run.call()
+            elapsed = time.perf_counter() - start
+            times[name].append(elapsed if b.unit is None else float(value))
         now = time.perf_counter()
         if runs <= 50 or i + 1 == runs or now - last_report >= 2.0:
             last_report = now
             progress(
                 f"{b.name}: round {i + 1}/{runs}: "
-                + ", ".join(f"{n} {fmt_s(times[n][-1])}" for n in order)
+                + ", ".join(f"{n} {show(times[n][-1])}" for n in order)
             )
     return times
 
@@ -244,7 +283,7 @@ def _summarise(
     tmpdir: Path,
     result: dict[str, Any],
 ) -> None:
-    """Medians, p90s and ratios against the anchor; the derived lines; the target's verdict."""
+    """Medians, p90s and ratios against the anchor; the derived lines; the goals' verdicts."""
     anchor_median = statistics.median(times[b.anchor])
     rows: list[dict[str, Any]] = []
     medians: dict[str, float] = {}
@@ -254,27 +293,51 @@ def _summarise(
             continue
         xs = times[name]
         med = medians[name] = statistics.median(xs)
-        rows.append(
-            {
-                "name": name,
-                "command": prepared.runs[name].shown.replace(str(tmpdir), "$TMP"),
-                "runs": len(xs),
-                "median_s": med,
-                "p90_s": p90(xs),
-                "min_s": min(xs),
-                "ratio_vs_anchor": med / anchor_median,
-                "times_s": xs,
-            }
-        )
+        row: dict[str, Any] = {
+            "name": name,
+            "command": prepared.runs[name].shown.replace(str(tmpdir), "$TMP"),
+            "runs": len(xs),
+        }
+        if b.unit is None:
+            row.update(median_s=med, p90_s=p90(xs), min_s=min(xs), times_s=xs)
+        else:
+            row.update(unit=b.unit, median=med, max=max(xs), min=min(xs), values=xs)
+        row["ratio_vs_anchor"] = med / anchor_median
+        rows.append(row)
     result["contenders"] = rows
     if b.derive is not None:
         result["derived"] = b.derive(medians, prepared.info)
-    if b.target:
-        ratio = next(
-            (r["ratio_vs_anchor"] for r in rows if r["name"] == b.target.contender and "runs" in r),
-            None,
-        )
-        result["met"] = None if ratio is None else ratio <= b.target.max_ratio
+    result["targets"] = [_verdict(b, g, medians) for g in b.targets]
+    if result["targets"]:
+        result["met"] = result["targets"][0]["met"]
+
+
+def _verdict(b: Benchmark, goal: Goal, medians: dict[str, float]) -> dict[str, Any]:
+    """One goal, with what was measured and whether it is met (None: not checked)."""
+    out = _goal_json(b, goal)
+    if isinstance(goal, Limit):
+        value = medians.get(goal.contender)
+        out["value"] = value
+        out["met"] = None if value is None else value <= goal.max_value
+        return out
+    against = goal.against or b.anchor
+    if goal.contender in medians and against in medians:
+        ratio = medians[goal.contender] / medians[against]
+        out["ratio"] = ratio
+        out["met"] = None if goal.max_ratio is None else ratio <= goal.max_ratio
+    else:
+        out["met"] = None
+    return out
+
+
+def _goal_json(b: Benchmark, goal: Goal) -> dict[str, Any]:
+    if isinstance(goal, Limit):
+        return {"contender": goal.contender, "max_value": goal.max_value, "unit": b.unit}
+    return {
+        "contender": goal.contender,
+        "against": goal.against or b.anchor,
+        "max_ratio": goal.max_ratio,
+    }
 
 
 def run_benchmark(
@@ -285,9 +348,8 @@ def run_benchmark(
         "name": b.name,
         "description": b.description,
         "anchor": b.anchor,
-        "target": {"contender": b.target.contender, "max_ratio": b.target.max_ratio}
-        if b.target
-        else None,
+        "unit": b.unit,
+        "target": _goal_json(b, b.target) if b.target else None,
     }
     tmpdir = Path(tempfile.mkdtemp(prefix=f"{b.name}-", dir=tmp_base))
     try:
@@ -346,47 +408,76 @@ def fmt_s(x: float) -> str:
     return f"{x * 1e6:.1f} us"
 
 
+def fmt_value(x: float, unit: str) -> str:
+    return f"{x:.1f} {unit}"
+
+
 _HEADER = ["benchmark", "contender", "median", "p90", "runs", "ratio vs anchor", "target", "met?"]
 _MET = {True: "yes", False: "NO - target missed", None: "not checked"}
 
 
+def _goal_text(goal: dict[str, Any], anchor: str) -> str:
+    """How the contender table shows a goal: "<= 0.15x", "<= 4.00x python -I -c pass",
+    "<= 60.0 MiB", "reported"."""
+    if "max_value" in goal:
+        return f"<= {fmt_value(goal['max_value'], goal['unit'])}"
+    text = "reported" if goal["max_ratio"] is None else f"<= {goal['max_ratio']:.2f}x"
+    return text if goal["against"] == anchor else f"{text} vs {goal['against']}"
+
+
 def _table_rows(res: dict[str, Any]) -> list[list[str]]:
-    """The table rows of one benchmark: one per contender, with the goal column."""
+    """The table rows of one benchmark: one per contender, with the goal column (a contender
+    with several goals gets one line per goal)."""
     if "error" in res:
         return [[res["name"], "-", "-", "-", "-", "-", "-", "ABORTED (see above)"]]
     if "unavailable" in res:
         return [[res["name"], "-", "-", "-", "-", "-", "-", "not available (see above)"]]
     rows: list[list[str]] = []
-    tgt = res["target"]
+    unit = res.get("unit")
     for c in res["contenders"]:
-        if c["name"] == res["anchor"]:
-            target, met = "(anchor)", ""
-        elif tgt and c["name"] == tgt["contender"]:
-            target, met = f"<= {tgt['max_ratio']:.2f}x", _MET[res["met"]]
-        else:
-            target, met = "-", ""
-        if "unavailable" in c:
-            rows.append([res["name"], c["name"], "-", "-", "-", "-", target, "not available"])
-            continue
-        rows.append(
-            [
-                res["name"],
-                c["name"],
-                fmt_s(c["median_s"]),
-                fmt_s(c["p90_s"]),
-                str(c["runs"]),
-                fmt_ratio(c["ratio_vs_anchor"]),
-                target,
-                met,
-            ]
-        )
+        goals = [
+            (_goal_text(g, res["anchor"]), "" if g.get("max_ratio", 0) is None else _MET[g["met"]])
+            for g in res.get("targets", [])
+            if g["contender"] == c["name"]
+        ]
+        if not goals:
+            goals = [("(anchor)" if c["name"] == res["anchor"] else "-", "")]
+        for n, (target, met) in enumerate(goals):
+            if n:
+                rows.append(["", "", "", "", "", "", target, met])
+            elif "unavailable" in c:
+                rows.append([res["name"], c["name"], "-", "-", "-", "-", target, "not available"])
+            elif unit is None:
+                rows.append(
+                    [
+                        res["name"],
+                        c["name"],
+                        fmt_s(c["median_s"]),
+                        fmt_s(c["p90_s"]),
+                        str(c["runs"]),
+                        fmt_ratio(c["ratio_vs_anchor"]),
+                        target,
+                        met,
+                    ]
+                )
+            else:  # a value: the p90 column shows the largest value
+                rows.append(
+                    [
+                        res["name"],
+                        c["name"],
+                        fmt_value(c["median"], unit),
+                        "max " + fmt_value(c["max"], unit),
+                        str(c["runs"]),
+                        fmt_ratio(c["ratio_vs_anchor"]),
+                        target,
+                        met,
+                    ]
+                )
     return rows
 
 
-def render_table(results: list[dict[str, Any]]) -> str:
-    rows = [row for res in results for row in _table_rows(res)]
-    widths = [max(len(r[i]) for r in [_HEADER, *rows]) for i in range(len(_HEADER))]
-    right = {2, 3, 4, 5}
+def _render(header: list[str], rows: list[list[str]], right: set[int]) -> str:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
 
     def line(cells: list[str]) -> str:
         return "  ".join(
@@ -394,9 +485,51 @@ def render_table(results: list[dict[str, Any]]) -> str:
             for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         ).rstrip()
 
-    out = [line(_HEADER), line(["-" * w for w in widths])]
+    out = [line(header), line(["-" * w for w in widths])]
     out.extend(line(r) for r in rows)
     return "\n".join(out)
+
+
+def render_table(results: list[dict[str, Any]]) -> str:
+    rows = [row for res in results for row in _table_rows(res)]
+    return _render(_HEADER, rows, {2, 3, 4, 5})
+
+
+# Goals whose benchmark is not in this tree yet: (module, what, goal), listed in the goals
+# table as "not measured" until the module exists (then its own goals replace the line).
+PENDING: list[tuple[str, str, str]] = []
+
+_GOALS_HEADER = ["what", "measured", "goal", "met?"]
+
+
+def goal_rows(results: list[dict[str, Any]]) -> list[list[str]]:
+    """One line per goal of every benchmark run: what is compared, the measured ratio or
+    value, the goal and the verdict; then the pending goals."""
+    rows: list[list[str]] = []
+    for res in results:
+        for g in res.get("targets", []):
+            if "max_value" in g:
+                what = f"{res['name']}: {g['contender']}"
+                value = g.get("value")
+                measured = "-" if value is None else fmt_value(value, g["unit"])
+                goal = f"<= {fmt_value(g['max_value'], g['unit'])}"
+                met = _MET[g["met"]]
+            else:
+                what = f"{res['name']}: {g['contender']} vs {g['against']}"
+                ratio = g.get("ratio")
+                measured = "-" if ratio is None else fmt_ratio(ratio)
+                goal = "reported" if g["max_ratio"] is None else f"<= {g['max_ratio']:.2f}x"
+                met = "" if g["max_ratio"] is None else _MET[g["met"]]
+            if "error" in res or "unavailable" in res:
+                measured, met = "-", "not run (see above)"
+            rows.append([what, measured, goal, met])
+    for module, what, goal in PENDING:
+        rows.append([what, "-", goal, f"not measured: benchmarks/{module}.py is not here yet"])
+    return rows
+
+
+def render_goals(results: list[dict[str, Any]]) -> str:
+    return _render(_GOALS_HEADER, goal_rows(results), {1})
 
 
 def print_header(command: str, machine: dict[str, Any]) -> None:
@@ -436,15 +569,25 @@ def print_results(
     print()
     print(render_table(results))
     print()
+    print("goals, side by side in this run:")
+    print(render_goals(results))
+    print()
     for res in results:
-        if res.get("met") is False:
-            tgt = res["target"]
-            ratio = next(c for c in res["contenders"] if c["name"] == tgt["contender"])
-            print(
-                f"target missed: {res['name']}: {tgt['contender']} takes "
-                f"{fmt_ratio(ratio['ratio_vs_anchor'])} the time of {res['anchor']} "
-                f"(target <= {tgt['max_ratio']:.2f}x)"
-            )
+        for g in res.get("targets", []):
+            if g["met"] is not False:
+                continue
+            if "max_value" in g:
+                print(
+                    f"target missed: {res['name']}: {g['contender']} measured "
+                    f"{fmt_value(g['value'], g['unit'])} "
+                    f"(target <= {fmt_value(g['max_value'], g['unit'])})"
+                )
+            else:
+                print(
+                    f"target missed: {res['name']}: {g['contender']} takes "
+                    f"{fmt_ratio(g['ratio'])} the time of {g['against']} "
+                    f"(target <= {g['max_ratio']:.2f}x)"
+                )
     if skipped:
         print(f"skipped under --quick: {', '.join(skipped)}")
     if OPTIONS.smoke:
@@ -475,6 +618,7 @@ def write_json(
         "machine": machine,
         "skipped": skipped,
         "benchmarks": results,
+        "pending": [{"module": m, "what": w, "goal": g} for m, w, g in PENDING],
     }
     Path(path).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     print(f"wrote {path}")

@@ -57,10 +57,18 @@ def test_smoke_run_gives_every_benchmark_a_row_with_a_ratio(tmp_path: Path) -> N
         anchor = [c for c in rows if c["name"] == res["anchor"]]
         assert anchor and anchor[0]["ratio_vs_anchor"] == 1.0, (name, res["contenders"])
         for c in rows:
-            assert c["runs"] == 2 and len(c["times_s"]) == 2, (name, c)
+            # timed contenders keep their times; a benchmark with a unit (peak RSS) its values
+            measured = c["times_s"] if res["unit"] is None else c["values"]
+            assert c["runs"] == 2 and len(measured) == 2, (name, c)
             assert c["ratio_vs_anchor"] > 0, (name, c)
         # an optional contender that cannot run here says why
         for c in res["contenders"]:
             assert "ratio_vs_anchor" in c or c.get("unavailable"), (name, c)
         # and the printed table carries the same row
         assert re.search(rf"^{re.escape(name)}\s", proc.stdout, re.M), name
+        # every goal has its verdict, and a line in the goals table
+        for goal in res["targets"]:
+            assert "ratio" in goal or "value" in goal, (name, goal)
+            assert re.search(
+                rf"^{re.escape(name)}: {re.escape(goal['contender'])}\s", proc.stdout, re.M
+            )
