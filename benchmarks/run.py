@@ -34,19 +34,16 @@ BENCHMARK_MODULES = (
     "bench_write_cold",
     "bench_validate_batch",
     "bench_save",
-    "bench_mcp_write",  # slot: issue 11's MCP write moment (goal <= 1.5x save()), see PENDING
+    "bench_mcp_write",
     "bench_worklog_append",
     "bench_memory",
     "bench_migrate_check",
     "bench_resume_worklog",
     "bench_conformance",
-    "bench_mcp_write",
 )
 # Listed modules that may be absent from this tree (another branch adds them): until then the
 # goals table shows their goal as "not measured". (module, what, goal)
-OPTIONAL_MODULES = {
-    "bench_mcp_write": ("MCP write moment (issue 11) vs store.save()", "<= 1.50x"),
-}
+OPTIONAL_MODULES: dict[str, tuple[str, str]] = {}
 
 
 def load_benchmarks() -> list[runner.Benchmark]:
