@@ -129,7 +129,7 @@ def write_state(ctx: WriteContext, build: Build) -> WriteResult:
             raise ServiceError(_located(exc.diagnostics, ctx.state_path)) from None
         if plan.action != "keep":
             try:
-                before += acquire(ctx, plan, log_start=True)
+                before += acquire(ctx, plan, log_start=True, implicit=ctx.session is None)
             except LeaseChanged:
                 continue
             acquired = plan
@@ -259,7 +259,7 @@ def init_session(
     before: list[dict[str, Any]] = []
     if plan.action != "keep":
         try:
-            before = acquire(ctx, plan, log_start=False)
+            before = acquire(ctx, plan, log_start=False, implicit=ctx.session is None)
         except LeaseChanged:
             raise ServiceError(
                 [
@@ -275,7 +275,7 @@ def init_session(
     if archived is not None:
         detail["archived_to"] = archived.relative_to(ctx.session_dir).as_posix()
     # A session that already held the lease (and keeps its worklog) has logged its start.
-    event = "note" if plan.action == "keep" and archived is None else "session_start"
+    event = "note" if plan.action in ("keep", "adopt") and archived is None else "session_start"
     try:
         res = store.save(
             s,

@@ -293,7 +293,12 @@ def _emit(args: argparse.Namespace, res: WriteResult, text: str) -> int:
         )
     elif res.lease_action == "create":
         sys.stdout.write(f"started session {res.session} (lease 00-session.active)\n")
-    sys.stdout.write(f"{text} (revision {res.revision})\n")
+    elif res.lease_action == "adopt":
+        sys.stdout.write(
+            f"adopted the implicit lease of session {res.previous_session} (logged); "
+            f"this is session {res.session}\n"
+        )
+    sys.stdout.write(f"{text} (revision {res.revision}, session {res.session})\n")
     return 0
 
 
@@ -437,6 +442,11 @@ def _emit_session(args: argparse.Namespace, res: SessionResult, text: str) -> in
 def run_session_start(args: argparse.Namespace) -> int:
     ctx = _context(args)
     res = leases.start_session(ctx, owner=args.owner, pid=args.pid, takeover=args.takeover)
+    if res.action == "adopted" and args.format == "text":
+        sys.stderr.write(
+            f"session-resume: adopted the lease of session {res.previous_session}, taken "
+            "by earlier writes that named no session (logged)\n"
+        )
     if res.action == "takeover" and args.format == "text":
         sys.stderr.write(
             f"session-resume: took over the lease of session {res.previous_session} (logged)\n"
