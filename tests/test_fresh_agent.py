@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -113,3 +114,100 @@ def test_another_live_explicit_session_is_still_refused(tmp_path: Path) -> None:
     assert res.returncode == 1 and "SR511" in res.stderr
     res = sh.run("resume", "agent-output/demo", "--format", "json", "--session", "agent-2")
     assert json.loads(res.stdout)["action"] == "session_active"
+
+
+def _decision(sh: Shell, *extra: str) -> dict[str, Any]:
+    res = sh.run("resume", "agent-output/demo", "--format", "json", *extra)
+    out: dict[str, Any] = json.loads(res.stdout)
+    return out
+
+
+def _interrupted_in_step_2(repo: Path, d: Path) -> Shell:
+    """Step 1 done with a decision and a finding; step 2 at phase_2_waf with a draft."""
+    sh = Shell(repo)
+    sh.run("init", "demo")
+    (d / "01-requirements.md").write_text("requirements\n")
+    p = ("--project", "demo")
+    sh.run("start", "1", *p)
+    sh.run("decide", "region", "westeurope", *p)
+    sh.run("decide", "--log", "--title", "Region", "--choice", "westeurope", "--rationale", "x", *p)
+    sh.run("finding", "add", "No DR target", *p)
+    sh.run("complete", "1", *p)
+    sh.run("start", "2", *p)
+    (d / "02-architecture-assessment.md").write_text("draft\n")
+    sh.run("checkpoint", "2", "phase_1_prereqs", *p)
+    art = "agent-output/demo/02-architecture-assessment.md"
+    sh.run("checkpoint", "2", "phase_2_waf", "--artifact", art, *p)
+    return sh
+
+
+def test_briefing_carries_the_state_and_what_to_read(tmp_path: Path) -> None:
+    repo, d = _repo(tmp_path)
+    sh = _interrupted_in_step_2(repo, d)
+    out = _decision(sh)
+    assert out["action"] == "resume_from_checkpoint"
+    b = out["briefing"]
+    assert b["decisions"]["region"] == "westeurope"
+    assert b["open_findings"] == ["No DR target"]
+    assert [e["title"] for e in b["decision_log"]] == ["Region"]
+    assert b["review_audit"] is None and b["review_audited"] is True
+    art = "agent-output/demo/02-architecture-assessment.md"
+    assert b["artifacts"] == [{"path": art, "exists": True}]
+    assert b["last_checkpoint"]["id"] == "phase_2_waf" and b["last_checkpoint"]["after"]
+    assert b["next_checkpoint"]["id"] == "phase_3_cost" and b["next_checkpoint"]["after"]
+    assert b["last_events"][-1]["sub_step"] == "phase_2_waf"
+    # the partial deliverable first; the state is replaced by the briefing; the budget (2)
+    # leaves no room for the requirements, whose content is in the draft
+    assert [f["path"] for f in b["load"]] == [art]
+    skipped = {f["path"]: f["reason"] for f in b["skip"]}
+    assert "briefing" in skipped["agent-output/demo/00-session-state.json"]
+    assert art in skipped["agent-output/demo/01-requirements.md"]
+    # the suggested checkpoint keeps the artifact and names the project as the skill does
+    assert out["commands"] == [
+        f"session-resume checkpoint 2 phase_3_cost --artifact {art} --project demo"
+    ]
+    # the text output shows the same briefing
+    text = sh.run("resume", "agent-output/demo").stdout
+    assert "No DR target" in text and "phase_3_cost: after" in text and f"- {art}" in text
+    assert "already loaded" not in text
+
+
+def test_gate_handover_is_a_start_and_costs_no_attempt(tmp_path: Path) -> None:
+    repo, d = _repo(tmp_path)
+    sh = Shell(repo)
+    p = ("--project", "demo")
+    sh.run("init", "demo")
+    sh.run("start", "1", *p)
+    sh.run("transition", "--complete", "1", "--start", "2", *p)
+    # the chat ends at the gate without `session end`: the lease goes stale (an orphan)
+    sh.now += timedelta(hours=2)
+    out = _decision(sh)
+    assert (out["action"], out["reasons"], out["step"]) == ("start", ["SR712"], "2")
+    assert out["briefing"]["next_checkpoint"]["id"] == "phase_1_prereqs"
+    before = json.loads((d / "00-session-state.json").read_text())["steps"]["2"]["attempts"]
+    sh.run(*out["commands"][0].split()[1:])
+    state = json.loads((d / "00-session-state.json").read_text())
+    assert state["steps"]["2"]["attempts"] == before
+    assert _events(d)[-1]["detail"].get("handover") is True
+
+
+def test_optional_next_step_names_the_skip_command(tmp_path: Path) -> None:
+    repo, d = _repo(tmp_path)
+    sh = Shell(repo)
+    p = ("--project", "demo")
+    sh.run("init", "demo")
+    sh.run("start", "1", *p)
+    sh.run("transition", "--complete", "1", "--start", "2", *p)
+    sh.run("complete", "2", *p)
+    out = _decision(sh)
+    assert (out["action"], out["step"]) == ("start", "3")
+    assert out["briefing"]["optional"] is True
+    skip = [c for c in out["commands"] if " skip 3 " in c]
+    assert skip, out["commands"]
+    sh.run(*shlex.split(skip[0])[1:])
+    out = _decision(sh)
+    assert (out["action"], out["step"]) == ("start", "3_5")
+    assert out["briefing"]["optional"] is False
+    assert (
+        json.loads((d / "00-session-state.json").read_text())["steps"]["3"]["status"] == "skipped"
+    )

@@ -73,7 +73,8 @@ def test_report_on_crashed_session(session_dir: Path) -> None:
     ]
     assert rep["recommended"]["action"] == "resume_from_checkpoint"
     assert rep["recommended"]["commands"] == [
-        f"session-resume checkpoint 2 phase_3_cost --session-dir {session_dir}"
+        "session-resume checkpoint 2 phase_3_cost "
+        "--artifact agent-output/demo/02-architecture-assessment.md --project demo"
     ]
     assert len(rep["steps"]) == 8
     text = run_cli("report", str(session_dir), "--now", NOW, cwd=root).stdout

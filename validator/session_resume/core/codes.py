@@ -811,10 +811,10 @@ _ALL = [
         "SR703",
         "step-checkpoint",
         INFO,
-        "The step is in progress at a checkpoint: continue "
-        "after it, without re-reading the context files already loaded.",
+        "The step is in progress at a checkpoint: continue after it.",
         "status in_progress, sub_step phase_2_waf",
-        "Skip the files in `skip_files`.",
+        "Read the answer's `briefing`, then only the files in `briefing.load` (its partial "
+        "deliverables first); leave the files in `briefing.skip`.",
     ),
     Code(
         "SR704",
@@ -881,6 +881,15 @@ _ALL = [
         "The step key is not a step of the workflow.",
         "`session-resume resume DIR --step 9` under apex",
         "Use a step key of the workflow.",
+    ),
+    Code(
+        "SR712",
+        "step-handed-over",
+        INFO,
+        "The step was started at a gate by `transition` and recorded no checkpoint: start "
+        "it from its beginning; this is not a restart and costs no attempt.",
+        "`transition --complete 2 --start 3`, then `session end` at the gate",
+        "Run `session-resume start STEP` and do the step's work.",
     ),
     Code(
         "SR170",

@@ -23,12 +23,14 @@ from session_resume.core.changes import Build
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.outcomes import LeaseAction
+from session_resume.core.resume_decision import started_at_gate
 from session_resume.core.versions import CURRENT
 from session_resume.core.workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
 from session_resume.core.write_moments import TransitionError
 from session_resume.services.context import WriteContext
 from session_resume.services.errors import ServiceError
 from session_resume.services.leases import (
+    LEASE_TAIL_EVENTS,
     MAX_ATTEMPTS,
     LeaseChanged,
     LeasePlan,
@@ -37,7 +39,7 @@ from session_resume.services.leases import (
     read_lease,
     refresh,
 )
-from session_resume.storage import store
+from session_resume.storage import store, worklog
 
 
 @dataclass
@@ -305,8 +307,11 @@ def init_session(
 def start_step(
     ctx: WriteContext, step: str, *, force: bool = False, name: str | None = None
 ) -> WriteResult:
-    """Write moment 1: ``step`` starts (pending → in_progress; a crashed attempt restarts)."""
-    return write_state(ctx, changes.start(step, ctx.now, force=force, name=name))
+    """Write moment 1: ``step`` starts (pending → in_progress; a crashed attempt restarts;
+    a step handed over at a gate and never checkpointed starts without costing an attempt)."""
+    tail = worklog.read_tail(ctx.session_dir / worklog.WORKLOG, LEASE_TAIL_EVENTS)
+    handover = started_at_gate(tail.events, step)
+    return write_state(ctx, changes.start(step, ctx.now, force=force, name=name, handover=handover))
 
 
 def checkpoint(
