@@ -211,3 +211,46 @@ def test_optional_next_step_names_the_skip_command(tmp_path: Path) -> None:
     assert (
         json.loads((d / "00-session-state.json").read_text())["steps"]["3"]["status"] == "skipped"
     )
+
+
+def test_review_audit_write_moment(tmp_path: Path) -> None:
+    repo, d = _repo(tmp_path)
+    sh = Shell(repo)
+    p = ("--project", "demo")
+    sh.run("init", "demo")
+    sh.run("start", "1", *p)
+    audit = ("review-audit", "1", "--complexity", "standard", "--passes-planned", "2")
+    sh.run(*audit, "--passes-executed", "1", "--model", "gpt-5", *p)
+    res = sh.run(
+        "review-audit", "1", "--skipped-pass", "2", "--skip-reason", "pass 1: 0 must_fix", *p
+    )
+    assert "1 of 2 passes run (standard)" in res.stdout and "session " in res.stdout
+    state = json.loads((d / "00-session-state.json").read_text())
+    assert state["review_audit"]["step_1"] == {
+        "complexity": "standard",
+        "passes_planned": 2,
+        "passes_executed": 1,
+        "skipped": [2],
+        "skip_reasons": ["pass 1: 0 must_fix"],
+        "models_used": ["gpt-5"],
+    }
+    ev = _events(d)[-1]
+    assert (ev["event"], ev["step"], ev["detail"]["skipped"]) == ("review_audit", "1", [2])
+    assert run_cli("validate", str(d), "--strict", cwd=repo).returncode == 0
+    # checked against the workflow; a refusal writes nothing
+    before = (d / "00-session-state.json").read_bytes()
+    for args, code in (
+        (("review-audit", "3", "--complexity", "simple"), "SR710"),  # step 3 is not reviewed
+        (("review-audit", "1", "--complexity", "huge"), "SR420"),
+        (("review-audit", "1", "--skipped-pass", "3", "--skip-reason", "x"), "SR710"),
+        (("review-audit", "1", "--passes-executed", "2"), "SR710"),  # 2 run + 1 skipped > 2
+    ):
+        res = sh.run(*args, *p, ok=False)
+        assert res.returncode == 1 and code in res.stderr, (args, res.stderr)
+    assert (d / "00-session-state.json").read_bytes() == before
+    # the briefing and the handoff show it
+    b = _decision(sh, "--step", "1")["briefing"]
+    assert b["review_audit"]["models_used"] == ["gpt-5"]
+    sh.run("render", "handoff", "agent-output/demo")
+    handoff = (d / "00-handoff.md").read_text()
+    assert "review_audit.step_1: 1 of 2 passes run (standard; models gpt-5" in handoff

@@ -129,6 +129,17 @@ def log_decision(
     return build
 
 
+def review_audit(key: str, audit: transitions.ReviewAudit) -> Build:
+    def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
+        new = transitions.review_audit(doc, wf, key, audit)
+        entry = new["review_audit"][f"step_{key}"]
+        detail = {k: entry.get(k) for k in ("complexity", "passes_planned", "passes_executed")}
+        detail["skipped"] = list(entry.get("skipped") or [])
+        return Change(new, "review_audit", key, None, detail)
+
+    return build
+
+
 def finding(action: str, title: str) -> Build:
     def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
         if action == "add":

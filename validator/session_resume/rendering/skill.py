@@ -163,7 +163,19 @@ WRITE_MOMENTS: tuple[tuple[str, tuple[str, ...], str], ...] = (
         ('session-resume finding add "TITLE"', 'session-resume finding resolve "TITLE"'),
         "An unresolved must-fix title is added to `open_findings`, and removed once resolved.",
     ),
+    (
+        "Challenger review run (review-audited steps)",
+        (
+            "session-resume review-audit STEP --complexity TIER --passes-planned 2 "
+            '--passes-executed 1 --model MODEL --skipped-pass 2 --skip-reason "TEXT"',
+        ),
+        "`review_audit.step_STEP` records the tier, the passes planned and run, the model of "
+        "each pass run and every skipped pass number with its reason (counts are set, the "
+        "lists appended; checked against the workflow).",
+    ),
 )
+
+REVIEW_AUDIT = "session-resume review-audit"
 
 # Further commands an agent uses around the write moments: (what, command).
 OTHER_COMMANDS: tuple[tuple[str, str], ...] = (
@@ -473,6 +485,7 @@ def _command_rows(wf: Workflow, session: str) -> dict[str, list[dict[str, Any]]]
     missing = [a for a in ACTIONS if a not in ACTION_DOCS]
     if missing:
         raise ValueError(f"ACTION_DOCS lacks resume actions: {', '.join(missing)}")
+    audits = wf.free_steps or any(s.review_audited for s in wf.steps)
     moments = [
         {
             "n": i,
@@ -480,7 +493,9 @@ def _command_rows(wf: Workflow, session: str) -> dict[str, list[dict[str, Any]]]
             "commands": [code(_with_session(c, session)) for c in commands],
             "effect": md_cell(effect),
         }
-        for i, (moment, commands, effect) in enumerate(WRITE_MOMENTS, start=1)
+        for i, (moment, commands, effect) in enumerate(
+            (m for m in WRITE_MOMENTS if audits or not m[1][0].startswith(REVIEW_AUDIT)), start=1
+        )
     ]
     others = [
         {"what": md_cell(what), "command": code(_with_session(c, session))}

@@ -360,6 +360,13 @@ def log_decision(
     )
 
 
+def record_review_audit(
+    ctx: WriteContext, step: str, audit: transitions.ReviewAudit
+) -> WriteResult:
+    """Write moment 6: the challenger review of ``step`` is recorded in ``review_audit``."""
+    return write_state(ctx, changes.review_audit(step, audit))
+
+
 def add_finding(ctx: WriteContext, title: str) -> WriteResult:
     """Write moment 5: open a review finding."""
     return write_state(ctx, changes.finding("add", title))

@@ -1,6 +1,6 @@
 """The writer commands: `init`, `start`, `checkpoint`, `complete`, `skip`, `decide`,
-`finding add|resolve`, `transition`, `session start|end` and `ping` — argument parsing and
-output only; each runs one service of :mod:`session_resume.services.writes` or
+`finding add|resolve`, `review-audit`, `transition`, `session start|end` and `ping` — argument
+parsing and output only; each runs one service of :mod:`session_resume.services.writes` or
 :mod:`session_resume.services.leases`."""
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from session_resume.cli.commands.common import (
     session_dir_of,
 )
 from session_resume.core.workflow import BUILTINS, DEFAULT_WORKFLOW
+from session_resume.core.write_moments import ReviewAudit
 from session_resume.services import leases, writes
 from session_resume.services.context import (
     ENV_SESSION,
@@ -171,6 +172,24 @@ def _add_record_parsers(
         fp = fsub.add_parser(action, parents=[common], help=text)
         fp.add_argument("title", metavar="TITLE")
         fp.set_defaults(func=run_finding, finding_action=action)
+
+    p = sub.add_parser(
+        "review-audit",
+        parents=[common],
+        help="write moment 6: record how a step's challenger review ran (review_audit)",
+        description="Set review_audit.step_STEP: --complexity and the pass counts are set; "
+        "--model, --skipped-pass and --skip-reason are appended (deduplicated). Checked against "
+        "the workflow: the step must be review-audited, the complexity one of the workflow's "
+        "values, skipped passes within those planned, and each skipped pass needs a reason.",
+    )
+    p.add_argument("step", metavar="STEP")
+    p.add_argument("--complexity", metavar="TIER", help="e.g. simple, standard, complex")
+    p.add_argument("--passes-planned", type=int, metavar="N")
+    p.add_argument("--passes-executed", type=int, metavar="N")
+    p.add_argument("--model", action="append", default=[], metavar="MODEL", help="per pass run")
+    p.add_argument("--skipped-pass", action="append", default=[], type=int, metavar="N")
+    p.add_argument("--skip-reason", action="append", default=[], metavar="TEXT")
+    p.set_defaults(func=run_review_audit)
 
     p = sub.add_parser(
         "transition",
@@ -395,6 +414,27 @@ def run_finding(args: argparse.Namespace) -> int:
     n = len(res.document.get("open_findings") or [])
     verb = "added" if args.finding_action == "add" else "resolved"
     return _emit(args, res, f"finding {verb}: {args.title} ({n} open)")
+
+
+@_command
+def run_review_audit(args: argparse.Namespace) -> int:
+    ctx = _context(args)
+    audit = ReviewAudit(
+        complexity=args.complexity,
+        passes_planned=args.passes_planned,
+        passes_executed=args.passes_executed,
+        models=tuple(args.model),
+        skipped=tuple(args.skipped_pass),
+        skip_reasons=tuple(args.skip_reason),
+    )
+    res = writes.record_review_audit(ctx, args.step, audit)
+    e = res.document["review_audit"][f"step_{args.step}"]
+    return _emit(
+        args,
+        res,
+        f"review audit of {_step_label(res, args.step)}: {e.get('passes_executed')} of "
+        f"{e.get('passes_planned')} passes run ({e.get('complexity') or 'no tier'})",
+    )
 
 
 def parse_decisions(items: list[str]) -> dict[str, Any]:
