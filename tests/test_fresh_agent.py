@@ -254,3 +254,63 @@ def test_review_audit_write_moment(tmp_path: Path) -> None:
     sh.run("render", "handoff", "agent-output/demo")
     handoff = (d / "00-handoff.md").read_text()
     assert "review_audit.step_1: 1 of 2 passes run (standard; models gpt-5" in handoff
+
+
+def test_recover_says_in_one_line_what_it_did(tmp_path: Path) -> None:
+    repo, d = _repo(tmp_path)
+    sh = Shell(repo)
+    sh.run("init", "demo")
+    sh.run("start", "1", "--project", "demo")
+    (d / "00-session-state.json").write_bytes(b"")
+    res = sh.run("recover", "agent-output/demo")
+    lines = res.stdout.splitlines()
+    assert len(lines) == 1 and res.stderr == ""
+    assert "restored 00-session-state.json from .bak" in lines[0] and "SR110" in lines[0]
+    assert "corrupt file is kept as 00-session-state.json.corrupt-" in lines[0]
+    assert "error" not in res.stdout
+    # nothing usable at all: recreated, and it says why
+    (d / "00-session-state.json").write_bytes(b"{")
+    (d / "00-session-state.json.bak").write_bytes(b"{")
+    res = sh.run("recover", "agent-output/demo")
+    assert len(res.stdout.splitlines()) == 1
+    assert "no usable .bak: created a fresh state" in res.stdout and "SR" in res.stdout
+
+
+def test_report_on_a_corrupt_state_says_so_and_lists_missing_artifacts(tmp_path: Path) -> None:
+    repo, d = _repo(tmp_path)
+    sh = Shell(repo)
+    p = ("--project", "demo")
+    sh.run("init", "demo")
+    sh.run("start", "1", *p)
+    (d / "01-requirements.md").write_text("req\n")
+    sh.run(
+        "checkpoint",
+        "1",
+        "phase_1_discovery",
+        "--artifact",
+        "agent-output/demo/01-requirements.md",
+        *p,
+    )
+    sh.run("complete", "1", *p)
+    sh.run("start", "2", *p)
+    sh.run("session", "end", *p)
+    (d / "01-requirements.md").unlink()  # a completed step's artifact gone
+    res = sh.run("report", "agent-output/demo", "--format", "json")
+    rep = json.loads(res.stdout)
+    assert rep["state_problem"] is None
+    assert rep["possibly_incomplete"] == [
+        {
+            "path": "agent-output/demo/01-requirements.md",
+            "why": "missing (listed by step 1, complete)",
+        }
+    ]
+    (d / "00-session-state.json").write_bytes(b"")
+    rep = json.loads(sh.run("report", "agent-output/demo", "--format", "json").stdout)
+    assert rep["state"] == "corrupt" and rep["state_problem"]["codes"] == ["SR110"]
+    assert rep["state_problem"]["from_backup"] is True
+    assert [f["path"] for f in rep["possibly_incomplete"]] == [
+        "agent-output/demo/01-requirements.md"
+    ]
+    text = sh.run("report", "agent-output/demo").stdout
+    assert "STATE FILE CORRUPT (SR110)" in text and "01-requirements.md" in text
+    assert rep["recommended"]["action"] == "needs_recovery"

@@ -62,6 +62,8 @@ class Snapshot:
     # session directory relative to the repository root.
     files: dict[str, bool] = field(default_factory=dict)
     session_rel: str | None = None
+    # A valid .bak beside a corrupt or missing state (the crash report lists its artifacts).
+    backup_document: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

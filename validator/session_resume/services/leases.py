@@ -178,7 +178,7 @@ def acquire(
             owner=owner or ctx.owner,
             now=ctx.now,
             pid=pid,
-            implicit=implicit and plan.action == "create",
+            implicit=implicit and plan.action in ("create", "takeover"),
         )
         if plan.action == "takeover":
             prev = plan.lease.sentinel or {}

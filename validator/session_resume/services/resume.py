@@ -92,7 +92,7 @@ def resume(
     opts = Options(session=session, stale_seconds=stale_seconds)
     result = decide(snap, step, now, wf, opts)
     result["session_dir"] = str(session_dir)
-    project = _project_of(snap.document, session_dir, root, spec)
+    project = _project_of(snap.document or snap.backup_document, session_dir, root, spec)
     result["commands"] = [
         runnable(c, session_dir, project=project, session=session) for c in result["commands"]
     ]
@@ -121,7 +121,7 @@ def report(
         stale_seconds=stale_seconds,
     )
     snap = take(session_dir, root=root, last_events=10)
-    doc = snap.document or {}
+    doc = snap.document or snap.backup_document or {}
     steps = [
         {
             "key": k,
@@ -134,10 +134,27 @@ def report(
         if isinstance(s, dict)
     ]
     orphan = decision.get("orphan")
+    incomplete = list((orphan or {}).get("possibly_incomplete", []))
+    seen = {f["path"] for f in incomplete}
+    for k, st in (doc.get("steps") or {}).items():
+        for path in st.get("artifacts") or [] if isinstance(st, dict) else []:
+            if isinstance(path, str) and path not in seen and snap.artifacts.get(path) is None:
+                seen.add(path)
+                incomplete.append(
+                    {"path": path, "why": f"missing (listed by step {k}, {st.get('status')})"}
+                )
+    problem = None
+    if snap.state_status != "ok":
+        problem = {
+            "status": snap.state_status,
+            "codes": list(snap.state_codes),
+            "from_backup": snap.document is None and snap.backup_document is not None,
+        }
     return {
         "report_version": 1,
         "session_dir": decision["session_dir"],
         "state": snap.state_status,
+        "state_problem": problem,
         "project": doc.get("project"),
         "workflow": decision["workflow"],
         "crashed": orphan is not None,
@@ -146,7 +163,7 @@ def report(
         "current_step": decision["step"],
         "sub_step": decision["sub_step"] or (orphan or {}).get("sub_step"),
         "steps": steps,
-        "possibly_incomplete": (orphan or {}).get("possibly_incomplete", []),
+        "possibly_incomplete": incomplete,
         "last_events": list(snap.last_events),
         "temp_files": list(snap.temp_files),
         "recommended": {

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from session_resume.core.resume_decision import Snapshot
 from session_resume.core.rules import path_problem
+from session_resume.storage import fileio, store, worklog
 from session_resume.storage import lease_file as sentinel_mod
-from session_resume.storage import store, worklog
 
 TAIL_EVENTS = 200  # enough to find the session's end; read from the end of the file
 
@@ -41,9 +42,11 @@ def take(
         )
     artifacts: dict[str, float | None] = {}
     doc = loaded.document if loaded.status == "ok" else None
+    backup = _backup_document(d, root) if doc is None and loaded.backup_usable else None
     base = Path(root) if root is not None else Path.cwd()
-    if doc is not None:
-        for st in doc.get("steps", {}).values():
+    listed = doc if doc is not None else backup
+    if listed is not None:
+        for st in listed.get("steps", {}).values():
             if isinstance(st, dict):  # every step's: the briefing says which exist
                 for p in st.get("artifacts") or []:
                     # Untrusted paths: an absolute or ../ path must not make resume reveal
@@ -62,7 +65,18 @@ def take(
         artifacts=artifacts,
         temp_files=temp_files(d),
         session_rel=_relative(base, d),
+        backup_document=backup,
     )
+
+
+def _backup_document(d: Path, root: str | os.PathLike[str] | None) -> dict[str, Any] | None:
+    """The valid ``.bak`` beside a corrupt or missing state (for the crash report)."""
+    s = store.session_of(d, root)
+    res = fileio.read_limited(s.bak, root=s.root)
+    if res.data is None:
+        return None
+    loaded = store.classify(res.data, file=str(s.bak))
+    return loaded.document if loaded.status == "ok" else None
 
 
 def session_files(session_dir: str | os.PathLike[str], names: tuple[str, ...]) -> dict[str, bool]:

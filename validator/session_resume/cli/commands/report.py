@@ -70,7 +70,14 @@ def run(args: argparse.Namespace) -> int:
         )
     else:
         lease = rep["lease"]
-        w(f"No crash signature (lease: {lease['state'] if lease else 'none'}).\n")
+        w(f"No crash signature in the lease ({lease['state'] if lease else 'none'}).\n")
+    if rep.get("state_problem"):
+        sp = rep["state_problem"]
+        src = "; steps and artifacts below are from the valid .bak" if sp["from_backup"] else ""
+        w(
+            f"STATE FILE {sp['status'].upper()} ({', '.join(sp['codes']) or 'no code'}): "
+            f"do not work on this session before the recommended command{src}.\n"
+        )
     w(f"state file: {rep['state']}    workflow: {rep['workflow']}\n")
     w(f"step: {rep['current_step']}    checkpoint: {rep['sub_step']}\n\n")
     if rep["steps"]:
