@@ -4,7 +4,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -314,3 +317,38 @@ def test_report_on_a_corrupt_state_says_so_and_lists_missing_artifacts(tmp_path:
     text = sh.run("report", "agent-output/demo").stdout
     assert "STATE FILE CORRUPT (SR110)" in text and "01-requirements.md" in text
     assert rep["recommended"]["action"] == "needs_recovery"
+
+
+def _readme_life_cycle() -> str:
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("### An agent's life cycle") :]
+    return section[section.index("```sh\n") + 6 : section.index("\n```", section.index("```sh"))]
+
+
+def test_readme_life_cycle_runs_as_written(tmp_path: Path) -> None:
+    """The README's block, run with bash in a fresh repository: a real owner process is
+    killed, and the final `resume` explains the crash and what to do."""
+    block = _readme_life_cycle()
+    assert "jq" not in block and "$AGENT_PID" not in block
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "SESSION_RESUME_SESSION": "",
+    }
+    proc = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and "SR511" not in proc.stdout + proc.stderr
+    tail = proc.stdout[proc.stdout.index("action: ") :]
+    assert tail.startswith("action: resume_from_checkpoint")
+    assert "resume after checkpoint: phase_2_waf" in tail and "orphaned session" in tail
+    assert "No RTO stated" in tail and "02-architecture-assessment.md (partial" in tail
+    d = tmp_path / "agent-output" / "shop"
+    assert run_cli("validate", str(d), "--strict", cwd=tmp_path).returncode == 0
