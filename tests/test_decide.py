@@ -289,9 +289,8 @@ def test_resume_cli_on_real_files(session_dir: Path) -> None:
     (session_dir / store.STATE).write_bytes(dump(apex_state()))
     out = _resume(session_dir, "--step", "2")
     assert out["action"] == "resume_from_checkpoint"
-    assert out["commands"] == [
-        f"session-resume checkpoint 2 phase_3_cost --session-dir {session_dir}"
-    ]
+    # named the way the skill teaches: --project for the project's own directory
+    assert out["commands"] == ["session-resume checkpoint 2 phase_3_cost --project demo"]
     # the command is runnable as printed, and it records the next checkpoint
     import shlex
 

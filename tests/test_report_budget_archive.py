@@ -69,11 +69,17 @@ def test_report_on_crashed_session(session_dir: Path) -> None:
     assert rep["current_step"] == "2" and rep["sub_step"] == "phase_2_waf"
     assert [e["seq"] for e in rep["last_events"]] == [1, 2, 3]
     assert rep["possibly_incomplete"] == [
-        {"path": "agent-output/demo/02-architecture-assessment.md", "why": "missing"}
+        {"path": "agent-output/demo/02-architecture-assessment.md", "why": "missing"},
+        # a completed step's artifact missing on disk is listed too
+        {
+            "path": "agent-output/demo/01-requirements.md",
+            "why": "missing (listed by step 1, complete)",
+        },
     ]
     assert rep["recommended"]["action"] == "resume_from_checkpoint"
     assert rep["recommended"]["commands"] == [
-        f"session-resume checkpoint 2 phase_3_cost --session-dir {session_dir}"
+        "session-resume checkpoint 2 phase_3_cost "
+        "--artifact agent-output/demo/02-architecture-assessment.md --project demo"
     ]
     assert len(rep["steps"]) == 8
     text = run_cli("report", str(session_dir), "--now", NOW, cwd=root).stdout

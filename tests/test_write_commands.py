@@ -284,7 +284,7 @@ def test_text_output_and_session_dir_option(session_dir: Path) -> None:
     assert "started session" in res.stdout
     res = sr("start", "1", "--session-dir", str(session_dir), repo=repo, now=T0)
     assert res.returncode == 0
-    assert "step 1 (Requirements): in_progress (revision 2)" in res.stdout
+    assert "step 1 (Requirements): in_progress (revision 2, session " in res.stdout
 
 
 # --- refusals ------------------------------------------------------------------------------

@@ -91,7 +91,8 @@ export function decide(snap, step, now, wf, opts) {
   const orphaned = lease.state === "stale" || lease.state === "dead_owner";
   const finish = (key) => withOrphan(out, snap, lease, orphaned, key);
 
-  if (lease.state === "live" && !opts.takeover && opts.session !== snap.lease.session) {
+  // A lease taken by writes that named no session ("implicit") is adopted, never waited for.
+  if (lease.state === "live" && !opts.takeover && opts.session !== snap.lease.session && snap.lease.implicit !== true) {
     return Object.assign(out, { action: "session_active", reasons: ["SR511"], commands: ["session-resume session start --takeover"] });
   }
   const status = snap.status;
@@ -123,7 +124,7 @@ export function decide(snap, step, now, wf, opts) {
       return finish(null);
     }
     out.step = target;
-    stepAction(out, steps, order, target, wf, true);
+    stepAction(out, steps, order, target, wf, true, snap.lastEvents);
   } else {
     if (!(step in steps)) {
       if (wf.freeSteps) {
@@ -133,12 +134,12 @@ export function decide(snap, step, now, wf, opts) {
       return Object.assign(out, { action: "unknown_step", reasons: ["SR711"] });
     }
     if (running.length && !running.includes(step)) out.warnings.push("SR709");
-    stepAction(out, steps, order, step, wf, false);
+    stepAction(out, steps, order, step, wf, false, snap.lastEvents);
   }
   return finish(out.step);
 }
 
-function stepAction(out, steps, order, key, wf, orchestrator) {
+function stepAction(out, steps, order, key, wf, orchestrator, events = []) {
   const st = steps[key];
   const def = wf.step(key);
   out.step_name = st.name ?? null;
@@ -168,7 +169,13 @@ function stepAction(out, steps, order, key, wf, orchestrator) {
     Object.assign(out, { action: "start", reasons: ["SR701"], commands: [`session-resume start ${key}`] });
     return;
   }
-  if (st.sub_step === null || st.sub_step === undefined) {
+  const noSubStep = st.sub_step === null || st.sub_step === undefined;
+  if (noSubStep && startedAtGate(events, key) && !(st.artifacts ?? []).length) {
+    // Handed over at a gate (`transition`), no work recorded: a start, not a restart (SR712).
+    Object.assign(out, { action: "start", reasons: ["SR712"], commands: [`session-resume start ${key}`] });
+    return;
+  }
+  if (noSubStep) {
     Object.assign(out, { action: "restart_step", reasons: ["SR702"], commands: [`session-resume start ${key}`] });
     return;
   }
@@ -182,7 +189,27 @@ function stepAction(out, steps, order, key, wf, orchestrator) {
     const pos = def.checkpoints.indexOf(st.sub_step);
     out.next_checkpoint = def.checkpoints[pos + 1] ?? null;
   }
-  out.commands = [out.next_checkpoint ? `session-resume checkpoint ${key} ${out.next_checkpoint}` : `session-resume complete ${key}`];
+  // The suggested checkpoint repeats the step's artifacts, so running it keeps them (as the reference does).
+  const keep = (st.artifacts ?? []).filter((p) => typeof p === "string").map((p) => ` --artifact ${shellQuote(p)}`).join("");
+  out.commands = [out.next_checkpoint ? `session-resume checkpoint ${key} ${out.next_checkpoint}${keep}` : `session-resume complete ${key}`];
+}
+
+/** A POSIX shell word for `s` (Python's shlex.quote). @param {string} s */
+function shellQuote(s) {
+  if (s === "") return "''";
+  return /^[A-Za-z0-9@%+=:,./_-]+$/.test(s) ? s : `'${s.replace(/'/g, `'"'"'`)}'`;
+}
+
+/** The step's latest event is a `step_start` written by `transition` (its detail names the
+ *  step completed), with no checkpoint, completion or skip since. */
+function startedAtGate(events, key) {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const ev = events[i];
+    if (ev.step !== key) continue;
+    if (ev.event === "step_start") return isObject(ev.detail) && "completed" in ev.detail;
+    if (["checkpoint", "step_complete", "step_skip"].includes(ev.event)) return false;
+  }
+  return false;
 }
 
 function withOrphan(out, snap, lease, orphaned, key) {

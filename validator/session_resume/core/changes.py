@@ -27,15 +27,23 @@ class Change:
 Build = Callable[[dict[str, Any], Workflow, bool], Change]
 
 
-def start(key: str, now: datetime, *, force: bool, name: str | None) -> Build:
+def start(
+    key: str, now: datetime, *, force: bool, name: str | None, handover: bool = False
+) -> Build:
+    """``handover``: the step was started at a gate by ``transition`` and recorded no work
+    (docs/spec.md §10, SR712): starting it again costs no attempt, even after an orphan."""
+
     def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
         old = (doc.get("steps") or {}).get(key)
         old_status = old.get("status") if isinstance(old, dict) else None
-        restart_orphan = orphaned and old_status == "in_progress"
+        untouched = handover and isinstance(old, dict) and old.get("sub_step") is None
+        restart_orphan = orphaned and old_status == "in_progress" and not untouched
         new = transitions.start(doc, wf, key, now, force=force, orphaned=restart_orphan, name=name)
         step = new["steps"][key]
         detail: dict[str, Any] = {"attempts": step.get("attempts")}
-        if old_status == "in_progress":
+        if old_status == "in_progress" and untouched:
+            detail["handover"] = True
+        elif old_status == "in_progress":
             detail["restart"] = True
         if restart_orphan:
             detail["orphaned"] = True
@@ -117,6 +125,17 @@ def log_decision(
         entry = new["decision_log"][-1]
         detail = {"id": entry["id"], "title": title, "choice": choice}
         return Change(new, "decision", step, None, detail)
+
+    return build
+
+
+def review_audit(key: str, audit: transitions.ReviewAudit) -> Build:
+    def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
+        new = transitions.review_audit(doc, wf, key, audit)
+        entry = new["review_audit"][f"step_{key}"]
+        detail = {k: entry.get(k) for k in ("complexity", "passes_planned", "passes_executed")}
+        detail["skipped"] = list(entry.get("skipped") or [])
+        return Change(new, "review_audit", key, None, detail)
 
     return build
 

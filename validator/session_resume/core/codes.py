@@ -138,7 +138,7 @@ _ALL = [
         E,
         "The file is not valid JSON.",
         '{"project": "x",}',
-        "Fix the syntax at the line and column given, or run `session-resume recover`.",
+        "Fix the syntax at the line and column given, or run `session-resume recover DIR`.",
     ),
     Code(
         "SR121",
@@ -227,7 +227,7 @@ _ALL = [
         E,
         "Migration could not produce a valid document of the current version; nothing was written.",
         "a v1 file whose `steps` is a list",
-        "Fix the problem the message names by hand, then run `session-resume migrate` again.",
+        "Fix the problem the message names by hand, then run `session-resume migrate DIR` again.",
     ),
     Code(
         "SR160",
@@ -246,7 +246,7 @@ _ALL = [
         "the file on disk needs migration or recovery first. Nothing was written.",
         "completing a step that is pending",
         "Read the diagnostics after the code; run "
-        "`session-resume migrate` or `recover` if the message says so.",
+        "`session-resume migrate DIR` or `recover` if the message says so.",
     ),
     Code(
         "SR162",
@@ -321,7 +321,7 @@ _ALL = [
         E,
         "An object key does not have the required form.",
         '"steps": {"3.5": {...}}',
-        "Step keys are `N` or `N_M` (run `session-resume migrate` for `3.5`).",
+        "Step keys are `N` or `N_M` (run `session-resume migrate DIR` for `3.5`).",
     ),
     Code(
         "SR208",
@@ -411,7 +411,7 @@ _ALL = [
         E,
         "A step status is outside pending|in_progress|complete|skipped (for example `blocked`).",
         '{"status": "blocked"}',
-        "Keep the step in_progress and record the blocker with `session-resume finding add`.",
+        "Keep the step in_progress and record the blocker with `session-resume finding add TITLE`.",
     ),
     Code(
         "SR310",
@@ -566,7 +566,7 @@ _ALL = [
         E,
         "A step of the workflow is missing from `steps`.",
         'apex state without step "3_5"',
-        "Add the step with status pending (`session-resume migrate` does).",
+        "Add the step with status pending (`session-resume migrate DIR` does).",
     ),
     Code(
         "SR412",
@@ -606,7 +606,7 @@ _ALL = [
         W,
         "`sub_step` uses a legacy checkpoint id that has a current name.",
         '"sub_step": "phase_3.5_strategy"',
-        "Run `session-resume migrate` or write the current id.",
+        "Run `session-resume migrate DIR` or write the current id.",
     ),
     Code(
         "SR420",
@@ -811,10 +811,10 @@ _ALL = [
         "SR703",
         "step-checkpoint",
         INFO,
-        "The step is in progress at a checkpoint: continue "
-        "after it, without re-reading the context files already loaded.",
+        "The step is in progress at a checkpoint: continue after it.",
         "status in_progress, sub_step phase_2_waf",
-        "Skip the files in `skip_files`.",
+        "Read the answer's `briefing`, then only the files in `briefing.load` (its partial "
+        "deliverables first); leave the files in `briefing.skip`.",
     ),
     Code(
         "SR704",
@@ -881,6 +881,15 @@ _ALL = [
         "The step key is not a step of the workflow.",
         "`session-resume resume DIR --step 9` under apex",
         "Use a step key of the workflow.",
+    ),
+    Code(
+        "SR712",
+        "step-handed-over",
+        INFO,
+        "The step was started at a gate by `transition` and recorded no checkpoint: start "
+        "it from its beginning; this is not a restart and costs no attempt.",
+        "`transition --complete 2 --start 3`, then `session end` at the gate",
+        "Run `session-resume start STEP` and do the step's work.",
     ),
     Code(
         "SR170",
@@ -988,7 +997,8 @@ _ALL = [
         "A status outside the source format's set; the step keeps or gets a valid status and "
         "the original value is kept under the step's `x-legacy`.",
         '{"id": "3", "status": "blocked"}',
-        "Set the step's real status with `session-resume start|complete|skip`.",
+        "Set the step's real status with `session-resume start STEP`, `complete STEP` or "
+        "`skip STEP --reason TEXT`.",
     ),
     Code(
         "SR809",

@@ -28,10 +28,18 @@ def new_session_id() -> str:
 
 
 def make(
-    session: str, *, owner: str, now: datetime, pid: int | None = None, host: str | None = None
+    session: str,
+    *,
+    owner: str,
+    now: datetime,
+    pid: int | None = None,
+    host: str | None = None,
+    implicit: bool = False,
 ) -> dict[str, Any]:
+    """A new lease. ``implicit``: taken by a write that named no session; the next
+    ``session start`` adopts it rather than refusing it (docs/spec.md §7)."""
     ts = format_ts(now)
-    return {
+    out: dict[str, Any] = {
         "v": SENTINEL_VERSION,
         "session": session,
         "owner": owner,
@@ -40,6 +48,14 @@ def make(
         "started": ts,
         "heartbeat": ts,
     }
+    if implicit:
+        out["implicit"] = True
+    return out
+
+
+def is_implicit(sentinel: dict[str, Any] | None) -> bool:
+    """Whether the lease was taken by a write with no session (adoptable by `session start`)."""
+    return bool(sentinel) and (sentinel or {}).get("implicit") is True
 
 
 @dataclass(frozen=True)

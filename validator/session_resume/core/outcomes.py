@@ -10,9 +10,9 @@ StateStatus = Literal[
 # What a lease means now (core.lease.lease_state).
 LeaseState = Literal["none", "live", "stale", "ended", "dead_owner", "unreadable"]
 # What a write does about the lease (services.leases.plan_lease).
-LeaseAction = Literal["keep", "create", "takeover"]
+LeaseAction = Literal["keep", "create", "adopt", "takeover"]
 # What `session start|end` and `ping` did (services.leases).
-SessionAction = Literal["created", "kept", "takeover", "ended", "refreshed", "none"]
+SessionAction = Literal["created", "kept", "adopted", "takeover", "ended", "refreshed", "none"]
 # What `migrate` did to one file (storage.state_repair.migrate_session).
 MigrateStatus = Literal["current", "migrated", "would_migrate", "refused"]
 # What `recover` did (storage.state_repair.recover).

@@ -7,11 +7,14 @@ is the storage layer's job (:func:`session_resume.snapshot.take`). ``decide`` do
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from session_resume.core.lease import DEFAULT_STALE_SECONDS, Lease, lease_state
+from session_resume.core import briefing as briefing_rules
+from session_resume.core.lease import DEFAULT_STALE_SECONDS, Lease, is_implicit, lease_state
 from session_resume.core.outcomes import StateStatus
 from session_resume.core.rules import ordered_step_keys
 from session_resume.core.timeutil import format_ts, parse_ts
@@ -55,6 +58,12 @@ class Snapshot:
     last_events: tuple[dict[str, Any], ...] = ()
     artifacts: dict[str, float | None] = field(default_factory=dict)
     temp_files: tuple[str, ...] = ()
+    # For the briefing: which startup inputs (session-directory-relative) exist, and the
+    # session directory relative to the repository root.
+    files: dict[str, bool] = field(default_factory=dict)
+    session_rel: str | None = None
+    # A valid .bak beside a corrupt or missing state (the crash report lists its artifacts).
+    backup_document: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -71,8 +80,33 @@ def decide(
     workflow: Workflow,
     options: Options | None = None,
 ) -> dict[str, Any]:
-    """The resume decision as a JSON-ready dict (schema: schema/decision/1.json)."""
-    opts = options or Options()
+    """The resume decision as a JSON-ready dict (schema: schema/decision/1.json), with its
+    ``briefing`` (None when the state cannot be used as it is, or another session is live)."""
+    out = _decide(snap, step, now, workflow, options or Options())
+    usable = snap.document is not None and snap.state_status == "ok"
+    if not usable or out["action"] == "session_active":
+        out["briefing"] = None
+        return out
+    assert snap.document is not None
+    key = out["step"]
+    exists = {p: m is not None for p, m in snap.artifacts.items()} | dict(snap.files)
+    out["briefing"] = briefing_rules.build(
+        snap.document,
+        key,
+        workflow,
+        action=out["action"],
+        exists=exists,
+        events=snap.last_events,
+        session_rel=snap.session_rel,
+    )
+    if out["briefing"]["optional"] and out["action"] in ("start", "restart_step") and key:
+        out["commands"].append(f'session-resume skip {key} --reason "optional step not needed"')
+    return out
+
+
+def _decide(
+    snap: Snapshot, step: str | None, now: datetime, workflow: Workflow, opts: Options
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "decision_version": DECISION_VERSION,
         "action": "",
@@ -117,7 +151,9 @@ def decide(
             out.update(action="workflow_complete", step=None, reasons=["SR707"])
             return _with_orphan(out, snap, lease, workflow, None)
         out["step"] = target
-        _step_action(out, steps, order, target, workflow, orchestrator=True)
+        _step_action(
+            out, steps, order, target, workflow, orchestrator=True, events=snap.last_events
+        )
     else:
         if step not in steps:
             if workflow.free_steps:
@@ -129,7 +165,7 @@ def decide(
             return out
         if running and step not in running:
             out["warnings"].append("SR709")
-        _step_action(out, steps, order, step, workflow, orchestrator=False)
+        _step_action(out, steps, order, step, workflow, orchestrator=False, events=snap.last_events)
     return _with_orphan(out, snap, lease, workflow, out["step"])
 
 
@@ -159,6 +195,7 @@ def _judge_lease(out: dict[str, Any], snap: Snapshot, now: datetime, opts: Optio
         out["warnings"].append("SR510")
     if (
         lease.state == "live"
+        and not is_implicit(lease.sentinel)  # taken by writes naming no session: adoptable
         and not opts.takeover
         and (opts.session is None or opts.session != (lease.sentinel or {}).get("session"))
     ):
@@ -222,6 +259,7 @@ def _step_action(
     wf: Workflow,
     *,
     orchestrator: bool,
+    events: tuple[dict[str, Any], ...] = (),
 ) -> None:
     st = steps[key]
     sdef = wf.step(key)
@@ -264,6 +302,10 @@ def _step_action(
     if status == "pending":
         out.update(action="start", reasons=["SR701"], commands=[f"session-resume start {key}"])
         return
+    if sub is None and started_at_gate(events, key) and not st.get("artifacts"):
+        # Handed over at a gate (`transition`), no work recorded: a start, not a restart.
+        out.update(action="start", reasons=["SR712"], commands=[f"session-resume start {key}"])
+        return
     if sub is None:
         out.update(
             action="restart_step", reasons=["SR702"], commands=[f"session-resume start {key}"]
@@ -279,11 +321,29 @@ def _step_action(
         ids = sdef.checkpoint_ids
         pos = ids.index(sub)
         out["next_checkpoint"] = ids[pos + 1] if pos + 1 < len(ids) else None
+    keep = "".join(
+        f" --artifact {shlex.quote(p)}" for p in st.get("artifacts") or [] if isinstance(p, str)
+    )
     out["commands"] = [
-        f"session-resume checkpoint {key} {out['next_checkpoint']}"
+        f"session-resume checkpoint {key} {out['next_checkpoint']}{keep}"
         if out["next_checkpoint"]
         else f"session-resume complete {key}"
     ]
+
+
+def started_at_gate(events: Sequence[Mapping[str, Any]], key: str) -> bool:
+    """Whether the latest event of step ``key`` in ``events`` (the worklog's tail) is its
+    start by an orchestrator ``transition`` (a ``step_start`` naming the step it completed),
+    with no checkpoint since: the step was handed over at a gate and did no recorded work."""
+    for ev in reversed(events):
+        if ev.get("step") != key:
+            continue
+        if ev.get("event") == "step_start":
+            detail = ev.get("detail")
+            return isinstance(detail, dict) and "completed" in detail
+        if ev.get("event") in ("checkpoint", "step_complete", "step_skip"):
+            return False
+    return False
 
 
 def _with_orphan(

@@ -8,7 +8,8 @@ does not allow). ``updated`` and ``revision`` are the store's business (``store.
 
 Write moments (upstream session-resume skill): step start → :func:`start`; sub-step done →
 :func:`checkpoint`; step done → :func:`complete`; decision made → :func:`set_decision` /
-:func:`log_decision`; challenger finding → :func:`add_finding` / :func:`resolve_finding`.
+:func:`log_decision`; challenger finding → :func:`add_finding` / :func:`resolve_finding`;
+challenger review run → :func:`review_audit`.
 A composite orchestrator gate (complete A, record decisions, start B) is :func:`transition`,
 one new document and therefore one write.
 """
@@ -19,6 +20,7 @@ import copy
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -489,6 +491,107 @@ def resolve_finding(doc: dict[str, Any], title: str) -> dict[str, Any]:
         )
     new = copy.deepcopy(doc)
     new["open_findings"] = [f for f in new["open_findings"] if f != title]
+    return new
+
+
+@dataclass(frozen=True)
+class ReviewAudit:
+    """One `review-audit` write (upstream's `review-audit <key>`): the fields given are set
+    (complexity, pass counts) or appended (models, skipped pass numbers, skip reasons)."""
+
+    complexity: str | None = None
+    passes_planned: int | None = None
+    passes_executed: int | None = None
+    models: tuple[str, ...] = ()
+    skipped: tuple[int, ...] = ()
+    skip_reasons: tuple[str, ...] = ()
+
+
+def review_audit(doc: dict[str, Any], wf: Workflow, key: str, audit: ReviewAudit) -> dict[str, Any]:
+    """Review audit recorded: ``review_audit.step_<key>`` (docs/spec.md §4), checked against
+    the workflow: the step must be review-audited (apex: 1, 2, 3_5, 4, 5, 6), the complexity
+    one of the workflow's ``complexity`` decision values, the counts non-negative, a skipped
+    pass number within the passes planned, and no more passes run than planned plus skipped
+    ones accounted for."""
+    new = copy.deepcopy(doc)
+    _existing(new, wf, key)  # refuses a step unknown to the state and the workflow
+    sdef = wf.step(key)
+    ptr = _ptr("review_audit", f"step_{key}")
+    if not wf.free_steps and (sdef is None or not sdef.review_audited):
+        audited = ", ".join(s.key for s in wf.steps if s.review_audited) or "none"
+        raise _refuse(
+            "SR710",
+            f"step {key} has no challenger review in workflow {wf.id!r} (review-audited "
+            f"steps: {audited}); nothing was written",
+            ptr,
+        )
+    if audit.complexity is not None:
+        allowed = next((d.enum for d in wf.decisions if d.key == "complexity"), None)
+        if allowed is not None and audit.complexity not in allowed:
+            raise _refuse(
+                "SR420",
+                f"complexity {audit.complexity!r} is not allowed by workflow {wf.id!r}; "
+                f"allowed: {', '.join(repr(v) for v in allowed if v)}",
+                ptr + "/complexity",
+            )
+    for name in ("passes_planned", "passes_executed"):
+        value = getattr(audit, name)
+        if value is not None and value < 0:
+            raise _refuse("SR710", f"{name} must be 0 or more, not {value}", f"{ptr}/{name}")
+    audits = new.get("review_audit")
+    if not isinstance(audits, dict):
+        audits = {}
+        new["review_audit"] = audits
+    entry = audits.get(f"step_{key}")
+    if not isinstance(entry, dict):
+        entry = {
+            "complexity": "",
+            "passes_planned": 0,
+            "passes_executed": 0,
+            "skipped": [],
+            "skip_reasons": [],
+            "models_used": [],
+        }
+        audits[f"step_{key}"] = entry
+    if audit.complexity is not None:
+        entry["complexity"] = audit.complexity
+    for name in ("passes_planned", "passes_executed"):
+        if getattr(audit, name) is not None:
+            entry[name] = getattr(audit, name)
+    for name, values in (
+        ("models_used", audit.models),
+        ("skipped", audit.skipped),
+        ("skip_reasons", audit.skip_reasons),
+    ):
+        old = entry.get(name)
+        target: list[Any] = old if isinstance(old, list) else []
+        entry[name] = [*target, *(v for v in values if v not in target)]
+    planned = _int_or_none(entry.get("passes_planned"))
+    bad = [
+        n
+        for n in entry["skipped"]
+        if not isinstance(n, int) or n < 1 or (planned is not None and n > planned)
+    ]
+    if bad:
+        raise _refuse(
+            "SR710",
+            f"skipped pass {bad[0]} is not a pass of the {planned} planned (1..{planned})",
+            ptr + "/skipped",
+        )
+    executed = _int_or_none(entry.get("passes_executed"))
+    if planned is not None and executed is not None and executed + len(entry["skipped"]) > planned:
+        raise _refuse(
+            "SR710",
+            f"{executed} passes run and {len(entry['skipped'])} skipped exceed the "
+            f"{planned} planned; raise --passes-planned or correct the counts",
+            ptr,
+        )
+    if entry["skipped"] and len(entry["skip_reasons"]) < 1:
+        raise _refuse(
+            "SR710",
+            'skipped passes need a reason (`--skip-reason TEXT`, e.g. "pass 1: 0 must_fix")',
+            ptr + "/skip_reasons",
+        )
     return new
 
 

@@ -224,12 +224,25 @@ def _skill_facts(
         text += ", session break recommended)" if gate.get("session_break") else ")"
         facts.append({"label": md_inline(f"Step {sdef.key} gate"), "value": md_inline(text)})
     if sdef.review_audited:
-        facts.append(
-            {
-                "label": md_inline(f"Step {sdef.key} review"),
-                "value": md_inline(f"challenger review recorded in review_audit.step_{sdef.key}"),
-            }
-        )
+        audits = doc.get("review_audit")
+        entry = audits.get(f"step_{sdef.key}") if isinstance(audits, dict) else None
+        if isinstance(entry, dict):
+            models = ", ".join(str(m) for m in entry.get("models_used") or []) or "none named"
+            skipped = entry.get("skipped") or []
+            text = (
+                f"review_audit.step_{sdef.key}: {entry.get('passes_executed')} of "
+                f"{entry.get('passes_planned')} passes run ({entry.get('complexity') or 'no tier'}"
+                f"; models {models}"
+                + (f"; skipped passes {', '.join(str(n) for n in skipped)}" if skipped else "")
+                + ")"
+            )
+        else:
+            text = (
+                f"not recorded yet: after the challenger review run `session-resume "
+                f"review-audit {sdef.key} --complexity TIER --passes-planned N "
+                f"--passes-executed N --model MODEL` (review_audit.step_{sdef.key})"
+            )
+        facts.append({"label": md_inline(f"Step {sdef.key} review"), "value": md_inline(text)})
     return facts
 
 

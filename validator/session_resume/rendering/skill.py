@@ -81,9 +81,12 @@ ACTION_DOCS: dict[str, tuple[str, str, str]] = {
         "`session-resume validate DIR` lists the problems; fix them before any step work.",
     ),
     "start": (
-        "SR701",
-        "The step is pending.",
-        "`session-resume start STEP --project PROJECT`, then load only the step's startup files.",
+        "SR701, SR712",
+        "The step is pending, or was started at a gate by `transition` and did no recorded "
+        "work (SR712: not a restart, no attempt counted).",
+        "`session-resume start STEP --project PROJECT`, then read only `briefing.load`. An "
+        "optional step (`briefing.optional`) may be skipped instead: `session-resume skip "
+        'STEP --reason "TEXT" --project PROJECT` (listed in `commands`).',
     ),
     "restart_step": (
         "SR702",
@@ -93,8 +96,9 @@ ACTION_DOCS: dict[str, tuple[str, str, str]] = {
     "resume_from_checkpoint": (
         "SR703",
         "The step is in progress at a checkpoint (`sub_step`).",
-        "Continue after `sub_step`; do not re-read `skip_files`; the next write is "
-        "`session-resume checkpoint STEP NEXT_CHECKPOINT --project PROJECT`, or "
+        "Continue after `sub_step`: read `briefing`, then only `briefing.load` (the partial "
+        "deliverables first); the next write is `session-resume checkpoint STEP "
+        "NEXT_CHECKPOINT --artifact PATH --project PROJECT`, or "
         "`session-resume complete STEP --project PROJECT` after the last checkpoint.",
     ),
     "offer_rerun": (
@@ -165,7 +169,19 @@ WRITE_MOMENTS: tuple[tuple[str, tuple[str, ...], str], ...] = (
         ('session-resume finding add "TITLE"', 'session-resume finding resolve "TITLE"'),
         "An unresolved must-fix title is added to `open_findings`, and removed once resolved.",
     ),
+    (
+        "Challenger review run (review-audited steps)",
+        (
+            "session-resume review-audit STEP --complexity TIER --passes-planned 2 "
+            '--passes-executed 1 --model MODEL --skipped-pass 2 --skip-reason "TEXT"',
+        ),
+        "`review_audit.step_STEP` records the tier, the passes planned and run, the model of "
+        "each pass run and every skipped pass number with its reason (counts are set, the "
+        "lists appended; checked against the workflow).",
+    ),
 )
+
+REVIEW_AUDIT = "session-resume review-audit"
 
 # Further commands an agent uses around the write moments: (what, command).
 OTHER_COMMANDS: tuple[tuple[str, str], ...] = (
@@ -416,6 +432,7 @@ def skill_context(workflow: Workflow, name: str) -> dict[str, Any]:
         **_command_rows(wf, session),
         "schema_tables": _schema_tables(),
         "recovery_codes": _recovery_code_rows(),
+        "agent_codes": _agent_code_rows(),
         **_command_lines(wf, session),
         **mcp_context({moment: effect for moment, _, effect in WRITE_MOMENTS}),
     }
@@ -481,6 +498,7 @@ def _command_rows(wf: Workflow, session: str) -> dict[str, list[dict[str, Any]]]
     missing = [a for a in ACTIONS if a not in ACTION_DOCS]
     if missing:
         raise ValueError(f"ACTION_DOCS lacks resume actions: {', '.join(missing)}")
+    audits = wf.free_steps or any(s.review_audited for s in wf.steps)
     moments = [
         {
             "n": i,
@@ -488,7 +506,9 @@ def _command_rows(wf: Workflow, session: str) -> dict[str, list[dict[str, Any]]]
             "commands": [code(_with_session(c, session)) for c in commands],
             "effect": md_cell(effect),
         }
-        for i, (moment, commands, effect) in enumerate(WRITE_MOMENTS, start=1)
+        for i, (moment, commands, effect) in enumerate(
+            (m for m in WRITE_MOMENTS if audits or not m[1][0].startswith(REVIEW_AUDIT)), start=1
+        )
     ]
     others = [
         {"what": md_cell(what), "command": code(_with_session(c, session))}
@@ -522,6 +542,22 @@ def _recovery_code_rows() -> list[dict[str, Any]]:
     ]
 
 
+def _agent_code_rows() -> list[dict[str, Any]]:
+    """Every code of the catalogue (an agent meets them in `resume` and in writer output,
+    whose refusals carry the state's own diagnostics), with what to do."""
+    from session_resume.core.codes import CATALOGUE
+
+    return [
+        {
+            "code": code(c.code, cell=True),
+            "severity": md_cell(c.severity.value),
+            "summary": md_cell(c.summary),
+            "fix": md_cell(c.fix),
+        }
+        for c in sorted(CATALOGUE.values(), key=lambda c: c.code)
+    ]
+
+
 def _command_lines(wf: Workflow, session: str) -> dict[str, Escaped]:
     """The single commands the skill quotes, for this workflow's session directory."""
     return {
@@ -533,6 +569,7 @@ def _command_lines(wf: Workflow, session: str) -> dict[str, Escaped]:
         "migrate_dry_cmd": code(f"session-resume migrate --dry-run {session}"),
         "validate_cmd": code(f"session-resume validate {session}"),
         "report_cmd": code(f"session-resume report {session}"),
+        "session_start_cmd": code(_with_session("session-resume session start", session)),
     }
 
 

@@ -8,6 +8,9 @@ Lease rules for a state write (docs/spec.md §7):
   ``--session`` / ``$SESSION_RESUME_SESSION``, else a new id) and logs ``session_start``;
 * a live lease: the write acts as its session, unless a *different* session id was given
   explicitly: then it is refused (SR511);
+* a live *implicit* lease (taken by a write that named no session): a caller naming a
+  session, or `session start`, adopts it (logged as ``session_start`` with ``adopted``), so a
+  user never meets SR511 from their own earlier calls;
 * an orphaned lease (stale heartbeat or dead owner pid) of another session: the write takes
   it over and logs ``takeover``.
 """
@@ -46,7 +49,8 @@ class SessionResult:
 @dataclass(frozen=True)
 class LeasePlan:
     """What a write does about the lease: ``keep`` it (act as its session), ``create`` one,
-    or ``takeover`` another session's lease (``orphaned``: that session crashed)."""
+    ``adopt`` an implicit one (same user, now naming the session), or ``takeover`` another
+    session's lease (``orphaned``: that session crashed)."""
 
     action: LeaseAction
     session: str
@@ -56,7 +60,8 @@ class LeasePlan:
     @property
     def previous(self) -> str | None:
         s = self.lease.sentinel
-        return s.get("session") if s is not None and self.action == "takeover" else None
+        adopting = self.action in ("takeover", "adopt")
+        return s.get("session") if s is not None and adopting else None
 
 
 class LeaseChanged(Exception):
@@ -123,6 +128,8 @@ def plan_lease(
     if lease.state == "live":
         if session is None and not claim:
             return LeasePlan("keep", holder, lease)
+        if lease_rules.is_implicit(lease.sentinel):
+            return LeasePlan("adopt", session or holder, lease)
         if takeover:
             return LeasePlan("takeover", session or lease_rules.new_session_id(), lease)
         raise ServiceError(
@@ -155,16 +162,24 @@ def acquire(
     log_start: bool,
     pid: int | None = None,
     owner: str | None = None,
+    implicit: bool = False,
 ) -> list[dict[str, Any]]:
-    """Write the new lease of ``plan`` (create or takeover) under the session lock and log
-    ``takeover`` (or ``session_start`` when ``log_start``). Raises LeaseChanged if another
-    process changed the lease since it was assessed."""
+    """Write the new lease of ``plan`` (create, adopt or takeover) under the session lock and
+    log ``takeover`` (or ``session_start`` when ``log_start``; an adoption always logs it,
+    naming the implicit session adopted). ``implicit``: the caller named no session.
+    Raises LeaseChanged if another process changed the lease since it was assessed."""
     d = ctx.session_dir
     ts = format_ts(ctx.now)
     events: list[dict[str, Any]] = []
     with store.locked(ctx.store_session):
         _check_same_lease(ctx, plan)
-        new = lease_rules.make(plan.session, owner=owner or ctx.owner, now=ctx.now, pid=pid)
+        new = lease_rules.make(
+            plan.session,
+            owner=owner or ctx.owner,
+            now=ctx.now,
+            pid=pid,
+            implicit=implicit and plan.action in ("create", "takeover"),
+        )
         if plan.action == "takeover":
             prev = plan.lease.sentinel or {}
             detail: dict[str, Any] = {
@@ -176,8 +191,10 @@ def acquire(
             if plan.lease.age_seconds is not None:
                 detail["silent_seconds"] = round(plan.lease.age_seconds)
             events.append(worklog.append(d, "takeover", ts=ts, session=plan.session, detail=detail))
-        elif log_start:
+        elif log_start or plan.action == "adopt":
             detail = {"owner": new["owner"]}
+            if plan.action == "adopt":
+                detail["adopted"] = (plan.lease.sentinel or {}).get("session")
             if pid is not None:
                 detail["pid"] = pid
             events.append(
@@ -231,9 +248,12 @@ def start_session(
         except LeaseChanged:
             continue
         sent, _ = sentinel_mod.read(ctx.session_dir)
+        done: SessionAction = {"takeover": "takeover", "adopt": "adopted"}.get(  # type: ignore[assignment]
+            plan.action, "created"
+        )
         return SessionResult(
             plan.session,
-            "takeover" if plan.action == "takeover" else "created",
+            done,
             events,
             sent,
             plan.previous,

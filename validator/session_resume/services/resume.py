@@ -3,7 +3,9 @@ report). They read the session directory and write nothing."""
 
 from __future__ import annotations
 
+import os
 import shlex
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -12,20 +14,51 @@ from session_resume.core.codes import diag
 from session_resume.core.lease import DEFAULT_STALE_SECONDS
 from session_resume.core.resume_decision import Options, decide
 from session_resume.core.workflow import WorkflowError, load_workflow, state_workflow_spec
+from session_resume.services.context import session_dir_for_project
 from session_resume.services.errors import ServiceError
-from session_resume.storage.snapshot import take
+from session_resume.storage.snapshot import session_files, take
 
-# Suggested commands of these writers get the session directory appended, so they run as is.
-_WRITERS = ("start", "checkpoint", "complete", "session", "init")
+# Suggested commands of these writers name the session, so they run as is.
+_WRITERS = ("start", "checkpoint", "complete", "skip", "session", "init", "review-audit")
 
 
-def runnable(command: str, session_dir: Path) -> str:
-    """The decision's command with this session directory filled in, ready to run."""
+def runnable(
+    command: str,
+    session_dir: Path,
+    *,
+    project: str | None = None,
+    session: str | None = None,
+) -> str:
+    """The decision's command with this session filled in, ready to run: ``DIR`` replaced,
+    and a writer named the way the skill teaches (``--project PROJECT`` when the session
+    directory is the project's own, else ``--session-dir DIR``; ``--session ID`` when the
+    caller named its session, since agent shells often keep no variables)."""
     command = command.replace(" DIR", f" {shlex.quote(str(session_dir))}")
+    if project is not None:
+        command = command.replace(" PROJECT", f" {shlex.quote(project)}")
     parts = command.split()
-    if len(parts) > 1 and parts[1] in _WRITERS:
-        command += f" --session-dir {shlex.quote(str(session_dir))}"
+    if len(parts) > 1 and parts[1] in _WRITERS and parts[1] != "init":
+        if project is not None:
+            command += f" --project {shlex.quote(project)}"
+        else:
+            command += f" --session-dir {shlex.quote(str(session_dir))}"
+        if session is not None:
+            command += f" --session {shlex.quote(session)}"
     return command
+
+
+def _project_of(doc: dict[str, Any] | None, session_dir: Path, root: Path | None, wf: str) -> Any:
+    """The state's project when ``session_dir`` is that project's own directory (so that
+    ``--project`` names it), else None."""
+    project = (doc or {}).get("project")
+    if not isinstance(project, str) or root is None:
+        return None
+    try:
+        own = session_dir_for_project(root, project, wf)
+    except ServiceError:
+        return None
+    same = os.path.abspath(own) == os.path.abspath(session_dir)
+    return project if same else None
 
 
 def resume(
@@ -40,9 +73,10 @@ def resume(
     stale_seconds: int = DEFAULT_STALE_SECONDS,
 ) -> dict[str, Any]:
     """The resume decision (schema/decision/1.json) for ``step`` (None: the orchestrator),
-    with runnable commands."""
+    with its briefing and runnable commands."""
     if not session_dir.is_dir():
         raise ServiceError([diag("SR100", "no such session directory", file=str(session_dir))], 2)
+    session = session or None
     snap = take(session_dir, root=root)
     try:
         spec = workflow or state_workflow_spec(
@@ -51,10 +85,17 @@ def resume(
         wf = load_workflow(spec)
     except WorkflowError as exc:
         raise ServiceError(exc.diagnostics, 2) from None
+    inputs = tuple(
+        dict.fromkeys(f for s in wf.steps for f in (s.budget.startup_files if s.budget else ()))
+    )
+    snap = replace(snap, files=session_files(session_dir, inputs))
     opts = Options(session=session, stale_seconds=stale_seconds)
     result = decide(snap, step, now, wf, opts)
     result["session_dir"] = str(session_dir)
-    result["commands"] = [runnable(c, session_dir) for c in result["commands"]]
+    project = _project_of(snap.document or snap.backup_document, session_dir, root, spec)
+    result["commands"] = [
+        runnable(c, session_dir, project=project, session=session) for c in result["commands"]
+    ]
     return result
 
 
@@ -80,7 +121,7 @@ def report(
         stale_seconds=stale_seconds,
     )
     snap = take(session_dir, root=root, last_events=10)
-    doc = snap.document or {}
+    doc = snap.document or snap.backup_document or {}
     steps = [
         {
             "key": k,
@@ -93,10 +134,27 @@ def report(
         if isinstance(s, dict)
     ]
     orphan = decision.get("orphan")
+    incomplete = list((orphan or {}).get("possibly_incomplete", []))
+    seen = {f["path"] for f in incomplete}
+    for k, st in (doc.get("steps") or {}).items():
+        for path in st.get("artifacts") or [] if isinstance(st, dict) else []:
+            if isinstance(path, str) and path not in seen and snap.artifacts.get(path) is None:
+                seen.add(path)
+                incomplete.append(
+                    {"path": path, "why": f"missing (listed by step {k}, {st.get('status')})"}
+                )
+    problem = None
+    if snap.state_status != "ok":
+        problem = {
+            "status": snap.state_status,
+            "codes": list(snap.state_codes),
+            "from_backup": snap.document is None and snap.backup_document is not None,
+        }
     return {
         "report_version": 1,
         "session_dir": decision["session_dir"],
         "state": snap.state_status,
+        "state_problem": problem,
         "project": doc.get("project"),
         "workflow": decision["workflow"],
         "crashed": orphan is not None,
@@ -105,7 +163,7 @@ def report(
         "current_step": decision["step"],
         "sub_step": decision["sub_step"] or (orphan or {}).get("sub_step"),
         "steps": steps,
-        "possibly_incomplete": (orphan or {}).get("possibly_incomplete", []),
+        "possibly_incomplete": incomplete,
         "last_events": list(snap.last_events),
         "temp_files": list(snap.temp_files),
         "recommended": {

@@ -23,12 +23,14 @@ from session_resume.core.changes import Build
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.outcomes import LeaseAction
+from session_resume.core.resume_decision import started_at_gate
 from session_resume.core.versions import CURRENT
 from session_resume.core.workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
 from session_resume.core.write_moments import TransitionError
 from session_resume.services.context import WriteContext
 from session_resume.services.errors import ServiceError
 from session_resume.services.leases import (
+    LEASE_TAIL_EVENTS,
     MAX_ATTEMPTS,
     LeaseChanged,
     LeasePlan,
@@ -37,7 +39,7 @@ from session_resume.services.leases import (
     read_lease,
     refresh,
 )
-from session_resume.storage import store
+from session_resume.storage import store, worklog
 
 
 @dataclass
@@ -129,7 +131,7 @@ def write_state(ctx: WriteContext, build: Build) -> WriteResult:
             raise ServiceError(_located(exc.diagnostics, ctx.state_path)) from None
         if plan.action != "keep":
             try:
-                before += acquire(ctx, plan, log_start=True)
+                before += acquire(ctx, plan, log_start=True, implicit=ctx.session is None)
             except LeaseChanged:
                 continue
             acquired = plan
@@ -259,7 +261,7 @@ def init_session(
     before: list[dict[str, Any]] = []
     if plan.action != "keep":
         try:
-            before = acquire(ctx, plan, log_start=False)
+            before = acquire(ctx, plan, log_start=False, implicit=ctx.session is None)
         except LeaseChanged:
             raise ServiceError(
                 [
@@ -275,7 +277,7 @@ def init_session(
     if archived is not None:
         detail["archived_to"] = archived.relative_to(ctx.session_dir).as_posix()
     # A session that already held the lease (and keeps its worklog) has logged its start.
-    event = "note" if plan.action == "keep" and archived is None else "session_start"
+    event = "note" if plan.action in ("keep", "adopt") and archived is None else "session_start"
     try:
         res = store.save(
             s,
@@ -305,8 +307,11 @@ def init_session(
 def start_step(
     ctx: WriteContext, step: str, *, force: bool = False, name: str | None = None
 ) -> WriteResult:
-    """Write moment 1: ``step`` starts (pending → in_progress; a crashed attempt restarts)."""
-    return write_state(ctx, changes.start(step, ctx.now, force=force, name=name))
+    """Write moment 1: ``step`` starts (pending → in_progress; a crashed attempt restarts;
+    a step handed over at a gate and never checkpointed starts without costing an attempt)."""
+    tail = worklog.read_tail(ctx.session_dir / worklog.WORKLOG, LEASE_TAIL_EVENTS)
+    handover = started_at_gate(tail.events, step)
+    return write_state(ctx, changes.start(step, ctx.now, force=force, name=name, handover=handover))
 
 
 def checkpoint(
@@ -353,6 +358,13 @@ def log_decision(
             title, choice, rationale, ctx.now, step=step, alternatives=list(alternatives)
         ),
     )
+
+
+def record_review_audit(
+    ctx: WriteContext, step: str, audit: transitions.ReviewAudit
+) -> WriteResult:
+    """Write moment 6: the challenger review of ``step`` is recorded in ``review_audit``."""
+    return write_state(ctx, changes.review_audit(step, audit))
 
 
 def add_finding(ctx: WriteContext, title: str) -> WriteResult:

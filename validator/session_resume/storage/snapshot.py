@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from session_resume.core.resume_decision import Snapshot
 from session_resume.core.rules import path_problem
+from session_resume.storage import fileio, store, worklog
 from session_resume.storage import lease_file as sentinel_mod
-from session_resume.storage import store, worklog
 
 TAIL_EVENTS = 200  # enough to find the session's end; read from the end of the file
 
@@ -41,10 +42,12 @@ def take(
         )
     artifacts: dict[str, float | None] = {}
     doc = loaded.document if loaded.status == "ok" else None
+    backup = _backup_document(d, root) if doc is None and loaded.backup_usable else None
     base = Path(root) if root is not None else Path.cwd()
-    if doc is not None:
-        for st in doc.get("steps", {}).values():
-            if isinstance(st, dict) and st.get("status") == "in_progress":
+    listed = doc if doc is not None else backup
+    if listed is not None:
+        for st in listed.get("steps", {}).values():
+            if isinstance(st, dict):  # every step's: the briefing says which exist
                 for p in st.get("artifacts") or []:
                     # Untrusted paths: an absolute or ../ path must not make resume reveal
                     # whether a file outside the repository exists (it counts as missing).
@@ -61,7 +64,43 @@ def take(
         last_events=tuple(tail.events[-last_events:]),
         artifacts=artifacts,
         temp_files=temp_files(d),
+        session_rel=_relative(base, d),
+        backup_document=backup,
     )
+
+
+def _backup_document(d: Path, root: str | os.PathLike[str] | None) -> dict[str, Any] | None:
+    """The valid ``.bak`` beside a corrupt or missing state (for the crash report)."""
+    s = store.session_of(d, root)
+    res = fileio.read_limited(s.bak, root=s.root)
+    if res.data is None:
+        return None
+    loaded = store.classify(res.data, file=str(s.bak))
+    return loaded.document if loaded.status == "ok" else None
+
+
+def session_files(session_dir: str | os.PathLike[str], names: tuple[str, ...]) -> dict[str, bool]:
+    """Whether each of ``names`` (plain paths relative to the session directory, e.g. a
+    workflow's startup inputs) is a file there; an unsafe name counts as absent."""
+    d = Path(session_dir)
+    real_dir = os.path.realpath(d)
+    out: dict[str, bool] = {}
+    for name in names:
+        if path_problem(name) is not None:
+            out[name] = False
+            continue
+        real = os.path.realpath(d / name)
+        out[name] = os.path.commonpath([real, real_dir]) == real_dir and os.path.isfile(real)
+    return out
+
+
+def _relative(root: Path, session_dir: Path) -> str | None:
+    """The session directory relative to the repository root (None: outside it)."""
+    try:
+        rel = os.path.relpath(os.path.abspath(session_dir), os.path.abspath(root))
+    except ValueError:  # another drive (Windows)
+        return None
+    return None if rel.startswith("..") else Path(rel).as_posix()
 
 
 def _mtime(root: Path, session_dir: Path, rel: str) -> float | None:

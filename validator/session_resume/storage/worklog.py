@@ -31,6 +31,7 @@ EVENTS = (
     "decision",
     "finding_add",
     "finding_resolve",
+    "review_audit",
     "migrated",
     "recovered",
     "recreated",

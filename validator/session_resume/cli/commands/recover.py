@@ -55,15 +55,16 @@ def run(args: argparse.Namespace) -> int:
             }
         )
         return 1 if res.problems else 0
+    found = "; ".join(f"{d.code} {d.message}" for d in res.diagnostics)
+    why = f" (the state file: {found})" if found and res.action != "none" else ""
     msg = {
         "none": "the state file is readable; nothing to recover",
-        "restored_backup": "restored 00-session-state.json from .bak",
-        "recreated": "no usable .bak: created a fresh state (every step pending)",
+        "restored_backup": f"restored 00-session-state.json from .bak{why}",
+        "recreated": f"no usable .bak: created a fresh state, every step pending{why}",
     }[res.action]
-    sys.stdout.write(f"{args.dir}: {msg}\n")
-    if res.corrupt_kept_as:
-        sys.stdout.write(f"  the corrupt file is kept as {res.corrupt_kept_as}\n")
-    if res.action != "none":
-        print_diagnostics(res.diagnostics)
+    kept = f"; the corrupt file is kept as {res.corrupt_kept_as}" if res.corrupt_kept_as else ""
+    failed = " — FAILED, see the errors below" if res.problems else ""
+    # One line says what was done; the codes found are its reason, not new errors.
+    sys.stdout.write(f"{args.dir}: {msg}{kept}{failed}\n")
     print_diagnostics(res.problems, sys.stderr)
     return 1 if res.problems else 0

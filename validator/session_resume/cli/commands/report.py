@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -28,7 +29,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("dir", metavar="DIR")
     p.add_argument("--now", metavar="TIMESTAMP")
     p.add_argument("--workflow", metavar="NAME|PATH")
-    p.add_argument("--session", metavar="ID", default=None)
+    p.add_argument(
+        "--session",
+        metavar="ID",
+        default=os.environ.get("SESSION_RESUME_SESSION") or None,
+        help="this agent's session id (env SESSION_RESUME_SESSION); its own lease is not "
+        "reported as another live session",
+    )
     p.add_argument("--stale-after", type=int, metavar="SECONDS")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--root", metavar="DIR")
@@ -63,7 +70,14 @@ def run(args: argparse.Namespace) -> int:
         )
     else:
         lease = rep["lease"]
-        w(f"No crash signature (lease: {lease['state'] if lease else 'none'}).\n")
+        w(f"No crash signature in the lease ({lease['state'] if lease else 'none'}).\n")
+    if rep.get("state_problem"):
+        sp = rep["state_problem"]
+        src = "; steps and artifacts below are from the valid .bak" if sp["from_backup"] else ""
+        w(
+            f"STATE FILE {sp['status'].upper()} ({', '.join(sp['codes']) or 'no code'}): "
+            f"do not work on this session before the recommended command{src}.\n"
+        )
     w(f"state file: {rep['state']}    workflow: {rep['workflow']}\n")
     w(f"step: {rep['current_step']}    checkpoint: {rep['sub_step']}\n\n")
     if rep["steps"]:

@@ -1,6 +1,6 @@
 """The writer commands: `init`, `start`, `checkpoint`, `complete`, `skip`, `decide`,
-`finding add|resolve`, `transition`, `session start|end` and `ping` — argument parsing and
-output only; each runs one service of :mod:`session_resume.services.writes` or
+`finding add|resolve`, `review-audit`, `transition`, `session start|end` and `ping` — argument
+parsing and output only; each runs one service of :mod:`session_resume.services.writes` or
 :mod:`session_resume.services.leases`."""
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from session_resume.cli.commands.common import (
     session_dir_of,
 )
 from session_resume.core.workflow import BUILTINS, DEFAULT_WORKFLOW
+from session_resume.core.write_moments import ReviewAudit
 from session_resume.services import leases, writes
 from session_resume.services.context import (
     ENV_SESSION,
@@ -173,6 +174,24 @@ def _add_record_parsers(
         fp.set_defaults(func=run_finding, finding_action=action)
 
     p = sub.add_parser(
+        "review-audit",
+        parents=[common],
+        help="write moment 6: record how a step's challenger review ran (review_audit)",
+        description="Set review_audit.step_STEP: --complexity and the pass counts are set; "
+        "--model, --skipped-pass and --skip-reason are appended (deduplicated). Checked against "
+        "the workflow: the step must be review-audited, the complexity one of the workflow's "
+        "values, skipped passes within those planned, and each skipped pass needs a reason.",
+    )
+    p.add_argument("step", metavar="STEP")
+    p.add_argument("--complexity", metavar="TIER", help="e.g. simple, standard, complex")
+    p.add_argument("--passes-planned", type=int, metavar="N")
+    p.add_argument("--passes-executed", type=int, metavar="N")
+    p.add_argument("--model", action="append", default=[], metavar="MODEL", help="per pass run")
+    p.add_argument("--skipped-pass", action="append", default=[], type=int, metavar="N")
+    p.add_argument("--skip-reason", action="append", default=[], metavar="TEXT")
+    p.set_defaults(func=run_review_audit)
+
+    p = sub.add_parser(
         "transition",
         parents=[common],
         help="an orchestrator gate in one write: complete A, record decisions, start B",
@@ -293,7 +312,12 @@ def _emit(args: argparse.Namespace, res: WriteResult, text: str) -> int:
         )
     elif res.lease_action == "create":
         sys.stdout.write(f"started session {res.session} (lease 00-session.active)\n")
-    sys.stdout.write(f"{text} (revision {res.revision})\n")
+    elif res.lease_action == "adopt":
+        sys.stdout.write(
+            f"adopted the implicit lease of session {res.previous_session} (logged); "
+            f"this is session {res.session}\n"
+        )
+    sys.stdout.write(f"{text} (revision {res.revision}, session {res.session})\n")
     return 0
 
 
@@ -392,6 +416,27 @@ def run_finding(args: argparse.Namespace) -> int:
     return _emit(args, res, f"finding {verb}: {args.title} ({n} open)")
 
 
+@_command
+def run_review_audit(args: argparse.Namespace) -> int:
+    ctx = _context(args)
+    audit = ReviewAudit(
+        complexity=args.complexity,
+        passes_planned=args.passes_planned,
+        passes_executed=args.passes_executed,
+        models=tuple(args.model),
+        skipped=tuple(args.skipped_pass),
+        skip_reasons=tuple(args.skip_reason),
+    )
+    res = writes.record_review_audit(ctx, args.step, audit)
+    e = res.document["review_audit"][f"step_{args.step}"]
+    return _emit(
+        args,
+        res,
+        f"review audit of {_step_label(res, args.step)}: {e.get('passes_executed')} of "
+        f"{e.get('passes_planned')} passes run ({e.get('complexity') or 'no tier'})",
+    )
+
+
 def parse_decisions(items: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in items:
@@ -437,6 +482,11 @@ def _emit_session(args: argparse.Namespace, res: SessionResult, text: str) -> in
 def run_session_start(args: argparse.Namespace) -> int:
     ctx = _context(args)
     res = leases.start_session(ctx, owner=args.owner, pid=args.pid, takeover=args.takeover)
+    if res.action == "adopted" and args.format == "text":
+        sys.stderr.write(
+            f"session-resume: adopted the lease of session {res.previous_session}, taken "
+            "by earlier writes that named no session (logged)\n"
+        )
     if res.action == "takeover" and args.format == "text":
         sys.stderr.write(
             f"session-resume: took over the lease of session {res.previous_session} (logged)\n"

@@ -1,0 +1,161 @@
+"""The briefing of the resume decision (docs/spec.md §10): everything a fresh agent needs from
+the state, so that it never opens the raw JSON, and which files to read now (``load``, within
+the step's budget: partial deliverables first, then startup inputs) or not (``skip``, each with
+its reason). Pure: the file facts come in the :class:`~session_resume.core.resume_decision.
+Snapshot`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from session_resume.core.workflow import StepDef, Workflow
+
+LOG_ENTRIES = 5  # the last decision_log entries shown
+EVENTS = 5  # the last worklog events shown
+# Startup inputs the briefing replaces: a fresh agent reads the briefing instead.
+STATE_FILES = ("00-session-state.json", "00-handoff.md")
+
+WHY_PARTIAL = "partial deliverable of this step: continue it"
+WHY_INPUT = "startup input of this step (workflow budget)"
+SKIP_STATE = "the briefing carries what the state holds: do not open the raw state"
+SKIP_MISSING = "listed but not on disk"
+
+
+def _as(value: Any, kind: type) -> Any:
+    """``value`` when it has the JSON type ``kind``, else an empty one."""
+    return value if isinstance(value, kind) else kind()
+
+
+def _cp(sdef: StepDef | None, cid: str | None) -> dict[str, Any] | None:
+    if cid is None:
+        return None
+    after = next((c.after for c in sdef.checkpoints if c.id == cid), None) if sdef else None
+    return {"id": cid, "after": after}
+
+
+def _session_path(session_rel: str | None, name: str) -> str:
+    return f"{session_rel}/{name}" if session_rel not in (None, "", ".") else name
+
+
+def build(
+    doc: Mapping[str, Any],
+    key: str | None,
+    wf: Workflow,
+    *,
+    action: str,
+    exists: Mapping[str, bool],
+    events: Sequence[Mapping[str, Any]],
+    session_rel: str | None = None,
+) -> dict[str, Any]:
+    """The briefing for step ``key`` (None: no step) of the usable state ``doc``.
+
+    ``exists``: whether a path exists, for the step's artifacts (repository-relative) and
+    its startup inputs (relative to the session directory). ``session_rel``: the session
+    directory relative to the repository root, so that every path given is repository-
+    relative."""
+    steps = doc.get("steps") if isinstance(doc.get("steps"), dict) else {}
+    st = steps.get(key) if key is not None and isinstance(steps, dict) else None
+    st = st if isinstance(st, dict) else {}
+    sdef = wf.step(key) if key is not None else None
+    log = _as(doc.get("decision_log"), list)
+    audit = _as(doc.get("review_audit"), dict)
+    decisions = _as(doc.get("decisions"), dict)
+    findings = _as(doc.get("open_findings"), list)
+
+    artifacts = [
+        {"path": p, "exists": bool(exists.get(p))}
+        for p in st.get("artifacts") or []
+        if isinstance(p, str)
+    ]
+    sub = st.get("sub_step") if isinstance(st.get("sub_step"), str) else None
+    ids = sdef.checkpoint_ids if sdef is not None else ()
+    if action in ("start", "restart_step", "offer_rerun"):
+        sub = None
+    if sub is None:
+        nxt = ids[0] if ids and action in ("start", "restart_step", "offer_rerun") else None
+    else:
+        pos = ids.index(sub) if sub in ids else None
+        nxt = ids[pos + 1] if pos is not None and pos + 1 < len(ids) else None
+
+    load, skip = _load_and_skip(st, sdef, artifacts, exists, session_rel, action)
+    return {
+        "step": key,
+        "optional": bool(sdef.optional) if sdef is not None else False,
+        "decisions": dict(decisions),
+        "open_findings": list(findings),
+        "decision_log": [e for e in log if isinstance(e, dict)][-LOG_ENTRIES:],
+        "review_audit": audit.get(f"step_{key}") if key is not None else None,
+        "review_audited": bool(sdef.review_audited) if sdef is not None else False,
+        "artifacts": artifacts,
+        "last_checkpoint": _cp(sdef, sub),
+        "next_checkpoint": _cp(sdef, nxt),
+        "last_events": [dict(e) for e in events][-EVENTS:],
+        "load": load,
+        "skip": skip,
+    }
+
+
+def _load_and_skip(
+    st: Mapping[str, Any],
+    sdef: StepDef | None,
+    artifacts: list[dict[str, Any]],
+    exists: Mapping[str, bool],
+    session_rel: str | None,
+    action: str,
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """``load``: the step's existing artifacts (only when continuing it), then its startup
+    inputs, at most the budget's ``max_startup_files`` (the briefing takes the state file's
+    place); ``skip``: the rest, each with why."""
+    load: list[dict[str, str]] = []
+    skip: list[dict[str, str]] = []
+    continuing = action == "resume_from_checkpoint"
+    if continuing:
+        for a in artifacts:
+            if a["exists"]:
+                load.append({"path": a["path"], "why": WHY_PARTIAL})
+            else:
+                skip.append({"path": a["path"], "reason": SKIP_MISSING})
+    if (
+        sdef is None
+        or sdef.budget is None
+        or action
+        not in (
+            "start",
+            "restart_step",
+            "resume_from_checkpoint",
+        )
+    ):
+        return load, skip
+    budget = sdef.budget
+    capacity = budget.max_startup_files
+    for name in budget.startup_files:
+        path = _session_path(session_rel, name)
+        if name in STATE_FILES:
+            skip.append({"path": path, "reason": SKIP_STATE})
+            capacity -= 1  # the briefing stands in for it, within the budget
+            continue
+        if not exists.get(name):
+            skip.append({"path": path, "reason": SKIP_MISSING})
+            continue
+        if len(load) >= max(capacity, 0):
+            in_artifact = [a["path"] for a in load if a["why"] == WHY_PARTIAL]
+            reason = (
+                f"over the step's budget of {budget.max_startup_files} startup files; its "
+                f"content is already in {', '.join(in_artifact)}"
+                if in_artifact
+                else f"over the step's budget of {budget.max_startup_files} startup files"
+            )
+            skip.append({"path": path, "reason": reason})
+            continue
+        load.append({"path": path, "why": WHY_INPUT})
+    return load, skip
+
+
+def briefing_paths(doc: Mapping[str, Any], key: str | None, wf: Workflow) -> tuple[str, ...]:
+    """The startup inputs (session-directory-relative) whose existence the briefing needs."""
+    sdef = wf.step(key) if key is not None else None
+    if sdef is None or sdef.budget is None:
+        return ()
+    return tuple(f for f in sdef.budget.startup_files if f not in STATE_FILES)
