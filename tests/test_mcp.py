@@ -45,6 +45,7 @@ TOOLS = {
     "checkpoint",
     "complete",
     "skip",
+    "review_audit",
     "decide",
     "finding",
     "transition",
@@ -169,8 +170,6 @@ def test_tool_list_and_each_input_schema(tmp_path: Path) -> None:
 
     listed = run(go).tools
     assert {t.name for t in listed} == TOOLS
-    # review_audit: services.writes has no review-audit write service to call yet.
-    assert "review_audit" not in {t.name for t in listed}
     for t in listed:
         assert t.input_schema == INPUT_SCHEMAS[t.name], t.name
         Draft202012Validator.check_schema(t.input_schema)
@@ -240,6 +239,17 @@ LIFE_CYCLE: list[tuple[str, dict[str, Any], str | None]] = [
     ("checkpoint", {"step": "1", "sub_step": "phase_2_workload"}, "checkpoint"),
     ("decide", {"key": "complexity", "value": "standard"}, "decision"),
     (
+        "review_audit",
+        {
+            "step": "1",
+            "complexity": "standard",
+            "passes_planned": 2,
+            "passes_executed": 2,
+            "models": ["challenger-model"],
+        },
+        "review_audit",
+    ),
+    (
         "decide",
         {"title": "Region", "choice": "swedencentral", "rationale": "data residency"},
         "decision",
@@ -285,7 +295,9 @@ def test_whole_life_cycle(tmp_path: Path) -> None:
             lease = json.loads((d / SENTINEL).read_text())
             assert lease["pid"] != os.getpid() and lease["session"].startswith("mcp-")
             resumed = await c.call_tool("resume", {"project": "demo", "step": "3"})
-            assert resumed.structured_content["action"] == "restart_step"
+            # step 3 was handed over at a gate (the transition) and did no work yet: a start
+            assert resumed.structured_content["action"] == "start"
+            assert resumed.structured_content["reasons"] == ["SR712"]
             assert resumed.structured_content["lease"]["state"] == "live"
             end = await c.call_tool("session_end", {"project": "demo"})
             assert end.structured_content["action"] == "ended"

@@ -107,6 +107,33 @@ INPUT_SCHEMAS: dict[str, dict[str, Any]] = {
         },
         ("step", "reason"),
     ),
+    "review_audit": tool_schema(
+        {
+            "step": STEP,
+            "complexity": {**TEXT, "description": "the complexity tier (the workflow's values)"},
+            "passes_planned": {"type": "integer", "minimum": 0, "maximum": 100},
+            "passes_executed": {"type": "integer", "minimum": 0, "maximum": 100},
+            "models": {
+                "type": "array",
+                "items": TEXT,
+                "maxItems": 100,
+                "description": "models that ran the review passes",
+            },
+            "skipped": {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 1, "maximum": 100},
+                "maxItems": 100,
+                "description": "numbers of the passes skipped",
+            },
+            "skip_reasons": {
+                "type": "array",
+                "items": TEXT,
+                "maxItems": 100,
+                "description": "why each skipped pass was skipped",
+            },
+        },
+        ("step",),
+    ),
     "decide": tool_schema(
         {
             "key": {**STEP, "description": "a decision key (with value)"},

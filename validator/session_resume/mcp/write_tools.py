@@ -1,5 +1,5 @@
-"""The write-moment tools (init, start, checkpoint, complete, skip, decide, finding,
-transition): each takes the session's lease for this server process first
+"""The write-moment tools (init, start, checkpoint, complete, skip, review_audit, decide,
+finding, transition): each takes the session's lease for this server process first
 (:class:`~session_resume.mcp.lease_keeper.LeaseKeeper`), then makes exactly one write through
 :mod:`session_resume.services.writes`."""
 
@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from session_resume.core.write_moments import ReviewAudit
 from session_resume.mcp.runtime import Runtime, Tool, bad
 from session_resume.services import writes
 from session_resume.services.context import WriteContext
@@ -94,6 +95,18 @@ def do_skip(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     )
 
 
+def do_review_audit(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
+    audit = ReviewAudit(
+        complexity=a.get("complexity"),
+        passes_planned=a.get("passes_planned"),
+        passes_executed=a.get("passes_executed"),
+        models=tuple(a.get("models", ())),
+        skipped=tuple(a.get("skipped", ())),
+        skip_reasons=tuple(a.get("skip_reasons", ())),
+    )
+    return _write(rt, a, lambda c: writes.record_review_audit(c, a["step"], audit))
+
+
 _LOG_KEYS = ("title", "choice", "rationale")
 
 
@@ -162,6 +175,14 @@ WRITE_TOOLS = [
     ),
     Tool("complete", "Step done", "Write moment: the step is complete.", do_complete),
     Tool("skip", "Skip a step", "Skip a pending or in-progress step.", do_skip),
+    Tool(
+        "review_audit",
+        "Review audit",
+        "Write moment: record the step's challenger review in review_audit (complexity, "
+        "passes planned and run, models, skipped passes with reasons), checked against the "
+        "workflow.",
+        do_review_audit,
+    ),
     Tool(
         "decide",
         "Decision made",

@@ -57,6 +57,11 @@ MCP_OTHER_TOOLS: tuple[tuple[str, str, dict[str, Any]], ...] = (
         {"complete": "A", "start": "B", "decisions": {"KEY": "VALUE"}},
     ),
     ("Skip a step", "skip", {"step": "STEP", "reason": "REASON"}),
+    (
+        "Review audit recorded",
+        "review_audit",
+        {"step": "STEP", "complexity": "TIER", "passes_planned": 2, "passes_executed": 2},
+    ),
     ("Take the lease now (otherwise the first write does)", "session_start", {}),
     ("End the session (also done when the client disconnects)", "session_end", {}),
     ("Rewrite the handoff at every gate, before showing it", "render_handoff", {}),
