@@ -68,16 +68,23 @@ def migrate(
     write: bool = True,
     workflow: str | None = None,
     root: Path | None = None,
+    salvage: bool = False,
 ) -> MigrateReport:
     """Migrate every state file found under ``paths`` to the current version (chained one
     version at a time; the pre-migration file is kept as ``.bak``). ``write=False``: report
-    what would change (the JSON Patch) and write nothing."""
+    what would change (the JSON Patch) and write nothing. ``salvage``: resolve contradictions
+    (docs/spec.md §9.4) instead of refusing them."""
     files, problems = discover(paths)
     report = MigrateReport(problems=problems)
     for f in files:
         report.outcomes.append(
             state_repair.migrate_session(
-                session_dir_of(f), now=now, write=write, workflow=workflow, root=root
+                session_dir_of(f),
+                now=now,
+                write=write,
+                workflow=workflow,
+                root=root,
+                salvage=salvage,
             )
         )
     return report

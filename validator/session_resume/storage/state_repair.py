@@ -172,9 +172,11 @@ def migrate_session(
     write: bool,
     workflow: Workflow | str | None = None,
     root: str | os.PathLike[str] | None = None,
+    salvage: bool = False,
 ) -> MigrateOutcome:
     """Migrate the session's state file; with ``write`` it is replaced atomically and the
-    pre-migration file becomes ``.bak``."""
+    pre-migration file becomes ``.bak``. ``salvage``: resolve contradictions (docs/spec.md
+    §9.4) instead of refusing."""
     from session_resume.core.migration import MigrationError, migrate
 
     s = session_of(session_dir, root)
@@ -205,7 +207,12 @@ def migrate_session(
             )
         try:
             result = migrate(
-                parsed.value, now=now, workflow=wf, file=name, project_hint=s.dir.resolve().name
+                parsed.value,
+                now=now,
+                workflow=wf,
+                file=name,
+                project_hint=s.dir.resolve().name,
+                salvage=salvage,
             )
         except MigrationError as exc:
             return MigrateOutcome(name, "refused", notes=exc.diagnostics)
@@ -223,12 +230,9 @@ def migrate_session(
         if not write:
             out.status = "would_migrate"
             return out
+        # migrate() set revision and updated and refused contradictions: what the dry-run
+        # patch shows is exactly what is written (docs/spec.md §9.3).
         new = copy.deepcopy(result.document)
-        prev = new.get("revision")
-        new["revision"] = (prev if isinstance(prev, int) and not isinstance(prev, bool) else 0) + 1
-        new["updated"] = format_ts(now)
-        # migrate() validated the 3.0 schema; semantic problems the old file already had
-        # (two steps in progress, say) are reported by `validate`, not a reason to refuse.
         try:
             replace_state(s, serialize(new), rotate_backup=True, always_backup=True)
         except StoreError as exc:

@@ -10,6 +10,7 @@ one of the known defects its version's repair pass fixes; so the chain is idempo
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import Callable
 from datetime import datetime
@@ -56,6 +57,7 @@ def migrate(
     workflow: Workflow | None = None,
     project_hint: str | None = None,
     file: str = "",
+    salvage: bool = False,
 ) -> MigrationResult:
     """Migrate ``doc`` to the current version (or repair a current document). Pure; raises
     :class:`MigrationError` (SR141/SR142/SR152) when it cannot, never writes anything."""
@@ -94,7 +96,12 @@ def migrate(
             ]
         )
     ctx = MigrationContext(
-        now=now, workflow=workflow, project_hint=project_hint, from_version=raw, file=file
+        now=now,
+        workflow=workflow,
+        project_hint=project_hint,
+        from_version=raw,
+        file=file,
+        salvage=salvage,
     )
     result = MigrationResult(original=doc, document=doc, from_version=raw, to_version=CURRENT)
     cur = doc
@@ -114,6 +121,16 @@ def migrate(
         _check(cur, dst, f"after {src}->{dst}", file)
         result.steps.append(f"{src}->{dst}")
         version = dst
+    if cur != doc:
+        # The end of every migration that changes something: revision, updated (the old one
+        # kept), then the contradictions (docs/spec.md §9.3, §9.4).
+        from session_resume.core.migration import contradictions
+        from session_resume.core.migration.repair_v3 import choose_workflow
+
+        wf = choose_workflow(cur, dataclasses.replace(ctx, notes=[]))  # noted already
+        contradictions.finish(doc, cur, wf, ctx)
+        contradictions.settle(cur, wf, ctx)
+        _check(cur, CURRENT, "after the migration", file)
     result.document = cur
     # A document that did not change has nothing to report (a note without a change would
     # make `migrate --check` pass while printing that something happened).
