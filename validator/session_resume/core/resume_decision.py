@@ -55,6 +55,8 @@ class Snapshot:
     last_events: tuple[dict[str, Any], ...] = ()
     artifacts: dict[str, float | None] = field(default_factory=dict)
     temp_files: tuple[str, ...] = ()
+    # an invalid state that migration repairs: "migrate" or "migrate --salvage" (docs/spec.md §9.5)
+    repair: str | None = None
 
 
 @dataclass(frozen=True)
@@ -208,7 +210,7 @@ def _gate_on_state(out: dict[str, Any], snap: Snapshot, lease: Lease, workflow: 
         out.update(
             action="invalid_state",
             reasons=list(snap.state_codes) or ["SR209"],
-            commands=["session-resume validate DIR"],
+            commands=[f"session-resume {snap.repair or 'validate'} DIR"],
         )
         return True
     return False

@@ -61,7 +61,19 @@ def take(
         last_events=tuple(tail.events[-last_events:]),
         artifacts=artifacts,
         temp_files=temp_files(d),
+        repair=_repair(loaded, d),
     )
+
+
+def _repair(loaded: store.Loaded, d: Path) -> str | None:
+    """``migrate`` when it turns this invalid 3.0 state into a valid one (docs/spec.md §9.5)."""
+    from datetime import UTC, datetime
+
+    from session_resume.core.migration import repair_command
+
+    if loaded.status != "invalid" or not isinstance(loaded.document, dict):
+        return None
+    return repair_command(loaded.document, now=datetime.now(UTC), project_hint=d.resolve().name)
 
 
 def _mtime(root: Path, session_dir: Path, rel: str) -> float | None:

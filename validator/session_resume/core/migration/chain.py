@@ -19,6 +19,7 @@ from typing import Any
 
 from session_resume.core import schemas
 from session_resume.core.codes import diag
+from session_resume.core.jsonread import MAX_DEPTH
 from session_resume.core.migration.context import (
     MigrationContext,
     MigrationError,
@@ -138,11 +139,45 @@ def migrate(
     return result
 
 
+def _depth(value: Any) -> int:
+    """Nesting depth as the reader counts it (an object or array is one level)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict | list):
+            deepest = max(deepest, d)
+            stack.extend((c, d + 1) for c in (v.values() if isinstance(v, dict) else v))
+    return deepest
+
+
 def _check(doc: dict[str, Any], version: str, when: str, file: str) -> None:
     rel = f"session-state/{version}.json"
-    if schemas.is_valid(rel, doc):
-        return
-    errors = schemas.explain(rel, doc, file=file)
+    if _depth(doc) > MAX_DEPTH:
+        # x-legacy nests a value one level deeper: the reader would refuse the result (SR123)
+        raise MigrationError(
+            [
+                diag(
+                    "SR152",
+                    f"{when}, the document would nest deeper than {MAX_DEPTH} levels "
+                    "(a value kept under x-legacy is one level deeper); flatten it by hand",
+                    file=file,
+                )
+            ]
+        )
+    try:
+        if schemas.is_valid(rel, doc):
+            return
+        errors = schemas.explain(rel, doc, file=file)
+    except UnicodeEncodeError:  # a lone surrogate in an in-memory document (SR116 in a file)
+        raise MigrationError(
+            [
+                diag(
+                    "SR152",
+                    f"{when}, a string of the document is not valid Unicode (a lone surrogate)",
+                    file=file,
+                )
+            ]
+        ) from None
     raise MigrationError(
         [
             diag(
@@ -154,3 +189,26 @@ def _check(doc: dict[str, Any], version: str, when: str, file: str) -> None:
             for d in errors
         ]
     )
+
+
+def repair_command(
+    doc: dict[str, Any],
+    *,
+    now: datetime,
+    workflow: Workflow | None = None,
+    project_hint: str | None = None,
+) -> str | None:
+    """The pure check behind "no dead ends" (docs/spec.md §9.5): ``"migrate"`` when migrating
+    ``doc`` would change it into a valid state, ``"migrate --salvage"`` when only salvage
+    would, else None."""
+    for salvage in (False, True):
+        try:
+            res = migrate(
+                doc, now=now, workflow=workflow, project_hint=project_hint, salvage=salvage
+            )
+        except MigrationError:
+            continue
+        except (RecursionError, ValueError):  # advice only: never break its caller
+            return None
+        return ("migrate --salvage" if salvage else "migrate") if res.changed else None
+    return None
