@@ -39,7 +39,8 @@ def recover(
             session_dir, now=now, workflow=workflow, project=project, root=root
         )
     except store.StoreError as exc:
-        raise ServiceError(exc.diagnostics) from None
+        missing = any(d.code == "SR100" for d in exc.diagnostics)  # a missing path: exit 2
+        raise ServiceError(exc.diagnostics, exit_code=2 if missing else 1) from None
 
 
 @dataclass

@@ -25,6 +25,7 @@ from session_resume.storage.store import (
     BAK,
     STATE,
     TMP_PREFIX,
+    Backup,
     Loaded,
     Session,
     StoreError,
@@ -44,6 +45,8 @@ class RecoverResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     document: dict[str, Any] | None = None
     problems: list[Diagnostic] = field(default_factory=list)  # after the recovery itself
+    migrated_from: str | None = None  # the restored .bak was this version, migrated
+    backup_problems: list[Diagnostic] = field(default_factory=list)  # why .bak was unusable
 
 
 def _stamp(now: datetime) -> str:
@@ -64,6 +67,8 @@ def recover(
     ``.bak`` is never overwritten. Every recovery is recorded in the worklog."""
 
     s = session_of(session_dir, root)
+    if not s.dir.is_dir():  # nothing is created for a session that does not exist
+        raise StoreError([diag("SR100", "the session directory does not exist", file=str(s.dir))])
     s.check_paths()
     with locked(s):
         current = load(s, root=s.root)
@@ -83,18 +88,31 @@ def recover(
                 os.replace(staged, kept_path)
             kept = kept_path.name
         ts = format_ts(now)
-        if current.backup_usable:
-            data = s.bak.read_bytes()
+        backup = _backup(s, now)
+        if backup.document is not None:
+            doc = backup.document
+            # a 3.0 .bak is restored byte for byte, an older one migrated (docs/spec.md §5)
+            data = s.bak.read_bytes() if backup.migrated_from is None else serialize(doc)
             replace_state(s, data, rotate_backup=False)
-            doc = parse_json_bytes(data).value  # usable: parses (a BOM is tolerated)
-            res = RecoverResult("restored_backup", kept, current.diagnostics, doc)
+            res = RecoverResult(
+                "restored_backup",
+                kept,
+                current.diagnostics,
+                doc,
+                migrated_from=backup.migrated_from,
+            )
             _log(
                 res,
                 s,
                 "recovered",
                 ts,
                 session_id,
-                {"from": BAK, "corrupt_kept_as": kept, "reason": _reason(current)},
+                {
+                    "from": BAK,
+                    "corrupt_kept_as": kept,
+                    "reason": _reason(current),
+                    **({"migrated_from": backup.migrated_from} if backup.migrated_from else {}),
+                },
             )
             return res
         wf = (
@@ -107,7 +125,9 @@ def recover(
         doc["revision"] = 1
         check_writable(doc, wf, now, str(s.state))
         replace_state(s, serialize(doc), rotate_backup=False)
-        res = RecoverResult("recreated", kept, current.diagnostics, doc)
+        res = RecoverResult(
+            "recreated", kept, current.diagnostics, doc, backup_problems=backup.problems
+        )
         _log(
             res,
             s,
@@ -117,6 +137,18 @@ def recover(
             {"corrupt_kept_as": kept, "reason": _reason(current), "workflow": wf.id},
         )
         return res
+
+
+def _backup(s: Session, now: datetime) -> Backup:
+    """The ``.bak`` to restore (3.0, or an older state migrated), or why there is none."""
+    from session_resume.storage.store import usable_backup
+
+    if not os.path.lexists(s.bak):
+        return Backup(None)  # none: nothing to say about it
+    res = read_limited(s.bak, root=s.root)
+    if res.data is None:
+        return Backup(None, problems=res.diagnostics)
+    return usable_backup(res.data, now=now, project_hint=s.dir.resolve().name, file=str(s.bak))
 
 
 def _project_name(dir_name: str) -> str:

@@ -14,6 +14,7 @@ from session_resume.cli.commands.common import (
     root_of,
     session_dir_of,
 )
+from session_resume.core.versions import CURRENT
 from session_resume.services import maintenance
 
 
@@ -50,20 +51,27 @@ def run(args: argparse.Namespace) -> int:
             {
                 "action": res.action,
                 "corrupt_kept_as": res.corrupt_kept_as,
+                "migrated_from": res.migrated_from,
                 "found": diag_json(res.diagnostics),
+                "backup_problems": diag_json(res.backup_problems),
                 "problems": diag_json(res.problems),
             }
         )
         return 1 if res.problems else 0
+    restored = "restored 00-session-state.json from .bak" + (
+        f" (a {res.migrated_from} state, migrated to {CURRENT})" if res.migrated_from else ""
+    )
+    why = "the .bak is not usable (below)" if res.backup_problems else "there is no .bak"
     msg = {
         "none": "the state file is readable; nothing to recover",
-        "restored_backup": "restored 00-session-state.json from .bak",
-        "recreated": "no usable .bak: created a fresh state (every step pending)",
+        "restored_backup": restored,
+        "recreated": f"{why}: created a fresh state (every step pending)",
     }[res.action]
     sys.stdout.write(f"{args.dir}: {msg}\n")
     if res.corrupt_kept_as:
         sys.stdout.write(f"  the corrupt file is kept as {res.corrupt_kept_as}\n")
     if res.action != "none":
         print_diagnostics(res.diagnostics)
+        print_diagnostics(res.backup_problems, hints=False)
     print_diagnostics(res.problems, sys.stderr)
     return 1 if res.problems else 0
