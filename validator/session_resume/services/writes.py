@@ -124,6 +124,15 @@ def _with_repair_advice(
         return diags
     fix = _repair_command(loaded, ctx)
     if fix is None:
+        if isinstance(loaded.document, dict) and _breaks_rules(loaded.document, ctx):
+            advice = diag(
+                "SR161",
+                "the state on disk already breaks these rules and migrate cannot repair "
+                f"them: fix them by hand (`session-resume validate {ctx.session_dir}` lists "
+                "them), then run this command again",
+                file=ctx.state_path,
+            )
+            return [advice, *diags]
         return diags
     advice = diag(
         "SR161",
@@ -132,6 +141,14 @@ def _with_repair_advice(
         file=ctx.state_path,
     )
     return [advice, *diags]
+
+
+def _breaks_rules(doc: dict[str, Any], ctx: WriteContext) -> bool:
+    try:
+        store.check_writable(doc, _workflow_of(doc, None, ctx.default_workflow), ctx.now, "")
+    except (store.StoreError, ServiceError):
+        return True
+    return False
 
 
 def _workflow_of(doc: dict[str, Any] | None, spec: str | None, default: str) -> Workflow:

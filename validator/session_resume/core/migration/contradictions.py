@@ -89,7 +89,12 @@ def _current_step(doc: dict[str, Any], ctx: MigrationContext) -> None:
     if len(running) != 1 or not isinstance(cur, int) or isinstance(cur, bool):
         return
     want = step_order_key(running[0])[0]
-    if cur != want:
+    legacy = doc.get(LEGACY)
+    if cur != want and isinstance(legacy, dict) and "current_step" in legacy:
+        # the original is kept already (this cur was derived from it): only note the change
+        ctx.note(f"current_step {cur} set to {want}, the in-progress step", "/current_step")
+        doc["current_step"] = want
+    elif cur != want:
         ctx.aside(
             doc,
             "current_step",

@@ -20,6 +20,9 @@ def upgrade(doc: dict[str, Any], ctx: MigrationContext) -> dict[str, Any]:
     if isinstance(marker, str) and not marker.endswith(".json"):
         del out["$schema"]
         ctx.note(f"removed the informal version marker $schema {marker!r}", "/$schema")
+    cur = out.get("current_step")
+    if isinstance(cur, float) and not cur.is_integer():
+        out["current_step"] = repr(cur)  # 3.5: step "3.5", which 2.0 can hold (a string)
     rename_letter_keys(out, ctx)  # `3a`: no version has a form for it (docs/spec.md §9)
     out["schema_version"] = TARGET
     return out

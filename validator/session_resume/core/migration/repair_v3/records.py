@@ -131,6 +131,7 @@ def repair_findings(doc: dict[str, Any], ctx: MigrationContext) -> None:
     out: list[str] = []
     resolved: list[Any] = []
     converted: list[Any] = []
+    duplicates: list[str] = []
     for i, item in enumerate(findings):
         if isinstance(item, str):
             text = item
@@ -147,6 +148,8 @@ def repair_findings(doc: dict[str, Any], ctx: MigrationContext) -> None:
             text = str(item)
         if text and text not in out:
             out.append(text)
+        elif text and isinstance(item, str):
+            duplicates.append(text)
     if converted:
         ctx.aside(
             doc,
@@ -154,6 +157,14 @@ def repair_findings(doc: dict[str, Any], ctx: MigrationContext) -> None:
             converted,
             f"{len(converted)} open finding object(s) became strings; the original "
             "objects hold more than a title",
+            "/open_findings",
+        )
+    if duplicates:
+        ctx.aside(
+            doc,
+            "duplicate_findings",
+            duplicates,
+            f"{len(duplicates)} open finding(s) repeated an earlier one",
             "/open_findings",
         )
     if resolved:
@@ -324,8 +335,10 @@ def repair_decision_log(doc: dict[str, Any], ctx: MigrationContext) -> None:
             e["rationale"] = reason if isinstance(reason, str) and reason else "(not recorded)"
         if "key" in e and e.get("title") == e["key"]:
             e.pop("key")
-        for req in ("title", "choice"):
+        for req in ("title", "choice", "rationale"):
             if not isinstance(e.get(req), str) or not e[req]:
+                if e.get(req) not in (None, ""):
+                    e[f"x-legacy-{req}"] = e[req]  # not a string: kept beside
                 e[req] = "(not recorded)"
         e = _log_step(e)
         ts = e.get("timestamp")

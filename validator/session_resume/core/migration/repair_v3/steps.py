@@ -360,6 +360,8 @@ def repair_current_step(doc: dict[str, Any], steps: dict[str, Any], ctx: Migrati
     new: int | None = None
     if isinstance(cur, str) and re.match(r"^[0-9]+([._][0-9]+)?$", cur):
         new = int(re.split(r"[._]", cur)[0])
+        if not cur.isdigit():  # "3.5": the step number is 3, the sub-step kept
+            ctx.aside(doc, "current_step", cur, f"current_step {cur!r} names a sub-step")
     else:
         running = [k for k, s in steps.items() if s.get("status") == "in_progress"]
         new = _num(running[0])[0] if running else 0
