@@ -72,7 +72,8 @@ def migrate_check_1000(tmpdir: Path) -> Prepared:
     by_version = write_legacy_states(tmpdir, count, seed=1000)
     progress(f"  generated {count} v1/v2 state files in {time.perf_counter() - t0:.1f} s")
     sr = [tool("session-resume"), "migrate", "--check", "agent-output", "--root", str(tmpdir)]
-    sr += ["--now", _MIGRATE_NOW]
+    # --salvage: a generated state may hold contradictions, refused without it (docs/spec.md §9.4)
+    sr += ["--now", _MIGRATE_NOW, "--salvage"]
     n_notes = _check_would_migrate(sr, tmpdir, env, count)
     anchors: list[Run] = []
     for version, files in by_version.items():

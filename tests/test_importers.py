@@ -834,7 +834,7 @@ def test_sync_refuses_closed_workflows_and_bad_input(repo: Path) -> None:
     res = run_cli("sync-todos", g, "--now", NOW, cwd=repo, input=b"not json")
     assert res.returncode == 1 and "SR830" in res.stderr
     res = run_cli("sync-todos", "agent-output/none", "--now", NOW, cwd=repo, input=b"[]")
-    assert res.returncode == 1 and "SR161" in res.stderr
+    assert res.returncode == 2 and "SR100" in res.stderr  # a missing path (docs/spec.md §5)
 
 
 # --- sync-todos: the pure merge -----------------------------------------------------------------

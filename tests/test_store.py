@@ -230,16 +230,21 @@ def test_migrate_cli_real_world_variants(session_dir: Path, name: str) -> None:
     state = session_dir / store.STATE
     state.write_bytes(original)
 
-    check = run_cli("migrate", "--check", str(session_dir), cwd=session_dir)
+    salvage = ["--salvage"] if name == "v2-nordic-fresh-foods" else []  # contradictions
+    check = run_cli("migrate", "--check", *salvage, str(session_dir), cwd=session_dir)
     assert check.returncode == 1 and state.read_bytes() == original
     assert sorted(os.listdir(session_dir)) == [store.STATE]  # --check writes nothing at all
 
-    dry = run_cli("migrate", "--dry-run", "--format", "json", str(session_dir), cwd=session_dir)
+    dry = run_cli(
+        "migrate", "--dry-run", *salvage, "--format", "json", str(session_dir), cwd=session_dir
+    )
     assert dry.returncode == 0 and state.read_bytes() == original
     patch = json.loads(dry.stdout)["files"][0]["patch"]
     assert patch and all(op["op"] in ("add", "remove", "replace", "move", "copy") for op in patch)
 
-    run = run_cli("migrate", "--now", "2026-11-22T12:00:00Z", str(session_dir), cwd=session_dir)
+    run = run_cli(
+        "migrate", "--now", "2026-11-22T12:00:00Z", *salvage, str(session_dir), cwd=session_dir
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     assert (session_dir / store.BAK).read_bytes() == original  # pre-migration file kept
     migrated = json.loads(state.read_text())
@@ -274,7 +279,7 @@ def test_migration_drops_no_string_value(name: str) -> None:
     from session_resume.core.migration import migrate
 
     doc = json.loads((FIXTURES / f"{name}.json").read_text())
-    res = migrate(doc, now=NOW)
+    res = migrate(doc, now=NOW, salvage=True)  # v2-nordic-fresh-foods holds contradictions
     lost = _leaves(doc) - _leaves(res.document)
     # what migration rewrites on purpose, each with an SR150 note
     lost -= {

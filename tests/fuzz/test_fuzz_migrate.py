@@ -27,35 +27,6 @@ from .sessiondirs import _read, entries, with_dir
 from .strategies import SESSION_DIRS, dumps, mutated_docs
 from conftest import apex_state
 
-# --- checks that step around the known bugs below -------------------------------------------
-
-
-def depth(value: Any) -> int:
-    if isinstance(value, dict):
-        return 1 + max((depth(v) for v in value.values()), default=0)
-    if isinstance(value, list):
-        return 1 + max((depth(v) for v in value), default=0)
-    return 0
-
-
-def _known_bug_deep(doc: Any) -> bool:
-    """test_known_bug_migration_result_can_exceed_the_depth_limit: near the reader's depth
-    limit, migration may nest one level too deep."""
-    return depth(doc) >= 63
-
-
-def _known_bug_huge_float(doc: Any) -> bool:
-    """test_known_bug_migrated_integral_float_overflows_the_number_limit."""
-    cur = doc.get("current_step") if isinstance(doc, dict) else None
-    return isinstance(cur, float) and abs(cur) >= 1e300
-
-
-def _known_bug_deep_state(layout: dict[str, tuple[str, bytes]]) -> bool:
-    kind, data = layout[store.STATE]
-    value = parse_json_bytes(data).value if kind == "file" else None
-    return _known_bug_deep(value) or _known_bug_huge_float(value)
-
-
 # --- structured documents: migrate ----------------------------------------------------------
 
 
@@ -72,7 +43,6 @@ def test_migrate_is_pure_idempotent_and_valid_or_coded(
     parsed = parse_json_bytes(dumps(doc))  # as the reader hands it over (depth ≤ 64, …)
     assume(not parsed.corrupt and isinstance(parsed.value, dict))
     doc = parsed.value
-    assume(not _known_bug_deep(doc) and not _known_bug_huge_float(doc))
     before = copy.deepcopy(doc)
     workflow = WORKFLOWS[wf] if wf else None
     try:
@@ -107,7 +77,6 @@ def test_migrate_is_pure_idempotent_and_valid_or_coded(
 @given(layout=SESSION_DIRS, write=st.booleans())
 def test_migrate_session_is_total(layout: dict[str, tuple[str, bytes]], write: bool) -> None:
     tried("migrate_session(dir)")
-    assume(not _known_bug_deep_state(layout))
 
     def check(d: Path, root: Path) -> None:
         before = entries(d)
@@ -153,31 +122,20 @@ def test_migrate_unhashable_step_status_is_coded(version: str, status: Any) -> N
     assert schemas.is_valid("session-state/3.0.json", res.document)
 
 
-# --- known bugs: minimal reproductions (strict xfail: they flip to XPASS when fixed) ------
+# --- once known bugs: minimal reproductions, fixed (issue 14) -----------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=UnicodeEncodeError,
-    reason="bug (API only): migrate() given an in-memory dict holding a lone surrogate in a "
-    "pattern-checked string raises UnicodeEncodeError out of jsonschema_rs instead of a coded "
-    "MigrationError; not reachable from files (the reader says SR116)",
-)
-def test_known_bug_migrate_of_an_in_memory_lone_surrogate_raises() -> None:
+def test_migrate_of_an_in_memory_lone_surrogate_is_coded() -> None:
+    """Once a bug: UnicodeEncodeError out of jsonschema_rs; now a coded refusal (SR152)."""
     doc = apex_state()
     doc["project"] = "\ud800"
     with pytest.raises(MigrationError):
         migrate(doc, now=NOW)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="bug: migration can nest a value one level deeper (an unknown step key moves under "
-    "x-legacy): an input at the reader's depth limit (64) migrates into a document of depth "
-    "65, which the reader then refuses as corrupt (SR123) -- migrate_session writes it",
-)
-def test_known_bug_migration_result_can_exceed_the_depth_limit(session_dir: Path) -> None:
+def test_migration_result_never_exceeds_the_depth_limit(session_dir: Path) -> None:
+    """Once a bug: an input at the reader's depth limit (64) migrated into depth 65 (a value
+    moved under x-legacy), which the reader refuses (SR123); now refused (SR152), not written."""
     deep: Any = None
     for _ in range(62):
         deep = {"k": deep}
@@ -188,19 +146,17 @@ def test_known_bug_migration_result_can_exceed_the_depth_limit(session_dir: Path
     assert not parsed.diagnostics
     (session_dir / store.STATE).write_bytes(data)
     out = state_repair.migrate_session(session_dir, now=NOW, write=True)
-    assert out.status == "refused" or store.load(session_dir).status != "corrupt", out.status
+    assert out.status == "refused", out.status
+    assert [n.code for n in out.notes] == ["SR152"]
+    assert (session_dir / store.STATE).read_bytes() == data
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="bug: migration turns an integral float current_step into an int (2.0 -> 2); for "
-    "1e308 that is a 309-digit integer, which the reader refuses as beyond the double range "
-    "(SR122): the input reads as a 3.0 state (SR307 only), its migration as corrupt",
-)
-def test_known_bug_migrated_integral_float_overflows_the_number_limit() -> None:
+def test_migrated_integral_float_stays_within_the_number_limit() -> None:
+    """Once a bug: 1e308 became a 309-digit integer the reader refuses (SR122). Beyond 2^53 a
+    float is no step number: kept under x-legacy (docs/spec.md §9.1)."""
     doc = apex_state()
     doc["current_step"] = 1e308
     assert store.classify(dumps(doc)).status == "ok"
     res = migrate(doc, now=NOW)
     assert not parse_json_bytes(dumps(res.document)).corrupt
+    assert res.document["x-legacy"]["current_step"] == 1e308

@@ -331,6 +331,33 @@ def _one(d: Diagnostic) -> FileReport:
     return FileReport(path=d.file, diagnostics=[d])
 
 
+# Arguments naming paths that must exist (every command but `init`, which creates its session
+# directory, and output paths); a missing one is SR100, exit 2, in every command.
+_PATH_ARGS = ("paths", "dir", "src", "session_dir", "file")
+_CREATES = frozenset({"init"})
+
+
+def _missing_paths(args: argparse.Namespace) -> list[str]:
+    if getattr(args, "command", None) in _CREATES:
+        return []
+    out: list[str] = []
+    for name in _PATH_ARGS:
+        value = getattr(args, name, None)
+        for p in value if isinstance(value, list) else [value]:
+            if isinstance(p, str) and p and p != "-" and not os.path.lexists(p):
+                out.append(p)
+    return out
+
+
+def _json_error(diags: list[Diagnostic], message: str = "") -> None:
+    from session_resume.cli.commands.common import diag_json, emit_json
+
+    doc: dict[str, object] = {"ok": False, "diagnostics": diag_json(diags)}
+    if message:
+        doc["error"] = message
+    emit_json(doc)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     first = next((a for a in args_list if not a.startswith("-")), None)
@@ -347,15 +374,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - a broken installation, not bad input
         sys.stderr.write(f"session-resume: SR900 internal error: {type(exc).__name__}: {exc}\n")
         return EXIT_INTERNAL
+    as_json = getattr(args, "format", None) == "json"
     try:
+        missing = _missing_paths(args)
+        if missing:
+            from session_resume.core.codes import diag
+
+            raise ServiceError(
+                [diag("SR100", "no such file or directory", file=p) for p in missing],
+                exit_code=EXIT_USAGE,
+            )
         result: int = args.func(args)
         return result
     except UsageError as exc:
+        if as_json:
+            _json_error([], str(exc))
         sys.stderr.write(f"session-resume: error: {exc}\n")
         return EXIT_USAGE
     except ServiceError as exc:
         from session_resume.cli.commands.common import print_diagnostics
 
+        if as_json:  # --format json: always a JSON document on stdout
+            _json_error(exc.diagnostics)
         print_diagnostics(exc.diagnostics, sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:

@@ -54,6 +54,7 @@ def op_migrate(case: dict[str, Any]) -> dict[str, Any]:
             write=True,
             workflow=a["workflow"],
             root=case["root"],
+            salvage=a.get("salvage", False),
         )
     except WorkflowError as exc:
         return {"status": "refused", "codes": sorted({d.code for d in exc.diagnostics})}

@@ -289,7 +289,7 @@ def run_arguments(case: Case, ws: Workspace) -> dict[str, Any]:
             "skew_seconds": int(a.get("skew_seconds", DEFAULT_SKEW_SECONDS)),
         }
     if op == "migrate":
-        return {"workflow": wf}
+        return {"workflow": wf, "salvage": bool(a.get("salvage", False))}
     if op == "recover":
         return {"workflow": wf, "project": a.get("project")}
     if op == "resume":

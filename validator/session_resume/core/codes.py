@@ -225,9 +225,12 @@ _ALL = [
         "SR152",
         "migration-failed",
         E,
-        "Migration could not produce a valid document of the current version; nothing was written.",
-        "a v1 file whose `steps` is a list",
-        "Fix the problem the message names by hand, then run `session-resume migrate DIR` again.",
+        "Migration could not produce a valid document of the current version, or the result "
+        "would contradict itself (docs/spec.md §9.4); nothing was written.",
+        "a v1 file whose `steps` is a list; two steps in progress",
+        "For a contradiction, run the `session-resume migrate --salvage` command the message "
+        "names; else fix the problem the message names by hand, then run `session-resume "
+        "migrate` again.",
     ),
     Code(
         "SR160",

@@ -64,6 +64,8 @@ class Snapshot:
     session_rel: str | None = None
     # A valid .bak beside a corrupt or missing state (the crash report lists its artifacts).
     backup_document: dict[str, Any] | None = None
+    # an invalid state that migration repairs: "migrate" or "migrate --salvage" (docs/spec.md §9.5)
+    repair: str | None = None
 
 
 @dataclass(frozen=True)
@@ -245,7 +247,7 @@ def _gate_on_state(out: dict[str, Any], snap: Snapshot, lease: Lease, workflow: 
         out.update(
             action="invalid_state",
             reasons=list(snap.state_codes) or ["SR209"],
-            commands=["session-resume validate DIR"],
+            commands=[f"session-resume {snap.repair or 'validate'} DIR"],
         )
         return True
     return False

@@ -39,7 +39,8 @@ def recover(
             session_dir, now=now, workflow=workflow, project=project, root=root
         )
     except store.StoreError as exc:
-        raise ServiceError(exc.diagnostics) from None
+        missing = any(d.code == "SR100" for d in exc.diagnostics)  # a missing path: exit 2
+        raise ServiceError(exc.diagnostics, exit_code=2 if missing else 1) from None
 
 
 @dataclass
@@ -68,17 +69,24 @@ def migrate(
     write: bool = True,
     workflow: str | None = None,
     root: Path | None = None,
+    salvage: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> MigrateReport:
     """Migrate every state file found under ``paths`` to the current version (chained one
     version at a time; the pre-migration file is kept as ``.bak``). ``write=False``: report
-    what would change (the JSON Patch) and write nothing."""
+    what would change (the JSON Patch) and write nothing. ``salvage``: resolve contradictions
+    (docs/spec.md §9.4) instead of refusing them."""
     files, problems = discover(paths)
     report = MigrateReport(problems=problems)
     for n, f in enumerate(files, start=1):
         report.outcomes.append(
             state_repair.migrate_session(
-                session_dir_of(f), now=now, write=write, workflow=workflow, root=root
+                session_dir_of(f),
+                now=now,
+                write=write,
+                workflow=workflow,
+                root=root,
+                salvage=salvage,
             )
         )
         if progress is not None:

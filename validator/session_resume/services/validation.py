@@ -100,11 +100,12 @@ def _check_backup(name: str, report: FileReport, opts: ValidateOptions) -> None:
     res = read_limited(bak, max_size=opts.max_size, root=opts.root)
     if res.data is None:
         return
-    from session_resume.storage.store import classify
+    from session_resume.storage.store import usable_backup
 
     # The one definition of a usable backup, shared with recover and resume: it parses and
-    # passes the 3.0 schema (semantic warnings or a BOM do not make it unusable).
-    if classify(res.data, file=bak).status == "ok":
+    # passes the 3.0 schema, or migrate turns it into such a state (docs/spec.md §5).
+    hint = os.path.basename(os.path.dirname(os.path.abspath(name)))
+    if usable_backup(res.data, project_hint=hint, file=bak).document is not None:
         directory = os.path.dirname(name) or "."
         report.diagnostics.append(
             diag(

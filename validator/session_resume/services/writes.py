@@ -93,13 +93,64 @@ def refuse_unwritable(loaded: store.Loaded, ctx: WriteContext) -> None:
         f"{d}` first (it restores {'.bak' if loaded.backup_usable else 'a fresh state'})",
         "too_new": f"the state file is schema version {loaded.version}, newer than this tool "
         "knows; upgrade session-resume (nothing was written)",
-        "invalid": f"the state file does not match the {CURRENT} schema; fix the problems "
-        f"`session-resume validate {d}` lists (nothing was written)",
+        "invalid": f"the state file does not match the {CURRENT} schema; "
+        + (
+            f"run `session-resume {fix} {d}`: it repairs the file (nothing was written)"
+            if (fix := _repair_command(loaded, ctx))
+            else f"fix the problems `session-resume validate {d}` lists (nothing was written)"
+        ),
         "bad_version": "the state file's schema_version is not a known version; fix it by "
         "hand (nothing was written)",
         "refused": "refusing to use this session directory (nothing was written)",
     }.get(loaded.status, f"the state file is {loaded.status}")
     raise ServiceError([diag("SR161", msg, file=f), *_located(loaded.diagnostics, f)])
+
+
+def _repair_command(loaded: store.Loaded, ctx: WriteContext) -> str | None:
+    """``migrate`` (or ``migrate --salvage``) when it would repair the loaded state."""
+    from session_resume.core.migration import repair_command
+
+    if not isinstance(loaded.document, dict):
+        return None
+    return repair_command(
+        loaded.document, now=ctx.now, project_hint=Path(ctx.session_dir).resolve().name
+    )
+
+
+def _with_repair_advice(
+    diags: list[Diagnostic], loaded: store.Loaded, ctx: WriteContext
+) -> list[Diagnostic]:
+    """A write refused (SR161) because the state on disk already breaks a rule: name
+    `migrate` when it repairs the file (docs/spec.md §9.5)."""
+    if not any(d.code == "SR161" for d in diags):
+        return diags
+    fix = _repair_command(loaded, ctx)
+    if fix is None:
+        if isinstance(loaded.document, dict) and _breaks_rules(loaded.document, ctx):
+            advice = diag(
+                "SR161",
+                "the state on disk already breaks these rules and migrate cannot repair "
+                f"them: fix them by hand (`session-resume validate {ctx.session_dir}` lists "
+                "them), then run this command again",
+                file=ctx.state_path,
+            )
+            return [advice, *diags]
+        return diags
+    advice = diag(
+        "SR161",
+        f"the state on disk already breaks these rules; run `session-resume {fix} "
+        f"{ctx.session_dir}`: it repairs the file, then run this command again",
+        file=ctx.state_path,
+    )
+    return [advice, *diags]
+
+
+def _breaks_rules(doc: dict[str, Any], ctx: WriteContext) -> bool:
+    try:
+        store.check_writable(doc, _workflow_of(doc, None, ctx.default_workflow), ctx.now, "")
+    except (store.StoreError, ServiceError):
+        return True
+    return False
 
 
 def _workflow_of(doc: dict[str, Any] | None, spec: str | None, default: str) -> Workflow:
@@ -153,7 +204,8 @@ def write_state(ctx: WriteContext, build: Build) -> WriteResult:
             conflict = exc.diagnostics
             continue
         except store.StoreError as exc:
-            raise ServiceError(_located(exc.diagnostics, ctx.state_path)) from None
+            located = _located(exc.diagnostics, ctx.state_path)
+            raise ServiceError(_with_repair_advice(located, loaded, ctx)) from None
         refresh(ctx, plan.session)
         events = [*before, *([res.worklog_event] if res.worklog_event else [])]
         return WriteResult(

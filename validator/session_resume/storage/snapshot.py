@@ -66,6 +66,7 @@ def take(
         temp_files=temp_files(d),
         session_rel=_relative(base, d),
         backup_document=backup,
+        repair=_repair(loaded, d),
     )
 
 
@@ -101,6 +102,17 @@ def _relative(root: Path, session_dir: Path) -> str | None:
     except ValueError:  # another drive (Windows)
         return None
     return None if rel.startswith("..") else Path(rel).as_posix()
+
+
+def _repair(loaded: store.Loaded, d: Path) -> str | None:
+    """``migrate`` when it turns this invalid 3.0 state into a valid one (docs/spec.md §9.5)."""
+    from datetime import UTC, datetime
+
+    from session_resume.core.migration import repair_command
+
+    if loaded.status != "invalid" or not isinstance(loaded.document, dict):
+        return None
+    return repair_command(loaded.document, now=datetime.now(UTC), project_hint=d.resolve().name)
 
 
 def _mtime(root: Path, session_dir: Path, rel: str) -> float | None:

@@ -25,6 +25,7 @@ from session_resume.storage.store import (
     BAK,
     STATE,
     TMP_PREFIX,
+    Backup,
     Loaded,
     Session,
     StoreError,
@@ -44,6 +45,8 @@ class RecoverResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     document: dict[str, Any] | None = None
     problems: list[Diagnostic] = field(default_factory=list)  # after the recovery itself
+    migrated_from: str | None = None  # the restored .bak was this version, migrated
+    backup_problems: list[Diagnostic] = field(default_factory=list)  # why .bak was unusable
 
 
 def _stamp(now: datetime) -> str:
@@ -64,6 +67,8 @@ def recover(
     ``.bak`` is never overwritten. Every recovery is recorded in the worklog."""
 
     s = session_of(session_dir, root)
+    if not s.dir.is_dir():  # nothing is created for a session that does not exist
+        raise StoreError([diag("SR100", "the session directory does not exist", file=str(s.dir))])
     s.check_paths()
     with locked(s):
         current = load(s, root=s.root)
@@ -83,18 +88,31 @@ def recover(
                 os.replace(staged, kept_path)
             kept = kept_path.name
         ts = format_ts(now)
-        if current.backup_usable:
-            data = s.bak.read_bytes()
+        backup = _backup(s, now)
+        if backup.document is not None:
+            doc = backup.document
+            # a 3.0 .bak is restored byte for byte, an older one migrated (docs/spec.md §5)
+            data = s.bak.read_bytes() if backup.migrated_from is None else serialize(doc)
             replace_state(s, data, rotate_backup=False)
-            doc = parse_json_bytes(data).value  # usable: parses (a BOM is tolerated)
-            res = RecoverResult("restored_backup", kept, current.diagnostics, doc)
+            res = RecoverResult(
+                "restored_backup",
+                kept,
+                current.diagnostics,
+                doc,
+                migrated_from=backup.migrated_from,
+            )
             _log(
                 res,
                 s,
                 "recovered",
                 ts,
                 session_id,
-                {"from": BAK, "corrupt_kept_as": kept, "reason": _reason(current)},
+                {
+                    "from": BAK,
+                    "corrupt_kept_as": kept,
+                    "reason": _reason(current),
+                    **({"migrated_from": backup.migrated_from} if backup.migrated_from else {}),
+                },
             )
             return res
         wf = (
@@ -107,7 +125,9 @@ def recover(
         doc["revision"] = 1
         check_writable(doc, wf, now, str(s.state))
         replace_state(s, serialize(doc), rotate_backup=False)
-        res = RecoverResult("recreated", kept, current.diagnostics, doc)
+        res = RecoverResult(
+            "recreated", kept, current.diagnostics, doc, backup_problems=backup.problems
+        )
         _log(
             res,
             s,
@@ -117,6 +137,18 @@ def recover(
             {"corrupt_kept_as": kept, "reason": _reason(current), "workflow": wf.id},
         )
         return res
+
+
+def _backup(s: Session, now: datetime) -> Backup:
+    """The ``.bak`` to restore (3.0, or an older state migrated), or why there is none."""
+    from session_resume.storage.store import usable_backup
+
+    if not os.path.lexists(s.bak):
+        return Backup(None)  # none: nothing to say about it
+    res = read_limited(s.bak, root=s.root)
+    if res.data is None:
+        return Backup(None, problems=res.diagnostics)
+    return usable_backup(res.data, now=now, project_hint=s.dir.resolve().name, file=str(s.bak))
 
 
 def _project_name(dir_name: str) -> str:
@@ -172,9 +204,11 @@ def migrate_session(
     write: bool,
     workflow: Workflow | str | None = None,
     root: str | os.PathLike[str] | None = None,
+    salvage: bool = False,
 ) -> MigrateOutcome:
     """Migrate the session's state file; with ``write`` it is replaced atomically and the
-    pre-migration file becomes ``.bak``."""
+    pre-migration file becomes ``.bak``. ``salvage``: resolve contradictions (docs/spec.md
+    §9.4) instead of refusing."""
     from session_resume.core.migration import MigrationError, migrate
 
     s = session_of(session_dir, root)
@@ -205,7 +239,12 @@ def migrate_session(
             )
         try:
             result = migrate(
-                parsed.value, now=now, workflow=wf, file=name, project_hint=s.dir.resolve().name
+                parsed.value,
+                now=now,
+                workflow=wf,
+                file=name,
+                project_hint=s.dir.resolve().name,
+                salvage=salvage,
             )
         except MigrationError as exc:
             return MigrateOutcome(name, "refused", notes=exc.diagnostics)
@@ -223,12 +262,9 @@ def migrate_session(
         if not write:
             out.status = "would_migrate"
             return out
+        # migrate() set revision and updated and refused contradictions: what the dry-run
+        # patch shows is exactly what is written (docs/spec.md §9.3).
         new = copy.deepcopy(result.document)
-        prev = new.get("revision")
-        new["revision"] = (prev if isinstance(prev, int) and not isinstance(prev, bool) else 0) + 1
-        new["updated"] = format_ts(now)
-        # migrate() validated the 3.0 schema; semantic problems the old file already had
-        # (two steps in progress, say) are reported by `validate`, not a reason to refuse.
         try:
             replace_state(s, serialize(new), rotate_backup=True, always_backup=True)
         except StoreError as exc:

@@ -15,7 +15,7 @@ import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -230,8 +230,48 @@ def load(
             loaded = classify(res.data, file=str(s.state))
     if loaded.status in ("corrupt", "absent") and os.path.lexists(s.bak):
         bres = read_limited(s.bak, max_size=max_size, root=s.root)
-        loaded.backup_usable = bres.data is not None and classify(bres.data).status == "ok"
+        loaded.backup_usable = (
+            bres.data is not None
+            and usable_backup(bres.data, project_hint=s.dir.resolve().name).document is not None
+        )
     return loaded
+
+
+@dataclass
+class Backup:
+    """What a ``.bak`` holds for recovery: the 3.0 document to restore (None: unusable), the
+    version it was migrated from (None: it is 3.0 already), and why it is unusable."""
+
+    document: dict[str, Any] | None
+    migrated_from: str | None = None
+    problems: list[Diagnostic] = field(default_factory=list)
+
+
+def usable_backup(
+    data: bytes, *, now: datetime | None = None, project_hint: str | None = None, file: str = ""
+) -> Backup:
+    """The one definition of a usable backup, shared by recover, resume and validate
+    (docs/spec.md §5): it parses and passes the 3.0 schema, or it is an older or repairable
+    state that ``migrate`` (without ``--salvage``) turns into one."""
+    from session_resume.core.migration import MigrationError, migrate
+
+    loaded = classify(data, file=file)
+    if loaded.status == "ok":
+        return Backup(loaded.document)
+    if loaded.status not in ("needs_migration", "invalid") or loaded.document is None:
+        return Backup(None, problems=loaded.diagnostics)
+    try:
+        res = migrate(
+            loaded.document,
+            now=now or datetime.now(UTC),
+            project_hint=project_hint,
+            file=file,
+        )
+    except MigrationError as exc:
+        return Backup(None, problems=exc.diagnostics)
+    except (RecursionError, ValueError) as exc:
+        return Backup(None, problems=[diag("SR152", f"not migratable: {exc}", file=file)])
+    return Backup(res.document, res.from_version)
 
 
 # --- locking and atomic replacement --------------------------------------------------------

@@ -53,6 +53,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="workflow to migrate under "
         "(default: the file's own, else apex when its step names fit, else generic)",
     )
+    p.add_argument(
+        "--salvage",
+        action="store_true",
+        help="resolve contradictions no rule settles (two steps in progress, a step completed "
+        "before it started, ...) one documented way each, every displaced value kept under "
+        "x-legacy (docs/spec.md §9.4); without it they are refused",
+    )
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--now", metavar="TIMESTAMP", help="the migration time (default: clock)")
     p.add_argument("--root", metavar="DIR", help="repository root (links may not leave it)")
@@ -69,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
             write=not (args.dry_run or args.check),
             workflow=args.workflow or cfg.workflow,
             root=root_of(args.root, cfg),
+            salvage=args.salvage,
             progress=show,
         )
     finally:

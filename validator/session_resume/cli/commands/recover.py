@@ -14,6 +14,7 @@ from session_resume.cli.commands.common import (
     root_of,
     session_dir_of,
 )
+from session_resume.core.versions import CURRENT
 from session_resume.services import maintenance
 
 
@@ -50,21 +51,27 @@ def run(args: argparse.Namespace) -> int:
             {
                 "action": res.action,
                 "corrupt_kept_as": res.corrupt_kept_as,
+                "migrated_from": res.migrated_from,
                 "found": diag_json(res.diagnostics),
+                "backup_problems": diag_json(res.backup_problems),
                 "problems": diag_json(res.problems),
             }
         )
         return 1 if res.problems else 0
     found = "; ".join(f"{d.code} {d.message}" for d in res.diagnostics)
     why = f" (the state file: {found})" if found and res.action != "none" else ""
+    migrated = f" (a {res.migrated_from} state, migrated to {CURRENT})" if res.migrated_from else ""
+    no_bak = "the .bak is not usable (below)" if res.backup_problems else "no usable .bak"
     msg = {
         "none": "the state file is readable; nothing to recover",
-        "restored_backup": f"restored 00-session-state.json from .bak{why}",
-        "recreated": f"no usable .bak: created a fresh state, every step pending{why}",
+        "restored_backup": f"restored 00-session-state.json from .bak{migrated}{why}",
+        "recreated": f"{no_bak}: created a fresh state, every step pending{why}",
     }[res.action]
     kept = f"; the corrupt file is kept as {res.corrupt_kept_as}" if res.corrupt_kept_as else ""
     failed = " — FAILED, see the errors below" if res.problems else ""
     # One line says what was done; the codes found are its reason, not new errors.
     sys.stdout.write(f"{args.dir}: {msg}{kept}{failed}\n")
+    if res.action == "recreated":
+        print_diagnostics(res.backup_problems, hints=False)
     print_diagnostics(res.problems, sys.stderr)
     return 1 if res.problems else 0

@@ -3,7 +3,7 @@
 and the chain that runs them (:func:`migrate`), all registered in
 :data:`session_resume.core.versions.REGISTRY`."""
 
-from session_resume.core.migration.chain import chain, migrate
+from session_resume.core.migration.chain import chain, migrate, repair_command
 from session_resume.core.migration.context import LEGACY, MigrationError, MigrationResult
 
-__all__ = ["LEGACY", "MigrationError", "MigrationResult", "chain", "migrate"]
+__all__ = ["LEGACY", "MigrationError", "MigrationResult", "chain", "migrate", "repair_command"]

@@ -10,6 +10,7 @@ one of the known defects its version's repair pass fixes; so the chain is idempo
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import Callable
 from datetime import datetime
@@ -18,6 +19,7 @@ from typing import Any
 
 from session_resume.core import schemas
 from session_resume.core.codes import diag
+from session_resume.core.jsonread import MAX_DEPTH
 from session_resume.core.migration.context import (
     MigrationContext,
     MigrationError,
@@ -56,6 +58,7 @@ def migrate(
     workflow: Workflow | None = None,
     project_hint: str | None = None,
     file: str = "",
+    salvage: bool = False,
 ) -> MigrationResult:
     """Migrate ``doc`` to the current version (or repair a current document). Pure; raises
     :class:`MigrationError` (SR141/SR142/SR152) when it cannot, never writes anything."""
@@ -94,7 +97,12 @@ def migrate(
             ]
         )
     ctx = MigrationContext(
-        now=now, workflow=workflow, project_hint=project_hint, from_version=raw, file=file
+        now=now,
+        workflow=workflow,
+        project_hint=project_hint,
+        from_version=raw,
+        file=file,
+        salvage=salvage,
     )
     result = MigrationResult(original=doc, document=doc, from_version=raw, to_version=CURRENT)
     cur = doc
@@ -114,6 +122,16 @@ def migrate(
         _check(cur, dst, f"after {src}->{dst}", file)
         result.steps.append(f"{src}->{dst}")
         version = dst
+    if cur != doc:
+        # The end of every migration that changes something: revision, updated (the old one
+        # kept), then the contradictions (docs/spec.md §9.3, §9.4).
+        from session_resume.core.migration import contradictions
+        from session_resume.core.migration.repair_v3 import choose_workflow
+
+        wf = choose_workflow(cur, dataclasses.replace(ctx, notes=[]))  # noted already
+        contradictions.finish(doc, cur, wf, ctx)
+        contradictions.settle(cur, wf, ctx)
+        _check(cur, CURRENT, "after the migration", file)
     result.document = cur
     # A document that did not change has nothing to report (a note without a change would
     # make `migrate --check` pass while printing that something happened).
@@ -121,11 +139,45 @@ def migrate(
     return result
 
 
+def _depth(value: Any) -> int:
+    """Nesting depth as the reader counts it (an object or array is one level)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict | list):
+            deepest = max(deepest, d)
+            stack.extend((c, d + 1) for c in (v.values() if isinstance(v, dict) else v))
+    return deepest
+
+
 def _check(doc: dict[str, Any], version: str, when: str, file: str) -> None:
     rel = f"session-state/{version}.json"
-    if schemas.is_valid(rel, doc):
-        return
-    errors = schemas.explain(rel, doc, file=file)
+    if _depth(doc) > MAX_DEPTH:
+        # x-legacy nests a value one level deeper: the reader would refuse the result (SR123)
+        raise MigrationError(
+            [
+                diag(
+                    "SR152",
+                    f"{when}, the document would nest deeper than {MAX_DEPTH} levels "
+                    "(a value kept under x-legacy is one level deeper); flatten it by hand",
+                    file=file,
+                )
+            ]
+        )
+    try:
+        if schemas.is_valid(rel, doc):
+            return
+        errors = schemas.explain(rel, doc, file=file)
+    except UnicodeEncodeError:  # a lone surrogate in an in-memory document (SR116 in a file)
+        raise MigrationError(
+            [
+                diag(
+                    "SR152",
+                    f"{when}, a string of the document is not valid Unicode (a lone surrogate)",
+                    file=file,
+                )
+            ]
+        ) from None
     raise MigrationError(
         [
             diag(
@@ -137,3 +189,26 @@ def _check(doc: dict[str, Any], version: str, when: str, file: str) -> None:
             for d in errors
         ]
     )
+
+
+def repair_command(
+    doc: dict[str, Any],
+    *,
+    now: datetime,
+    workflow: Workflow | None = None,
+    project_hint: str | None = None,
+) -> str | None:
+    """The pure check behind "no dead ends" (docs/spec.md §9.5): ``"migrate"`` when migrating
+    ``doc`` would change it into a valid state, ``"migrate --salvage"`` when only salvage
+    would, else None."""
+    for salvage in (False, True):
+        try:
+            res = migrate(
+                doc, now=now, workflow=workflow, project_hint=project_hint, salvage=salvage
+            )
+        except MigrationError:
+            continue
+        except (RecursionError, ValueError):  # advice only: never break its caller
+            return None
+        return ("migrate --salvage" if salvage else "migrate") if res.changed else None
+    return None

@@ -51,6 +51,7 @@ class MigrationContext:
     from_version: str
     file: str
     notes: list[Diagnostic] = field(default_factory=list)
+    salvage: bool = False  # resolve contradictions instead of refusing (docs/spec.md §9.4)
 
     def note(self, message: str, pointer: str = "") -> None:
         self.notes.append(diag("SR150", message, file=self.file, pointer=pointer))

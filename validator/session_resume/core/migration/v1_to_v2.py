@@ -6,6 +6,7 @@ import copy
 from typing import Any
 
 from session_resume.core.migration.context import MigrationContext
+from session_resume.core.migration.repair_v3.steps import rename_letter_keys
 
 SOURCE = "1.0"
 TARGET = "2.0"
@@ -19,5 +20,9 @@ def upgrade(doc: dict[str, Any], ctx: MigrationContext) -> dict[str, Any]:
     if isinstance(marker, str) and not marker.endswith(".json"):
         del out["$schema"]
         ctx.note(f"removed the informal version marker $schema {marker!r}", "/$schema")
+    cur = out.get("current_step")
+    if isinstance(cur, float) and not cur.is_integer():
+        out["current_step"] = repr(cur)  # 3.5: step "3.5", which 2.0 can hold (a string)
+    rename_letter_keys(out, ctx)  # `3a`: no version has a form for it (docs/spec.md §9)
     out["schema_version"] = TARGET
     return out

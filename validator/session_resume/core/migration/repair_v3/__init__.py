@@ -34,14 +34,14 @@ from session_resume.core.workflow import (
     state_workflow_spec,
 )
 
-__all__ = ["VERSION", "repair"]
+__all__ = ["VERSION", "choose_workflow", "repair"]
 
 
 def repair(doc: dict[str, Any], ctx: MigrationContext, *, from_old: bool = False) -> dict[str, Any]:
     """Normalise a 3.0 document: fixes only shapes the 3.0 schema rejects, so a valid 3.0
     document comes out unchanged."""
     out = copy.deepcopy(doc)
-    wf = _choose_workflow(out, ctx)
+    wf = choose_workflow(out, ctx)
     if from_old:
         if wf is not None and "workflow" not in out:
             out["workflow"] = wf.id
@@ -58,7 +58,7 @@ def repair(doc: dict[str, Any], ctx: MigrationContext, *, from_old: bool = False
     return out
 
 
-def _choose_workflow(doc: dict[str, Any], ctx: MigrationContext) -> Workflow | None:
+def choose_workflow(doc: dict[str, Any], ctx: MigrationContext) -> Workflow | None:
     """The state's own workflow; for a state that names none, the built-in that adopts
     unnamed states when its step names fit, else the first built-in with free steps."""
     if ctx.workflow is not None:

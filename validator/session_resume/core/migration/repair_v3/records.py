@@ -58,17 +58,53 @@ def repair_review_audit(doc: dict[str, Any], ctx: MigrationContext) -> None:
             )
             continue
         if isinstance(entry, dict) and isinstance(entry.get("skipped"), list):
-            items = entry["skipped"]
-            ints = [int(x) if isinstance(x, str) and x.isdigit() else x for x in items]
-            if ints != items:
-                entry = {**entry, "skipped": ints}
-                ctx.note(
-                    f"review_audit {new}: skipped pass numbers converted to integers",
-                    pointer_join(["review_audit", new, "skipped"]),
-                )
+            entry = _skipped(new, entry, ctx)
         fixed[new] = entry
     if fixed != audit or list(fixed) != list(audit):
         doc["review_audit"] = fixed
+
+
+PASS_NAME = re.compile(r"^(?:pass_?)?([0-9]+)$")
+
+
+def _skipped(key: str, entry: dict[str, Any], ctx: MigrationContext) -> dict[str, Any]:
+    """``skipped`` holds pass numbers. Upstream wrote strings: ``"2"`` and ``"pass_3"`` are
+    the pass numbers 2 and 3 (SR150); a name such as ``"challenger-review"`` names no pass and
+    moves to the entry's ``x-legacy.skipped`` (SR151; docs/spec.md §9)."""
+    items = entry["skipped"]
+    ints: list[Any] = []
+    named: list[Any] = []
+    for x in items:
+        m = PASS_NAME.match(x) if isinstance(x, str) else None
+        if m is not None:
+            ints.append(int(m.group(1)))
+        elif isinstance(x, int) and not isinstance(x, bool):
+            ints.append(x)
+        else:
+            named.append(x)
+    if ints == items:
+        return entry
+    ptr = pointer_join(["review_audit", key, "skipped"])
+    out = {**entry, "skipped": ints}
+    if any(isinstance(x, str) and PASS_NAME.match(x) for x in items):
+        ctx.note(f"review_audit {key}: skipped pass names converted to pass numbers", ptr)
+    if named:
+        legacy = out.get("x-legacy")
+        legacy = dict(legacy) if isinstance(legacy, dict) else {}
+        if "x-legacy" in out and not isinstance(out["x-legacy"], dict):
+            legacy["x-legacy"] = out["x-legacy"]
+        legacy["skipped"] = named
+        out["x-legacy"] = legacy
+        ctx.notes.append(
+            diag(
+                "SR151",
+                f"review_audit {key}: skipped items {named!r} name no pass; kept as "
+                f"review_audit.{key}.x-legacy.skipped",
+                file=ctx.file,
+                pointer=ptr,
+            )
+        )
+    return out
 
 
 def _finding_text(item: dict[str, Any]) -> str:
@@ -96,6 +132,7 @@ def repair_findings(doc: dict[str, Any], ctx: MigrationContext) -> None:
     out: list[str] = []
     resolved: list[Any] = []
     converted: list[Any] = []
+    duplicates: list[str] = []
     for i, item in enumerate(findings):
         if isinstance(item, str):
             text = item
@@ -112,6 +149,8 @@ def repair_findings(doc: dict[str, Any], ctx: MigrationContext) -> None:
             text = str(item)
         if text and text not in out:
             out.append(text)
+        elif text and isinstance(item, str):
+            duplicates.append(text)
     if converted:
         ctx.aside(
             doc,
@@ -119,6 +158,14 @@ def repair_findings(doc: dict[str, Any], ctx: MigrationContext) -> None:
             converted,
             f"{len(converted)} open finding object(s) became strings; the original "
             "objects hold more than a title",
+            "/open_findings",
+        )
+    if duplicates:
+        ctx.aside(
+            doc,
+            "duplicate_findings",
+            duplicates,
+            f"{len(duplicates)} open finding(s) repeated an earlier one",
             "/open_findings",
         )
     if resolved:
@@ -169,6 +216,28 @@ def repair_decisions(doc: dict[str, Any], wf: Workflow | None, ctx: MigrationCon
                 pointer_join(["decisions", d.key]),
             )
     _mirrored_fields(doc, dec, wf, ctx)
+
+
+def _log_step(e: dict[str, Any]) -> dict[str, Any]:
+    """A decision's ``step`` as 3.0 writes it: ``"3.5"`` and the number ``3.5`` are the step
+    key ``"3_5"``, ``2.0`` is ``2`` (docs/spec.md §9); anything else moves to
+    ``x-legacy-step``."""
+    step = e.get("step")
+    if isinstance(step, float):
+        if step.is_integer() and 0 <= step <= 2**53:
+            e["step"] = int(step)
+        elif DOTTED_KEY.match(repr(step)):
+            e["step"] = new_key(repr(step))
+        else:
+            e["x-legacy-step"] = e.pop("step")
+    elif isinstance(step, str) and DOTTED_KEY.match(step):
+        e["step"] = new_key(step)
+    elif step is not None and not (
+        (isinstance(step, int) and not isinstance(step, bool) and step >= 0)
+        or (isinstance(step, str) and STEP_KEY.match(step))
+    ):
+        e["x-legacy-step"] = e.pop("step")
+    return e
 
 
 def _entry_is_v3(e: dict[str, Any]) -> bool:
@@ -246,12 +315,12 @@ def repair_decision_log(doc: dict[str, Any], ctx: MigrationContext) -> None:
             e["rationale"] = reason if isinstance(reason, str) and reason else "(not recorded)"
         if "key" in e and e.get("title") == e["key"]:
             e.pop("key")
-        for req in ("title", "choice"):
+        for req in ("title", "choice", "rationale"):
             if not isinstance(e.get(req), str) or not e[req]:
+                if e.get(req) not in (None, ""):
+                    e[f"x-legacy-{req}"] = e[req]  # not a string: kept beside
                 e[req] = "(not recorded)"
-        step = e.get("step")
-        if isinstance(step, str) and DOTTED_KEY.match(step):
-            e["step"] = new_key(step)
+        e = _log_step(e)
         ts = e.get("timestamp")
         if ts is not None:
             norm, ok = ts_value(ts)

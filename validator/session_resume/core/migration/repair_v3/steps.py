@@ -28,7 +28,46 @@ def new_key(key: str) -> str:
     return f"{m.group(1)}_{m.group(2)}" if m else key
 
 
+LETTER_KEY = re.compile(r"^([0-9]+)([a-z])$")
+
+
+def rename_letter_keys(doc: dict[str, Any], ctx: MigrationContext) -> None:
+    """Letter-suffixed step keys (``3a``, ``3b``: an execution plan's inserted steps) have no
+    form in any version: each becomes the next free sub-number of its step (``3a`` → ``3_1``,
+    in key order), the original key kept as the step's ``x-legacy.key`` (SR151; docs/spec.md
+    §9)."""
+    steps = doc.get("steps")
+    if not isinstance(steps, dict) or not any(LETTER_KEY.match(k) for k in steps):
+        return
+    taken = {new_key(k) for k in steps}
+    out: dict[str, Any] = {}
+    for key, step in steps.items():
+        m = LETTER_KEY.match(key)
+        if m is None:
+            out[key] = step
+            continue
+        n = 1
+        while f"{m.group(1)}_{n}" in taken:
+            n += 1
+        new = f"{m.group(1)}_{n}"
+        taken.add(new)
+        if isinstance(step, dict):
+            step = {**step, "x-legacy": {**_legacy_of(step), "key": key}}
+            why = f"step key {key!r} renamed {new!r}; kept as steps.{new}.x-legacy.key"
+        else:
+            why = f"step key {key!r} renamed {new!r}"
+        out[new] = step
+        ctx.notes.append(diag("SR151", why, file=ctx.file, pointer=pointer_join(["steps", key])))
+    doc["steps"] = out
+
+
+def _legacy_of(step: dict[str, Any]) -> dict[str, Any]:
+    legacy = step.get("x-legacy")
+    return dict(legacy) if isinstance(legacy, dict) else {}
+
+
 def repair_steps(doc: dict[str, Any], wf: Workflow | None, ctx: MigrationContext) -> dict[str, Any]:
+    rename_letter_keys(doc, ctx)
     steps = doc.get("steps")
     if not isinstance(steps, dict):
         if steps is not None:
@@ -243,9 +282,15 @@ def _step_sub_step(
         )
     elif isinstance(sub, str) and out["status"] in ("complete", "pending", "skipped"):
         out["sub_step"] = None
-        ctx.note(
-            f"step {key}: sub_step {sub!r} cleared (a {out['status']} step has none)",
-            pointer_join([*base, "sub_step"]),
+        out["x-legacy"] = {**_legacy_of(out), "sub_step": sub}
+        ctx.notes.append(
+            diag(
+                "SR151",
+                f"step {key}: sub_step {sub!r} cleared (a {out['status']} step has none); "
+                "kept as x-legacy.sub_step",
+                file=ctx.file,
+                pointer=pointer_join([*base, "sub_step"]),
+            )
         )
     elif isinstance(sub, str) and sdef is not None and sub not in sdef.checkpoint_ids:
         new = sdef.legacy_checkpoints.get(sub)
@@ -302,16 +347,21 @@ def _step_unknown_fields(
         )
 
 
+MAX_STEP = 2**53  # beyond it a float is no step number (1e308 would become 309 digits)
+
+
 def repair_current_step(doc: dict[str, Any], steps: dict[str, Any], ctx: MigrationContext) -> None:
     cur = doc.get("current_step")
     if isinstance(cur, int) and not isinstance(cur, bool) and cur >= 0:
         return
-    if isinstance(cur, float) and cur.is_integer() and cur >= 0:
+    if isinstance(cur, float) and cur.is_integer() and 0 <= cur <= MAX_STEP:
         doc["current_step"] = int(cur)  # 2.0 is the integer 2
         return
     new: int | None = None
     if isinstance(cur, str) and re.match(r"^[0-9]+([._][0-9]+)?$", cur):
         new = int(re.split(r"[._]", cur)[0])
+        if not cur.isdigit():  # "3.5": the step number is 3, the sub-step kept
+            ctx.aside(doc, "current_step", cur, f"current_step {cur!r} names a sub-step")
     else:
         running = [k for k, s in steps.items() if s.get("status") == "in_progress"]
         new = _num(running[0])[0] if running else 0
