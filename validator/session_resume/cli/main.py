@@ -240,6 +240,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the last line of defence: never a traceback
         import traceback
 
+        from session_resume.storage.store import StoreError
+
+        if isinstance(exc, StoreError):  # a storage refusal no service translated: coded
+            from session_resume.cli.commands.common import print_diagnostics
+
+            print_diagnostics(exc.diagnostics, sys.stderr)
+            return EXIT_INVALID
+
         sys.stderr.write(
             f"session-resume: SR900 internal error: {type(exc).__name__}: {exc}\n"
             "This is a bug; please report it with the command you ran.\n"

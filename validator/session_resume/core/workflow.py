@@ -276,9 +276,26 @@ def _parse_yaml_definition(file: str, data: bytes) -> dict[str, Any]:
     return definition
 
 
+def session_dir_escapes(pattern: str) -> bool:
+    """Whether a ``session_dir`` pattern could leave the repository: absolute (``/x``,
+    ``C:x``, ``\\x``), or a ``..`` component (``../x-{project}``)."""
+    parts = pattern.replace("\\", "/").split("/")
+    return pattern.startswith(("/", "\\")) or ":" in pattern or ".." in parts
+
+
 def _semantic_problems(raw: dict[str, Any], file: str) -> list[Diagnostic]:
     out = []
     seen: set[str] = set()
+    if session_dir_escapes(raw["session_dir"]):
+        out.append(
+            diag(
+                "SR400",
+                "session_dir must be a relative path inside the repository (no leading `/`, "
+                "no drive, no `..` component)",
+                file=file,
+                pointer="/session_dir",
+            )
+        )
     for i, s in enumerate(raw.get("steps", [])):
         if s["key"] in seen:
             out.append(
