@@ -304,3 +304,39 @@ def test_seq_continues_after_a_long_record(tmp_path: Path, size: int) -> None:
     rec = worklog.append(tmp_path, "note", ts=NOW, session="s")
     assert rec["seq"] == 3
     assert worklog.scan(tmp_path / worklog.WORKLOG) == []
+
+
+# --- text output: no terminal or CI-log injection -------------------------------------------
+
+HOSTILE = "x\x1b[2J\x9b31m\u202egnp.exe\n::error file=a::forged\r"
+
+
+def test_text_output_escapes_file_content_in_every_command(tmp_path: Path) -> None:
+    """Step names, paths, lease fields and worklog events carry ESC, C1, a bidi override and
+    a newline that would start a forged `::error` line: no command's text output holds a
+    raw control character or a line starting with `:`."""
+    repo, d, _ = make_repo(tmp_path)
+    doc = apex_state()
+    doc["steps"]["2"]["name"] = "Arch" + HOSTILE
+    doc["steps"]["2"]["sub_step"] = "phase_3_cost"
+    doc["steps"]["1"]["artifacts"].append("agent-output/demo/" + HOSTILE)
+    (d / store.STATE).write_bytes(dump(doc))
+    event = {"v": 1, "ts": NOW, "seq": 1, "session": HOSTILE, "event": "note", "step": HOSTILE}
+    (d / worklog.WORKLOG).write_text(json.dumps(event) + "\n")
+    lease = {"v": 1, "session": HOSTILE, "owner": HOSTILE, "host": HOSTILE, "pid": None}
+    lease.update(started=NOW, heartbeat="2026-03-03T09:00:00Z")
+    (d / SENTINEL).write_text(json.dumps(lease))
+    runs = {
+        "report": ["report", str(d), "--now", NOW, "--root", str(repo)],
+        "validate": ["validate", str(d), "--now", NOW],
+    }  # the readers first: archive moves the files away
+    runs.update((k, v) for k, v in commands(repo, d).items() if "json" not in v)
+    seen = 0
+    for label, argv in runs.items():
+        code, output = cli(*argv)
+        assert code in (0, 1, 2), f"{label}: {output}"
+        for line in output.splitlines():
+            assert not line.lstrip().startswith(":"), f"{label}: {line!r}"
+        assert not any(ch in output for ch in "\x1b\x9b\u202e\r"), f"{label}: {output!r}"
+        seen += "gnp.exe" in output
+    assert seen >= 4  # the hostile values were printed (escaped), not merely absent

@@ -222,6 +222,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - a broken installation, not bad input
         sys.stderr.write(f"session-resume: SR900 internal error: {type(exc).__name__}: {exc}\n")
         return EXIT_INTERNAL
+    stdout = sys.stdout
+    if getattr(args, "format", None) in (None, "text"):
+        from session_resume.reporters.text import SafeTextStream
+
+        sys.stdout = SafeTextStream(stdout)
+    try:
+        return _run(args)
+    finally:
+        sys.stdout = stdout
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         result: int = args.func(args)
         return result
