@@ -340,3 +340,36 @@ def test_text_output_escapes_file_content_in_every_command(tmp_path: Path) -> No
         assert not any(ch in output for ch in "\x1b\x9b\u202e\r"), f"{label}: {output!r}"
         seen += "gnp.exe" in output
     assert seen >= 4  # the hostile values were printed (escaped), not merely absent
+
+
+# --- numbers Python refuses to convert ------------------------------------------------------
+
+
+def test_a_step_key_of_5000_digits_is_no_internal_error(tmp_path: Path) -> None:
+    """Was SR900 (int() refuses over 4,300 digits) in validate, resume, report, render and
+    the writers."""
+    repo, d, _ = make_repo(tmp_path)
+    doc = apex_state()
+    doc["workflow"] = "generic"
+    doc["steps"]["9" * 5000] = doc["steps"].pop("7")
+    (d / store.STATE).write_bytes(dump(doc))
+    runs = commands(repo, d)
+    runs["validate sarif"] = ["validate", str(d), "--now", NOW, "--format", "sarif"]
+    for label, argv in runs.items():
+        code, output = cli(*argv)
+        assert code in (0, 1, 2) and "SR900" not in output, f"{label}: {output[:500]}"
+
+
+def test_sync_todos_ids_of_5000_digits_and_2000_items(tmp_path: Path) -> None:
+    repo, d, _ = make_repo(tmp_path)
+    items = [{"id": "7" * 5000, "subject": "long id", "status": "pending"}]
+    items += [{"id": str(i), "subject": f"task {i}", "status": "pending"} for i in range(2000)]
+    listing = tmp_path / "todos.json"
+    listing.write_text(json.dumps(items))
+    (d / store.STATE).unlink()
+    assert cli("init", "demo", "--workflow", "generic", "--root", str(repo), "--now", NOW)[0] == 0
+    code, output = cli(
+        "sync-todos", str(d), "--file", str(listing), "--root", str(repo), "--now", NOW
+    )
+    assert code == 0 and "SR900" not in output, output[:500]
+    assert len(store.load(d, root=repo).document["steps"]) == 2001  # type: ignore[index]
