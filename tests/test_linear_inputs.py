@@ -97,3 +97,20 @@ def test_yaml_nesting_is_refused_early(style: str) -> None:
         return lambda: load_yaml_text(t, file="x.yaml")
 
     assert_near_linear(make, 2_000)
+
+
+def test_handoff_with_many_artifacts() -> None:
+    """Was quadratic: the handoff's path list was deduplicated by list membership."""
+    from datetime import UTC, datetime
+
+    from session_resume.core.workflow import load_workflow
+    from session_resume.rendering.handoff import render_handoff
+
+    wf = load_workflow("apex")
+
+    def make(n: int) -> Callable[[], object]:
+        doc = apex_state()
+        doc["steps"]["1"]["artifacts"] = [f"agent-output/demo/a{i}.md" for i in range(n)]
+        return lambda: render_handoff(doc, wf, now=datetime(2026, 3, 3, tzinfo=UTC))
+
+    assert_near_linear(make, 2_000)
