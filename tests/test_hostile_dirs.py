@@ -27,7 +27,7 @@ from session_resume.core.lease import SENTINEL, lease_state
 from session_resume.core.timeutil import parse_ts
 from session_resume.storage import store, worklog
 
-from conftest import apex_state, dump
+from conftest import apex_state, dump, run_cli
 
 NOW = "2026-03-03T12:00:00Z"
 CANARY = "decoy-canary-7f3a"
@@ -373,3 +373,28 @@ def test_sync_todos_ids_of_5000_digits_and_2000_items(tmp_path: Path) -> None:
     )
     assert code == 0 and "SR900" not in output, output[:500]
     assert len(store.load(d, root=repo).document["steps"]) == 2001  # type: ignore[index]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_lone_surrogates_in_duplicate_and_non_finite_keys(tmp_path: Path, fmt: str) -> None:
+    """Was SR900 (UnicodeEncodeError printing the key) with --format json|sarif|github."""
+    repo, d, _ = make_repo(tmp_path)
+    text = json.dumps(apex_state())[:-1] + ', "\\ud800x": 1, "\\ud800x": 2, "\\udc00n": NaN}'
+    (d / store.STATE).write_text(text)
+    # a separate process: the real stdout, which must encode what is printed
+    proc = run_cli("validate", str(d), "--now", NOW, "--format", fmt)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "SR900" not in output, output
+    assert "SR121" in output and "SR122" in output
+    if fmt in ("json", "sarif"):
+        json.loads(proc.stdout)
+
+
+def test_an_artifact_name_over_255_bytes_is_missing_not_an_error(tmp_path: Path) -> None:
+    """Was SR900 (ENAMETOOLONG out of realpath) with --check-artifacts."""
+    repo, d, _ = make_repo(tmp_path)
+    doc = apex_state()
+    doc["steps"]["1"]["artifacts"].append("agent-output/demo/" + "a" * 300 + ".md")
+    (d / store.STATE).write_bytes(dump(doc))
+    code, output = cli("validate", str(d), "--now", NOW, "--check-artifacts")
+    assert code == 1 and "SR900" not in output and "SR314" in output, output

@@ -6,6 +6,7 @@ Exit codes: 0 valid, 1 invalid, 2 usage error, 3 internal error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -223,6 +224,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"session-resume: SR900 internal error: {type(exc).__name__}: {exc}\n")
         return EXIT_INTERNAL
     stdout = sys.stdout
+    with contextlib.suppress(AttributeError, ValueError):
+        # a lone surrogate from a file (a JSON "\ud800" escape) has no UTF-8 form: printed as
+        # the escape, in every format (in JSON output that is the same JSON escape again)
+        stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     if getattr(args, "format", None) in (None, "text"):
         from session_resume.reporters.text import SafeTextStream
 
