@@ -398,3 +398,16 @@ def test_an_artifact_name_over_255_bytes_is_missing_not_an_error(tmp_path: Path)
     (d / store.STATE).write_bytes(dump(doc))
     code, output = cli("validate", str(d), "--now", NOW, "--check-artifacts")
     assert code == 1 and "SR900" not in output and "SR314" in output, output
+
+
+def test_render_skill_of_a_title_with_a_lone_surrogate_is_refused(tmp_path: Path) -> None:
+    """Was SR900 (UnicodeEncodeError writing SKILL.md)."""
+    wf = (Path(__file__).parents[1] / "schema" / "workflows" / "generic.yaml").read_text()
+    lines = [
+        'title: "Bad \\ud800 title"' if ln.startswith("title:") else ln for ln in wf.splitlines()
+    ]
+    path = tmp_path / "wf.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    code, output = cli("render", "skill", "--workflow", str(path), "--out", str(tmp_path / "o"))
+    assert code == 2 and "SR400" in output and "SR900" not in output, output
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())

@@ -255,6 +255,11 @@ def _parse_yaml_definition(file: str, data: bytes) -> dict[str, Any]:
     # Round-trip through JSON: rejects YAML-only types (dates, sets) before schema validation.
     try:
         raw = json.loads(json.dumps(raw))
+        json.dumps(raw, ensure_ascii=False).encode("utf-8")  # no lone surrogate ("\ud800")
+    except UnicodeEncodeError:
+        raise WorkflowError(
+            [diag("SR400", "a string holds a lone surrogate, which is not text", file=file)]
+        ) from None
     except (TypeError, ValueError) as exc:
         raise WorkflowError(
             [diag("SR400", f"non-JSON value in workflow: {exc}", file=file)]
@@ -393,7 +398,7 @@ def _build(raw: dict[str, Any], file: str) -> Workflow:
 
 
 # Bump when the YAML loading rules change (yamlsafe.py): old entries then miss.
-_CACHE_FORMAT = b"v3:yaml-1.2-core"
+_CACHE_FORMAT = b"v4:yaml-1.2-core"  # v4: lone surrogates and deep nesting refused (issue 18)
 
 
 def _cache_dir() -> Path | None:
