@@ -411,3 +411,27 @@ def test_render_skill_of_a_title_with_a_lone_surrogate_is_refused(tmp_path: Path
     code, output = cli("render", "skill", "--workflow", str(path), "--out", str(tmp_path / "o"))
     assert code == 2 and "SR400" in output and "SR900" not in output, output
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+# --- importers never copy content from links out of their source ----------------------------
+
+
+@pytest.mark.parametrize("name", ["worklog.jsonl", "state.json"])
+def test_tracker_import_never_reads_a_link_out_of_its_source(tmp_path: Path, name: str) -> None:
+    """Was: a linked worklog.jsonl or state.json was followed and its content landed in the
+    new worklog (detail.unparsed) and the state's x-legacy."""
+    repo, _, decoy = make_repo(tmp_path)
+    src = repo / "tracker"
+    fixtures = Path(__file__).parent / "fixtures" / "import" / "tracker" / "finished" / ".session"
+    shutil.copytree(fixtures, src)
+    (decoy / name).write_text(f'{{"canary": "{CANARY}"}}\n{CANARY}\n')
+    if (src / name).exists():
+        (src / name).unlink()
+    os.symlink(decoy / name, src / name)
+    out = repo / "agent-output" / "imported"
+    code, output = cli("import", "session-tracker", str(src), "--to", str(out), "--root", str(repo))
+    assert code in (0, 1, 2) and "SR900" not in output, output
+    assert CANARY not in output
+    for p in out.rglob("*") if out.exists() else []:
+        if p.is_file():
+            assert CANARY not in p.read_text(errors="replace"), p
