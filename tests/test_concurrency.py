@@ -13,9 +13,9 @@
 Environment: ``SESSION_RESUME_WRITERS`` (processes, default 8),
 ``SESSION_RESUME_CONCURRENCY_UPDATES`` (updates per process, default 200).
 
-Why not ``with store.locked(s): load(); save()``: ``save`` takes the lock itself with a new
-``FileLock`` object, and filelock is re-entrant only for the same object, so that deadlocks
-until the lock timeout (SR160). Optimistic concurrency with ``expected_revision`` is the
+Why not ``with store.locked(s): load(); save()``: ``save`` takes the lock itself on a new
+file descriptor, and ``flock`` locks belong to one open file, so that deadlocks until the lock
+timeout (SR160). Optimistic concurrency with ``expected_revision`` is the
 supported read-modify-write.
 """
 

@@ -14,8 +14,8 @@ Two ways to run out of space:
 Whatever happens: the state on disk is the old document or the new one, byte for byte
 (never a partial state), ``.bak`` is a valid state, no temp file is left behind, the worklog
 has no garbage in the middle, and after space is freed the next save works. The error itself
-should be a coded :class:`store.StoreError`; where it still escapes as a raw ``OSError`` the
-``test_known_bug_*`` tests pin it (strict xfail: they flip when fixed).
+is a coded :class:`store.StoreError` (the lease write: SR515; the directory fsync after the
+rename: SR165, the new state in place), never a raw ``OSError``.
 """
 
 from __future__ import annotations
@@ -360,14 +360,7 @@ def test_cli_write_on_a_full_tmpfs_leaves_the_state_intact(tiny_fs: Path) -> Non
     assert store.load(d, root=tiny_fs).document["steps"]["2"]["sub_step"] == "phase_3_cost"  # type: ignore[index]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="bug: a write command on a full disk ends in `SR900 internal error ... This is a "
-    "bug` (exit 3): the lease is written first (lease_file.write -> fileio.replace_file) and its "
-    "OSError(ENOSPC) is not translated (save() itself says SR163)",
-)
-def test_known_bug_full_tmpfs_cli_reports_internal_error(tiny_fs: Path) -> None:
+def test_full_tmpfs_cli_write_is_coded(tiny_fs: Path) -> None:
     d = tiny_fs / "agent-output" / "demo"
     prepare(d, tiny_fs, apex_state())
     Filler(tiny_fs)
@@ -458,13 +451,10 @@ def test_injected_failure_at_every_call_of_a_save(
             break
         which = check_consistent(d, repo, before)
         seen[f"{outcome} (state {which})"] += 1
-        if outcome == "saved" or outcome.startswith("StoreError SR505"):
+        if outcome == "saved" or outcome.startswith(("StoreError SR505", "StoreError SR165")):
             assert which == "new", outcome
-        if outcome.startswith("raw"):
-            # only the known bug: the directory fsync after the rename (the new state is in
-            # place) -- test_known_bug_directory_fsync_error_after_the_rename_is_raw
-            assert which == "new" and name in ("fsync", "open"), outcome
-        elif which == "old":
+        assert not outcome.startswith("raw"), outcome  # SR165 since issue 18
+        if which == "old":
             assert outcome.startswith("StoreError"), outcome  # refused, with a code
         if outcome == "saved":
             # a save that reports success has its event, complete, as the last line
@@ -529,14 +519,7 @@ def test_worklog_seq_never_restarts_when_the_tail_cannot_be_read(repo: Path) -> 
     assert record["seq"] == 2, record
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=OSError,
-    reason="bug: when the directory fsync after the rename fails (EIO, or its open fails), "
-    "save() raises a raw OSError although the new state is already in place, so the caller "
-    "cannot tell 'written' from 'not written' (a worklog failure at the same point is SR505)",
-)
-def test_known_bug_directory_fsync_error_after_the_rename_is_raw(repo: Path) -> None:
+def test_directory_fsync_error_after_the_rename_is_coded(repo: Path) -> None:
     d = repo / "agent-output" / "demo"
     prepare(d, repo, apex_state())
     doc, rev = next_doc(d, repo)

@@ -367,8 +367,9 @@ def test_worklog_failure_after_write_is_coded(session_dir: Path, tmp_path: Path)
     (session_dir / worklog.WORKLOG).symlink_to(elsewhere)
     with pytest.raises(store.StoreError) as exc:
         store.save(session_dir, apex_state(), now=NOW, event="note")
-    assert exc.value.diagnostics[0].code == "SR505"
-    assert store.load(session_dir).status == "ok"  # the state itself was written
+    # issue 18: the path policy refuses the link before anything is written
+    assert exc.value.diagnostics[0].code == "SR105"
+    assert store.load(session_dir).status == "absent"
     assert elsewhere.read_text() == ""  # the link was not followed
 
 
@@ -433,7 +434,8 @@ def test_recreated_state_gets_a_valid_project_name(tmp_path: Path) -> None:
 def test_recover_reports_a_worklog_it_cannot_append(session_dir: Path) -> None:
     (session_dir / worklog.WORKLOG).mkdir()
     (session_dir / store.STATE).write_bytes(b"")
-    res = state_repair.recover(session_dir, now=NOW)
-    assert res.action == "recreated"
-    assert [d.code for d in res.problems] == ["SR505"]
-    assert store.load(session_dir).status == "ok"
+    # issue 18: the path policy refuses before anything is written (was: recreated + SR505)
+    with pytest.raises(store.StoreError) as exc:
+        state_repair.recover(session_dir, now=NOW)
+    assert [d.code for d in exc.value.diagnostics] == ["SR102"]
+    assert (session_dir / store.STATE).read_bytes() == b""

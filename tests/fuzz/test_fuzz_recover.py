@@ -76,5 +76,11 @@ def test_recover_reports_a_worklog_it_cannot_append(session_dir: Path, kind: str
     else:
         (session_dir / "log.jsonl").write_bytes(b"")
         os.symlink("log.jsonl", session_dir / worklog.WORKLOG)
+    if kind == "directory":  # issue 18: refused by the path policy before anything is written
+        with pytest.raises(store.StoreError) as exc:
+            state_repair.recover(session_dir, now=NOW, root=root)
+        assert [d.code for d in exc.value.diagnostics] == ["SR102"]
+        assert (session_dir / store.STATE).read_bytes() == b"{"
+        return
     state_repair.recover(session_dir, now=NOW, root=root)
     assert store.load(session_dir, root=root).status == "ok"

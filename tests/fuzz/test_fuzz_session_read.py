@@ -12,10 +12,9 @@ import socket
 from pathlib import Path
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import strategies as st
 
-from session_resume.core.jsonread import parse_json_bytes
 from session_resume.core.resume_decision import ACTIONS, decide
 from session_resume.services.validation import ValidateOptions, session_integrity
 from session_resume.storage import snapshot, store, worklog
@@ -27,19 +26,6 @@ from .sessiondirs import HANG_SECONDS, _alarm, entries, with_dir
 from .strategies import SESSION_DIRS, dumps
 from conftest import apex_state
 
-# --- a check that steps around the known bug below ------------------------------------------
-
-
-def _known_bug_lease_pid(layout: dict[str, tuple[str, bytes]]) -> bool:
-    """test_known_bug_lease_pid_beyond_int_range_crashes_resume."""
-    kind, data = layout[SENTINEL]
-    if kind != "file":
-        return False
-    value = parse_json_bytes(data).value
-    pid = value.get("pid") if isinstance(value, dict) else None
-    return isinstance(pid, int) and not isinstance(pid, bool) and abs(pid) >= 2**31
-
-
 # --- session directories: reading -----------------------------------------------------------
 
 
@@ -49,7 +35,6 @@ def test_reading_a_session_directory_is_total(
     layout: dict[str, tuple[str, bytes]], step: str | None
 ) -> None:
     tried("take+decide+validate(dir)")
-    assume(not _known_bug_lease_pid(layout))
 
     def check(d: Path, root: Path) -> None:
         before = entries(d)
@@ -139,20 +124,19 @@ def test_oversized_or_linked_lease_is_unreadable_not_absent(session_dir: Path) -
     assert found == {} and [x.code for x in diags] == ["SR510"]
 
 
-# --- known bugs: minimal reproductions (strict xfail: they flip to XPASS when fixed) ------
+# --- regressions: bugs found, since fixed (issue 18) ---------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=OverflowError,
-    reason="bug: a lease naming this host and a pid beyond the C int range (2147483648) makes "
-    "sentinel.owner_alive's os.kill raise OverflowError out of snapshot.take(): `resume` and "
-    "`report` end in SR900 (exit 3) on a 150-byte 00-session.active",
-)
-def test_known_bug_lease_pid_beyond_int_range_crashes_resume(session_dir: Path) -> None:
+@pytest.mark.parametrize("pid", [2**31, 2**63, -(2**63)])
+def test_lease_pid_beyond_int_range_is_coded(session_dir: Path, pid: int) -> None:
+    """Was OverflowError out of os.kill in snapshot.take(): SR900 in resume and report."""
+    from session_resume.storage import lease_file
+
     (session_dir / store.STATE).write_bytes(dumps(apex_state()))
     lease = {"v": 1, "session": "s1", "owner": "o", "host": socket.gethostname()}
     lease.update(started="2026-03-03T11:59:00Z", heartbeat="2026-03-03T11:59:00Z")
-    (session_dir / SENTINEL).write_text(json.dumps({**lease, "pid": 2**31}))
+    (session_dir / SENTINEL).write_text(json.dumps({**lease, "pid": pid}))
     snap = snapshot.take(session_dir)
     assert decide(snap, None, NOW, WORKFLOWS["apex"])["action"] in ACTIONS
+    assert [d.code for d in lease_file.read(session_dir)[1]] == ["SR510"]
+    assert lease_file.owner_alive({**lease, "pid": pid}) is None

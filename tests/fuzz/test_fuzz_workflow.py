@@ -109,17 +109,10 @@ def test_workflow_yaml_over_the_size_limit_is_refused(tmp_path: Path) -> None:
     assert [d.code for d in exc.value.diagnostics] == ["SR400"]
 
 
-# --- known bugs: minimal reproductions (strict xfail: they flip to XPASS when fixed) ------
+# --- regressions: bugs found, since fixed (issue 18) ---------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="bug (design, docs/security.md §8): the project configuration's `workflow:` path is "
-    "resolved with no containment check, so repository content (a pull request) makes "
-    "`validate` read a file outside the repository and print its parse errors",
-)
-def test_known_bug_config_workflow_path_leaves_the_repository(tmp_path: Path) -> None:
+def test_config_workflow_path_outside_the_repository_is_refused(tmp_path: Path) -> None:
     outside = tmp_path / "outside" / "wf.yaml"
     outside.parent.mkdir()
     outside.write_text("leak_canary_key: [unclosed\n")

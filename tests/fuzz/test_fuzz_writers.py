@@ -65,7 +65,9 @@ def test_save_either_succeeds_or_leaves_everything_as_it_was(
 
 @pytest.mark.parametrize("kind", ["directory", "symlink"])
 def test_lock_path_not_a_regular_file_is_coded(session_dir: Path, kind: str) -> None:
-    """Was a raw IsADirectoryError / ELOOP out of filelock (fixed in 4160f6a)."""
+    """Was a raw IsADirectoryError / ELOOP out of filelock (fixed in 4160f6a). Issue 18: the
+    path policy refuses a directory before anything is opened (SR102); a link, even inside
+    the root, is never opened as the lock (O_NOFOLLOW: SR160)."""
     root = session_dir.parents[1]  # the repository (the fixture's .git marks it)
     if kind == "directory":
         (session_dir / store.LOCK).mkdir()
@@ -74,7 +76,7 @@ def test_lock_path_not_a_regular_file_is_coded(session_dir: Path, kind: str) -> 
         os.symlink("elsewhere.lock", session_dir / store.LOCK)  # inside the root: allowed
     with pytest.raises(store.StoreError) as exc:
         store.save(session_dir, apex_state(), now=NOW, root=root)
-    assert [d.code for d in exc.value.diagnostics] == ["SR160"]
+    assert [d.code for d in exc.value.diagnostics] == ["SR102" if kind == "directory" else "SR160"]
 
 
 def test_bak_is_a_directory_is_coded(session_dir: Path) -> None:

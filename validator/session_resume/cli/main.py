@@ -6,6 +6,7 @@ Exit codes: 0 valid, 1 invalid, 2 usage error, 3 internal error.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
@@ -313,7 +314,11 @@ def _report(
         text = renderer("text")(reports, args.strict)
         if args.quiet:
             text = "".join(text.splitlines(keepends=True)[:-1])  # the findings, no summary
-        sys.stdout.write(colorize(text) if use_color(args.color, sys.stdout) else text)
+        if use_color(args.color, sys.stdout):
+            # the reporter cleaned every value; the escapes colorize adds are our own
+            getattr(sys.stdout, "write_styled", sys.stdout.write)(colorize(text))
+        else:
+            sys.stdout.write(text)
     else:
         sys.stdout.write(renderer(args.format)(reports, args.strict))
     if args.format == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
@@ -374,6 +379,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - a broken installation, not bad input
         sys.stderr.write(f"session-resume: SR900 internal error: {type(exc).__name__}: {exc}\n")
         return EXIT_INTERNAL
+    stdout = sys.stdout
+    with contextlib.suppress(AttributeError, ValueError):
+        # a lone surrogate from a file (a JSON "\ud800" escape) has no UTF-8 form: printed as
+        # the escape, in every format (in JSON output that is the same JSON escape again)
+        stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+    if getattr(args, "format", None) in (None, "text"):
+        from session_resume.reporters.text import SafeTextStream
+
+        sys.stdout = SafeTextStream(stdout)
+    try:
+        return _run(args)
+    finally:
+        sys.stdout = stdout
+
+
+def _run(args: argparse.Namespace) -> int:
     as_json = getattr(args, "format", None) == "json"
     try:
         missing = _missing_paths(args)
@@ -404,6 +425,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - the last line of defence: never a traceback
         import traceback
+
+        from session_resume.storage.store import StoreError
+
+        if isinstance(exc, StoreError):  # a storage refusal no service translated: coded
+            from session_resume.cli.commands.common import print_diagnostics
+
+            print_diagnostics(exc.diagnostics, sys.stderr)
+            return EXIT_INVALID
 
         sys.stderr.write(
             f"session-resume: SR900 internal error: {type(exc).__name__}: {exc}\n"

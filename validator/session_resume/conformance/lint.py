@@ -39,7 +39,17 @@ NOT_PRODUCIBLE: dict[str, str] = {
     "SR181": "the MCP extra is not installed: `session-resume mcp` only",
     "SR405": "project configuration (.session-resume.yaml, pyproject.toml) is read by the CLI; "
     "conformance operations take explicit arguments",
+    "SR164": "a lease or worklog write failing (disk full, I/O error): the write and session "
+    "commands only; tests/test_full_disk.py injects it",
+    "SR165": "the directory fsync failing after the rename: an I/O error, not file content "
+    "(tests/test_full_disk.py injects it)",
+    "SR505": "worklog append failed after the state write: since issue 18 a worklog no write "
+    "can append (a directory, FIFO, link out of the root) is refused by the path policy first "
+    "(SR102/SR105); what is left is an I/O error or a link inside the session, which a case "
+    "that changes files cannot set up (tests/test_full_disk.py, tests/fuzz/test_fuzz_recover.py)",
     "SR514": "no session lease: the session ping/end commands only",
+    "SR515": "the lease write failing (disk full): the write and session commands only "
+    "(tests/test_full_disk.py fills a tmpfs)",
     "SR710": "invalid transition: the write commands only",
     "SR900": "internal error: a bug in the tool, never an expected result",
 }

@@ -239,7 +239,7 @@ _ALL = [
         "The session lock could not be taken in time: another writer holds it.",
         "two agents writing the same session",
         "Retry; if no writer is running, the lock is stale only if its process is gone "
-        "(filelock releases it on exit).",
+        "(the operating system releases it on exit).",
     ),
     Code(
         "SR161",
@@ -269,6 +269,25 @@ _ALL = [
         "directory where a file should be); the previous state and .bak are unchanged.",
         "a full disk during `session-resume checkpoint`",
         "Free space or fix the path the message names, then run the command again.",
+    ),
+    Code(
+        "SR164",
+        "session-file-write-failed",
+        E,
+        "The operating system refused to write a session file other than the state (the lease "
+        "or the worklog: disk full, read-only directory, an I/O error); the state is unchanged.",
+        "a full disk during `session-resume session start`",
+        "Free space or fix the path the message names, then run the command again.",
+    ),
+    Code(
+        "SR165",
+        "state-written-not-synced",
+        E,
+        "The new state is in place, but the directory could not be synced after the rename (an "
+        "I/O error): the change may not survive a power loss, and its worklog event was not "
+        "appended.",
+        "EIO from fsync() of the session directory",
+        "Check the disk; run `session-resume validate DIR` and repeat the write if it is lost.",
     ),
     Code(
         "SR201",
@@ -714,6 +733,15 @@ _ALL = [
         "it has ended.",
         "`session-resume ping` before `session-resume session start`",
         "Run `session-resume session start` (or any state write) first.",
+    ),
+    Code(
+        "SR515",
+        "sentinel-write-failed",
+        E,
+        "The lease file `00-session.active` could not be written (disk full, read-only "
+        "directory, an I/O error); nothing else was changed after it.",
+        "a full disk during `session-resume checkpoint`",
+        "Free space or fix the directory's permissions, then run the command again.",
     ),
     # --- SR6xx: the handoff (00-handoff.md) ---------------------------------------------------
     Code(

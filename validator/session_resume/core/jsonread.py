@@ -138,6 +138,9 @@ def _decode(data: bytes, file: str, out: list[Diagnostic]) -> str | None:
         return None
 
 
+MAX_LOCATED = 50  # findings per document that are given a line and column
+
+
 class _Hooks:
     """``json.loads`` hooks that note duplicate keys (by the id of their object) and numbers
     that are not finite doubles (NaN, Infinity, beyond the double range)."""
@@ -203,8 +206,12 @@ def _tree_ok(
     if not depth_ok:
         out.append(diag("SR123", f"the document nests deeper than {max_depth} levels", file=file))
         return False
-    for ptr_parts, key in dup_ptrs:
-        ln, cl = _loc(text, ptr_parts, key_occurrence=2, key=key)
+    # Locating a pointer rescans the text: only the first MAX_LOCATED findings get a line and
+    # column, so thousands of duplicates or NaNs cost linear time, not quadratic.
+    for n, (ptr_parts, key) in enumerate(dup_ptrs):
+        ln, cl = (
+            _loc(text, ptr_parts, key_occurrence=2, key=key) if n < MAX_LOCATED else (None, None)
+        )
         out.append(
             diag(
                 "SR121",
@@ -215,8 +222,8 @@ def _tree_ok(
                 column=cl,
             )
         )
-    for ptr_parts in non_finite:
-        ln, cl = _loc(text, ptr_parts)
+    for n, ptr_parts in enumerate(non_finite):
+        ln, cl = _loc(text, ptr_parts) if n < MAX_LOCATED else (None, None)
         out.append(
             diag(
                 "SR122",

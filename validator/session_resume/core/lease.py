@@ -21,6 +21,7 @@ from session_resume.core.timeutil import format_ts, parse_ts
 SENTINEL = "00-session.active"
 SENTINEL_VERSION = 1
 DEFAULT_STALE_SECONDS = 300
+DEFAULT_SKEW_SECONDS = 300  # how far a heartbeat may run ahead of now (clocks differ)
 
 
 def new_session_id() -> str:
@@ -79,9 +80,11 @@ def lease_state(
     ended: bool,
     owner_alive: bool | None,
     stale_seconds: int = DEFAULT_STALE_SECONDS,
+    skew_seconds: int = DEFAULT_SKEW_SECONDS,
 ) -> Lease:
     """Pure. ``ended``: the worklog holds a ``session_end`` for the sentinel's session.
-    ``owner_alive``: whether the named owner pid runs on this host (None: unknown)."""
+    ``owner_alive``: whether the named owner pid runs on this host (None: unknown).
+    A heartbeat further in the future than ``skew_seconds`` is no proof of life: stale."""
     if sentinel is None:
         return Lease("none")
     hb = parse_ts(sentinel.get("heartbeat"))
@@ -92,6 +95,6 @@ def lease_state(
         return Lease("ended", sentinel, age)
     if owner_alive is False:
         return Lease("dead_owner", sentinel, age)
-    if age > stale_seconds:
+    if age > stale_seconds or age < -skew_seconds:
         return Lease("stale", sentinel, age)
     return Lease("live", sentinel, age)

@@ -47,9 +47,18 @@ class RuleOptions:
     exists: Callable[[str], bool] | None = None
 
 
+STEP_NUMBER_CAP = 10**18  # a step number of more digits sorts (and counts) as this
+
+
+def step_number(digits: str) -> int:
+    """The value of a step key's digits, capped: no int() of thousands of digits (Python
+    refuses over 4,300; a hostile key must not end a command in an internal error)."""
+    return int(digits) if len(digits) <= 18 else STEP_NUMBER_CAP
+
+
 def step_order_key(key: str) -> tuple[int, int]:
     major, _, minor = key.partition("_")
-    return int(major), int(minor or 0)
+    return step_number(major), step_number(minor or "0")
 
 
 def ordered_step_keys(doc_steps: dict[str, Any], workflow: Workflow | None) -> list[str]:

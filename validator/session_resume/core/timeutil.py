@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-_TS = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z$")
+# ASCII digits only ([0-9], not \d: no Arabic-Indic digits) and \Z, not $ (which also matches
+# before a trailing newline).
+_TS = re.compile(r"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?Z\Z", re.ASCII)
 
 
 def parse_ts(value: object) -> datetime | None:

@@ -16,7 +16,7 @@ from typing import Any
 from session_resume.core import schemas
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic, FileReport, pointer_split
-from session_resume.core.jsonread import parse_json_bytes
+from session_resume.core.jsonread import MAX_LOCATED, parse_json_bytes
 from session_resume.core.limits import DEFAULT_MAX_SIZE
 from session_resume.core.locate import line_col, locate
 from session_resume.core.rules import RuleOptions, check_state
@@ -201,9 +201,13 @@ def _with_message(d: Diagnostic, message: str) -> Diagnostic:
 
 
 def _add_positions(report: FileReport, text: str) -> None:
+    """Line and column for the first MAX_LOCATED findings with a pointer (each lookup rescans
+    the text: thousands of findings must not cost quadratic time); the rest keep the pointer."""
     out = []
+    located = 0
     for d in report.diagnostics:
-        if d.line is None and d.pointer:
+        if d.line is None and d.pointer and located < MAX_LOCATED:
+            located += 1
             idx = locate(text, list(pointer_split(d.pointer)))
             if idx is not None:
                 line, col = line_col(text, idx)

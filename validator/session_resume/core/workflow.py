@@ -270,6 +270,11 @@ def _parse_yaml_definition(file: str, data: bytes) -> dict[str, Any]:
     # Round-trip through JSON: rejects YAML-only types (dates, sets) before schema validation.
     try:
         raw = json.loads(json.dumps(raw))
+        json.dumps(raw, ensure_ascii=False).encode("utf-8")  # no lone surrogate ("\ud800")
+    except UnicodeEncodeError:
+        raise WorkflowError(
+            [diag("SR400", "a string holds a lone surrogate, which is not text", file=file)]
+        ) from None
     except (TypeError, ValueError) as exc:
         raise WorkflowError(
             [diag("SR400", f"non-JSON value in workflow: {exc}", file=file)]
@@ -291,9 +296,26 @@ def _parse_yaml_definition(file: str, data: bytes) -> dict[str, Any]:
     return definition
 
 
+def session_dir_escapes(pattern: str) -> bool:
+    """Whether a ``session_dir`` pattern could leave the repository: absolute (``/x``,
+    ``C:x``, ``\\x``), or a ``..`` component (``../x-{project}``)."""
+    parts = pattern.replace("\\", "/").split("/")
+    return pattern.startswith(("/", "\\")) or ":" in pattern or ".." in parts
+
+
 def _semantic_problems(raw: dict[str, Any], file: str) -> list[Diagnostic]:
     out = []
     seen: set[str] = set()
+    if session_dir_escapes(raw["session_dir"]):
+        out.append(
+            diag(
+                "SR400",
+                "session_dir must be a relative path inside the repository (no leading `/`, "
+                "no drive, no `..` component)",
+                file=file,
+                pointer="/session_dir",
+            )
+        )
     for i, s in enumerate(raw.get("steps", [])):
         if s["key"] in seen:
             out.append(
@@ -401,7 +423,7 @@ def _handoff_values(raw: dict[str, Any], which: str) -> tuple[HandoffValue, ...]
 
 
 # Bump when the YAML loading rules change (yamlsafe.py): old entries then miss.
-_CACHE_FORMAT = b"v3:yaml-1.2-core"
+_CACHE_FORMAT = b"v4:yaml-1.2-core"  # v4: lone surrogates and deep nesting refused (issue 18)
 
 
 def _cache_dir() -> Path | None:

@@ -35,7 +35,7 @@ def load_yaml_text(text: str, *, file: str = "") -> YamlResult:
     no duplicate keys. Never raises for bad input."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
-    from ruamel.yaml.events import AliasEvent
+    from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent
 
     out = YamlResult()
     if len(text.encode("utf-8", "surrogatepass")) > MAX_YAML_BYTES:
@@ -43,11 +43,22 @@ def load_yaml_text(text: str, *, file: str = "") -> YamlResult:
             diag("SR400", f"the file is larger than {MAX_YAML_BYTES} bytes", file=file)
         )
         return out
+    if _flow_depth(text) > MAX_YAML_DEPTH:
+        out.diagnostics.append(_too_deep(file, None, None))
+        return out
     yaml = YAML(typ="safe", pure=True)
+    depth = 0
     try:
         for event in yaml.parse(text):
             anchor = getattr(event, "anchor", None)
             line, col = _event_mark(event)
+            if isinstance(event, CollectionStartEvent):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:  # block style ("- - - x"): refused as it streams
+                    out.diagnostics.append(_too_deep(file, line, col))
+                    return out
+            elif isinstance(event, CollectionEndEvent):
+                depth -= 1
             if isinstance(event, AliasEvent) or anchor:
                 kind = "alias" if isinstance(event, AliasEvent) else "anchor"
                 out.diagnostics.append(
@@ -83,6 +94,39 @@ def load_yaml_text(text: str, *, file: str = "") -> YamlResult:
     except (YAMLError, ValueError, TypeError, RecursionError) as exc:
         out.diagnostics.append(diag("SR400", f"invalid YAML: {exc}", file=file))
     return out
+
+
+MAX_YAML_DEPTH = 64  # nesting of a workflow or configuration: a real one uses under 10
+# A quoted scalar (it may start only where a token starts), a comment, or a flow bracket.
+_DEPTH_TOKENS = re.compile(
+    r"""(?:(?<=[\s\[{,:?-])|^)(?:'(?:[^']|'')*'|"(?:[^"\\]|\\.)*")|(?:(?<=\s)|^)#[^\n]*|[\[\]{}]""",
+    re.MULTILINE,
+)
+
+
+def _flow_depth(text: str) -> int:
+    """The deepest nesting of flow brackets outside quoted scalars and comments: one linear
+    pass, so ``[[[[...]]]]`` 20,000 deep is refused before the parser (which is quadratic in
+    it) sees it."""
+    depth = deepest = 0
+    for m in _DEPTH_TOKENS.finditer(text):
+        c = m.group()
+        if c in ("[", "{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in ("]", "}"):
+            depth = max(depth - 1, 0)
+    return deepest
+
+
+def _too_deep(file: str, line: int | None, col: int | None) -> Diagnostic:
+    return diag(
+        "SR400",
+        f"the document nests deeper than {MAX_YAML_DEPTH} levels; refused before it is parsed",
+        file=file,
+        line=line,
+        column=col,
+    )
 
 
 def _event_mark(event: Any) -> tuple[int | None, int | None]:

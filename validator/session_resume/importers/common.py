@@ -12,7 +12,7 @@ from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
-from session_resume.core.rules import path_problem
+from session_resume.core.rules import path_problem, step_number
 from session_resume.core.timeutil import format_ts
 
 SKEW = timedelta(seconds=300)
@@ -211,7 +211,7 @@ def pending_step(name: str, agent: str = "") -> dict[str, Any]:
 
 
 def step_int(key: str) -> int:
-    return int(key.partition("_")[0])
+    return step_number(key.partition("_")[0])
 
 
 def current_step_of(steps: dict[str, Any]) -> int:

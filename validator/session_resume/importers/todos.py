@@ -48,7 +48,7 @@ from session_resume.core.timeutil import format_ts
 from session_resume.importers.common import current_step_of, pending_step, step_int
 
 TODO_IDS = "x-todo-ids"
-_DECIMAL = re.compile(r"^[0-9]+$")
+_DECIMAL = re.compile(r"^[0-9]{1,9}$")  # an id longer than this never becomes a step key
 _STEP_KEY = re.compile(r"^[0-9]+(_[0-9]+)?$")
 STATUS_MAP = {
     "pending": "pending",
@@ -307,10 +307,13 @@ def merge(doc: dict[str, Any], items: list[TodoItem], now: datetime) -> MergeRes
     ts = format_ts(now)
     taken, how = _claim(items, steps, ids)
 
-    # rule 5: new steps
+    # rule 5: new steps (the highest number kept as it grows: linear in the list, not quadratic)
+    highest = max((step_int(k) for k in steps if _STEP_KEY.match(k)), default=0)
+
     def next_free() -> str:
-        nums = [step_int(k) for k in steps if _STEP_KEY.match(k)]
-        return str(max(nums, default=0) + 1)
+        nonlocal highest
+        highest += 1
+        return str(highest)
 
     mapped_ids = set(ids["ids"].values())
     for it in items:
@@ -318,9 +321,12 @@ def merge(doc: dict[str, Any], items: list[TodoItem], now: datetime) -> MergeRes
             continue
         key = None
         if it.ident is not None and _DECIMAL.match(it.ident):
-            cand = str(int(it.ident))
+            cand = it.ident.lstrip("0") or "0"  # its decimal value, with no int() of its
+            # digits (over 4,300 of them int() refuses)
             if cand not in steps and cand not in mapped_ids:
                 key = cand
+                if _STEP_KEY.match(cand):
+                    highest = max(highest, step_int(cand))
         key = key or next_free()
         steps[key] = pending_step(it.text or f"task {it.ident}")
         taken[it.index] = key

@@ -55,10 +55,9 @@ def _list(value: object) -> list[Any]:
 
 
 def _paths(values: Iterable[object], limit: int | None = None) -> Cut:
-    seen: list[str] = []
-    for v in values:
-        if isinstance(v, str) and v not in seen:
-            seen.append(v)
+    # dict.fromkeys: unique in first-seen order in one pass (a list membership test made
+    # 40,000 artifacts quadratic)
+    seen = list(dict.fromkeys(v for v in values if isinstance(v, str)))
     if limit is None or len(seen) <= limit:
         return Cut([md_inline(p) for p in seen])
     return Cut([md_inline(p) for p in seen[:limit]], len(seen) - limit)

@@ -1,4 +1,4 @@
-"""Machine-readable JSON report (schema: schema/report/validate-1.json)."""
+"""Machine-readable JSON report of `validate` (its fields: docs/cli.md)."""
 
 from __future__ import annotations
 

@@ -3,18 +3,80 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from session_resume.core.diagnostics import Diagnostic, FileReport
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# C0 (with newline and ESC), DEL, C1, the line/paragraph separators and the bidi controls
+# (embeddings, overrides, isolates, marks: U+200E/F, U+202A-U+202E, U+2066-U+2069).
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+
+
+def _escape(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
 
 
 def clean(text: str) -> str:
     """One printable line: values from untrusted files (keys, paths) must not start a new
     line (a forged `::error` command in a CI log) or carry terminal escape sequences. Lone
     surrogates are escaped too, so printing never fails."""
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    text = _CONTROL.sub(_escape, text)
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def clean_tree(value: Any) -> Any:
+    """``value`` (JSON-like: dicts, lists, strings) with every string passed through
+    :func:`clean`: the data of a text report, escaped before it is formatted, so no value
+    taken from a file can start a line, move the cursor or reorder what is shown."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {clean_tree(k): clean_tree(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean_tree(v) for v in value]
+    return value
+
+
+_LINE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+_WORKFLOW_COMMAND = re.compile(r"^(\s*):", re.MULTILINE)
+
+
+def clean_lines(text: str) -> str:
+    """Text made of lines: every control character but the newline and the tab escaped, and
+    no line may start (after blanks) with ``:`` -- the start of a GitHub workflow command
+    (``::error ...``) -- so output can never forge one in a CI log."""
+    text = _LINE_CONTROL.sub(_escape, text)
+    text = _WORKFLOW_COMMAND.sub(lambda m: m.group(1) + "\\x3a", text)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+class SafeTextStream:
+    """A text stream that passes everything written through :func:`clean_lines` (line starts
+    tracked across writes): the last line of defence of every text-format command."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+        self._bol = True  # the next character starts a line
+
+    def write(self, text: str) -> int:
+        if not text:
+            return 0
+        lead = "" if self._bol else "x"  # a line continued: its ':' is no line start
+        out = clean_lines(lead + text)[len(lead) :]
+        self._bol = text.endswith("\n")
+        self._stream.write(out)
+        return len(text)
+
+    def write_styled(self, text: str) -> int:
+        """Text already cleaned by the reporter, with colour escapes of our own added
+        (:func:`session_resume.terminal.colorize`): written as it is."""
+        self._bol = text.endswith("\n")
+        self._stream.write(text)
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def location(d: Diagnostic) -> str:

@@ -70,9 +70,14 @@ def render_handoff(
     text = render(doc, wf, now=now)
     if not write:
         return HandoffResult(text, None, wf.id)
-    target = out or session_dir / HANDOFF
-    if target.is_dir():
-        target = target / HANDOFF
+    # The default target is never "a directory gets 00-handoff.md inside": a 00-handoff.md
+    # that is a link to a directory must not lead the write elsewhere.
+    target = session_dir / HANDOFF
+    if out is not None:
+        target = out / HANDOFF if out.is_dir() else out
+    problem = fileio.check_target(target, root or session_dir, write=True)
+    if problem is not None:
+        raise ServiceError([problem], 1)
     fileio.replace_file(target, text.encode("utf-8"))
     return HandoffResult(text, target, wf.id)
 

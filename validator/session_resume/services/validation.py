@@ -126,9 +126,12 @@ def _exists_under(root: Path, session_dir: Path) -> Callable[[str], bool]:
         if "/" not in rel:
             candidates.append(session_dir / rel)
         for c in candidates:
-            real = Path(os.path.realpath(c))
-            if is_within(real, root) and real.exists():
-                return True
+            try:  # a name over NAME_MAX (255 bytes) or holding NUL is simply not there
+                real = Path(os.path.realpath(c))
+                if is_within(real, root) and real.exists():
+                    return True
+            except (OSError, ValueError):
+                continue
         return False
 
     return exists

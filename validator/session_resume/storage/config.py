@@ -14,6 +14,7 @@ from typing import Any
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.limits import DEFAULT_MAX_SIZE
+from session_resume.storage.fileio import is_within
 
 CONFIG_FILE = ".session-resume.yaml"
 _KEYS = {
@@ -120,5 +121,17 @@ def load_config(start: str | os.PathLike[str] | None = None) -> Config:
         raise ConfigError(diag("SR405", "docs_url must be an absolute http(s) URL", file=str(path)))
     wf = values.get("workflow")
     if wf and (wf.endswith((".yaml", ".yml")) or "/" in wf):
-        values["workflow"] = str(path.parent / wf)
+        target = path.parent / wf
+        # repository content (a pull request) must not make the tool read a file outside it
+        if os.path.isabs(wf) or not is_within(
+            Path(os.path.realpath(target)), Path(os.path.realpath(root))
+        ):
+            raise ConfigError(
+                diag(
+                    "SR105",
+                    "the configured `workflow:` path leads outside the repository; refused",
+                    file=str(path),
+                )
+            )
+        values["workflow"] = str(target)
     return Config(root=root, source=str(path), **values)

@@ -16,7 +16,7 @@ import os
 import secrets
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -236,3 +236,108 @@ def keep_as(src: Path, dst: Path, *, prefix: str) -> None:
     if os.path.lexists(staging):  # the same no-op rename, should dst change under us
         with contextlib.suppress(OSError):
             os.unlink(staging)
+
+
+# --- the path policy and the lock ------------------------------------------------------------
+
+
+def check_target(path: Path, root: Path | None, *, write: bool) -> Diagnostic | None:
+    """The one path policy, applied before a session file is opened: a link is followed only
+    when it stays inside ``root`` (never when there is no root to bound it, for writing), and
+    a file to write must be a regular file or absent. None when the path may be used; else
+    SR105 (a link out of the root), SR103 (a dangling link) or SR102 (not a regular file)."""
+    name = os.fspath(path)
+    try:
+        lst = os.lstat(name)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return diag("SR104", f"cannot stat: {exc.strerror}", file=name)
+    if stat.S_ISLNK(lst.st_mode):
+        target = Path(os.path.realpath(name))
+        if root is None or not is_within(target, Path(os.path.realpath(root))):
+            return diag(
+                "SR105",
+                f"{path.name} is a symbolic link leading outside the session's root "
+                f"(to {str(target)!r}); refusing to use it",
+                file=name,
+            )
+        if not os.path.lexists(target) or not target.exists():
+            return diag("SR103", f"{path.name} is a symbolic link to a missing file", file=name)
+        try:
+            lst = os.stat(name)
+        except OSError as exc:
+            return diag("SR104", f"cannot stat: {exc.strerror}", file=name)
+    if write and not stat.S_ISREG(lst.st_mode):
+        kind = "a directory" if stat.S_ISDIR(lst.st_mode) else "not a regular file"
+        return diag("SR102", f"{path.name} is {kind}; refusing to write it", file=name)
+    return None
+
+
+class LockBusy(Exception):
+    """Another process holds the lock past the timeout."""
+
+
+def _try_lock(fd: int) -> bool:
+    if os.name == "nt":  # pragma: no cover - exercised on Windows only
+        import msvcrt
+
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)  # type: ignore[attr-defined]
+        except OSError:
+            return False
+        return True
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _unlock(fd: int) -> None:
+    if os.name == "nt":  # pragma: no cover - exercised on Windows only
+        import msvcrt
+
+        with contextlib.suppress(OSError):
+            os.lseek(fd, 0, os.SEEK_SET)
+            msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
+        return
+    import fcntl
+
+    with contextlib.suppress(OSError):
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def lock_file(path: Path, timeout: float) -> Iterator[None]:
+    """An exclusive advisory lock on ``path`` (``flock``; ``msvcrt.locking`` on Windows),
+    held until the block ends. The file is opened without ``O_TRUNC`` and without following
+    a link (``O_NOFOLLOW``), never chmod-ed, never written: a planted link or hard link
+    cannot make the lock change another file. Raises OSError when ``path`` cannot be a lock
+    file (a link, a directory, a FIFO: ELOOP/EISDIR/...), :class:`LockBusy` on timeout."""
+    flags = (
+        os.O_RDWR
+        | os.O_CREAT
+        | getattr(os, "O_NOFOLLOW", 0)
+        | getattr(os, "O_NONBLOCK", 0)
+        | getattr(os, "O_CLOEXEC", 0)
+    )
+    fd = os.open(path, flags, 0o644)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        deadline = time.monotonic() + timeout
+        delay = 0.001
+        while not _try_lock(fd):
+            if time.monotonic() >= deadline:
+                raise LockBusy(os.fspath(path))
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
+        try:
+            yield
+        finally:
+            _unlock(fd)
+    finally:
+        os.close(fd)

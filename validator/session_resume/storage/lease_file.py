@@ -17,8 +17,10 @@ from session_resume.core.jsonread import parse_json_bytes
 from session_resume.core.lease import SENTINEL
 from session_resume.core.timeutil import parse_ts
 from session_resume.storage import fileio
+from session_resume.storage.store import StoreError
 
 _MAX_BYTES = 64 * 1024
+PID_MAX = 2**31 - 1  # a C int: os.kill() raises OverflowError beyond it
 TMP_PREFIX = "." + SENTINEL + "."
 
 
@@ -44,6 +46,13 @@ def read(session_dir: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, li
     value = parse_json_bytes(data, file=str(path)).value
     if value is None:
         return {}, [diag("SR510", "the sentinel is not a JSON object", file=str(path))]
+    pid = value.get("pid")
+    if pid is not None and (
+        not isinstance(pid, int) or isinstance(pid, bool) or not 0 < pid <= PID_MAX
+    ):
+        return {}, [
+            diag("SR510", f"the sentinel's pid is not a process id (1..{PID_MAX})", file=str(path))
+        ]
     if not isinstance(value.get("session"), str) or parse_ts(value.get("heartbeat")) is None:
         return value, [
             diag("SR510", "the sentinel is not a valid lease (session, heartbeat)", file=str(path))
@@ -54,7 +63,19 @@ def read(session_dir: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, li
 def write(session_dir: str | os.PathLike[str], sentinel: dict[str, Any]) -> None:
     """Atomic replace (temp file + rename), never following a link."""
     data = (json.dumps(sentinel, indent=2) + "\n").encode()
-    fileio.replace_file(Path(session_dir) / SENTINEL, data, prefix=TMP_PREFIX)
+    path = Path(session_dir) / SENTINEL
+    try:
+        fileio.replace_file(path, data, prefix=TMP_PREFIX)
+    except OSError as exc:  # disk full, read-only directory: coded, never a raw OSError
+        raise StoreError(
+            [
+                diag(
+                    "SR515",
+                    f"the lease could not be written: {exc.strerror or exc}",
+                    file=str(path),
+                )
+            ]
+        ) from None
 
 
 def remove(session_dir: str | os.PathLike[str]) -> bool:
@@ -70,7 +91,7 @@ def owner_alive(sentinel: dict[str, Any] | None) -> bool | None:
     if not sentinel:
         return None
     pid = sentinel.get("pid")
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+    if not isinstance(pid, int) or isinstance(pid, bool) or not 0 < pid <= PID_MAX:
         return None
     if sentinel.get("host") != socket.gethostname():
         return None
@@ -80,6 +101,6 @@ def owner_alive(sentinel: dict[str, Any] | None) -> bool | None:
         return False
     except PermissionError:
         return True  # exists, owned by someone else
-    except OSError:
+    except (OSError, OverflowError):
         return None
     return True

@@ -30,6 +30,7 @@ from session_resume.storage.store import (
     Session,
     StoreError,
     check_writable,
+    check_write_paths,
     load,
     locked,
     replace_state,
@@ -213,8 +214,8 @@ def migrate_session(
 
     s = session_of(session_dir, root)
     name = str(s.state)
-    try:
-        s.check_paths()
+    try:  # a write runs the whole path policy (issue 18): refused before anything is opened
+        check_write_paths(s) if write else s.check_paths()
     except StoreError as exc:
         return MigrateOutcome(name, "refused", notes=exc.diagnostics)
     wf = load_workflow(workflow) if isinstance(workflow, str) else workflow

@@ -22,7 +22,9 @@ from typing import Any
 from session_resume.core import schemas
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.handoff_rules import HANDOFF
 from session_resume.core.jsonread import parse_json_bytes
+from session_resume.core.lease import SENTINEL
 from session_resume.core.limits import DEFAULT_MAX_SIZE
 from session_resume.core.outcomes import StateStatus
 from session_resume.core.timeutil import format_ts
@@ -277,16 +279,35 @@ def usable_backup(
 # --- locking and atomic replacement --------------------------------------------------------
 
 
+# The files a writer may create or replace in a session directory, besides the state.
+WRITTEN_FILES = (LOCK, SENTINEL, "00-worklog.jsonl", HANDOFF)
+
+
+def check_write_paths(s: Session) -> None:
+    """The session's path checks (:meth:`Session.check_paths`) and the path policy
+    (:func:`fileio.check_target`) for every file a writer opens: the lock, the lease, the
+    worklog and the handoff must be regular files or absent, never links out of the root.
+    Runs before anything is opened; raises :class:`StoreError` (SR105/SR103/SR102)."""
+    s.check_paths()
+    problems = [
+        d
+        for d in (fileio.check_target(s.dir / n, s.root, write=True) for n in WRITTEN_FILES)
+        if d is not None
+    ]
+    if problems:
+        raise StoreError(problems)
+
+
 @contextlib.contextmanager
 def locked(s: Session, timeout: float = 30.0) -> Iterator[None]:
-    """The advisory lock for read-modify-write (a separate file: never the one replaced).
-    Failing to take it is SR160 (timeout, or a lock path that cannot be a lock file)."""
-    from filelock import FileLock, Timeout
-
-    lock = FileLock(str(s.lock_path), timeout=timeout)
+    """The advisory lock for read-modify-write (a separate file: never the one replaced),
+    taken after the session's path checks (:func:`check_write_paths`). Failing to take it is
+    SR160 (timeout, or a lock path that cannot be a lock file)."""
+    check_write_paths(s)
+    stack = contextlib.ExitStack()
     try:
-        lock.acquire()
-    except Timeout:
+        stack.enter_context(fileio.lock_file(s.lock_path, timeout))
+    except fileio.LockBusy:
         raise StoreError(
             [
                 diag(
@@ -306,10 +327,19 @@ def locked(s: Session, timeout: float = 30.0) -> Iterator[None]:
                 )
             ]
         ) from None
-    try:
-        yield
-    finally:
-        lock.release()
+    with stack:
+        try:
+            yield
+        except OSError as exc:  # a lease or worklog write of a session command
+            raise StoreError(
+                [
+                    diag(
+                        "SR164",
+                        f"a session file could not be written: {exc.strerror or exc}",
+                        file=str(exc.filename or s.dir),
+                    )
+                ]
+            ) from None
 
 
 def serialize(doc: dict[str, Any]) -> bytes:
@@ -358,7 +388,19 @@ def replace_state(
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    fileio.fsync_dir(s.dir)
+    try:
+        fileio.fsync_dir(s.dir)
+    except OSError as exc:  # the new state is in place: say so, never a raw OSError
+        raise StoreError(
+            [
+                diag(
+                    "SR165",
+                    f"the state was written, but the directory could not be synced: "
+                    f"{exc.strerror or exc}; the change may not survive a power loss",
+                    file=str(s.state),
+                )
+            ]
+        ) from None
 
 
 def _write_failed(s: Session, exc: OSError) -> Diagnostic:

@@ -17,6 +17,7 @@ from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.limits import DEFAULT_MAX_SIZE
 from session_resume.storage import fileio
 
 WORKLOG = "00-worklog.jsonl"
@@ -42,7 +43,11 @@ EVENTS = (
     "imported",
 )
 _TAIL_CHUNK = 64 * 1024
+MAX_LINE = DEFAULT_MAX_SIZE  # a record longer than this is never parsed (nor held in memory)
 _RECORD_START = b'{"v":'  # every record this module writes starts so
+# O_NONBLOCK: opening a FIFO must not wait for a writer; O_NOFOLLOW: a worklog that is a link
+# is never followed (the appender refuses it too), so no file outside reaches the output.
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 
 @dataclass
@@ -78,13 +83,16 @@ def read_tail(path: str | os.PathLike[str], n: int = 10) -> Tail:
     out = Tail()
     name = os.fspath(path)
     try:
-        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(name, _READ_FLAGS)
     except FileNotFoundError:
         return out
     except OSError as exc:
         out.diagnostics.append(diag("SR501", f"cannot read the worklog: {exc.strerror}", file=name))
         return out
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            out.diagnostics.append(diag("SR501", "the worklog is not a regular file", file=name))
+            return out
         return _tail_from(fd, name, n, out)
     except OSError as exc:
         out.diagnostics.append(diag("SR501", f"cannot read the worklog: {exc.strerror}", file=name))
@@ -93,27 +101,60 @@ def read_tail(path: str | os.PathLike[str], n: int = 10) -> Tail:
         os.close(fd)
 
 
-def _tail_from(fd: int, name: str, n: int, out: Tail) -> Tail:
-    size = os.fstat(fd).st_size
-    buf = b""
+def _last_lines(fd: int, size: int, want: int) -> tuple[list[bytes | None], bool]:
+    """The last ``want`` lines (oldest first; the piece after a final newline included),
+    reading backwards in chunks: each byte is read once, so the cost is linear in what is
+    read, and a line longer than :data:`MAX_LINE` is never held (None stands for it).
+    The flag says whether the first line returned is the file's first line."""
+    lines: list[bytes | None] = []  # newest first
+    cur: list[bytes] = []  # the line being assembled, its chunks newest first
+    cur_len = 0
     pos = size
-    lines: list[bytes] = []
-    # Read backwards until we hold n complete lines after the first (possibly partial) one.
-    while pos > 0 and len(lines) <= n:
+    while pos > 0 and len(lines) < want:
         step = min(_TAIL_CHUNK, pos)
         pos -= step
-        buf = os.pread(fd, step, pos) + buf
-        lines = buf.split(b"\n")
-    torn = not buf.endswith(b"\n") and size > 0
-    if buf.endswith(b"\n"):
+        parts = os.pread(fd, step, pos).split(b"\n")
+        for k in range(len(parts) - 1, -1, -1):
+            piece = parts[k]
+            cur_len += len(piece)
+            if cur_len <= MAX_LINE:
+                cur.append(piece)
+            else:
+                cur = []  # over the limit: never held, never parsed
+            if k == 0:
+                break  # the line continues in the previous chunk
+            lines.append(b"".join(reversed(cur)) if cur_len <= MAX_LINE else None)
+            cur, cur_len = [], 0
+            if len(lines) >= want:
+                break
+    whole = pos == 0 and len(lines) < want
+    if whole:
+        lines.append(b"".join(reversed(cur)) if cur_len <= MAX_LINE else None)
+    lines.reverse()
+    return lines, whole
+
+
+def _tail_from(fd: int, name: str, n: int, out: Tail) -> Tail:
+    size = os.fstat(fd).st_size
+    ends_with_newline = size > 0 and os.pread(fd, 1, size - 1) == b"\n"
+    # n complete lines, the (possibly torn) last one and the empty piece after a final newline
+    lines, whole = _last_lines(fd, size, n + 2)
+    if ends_with_newline:
         lines = lines[:-1]
-    if pos > 0:
-        lines = lines[1:]  # the first piece may start mid-line
+    torn = size > 0 and not ends_with_newline
     # line numbers only when we read the whole file (a tail read does not know them)
-    first_line_no = 1 if pos == 0 else None
+    first_line_no = 1 if whole else None
     parsed: list[dict[str, Any]] = []
     for i, raw in enumerate(lines):
         last = i == len(lines) - 1
+        line = (first_line_no + i) if first_line_no else None
+        if raw is None:
+            out.diagnostics.append(
+                diag(
+                    "SR503", f"a worklog line is longer than {MAX_LINE} bytes", file=name, line=line
+                )
+            )
+            continue
         if not raw.strip():
             continue
         ev = _parse_line(raw)
@@ -124,17 +165,12 @@ def _tail_from(fd: int, name: str, n: int, out: Tail) -> Tail:
                         "SR502",
                         "the last worklog line is incomplete (a crash mid-append); it is ignored",
                         file=name,
-                        line=(first_line_no + i) if first_line_no else None,
+                        line=line,
                     )
                 )
             else:
                 out.diagnostics.append(
-                    diag(
-                        "SR503",
-                        "a worklog line is not a JSON object",
-                        file=name,
-                        line=(first_line_no + i) if first_line_no else None,
-                    )
+                    diag("SR503", "a worklog line is not a JSON object", file=name, line=line)
                 )
             continue
         parsed.append(ev)
@@ -150,7 +186,7 @@ def scan(path: str | os.PathLike[str]) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     try:
         # O_NONBLOCK: opening a FIFO for reading must not wait for a writer
-        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(name, _READ_FLAGS)
         fh = os.fdopen(fd, "rb")
     except FileNotFoundError:
         return out
@@ -161,8 +197,20 @@ def scan(path: str | os.PathLike[str]) -> list[Diagnostic]:
             return [diag("SR501", "the worklog is not a regular file", file=name)]
         last_seq = 0
         line_no = 0
-        for raw in fh:
+        while raw := fh.readline(MAX_LINE + 1):
             line_no += 1
+            if len(raw) > MAX_LINE:  # never held whole: skip to the end of the line
+                while (more := fh.readline(1 << 20)) and not more.endswith(b"\n"):
+                    pass
+                out.append(
+                    diag(
+                        "SR503",
+                        f"a worklog line is longer than {MAX_LINE} bytes",
+                        file=name,
+                        line=line_no,
+                    )
+                )
+                continue
             if not raw.strip():
                 continue
             ev = _parse_line(raw)

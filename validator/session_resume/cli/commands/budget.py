@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from session_resume.cli.commands.common import config_for, emit_json, root_of
+from session_resume.reporters.text import clean_tree
 from session_resume.services import budget as budget_service
 
 
@@ -43,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         emit_json(out)
         return 0
+    out = clean_tree(out)  # values from files: escaped before they are formatted
+    used = out["do_not_reread"]
     w = sys.stdout.write
     w(f"step {out['step']} ({out['step_name']}), workflow {out['workflow']}\n")
     if out["max_startup_files"] is not None:

@@ -14,6 +14,7 @@ from session_resume.cli.commands.common import (
     root_of,
     session_dir_of,
 )
+from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
 
 
@@ -60,6 +61,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         emit_json(rep)
         return 0
+    rep = clean_tree(rep)  # values from files: escaped before they are formatted
     w = sys.stdout.write
     w(f"# Session report: {rep['project'] or rep['session_dir']}\n\n")
     if rep["crashed"]:

@@ -16,6 +16,7 @@ from session_resume.cli.commands.common import (
     session_dir_of,
 )
 from session_resume.core.codes import CATALOGUE
+from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
 
 
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         emit_json(result)
     else:
-        sys.stdout.write(render_text(result))
+        sys.stdout.write(render_text(clean_tree(result)))
     return 0
 
 

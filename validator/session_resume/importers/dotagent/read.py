@@ -33,7 +33,7 @@ def _load_json(path: Path, what: str, *, required: bool) -> Any:
         if not required:
             return None
         raise ImportRefused([diag("SR800", f"no {what} here", file=str(path))], exit_code=2)
-    res = read_limited(path)
+    res = read_limited(path, root=path.parent)  # never a link out of the source
     if res.data is None:
         raise ImportRefused(
             [
@@ -64,7 +64,7 @@ def _facts(path: Path, *, keep_value: bool) -> FileFacts:
         return FileFacts()
     if not path.is_file():
         return FileFacts(st.st_mtime)
-    res = read_limited(path)
+    res = read_limited(path, root=path.parent)  # never a link out of the source
     if res.data is None:
         return FileFacts(st.st_mtime)
     parsed = parse_json_bytes(res.data, require_object=False)

@@ -38,7 +38,7 @@ def _read_json(path: Path, what: str, *, required: bool) -> Any:
             ],
             exit_code=2,
         )
-    res = read_limited(path)
+    res = read_limited(path, root=path.parent)  # never a link out of the source
     if res.data is None:
         raise ImportRefused(
             [
@@ -68,7 +68,7 @@ def _read_json(path: Path, what: str, *, required: bool) -> Any:
 def read_worklog(path: Path) -> list[WorklogLine]:
     if not os.path.lexists(path):
         return []
-    res = read_limited(path, max_size=MAX_WORKLOG)
+    res = read_limited(path, max_size=MAX_WORKLOG, root=path.parent)
     if res.data is None:
         raise ImportRefused(
             [
@@ -119,11 +119,13 @@ def read_source(
             ]
         )
     sentinel = None
-    if os.path.isfile(d / SENTINEL_FILE):
-        sentinel = (d / SENTINEL_FILE).read_bytes()[:65536].decode("utf-8", errors="replace")
+    if os.path.isfile(d / SENTINEL_FILE):  # at most 64 KiB, never read whole, no link out
+        sres = read_limited(d / SENTINEL_FILE, max_size=65536, root=d)
+        if sres.data is not None:
+            sentinel = sres.data.decode("utf-8", errors="replace")
     monitor = None
     if os.path.isfile(d / MONITOR_FILE):
-        mres = read_limited(d / MONITOR_FILE, max_size=65536)
+        mres = read_limited(d / MONITOR_FILE, max_size=65536, root=d)
         if mres.data is not None:
             mp = parse_json_bytes(mres.data)
             monitor = mp.value if isinstance(mp.value, dict) and not mp.corrupt else None

@@ -8,6 +8,7 @@ from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.rules import step_number
 from session_resume.importers.common import latest, pending_step
 from session_resume.importers.tracker.history import History
 from session_resume.importers.tracker.source import (
@@ -31,7 +32,7 @@ def step_keys(todo: list[dict[str, Any]], file: str, notes: list[Diagnostic]) ->
         if key is not None:
             used.add(key)
         keys.append(key)
-    nxt = max((int(k) for k in used), default=0) + 1
+    nxt = max((step_number(k) for k in used), default=0) + 1
     out = []
     for item, key in zip(todo, keys, strict=True):
         if key is None:

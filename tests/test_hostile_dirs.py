@@ -1,0 +1,437 @@
+"""Hostile session directories (issue 18): nothing written or read outside the repository,
+every failure coded.
+
+Every link planted here points at a decoy tree inside the test's temp directory (never at a
+real system file); the decoy is hashed before and after each command.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from session_resume.cli.main import main
+from session_resume.core.lease import SENTINEL, lease_state
+from session_resume.core.timeutil import parse_ts
+from session_resume.storage import store, worklog
+
+from conftest import apex_state, dump, run_cli
+
+NOW = "2026-03-03T12:00:00Z"
+CANARY = "decoy-canary-7f3a"
+HANDOFF = "00-handoff.md"
+SESSION_FILES = [store.STATE, store.BAK, store.LOCK, worklog.WORKLOG, SENTINEL, HANDOFF]
+KINDS = ["dir", "fifo", "socket", "dangling", "link_out", "readonly"]
+
+
+# --- the scratch repository and its decoy ---------------------------------------------------
+
+
+def make_repo(top: Path) -> tuple[Path, Path, Path]:
+    """``top``/repo (a ``.git`` marks the root) with a valid session; ``top``/decoy outside it
+    holding files with the canary, a copy of every session file name among them."""
+    repo = top / "repo"
+    d = repo / "agent-output" / "demo"
+    d.mkdir(parents=True)
+    (repo / ".git").mkdir()
+    (d / store.STATE).write_bytes(dump(apex_state()))
+    decoy = top / "decoy"
+    decoy.mkdir()
+    for name in [*SESSION_FILES, "file.txt"]:
+        (decoy / name).write_text(f'{{"canary": "{CANARY}"}}\n{CANARY}\n')
+    (decoy / "sub").mkdir()
+    return repo, d, decoy
+
+
+def tree_hash(top: Path) -> dict[str, str]:
+    """Every entry under ``top``: its kind, mode and (files) content hash."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        for n in sorted(dirnames + filenames):
+            p = Path(dirpath) / n
+            st = os.lstat(p)
+            digest = ""
+            if stat.S_ISREG(st.st_mode):
+                digest = hashlib.sha256(p.read_bytes()).hexdigest()
+            out[str(p.relative_to(top))] = (
+                f"{stat.S_IFMT(st.st_mode)}:{st.st_mode & 0o777}:{digest}"
+            )
+    return out
+
+
+def plant(d: Path, name: str, kind: str, decoy: Path) -> None:
+    p = d / name
+    if p.is_dir() and not p.is_symlink():
+        shutil.rmtree(p)
+    elif os.path.lexists(p):
+        p.unlink()
+    if kind == "dir":
+        p.mkdir()
+        (p / "inner").write_bytes(b"{}")
+    elif kind == "fifo":
+        os.mkfifo(p)
+    elif kind == "socket":
+        s = socket.socket(socket.AF_UNIX)
+        cwd = os.getcwd()
+        os.chdir(d)  # a relative name: the temp path may be over the AF_UNIX limit
+        try:
+            s.bind(name)
+        finally:
+            os.chdir(cwd)
+            s.close()
+    elif kind == "dangling":
+        os.symlink(d / "gone", p)
+    elif kind == "link_out":
+        os.symlink(decoy / name, p)
+    elif kind == "readonly":
+        p.write_bytes(dump(apex_state()) if name in (store.STATE, store.BAK) else b"{}\n")
+        p.chmod(0o444)
+
+
+@contextlib.contextmanager
+def alarm(seconds: int = 20) -> Iterator[None]:
+    def fire(*_: object) -> None:
+        raise TimeoutError("the command hung (a FIFO opened for reading?)")
+
+    old = signal.signal(signal.SIGALRM, fire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def cli(*args: str) -> tuple[int, str]:
+    """The CLI in this process (main(), exactly the console script's entry): exit code and
+    everything it printed."""
+    out, err = io.StringIO(), io.StringIO()
+    with alarm(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(args))
+    return code, out.getvalue() + err.getvalue()
+
+
+def commands(repo: Path, d: Path) -> dict[str, list[str]]:
+    sd, root = ["--session-dir", str(d)], ["--root", str(repo)]
+    t = ["--now", NOW]
+    return {
+        "validate": ["validate", str(d), *t, "--format", "json"],
+        "resume": ["resume", str(d), *t, *root],
+        "report": ["report", str(d), *t, *root, "--format", "json"],
+        "budget": ["budget", "2", *sd, *root],
+        "checkpoint": ["checkpoint", "2", "phase_3_cost", *sd, *root, *t],
+        "session start": ["session", "start", *sd, *root, *t, "--session", "s1"],
+        "ping": ["ping", *sd, *root, *t, "--session", "s1"],
+        "session end": ["session", "end", *sd, *root, *t],
+        "render handoff": ["render", "handoff", str(d), *root, *t],
+        "recover": ["recover", str(d), *root, *t],
+        "migrate --check": ["migrate", "--check", str(d), *root, *t],
+        "archive": ["archive", str(d), *root, *t],
+    }
+
+
+# --- the matrix -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SESSION_FILES)
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_command_over_a_hostile_session_file(tmp_path: Path, name: str, kind: str) -> None:
+    """Every command, every session file replaced by something hostile: no exit 3, no
+    traceback, the decoy outside the repository neither changed nor read into output."""
+    repo, d, decoy = make_repo(tmp_path)
+    for label, argv in commands(repo, d).items():
+        plant(d, name, kind, decoy)
+        before = tree_hash(decoy)
+        code, output = cli(*argv)
+        where = f"{label} with {name} a {kind}: exit {code}\n{output}"
+        assert code in (0, 1, 2), where
+        assert "Traceback" not in output and "SR900" not in output, where
+        assert CANARY not in output, where
+        assert tree_hash(decoy) == before, where
+
+
+def test_every_command_in_a_read_only_session_directory(tmp_path: Path) -> None:
+    repo, d, decoy = make_repo(tmp_path)
+    (d / worklog.WORKLOG).write_bytes(b"")
+    d.chmod(0o555)
+    try:
+        for label, argv in commands(repo, d).items():
+            before = tree_hash(decoy)
+            code, output = cli(*argv)
+            where = f"{label}: exit {code}\n{output}"
+            assert code in (0, 1, 2) and "SR900" not in output, where
+            assert tree_hash(decoy) == before, where
+    finally:
+        d.chmod(0o755)
+
+
+@pytest.mark.parametrize("label", ["session start", "ping", "session end", "checkpoint"])
+def test_a_session_directory_that_is_a_link_out_of_the_root_is_refused(
+    tmp_path: Path, label: str
+) -> None:
+    repo, d, decoy = make_repo(tmp_path)
+    (decoy / "sub" / store.STATE).write_bytes(dump(apex_state()))
+    os.rename(d, tmp_path / "moved")
+    os.symlink(decoy / "sub", d)
+    before = tree_hash(decoy)
+    code, output = cli(*commands(repo, d)[label])
+    assert code in (1, 2) and "SR105" in output, output
+    assert tree_hash(decoy) == before
+
+
+# --- the lock -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("label", ["session start", "ping", "session end", "checkpoint"])
+def test_a_lock_link_never_truncates_its_target(tmp_path: Path, label: str) -> None:
+    """Was: `ping` (filelock 3.13, O_TRUNC through the link) left the target 0 bytes."""
+    repo, d, decoy = make_repo(tmp_path)
+    cli(*commands(repo, d)["session start"])  # a lease, so ping/end have work to do
+    (d / store.LOCK).unlink()
+    os.symlink(decoy / store.LOCK, d / store.LOCK)
+    before = tree_hash(decoy)
+    code, output = cli(*commands(repo, d)[label])
+    assert code in (1, 2) and "SR105" in output, output
+    assert tree_hash(decoy) == before
+
+
+def test_the_lock_file_is_never_truncated_nor_chmod_ed(tmp_path: Path) -> None:
+    """A hard link (same file system, no symbolic link to see) is opened as a lock but never
+    truncated or chmod-ed: the lock is opened without O_TRUNC and never written."""
+    repo, d, decoy = make_repo(tmp_path)
+    os.link(decoy / "file.txt", d / store.LOCK)
+    (decoy / "file.txt").chmod(0o600)
+    before = tree_hash(decoy)
+    code, output = cli(*commands(repo, d)["checkpoint"])
+    assert code == 0, output
+    assert tree_hash(decoy) == before
+
+
+def test_the_lock_excludes_a_second_holder(tmp_path: Path) -> None:
+    from session_resume.storage import fileio
+
+    lock = tmp_path / "x.lock"
+    with fileio.lock_file(lock, 1.0):
+        import subprocess
+        import sys
+
+        code = (
+            "import sys; from pathlib import Path; from session_resume.storage import fileio\n"
+            "try:\n"
+            "    with fileio.lock_file(Path(sys.argv[1]), 0.2): sys.exit(0)\n"
+            "except fileio.LockBusy: sys.exit(7)\n"
+        )
+        held = subprocess.run([sys.executable, "-c", code, str(lock)], check=False)
+        assert held.returncode == 7
+    free = subprocess.run([sys.executable, "-c", code, str(lock)], check=False)
+    assert free.returncode == 0
+
+
+# --- writes that must not leave the repository ----------------------------------------------
+
+
+def test_render_handoff_never_writes_through_a_linked_handoff(tmp_path: Path) -> None:
+    repo, d, decoy = make_repo(tmp_path)
+    os.symlink(decoy / "sub", d / HANDOFF)  # a link to a directory outside
+    before = tree_hash(decoy)
+    code, output = cli(*commands(repo, d)["render handoff"])
+    assert code == 1 and "SR105" in output, output
+    assert tree_hash(decoy) == before
+
+
+@pytest.mark.parametrize("pattern", ["../x-{project}", "/tmp/x-{project}", "a/../../{project}"])
+def test_a_workflow_session_dir_cannot_leave_the_repository(tmp_path: Path, pattern: str) -> None:
+    from session_resume.core.workflow import WorkflowError, load_workflow
+
+    wf = (Path(__file__).parents[1] / "schema" / "workflows" / "generic.yaml").read_text()
+    assert "session_dir:" in wf
+    lines = [
+        f"session_dir: {json.dumps(pattern)}" if ln.startswith("session_dir:") else ln
+        for ln in wf.splitlines()
+    ]
+    path = tmp_path / "wf.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(WorkflowError) as exc:
+        load_workflow(str(path))
+    assert any(x.pointer == "/session_dir" for x in exc.value.diagnostics)
+
+
+# --- time: ASCII digits, future heartbeats ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2026-03-02T10:15:00Z\n",
+        "٢٠٢٦-03-02T10:15:00Z",
+        "2026-03-02T10:15:00.٣Z",
+        "2026-03-02T10:15:00Z ",
+    ],
+)
+def test_timestamps_accept_ascii_digits_only(text: str) -> None:
+    assert parse_ts(text) is None
+    assert parse_ts("2026-03-02T10:15:00.3Z") is not None  # the ASCII form is fine
+
+
+def test_a_heartbeat_in_the_future_is_not_live() -> None:
+    now = datetime(2026, 3, 3, 12, 0, tzinfo=UTC)
+    lease = {"session": "s", "heartbeat": "2026-03-03T12:04:00Z"}  # within the skew
+    assert lease_state(lease, now=now, ended=False, owner_alive=None).state == "live"
+    lease = {"session": "s", "heartbeat": "2099-01-01T00:00:00Z"}
+    assert lease_state(lease, now=now, ended=False, owner_alive=None).state == "stale"
+
+
+# --- the worklog ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", [70 * 1024, 300 * 1024])
+def test_seq_continues_after_a_long_record(tmp_path: Path, size: int) -> None:
+    """Was: a record longer than the 64 KiB tail window restarted seq at 1 (SR504)."""
+    worklog.append(tmp_path, "note", ts=NOW, session="s")
+    worklog.append(tmp_path, "note", ts=NOW, session="s", detail={"text": "x" * size})
+    rec = worklog.append(tmp_path, "note", ts=NOW, session="s")
+    assert rec["seq"] == 3
+    assert worklog.scan(tmp_path / worklog.WORKLOG) == []
+
+
+# --- text output: no terminal or CI-log injection -------------------------------------------
+
+HOSTILE = "x\x1b[2J\x9b31m\u202egnp.exe\n::error file=a::forged\r"
+
+
+def test_text_output_escapes_file_content_in_every_command(tmp_path: Path) -> None:
+    """Step names, paths, lease fields and worklog events carry ESC, C1, a bidi override and
+    a newline that would start a forged `::error` line: no command's text output holds a
+    raw control character or a line starting with `:`."""
+    repo, d, _ = make_repo(tmp_path)
+    doc = apex_state()
+    doc["steps"]["2"]["name"] = "Arch" + HOSTILE
+    doc["steps"]["2"]["sub_step"] = "phase_3_cost"
+    doc["steps"]["1"]["artifacts"].append("agent-output/demo/" + HOSTILE)
+    (d / store.STATE).write_bytes(dump(doc))
+    event = {"v": 1, "ts": NOW, "seq": 1, "session": HOSTILE, "event": "note", "step": HOSTILE}
+    (d / worklog.WORKLOG).write_text(json.dumps(event) + "\n")
+    lease = {"v": 1, "session": HOSTILE, "owner": HOSTILE, "host": HOSTILE, "pid": None}
+    lease.update(started=NOW, heartbeat="2026-03-03T09:00:00Z")
+    (d / SENTINEL).write_text(json.dumps(lease))
+    runs = {
+        "report": ["report", str(d), "--now", NOW, "--root", str(repo)],
+        "validate": ["validate", str(d), "--now", NOW],
+    }  # the readers first: archive moves the files away
+    runs.update((k, v) for k, v in commands(repo, d).items() if "json" not in v)
+    seen = 0
+    for label, argv in runs.items():
+        code, output = cli(*argv)
+        assert code in (0, 1, 2), f"{label}: {output}"
+        for line in output.splitlines():
+            assert not line.lstrip().startswith(":"), f"{label}: {line!r}"
+        assert not any(ch in output for ch in "\x1b\x9b\u202e\r"), f"{label}: {output!r}"
+        seen += "gnp.exe" in output
+    assert seen >= 4  # the hostile values were printed (escaped), not merely absent
+
+
+# --- numbers Python refuses to convert ------------------------------------------------------
+
+
+def test_a_step_key_of_5000_digits_is_no_internal_error(tmp_path: Path) -> None:
+    """Was SR900 (int() refuses over 4,300 digits) in validate, resume, report, render and
+    the writers."""
+    repo, d, _ = make_repo(tmp_path)
+    doc = apex_state()
+    doc["workflow"] = "generic"
+    doc["steps"]["9" * 5000] = doc["steps"].pop("7")
+    (d / store.STATE).write_bytes(dump(doc))
+    runs = commands(repo, d)
+    runs["validate sarif"] = ["validate", str(d), "--now", NOW, "--format", "sarif"]
+    for label, argv in runs.items():
+        code, output = cli(*argv)
+        assert code in (0, 1, 2) and "SR900" not in output, f"{label}: {output[:500]}"
+
+
+def test_sync_todos_ids_of_5000_digits_and_2000_items(tmp_path: Path) -> None:
+    repo, d, _ = make_repo(tmp_path)
+    items = [{"id": "7" * 5000, "subject": "long id", "status": "pending"}]
+    items += [{"id": str(i), "subject": f"task {i}", "status": "pending"} for i in range(2000)]
+    listing = tmp_path / "todos.json"
+    listing.write_text(json.dumps(items))
+    (d / store.STATE).unlink()
+    assert cli("init", "demo", "--workflow", "generic", "--root", str(repo), "--now", NOW)[0] == 0
+    code, output = cli(
+        "sync-todos", str(d), "--file", str(listing), "--root", str(repo), "--now", NOW
+    )
+    assert code == 0 and "SR900" not in output, output[:500]
+    assert len(store.load(d, root=repo).document["steps"]) == 2001  # type: ignore[index]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_lone_surrogates_in_duplicate_and_non_finite_keys(tmp_path: Path, fmt: str) -> None:
+    """Was SR900 (UnicodeEncodeError printing the key) with --format json|sarif|github."""
+    repo, d, _ = make_repo(tmp_path)
+    text = json.dumps(apex_state())[:-1] + ', "\\ud800x": 1, "\\ud800x": 2, "\\udc00n": NaN}'
+    (d / store.STATE).write_text(text)
+    # a separate process: the real stdout, which must encode what is printed
+    proc = run_cli("validate", str(d), "--now", NOW, "--format", fmt)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "SR900" not in output, output
+    assert "SR121" in output and "SR122" in output
+    if fmt in ("json", "sarif"):
+        json.loads(proc.stdout)
+
+
+def test_an_artifact_name_over_255_bytes_is_missing_not_an_error(tmp_path: Path) -> None:
+    """Was SR900 (ENAMETOOLONG out of realpath) with --check-artifacts."""
+    repo, d, _ = make_repo(tmp_path)
+    doc = apex_state()
+    doc["steps"]["1"]["artifacts"].append("agent-output/demo/" + "a" * 300 + ".md")
+    (d / store.STATE).write_bytes(dump(doc))
+    code, output = cli("validate", str(d), "--now", NOW, "--check-artifacts")
+    assert code == 1 and "SR900" not in output and "SR314" in output, output
+
+
+def test_render_skill_of_a_title_with_a_lone_surrogate_is_refused(tmp_path: Path) -> None:
+    """Was SR900 (UnicodeEncodeError writing SKILL.md)."""
+    wf = (Path(__file__).parents[1] / "schema" / "workflows" / "generic.yaml").read_text()
+    lines = [
+        'title: "Bad \\ud800 title"' if ln.startswith("title:") else ln for ln in wf.splitlines()
+    ]
+    path = tmp_path / "wf.yaml"
+    path.write_text("\n".join(lines) + "\n")
+    code, output = cli("render", "skill", "--workflow", str(path), "--out", str(tmp_path / "o"))
+    assert code == 2 and "SR400" in output and "SR900" not in output, output
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+# --- importers never copy content from links out of their source ----------------------------
+
+
+@pytest.mark.parametrize("name", ["worklog.jsonl", "state.json"])
+def test_tracker_import_never_reads_a_link_out_of_its_source(tmp_path: Path, name: str) -> None:
+    """Was: a linked worklog.jsonl or state.json was followed and its content landed in the
+    new worklog (detail.unparsed) and the state's x-legacy."""
+    repo, _, decoy = make_repo(tmp_path)
+    src = repo / "tracker"
+    fixtures = Path(__file__).parent / "fixtures" / "import" / "tracker" / "finished" / ".session"
+    shutil.copytree(fixtures, src)
+    (decoy / name).write_text(f'{{"canary": "{CANARY}"}}\n{CANARY}\n')
+    if (src / name).exists():
+        (src / name).unlink()
+    os.symlink(decoy / name, src / name)
+    out = repo / "agent-output" / "imported"
+    code, output = cli("import", "session-tracker", str(src), "--to", str(out), "--root", str(repo))
+    assert code in (0, 1, 2) and "SR900" not in output, output
+    assert CANARY not in output
+    for p in out.rglob("*") if out.exists() else []:
+        if p.is_file():
+            assert CANARY not in p.read_text(errors="replace"), p
