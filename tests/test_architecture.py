@@ -327,3 +327,33 @@ print(json.dumps({"builtins": list(BUILTINS), "id": load_workflow("toyflow").id,
     )
     assert "toyflow" in out["builtins"]  # type: ignore[operator]
     assert out["id"] == "toyflow" and out["spec"] == "toyflow"
+
+
+def _unexplained_function_imports(source: str) -> list[int]:
+    """Lines of imports made inside functions without a `# lazy: <reason>` comment on the
+    line before (an import inside a function is there for start-up time, and says so)."""
+    lines = source.split("\n")
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for inner in ast.walk(node):
+            if isinstance(inner, (ast.Import, ast.ImportFrom)):
+                before = lines[inner.lineno - 2].strip() if inner.lineno >= 2 else ""
+                if not (before.startswith("# lazy:") and len(before) > len("# lazy: x")):
+                    out.append(inner.lineno)
+    return sorted(set(out))
+
+
+def test_every_import_inside_a_function_says_why() -> None:
+    problems = [
+        f"{p.relative_to(PKG)}:{n}"
+        for p in _package_files()
+        for n in _unexplained_function_imports(p.read_text(encoding="utf-8"))
+    ]
+    assert problems == []
+
+
+def test_the_lazy_import_check_finds_an_unexplained_one() -> None:
+    src = "def f():\n    import json\n\ndef g():\n    # lazy: only g needs it\n    import csv\n"
+    assert _unexplained_function_imports(src) == [2]

@@ -21,6 +21,7 @@ def data_root() -> Path:
     for candidate in (here / "_data", here.parents[1]):
         if (candidate / "schema" / "session-state").is_dir():
             return candidate
+    # lazy: only a zipped install needs it
     from importlib import resources
 
     packaged = Path(str(resources.files("session_resume"))) / "_data"

@@ -161,6 +161,7 @@ def _alias_output_format(parser: argparse.ArgumentParser) -> None:
 
 def _workflow_arg(p: argparse.ArgumentParser) -> None:
     # Inside the function: --version and --help of other commands need no workflow module.
+    # lazy: the CLI imports only what the command it runs needs
     from session_resume.core.workflow import BUILTINS, DEFAULT_WORKFLOW
 
     p.add_argument(
@@ -174,6 +175,7 @@ def _workflow_arg(p: argparse.ArgumentParser) -> None:
 def _now(value: str | None) -> datetime:
     if value is None:
         return datetime.now(UTC)
+    # lazy: the CLI imports only what the command it runs needs
     from session_resume.core.timeutil import parse_now
 
     try:
@@ -183,6 +185,7 @@ def _now(value: str | None) -> datetime:
 
 
 def _docs_url(value: str) -> str:
+    # lazy: the CLI imports only what the command it runs needs
     from session_resume.storage.config import absolute_url
 
     if not absolute_url(value):
@@ -191,9 +194,16 @@ def _docs_url(value: str) -> str:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    # lazy: the CLI imports only what the command it runs needs
     from session_resume.core.validation import ValidateOptions
+
+    # lazy: the CLI imports only what the command it runs needs
     from session_resume.reporters.text import render_text
+
+    # lazy: the CLI imports only what the command it runs needs
     from session_resume.services.validation import validate
+
+    # lazy: the CLI imports only what the command it runs needs
     from session_resume.storage.config import ConfigError, load_config
 
     start = Path(args.root) if args.root else Path.cwd()
@@ -217,6 +227,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return _validate_stdin(args, cfg, root, paths)
     missing = [p for p in paths if not os.path.lexists(p) and not _matches(p)]
     if missing:
+        # lazy: the CLI imports only what the command it runs needs
         from session_resume.core.codes import diag
 
         for p in missing:
@@ -236,11 +247,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
         positions=args.format in ("sarif", "github"),
     )
     if args.workflow:
+        # lazy: the CLI imports only what the command it runs needs
         from session_resume.core.workflow import WorkflowError, load_workflow
 
         try:
             load_workflow(args.workflow)
         except WorkflowError as exc:
+            # lazy: the CLI imports only what the command it runs needs
             from session_resume.core.diagnostics import FileReport
 
             sys.stderr.write(
@@ -248,6 +261,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             )
             return EXIT_USAGE
     docs_url = _docs_url(args.docs_url) if args.docs_url else cfg.docs_url
+    # lazy: the CLI imports only what the command it runs needs
     from session_resume.terminal import progress
 
     show, close = progress("validate", enabled=args.format == "text")
@@ -260,6 +274,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def _matches(pattern: str) -> bool:
     """A glob the tool expands itself matches something (a quoted pattern)."""
+    # lazy: the CLI imports only what the command it runs needs
     import glob
 
     return bool(set("*?[") & set(pattern)) and bool(glob.glob(pattern, recursive=True))
@@ -267,9 +282,16 @@ def _matches(pattern: str) -> bool:
 
 def _validate_stdin(args: argparse.Namespace, cfg: Any, root: Path, paths: list[str]) -> int:
     """``validate -``: one document on standard input, read up to the size limit."""
+    # lazy: the CLI imports only what the command it runs needs
     from session_resume.core.codes import diag
+
+    # lazy: the CLI imports only what the command it runs needs
     from session_resume.core.validation import ValidateOptions
+
+    # lazy: the CLI imports only what the command it runs needs
     from session_resume.reporters.text import render_text
+
+    # lazy: the CLI imports only what the command it runs needs
     from session_resume.services.validation import validate_bytes
 
     if paths != ["-"]:
@@ -302,13 +324,16 @@ def _validate_stdin(args: argparse.Namespace, cfg: Any, root: Path, paths: list[
 def _report(
     args: argparse.Namespace, reports: list[FileReport], root: Path, docs_url: str | None
 ) -> int:
+    # lazy: the CLI imports only what the command it runs needs
     from session_resume.reporters import renderer
 
     if args.format == "sarif":
+        # lazy: the CLI imports only what the command it runs needs
         from session_resume.reporters.sarif import render_sarif
 
         sys.stdout.write(render_sarif(reports, args.strict, root=root, docs_url=docs_url))
     elif args.format == "text":
+        # lazy: the CLI imports only what the command it runs needs
         from session_resume.terminal import colorize, use_color
 
         text = renderer("text")(reports, args.strict)
@@ -322,6 +347,7 @@ def _report(
     else:
         sys.stdout.write(renderer(args.format)(reports, args.strict))
     if args.format == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
+        # lazy: the CLI imports only what the command it runs needs
         from session_resume.reporters.github import step_summary
 
         try:
@@ -355,6 +381,7 @@ def _missing_paths(args: argparse.Namespace) -> list[str]:
 
 
 def _json_error(diags: list[Diagnostic], message: str = "") -> None:
+    # lazy: the CLI imports only what the command it runs needs
     from session_resume.cli.commands.common import diag_json, emit_json
 
     doc: dict[str, object] = {"ok": False, "diagnostics": diag_json(diags)}
@@ -385,6 +412,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the escape, in every format (in JSON output that is the same JSON escape again)
         stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     if getattr(args, "format", None) in (None, "text"):
+        # lazy: the CLI imports only what the command it runs needs
         from session_resume.reporters.text import SafeTextStream
 
         sys.stdout = SafeTextStream(stdout)
@@ -399,6 +427,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         missing = _missing_paths(args)
         if missing:
+            # lazy: the CLI imports only what the command it runs needs
             from session_resume.core.codes import diag
 
             raise ServiceError(
@@ -413,6 +442,7 @@ def _run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"session-resume: error: {exc}\n")
         return EXIT_USAGE
     except ServiceError as exc:
+        # lazy: the CLI imports only what the command it runs needs
         from session_resume.cli.commands.common import print_diagnostics
 
         if as_json:  # --format json: always a JSON document on stdout
@@ -424,11 +454,14 @@ def _run(args: argparse.Namespace) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # noqa: BLE001 - the last line of defence: never a traceback
+        # lazy: only the last-resort handler needs it
         import traceback
 
+        # lazy: the CLI imports only what the command it runs needs
         from session_resume.storage.store import StoreError
 
         if isinstance(exc, StoreError):  # a storage refusal no service translated: coded
+            # lazy: the CLI imports only what the command it runs needs
             from session_resume.cli.commands.common import print_diagnostics
 
             print_diagnostics(exc.diagnostics, sys.stderr)

@@ -123,12 +123,14 @@ class Case:
 def default_suite() -> Path:
     """The suite that ships with the package: ``conformance/cases`` of the source checkout, or
     ``session_resume/_data/conformance/cases`` of an installed wheel."""
+    # lazy: `conformance list` and `lint` need no runner
     from session_resume.resources import conformance_cases_dir, data_root
 
     return conformance_cases_dir() or data_root() / "conformance" / "cases"
 
 
 def load_case_file(path: Path) -> dict[str, Any]:
+    # lazy: `conformance list` and `lint` need no runner
     from session_resume.core.yamlsafe import load_yaml_text
 
     try:
@@ -153,6 +155,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     if isinstance(value, datetime):  # an unquoted timestamp: keep the protocol's form
+        # lazy: `conformance list` and `lint` need no runner
         from session_resume.core.timeutil import format_ts
 
         return format_ts(value)
@@ -205,6 +208,7 @@ def platform_supports(feature: str) -> bool:
 def _can_symlink() -> bool:
     if os.name != "nt":
         return True
+    # lazy: a rare path
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:

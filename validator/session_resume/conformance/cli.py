@@ -78,10 +78,12 @@ def _write(path: str, text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: `conformance list` and `lint` need no runner
     from session_resume.conformance.cases import CaseError, default_suite, load_suite
 
     suite = Path(args.suite) if args.suite else default_suite()
     if args.action == "lint":
+        # lazy: `conformance list` and `lint` need no runner
         from session_resume.conformance.lint import lint_suite, render
 
         res = lint_suite(suite)
@@ -101,7 +103,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, every: list[Case], cases: list[Case]) -> int:
+    # lazy: `conformance list` and `lint` need no runner
     from session_resume.conformance.report import badge, render_json, render_junit, render_text
+
+    # lazy: `conformance list` and `lint` need no runner
     from session_resume.conformance.runner import RunnerError, parse_skip_file, run_suite
 
     if not args.adapter:
@@ -116,6 +121,7 @@ def _run(args: argparse.Namespace, every: list[Case], cases: list[Case]) -> int:
         if unknown:
             raise RunnerError(f"the skip list names cases that do not exist: {', '.join(unknown)}")
         argv = shlex.split(args.adapter, posix=os.name != "nt")
+        # lazy: `conformance list` and `lint` need no runner
         from session_resume.terminal import progress
 
         show, close = progress("conformance", enabled=args.format == "text")

@@ -6,6 +6,7 @@ Run by ``session-resume conformance lint``, ``nox -s conformance`` and tests/tes
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,8 +235,8 @@ def _check_case(case: Case, sections: dict[str, set[str]] | None) -> list[str]:
 def _file_options_problems(case: Case, where: str, has_files: bool) -> list[str]:
     """``expected.bytes`` and ``expected.free_text`` name files of expected/ (and pointers
     that exist in them)."""
-    import json
 
+    # lazy: `conformance list` and `lint` need no runner
     from session_resume.conformance.compare import pointer_parts, resolve_pointer
 
     out: list[str] = []
@@ -322,7 +323,10 @@ def coverage_problems(res: LintResult) -> list[str]:
         if action not in res.actions_covered:
             out.append(f"action {action} is covered by no case")
     # SR209's reason: no keyword of the state schemas falls through to the catch-all.
+    # lazy: `conformance list` and `lint` need no runner
     from session_resume.core.schemas import _KEYWORD_CODES
+
+    # lazy: `conformance list` and `lint` need no runner
     from session_resume.resources import load_schema
 
     annotations = {
@@ -345,6 +349,7 @@ def coverage_problems(res: LintResult) -> list[str]:
 
 
 def _schema_enum_problems() -> list[str]:
+    # lazy: `conformance list` and `lint` need no runner
     from session_resume.resources import load_schema
 
     schema = load_schema(CASE_SCHEMA)
@@ -362,6 +367,7 @@ def _repo_problems(repo: Path, ids: set[str]) -> list[str]:
         if not re.search(r"^conformance/cases/\*\*\s+-text\b", text, re.MULTILINE):
             out.append(".gitattributes does not protect conformance/cases/** with -text")
     for skip in sorted((repo / "conformance" / "adapters").glob("*/skip.txt")):
+        # lazy: `conformance list` and `lint` need no runner
         from session_resume.conformance.runner import RunnerError, parse_skip_file
 
         try:

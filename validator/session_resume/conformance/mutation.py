@@ -68,6 +68,7 @@ def default_mutants_file() -> Path:
 
 
 def load_mutants(path: Path) -> list[Mutant]:
+    # lazy: `conformance list` and `lint` need no runner
     from session_resume.core.yamlsafe import load_yaml_text
 
     try:
@@ -140,6 +141,7 @@ def locate(pkg: Path, mutant: Mutant) -> Path:
 def make_copy(dest: Path, pkg: Path | None = None) -> Path:
     """Copy the package to ``dest/session_resume``; its data (schemas, templates) is linked,
     not copied. Returns the copy's package directory."""
+    # lazy: `conformance list` and `lint` need no runner
     from session_resume.resources import data_root
 
     pkg = pkg or package_dir()
@@ -169,6 +171,7 @@ def adapter_env(copy_parent: Path) -> dict[str, str]:
 
 
 def _failures(cases: list[Any], env: dict[str, str], skip: dict[str, str]) -> list[str]:
+    # lazy: `conformance list` and `lint` need no runner
     from session_resume.conformance.runner import run_suite
 
     report = run_suite(ADAPTER, cases, skip=skip, env=env, adapter_label="mutant")
@@ -178,6 +181,7 @@ def _failures(cases: list[Any], env: dict[str, str], skip: dict[str, str]) -> li
 def run_mutant(
     mutant: Mutant, cases: list[Any], skip: dict[str, str], pkg: Path | None = None
 ) -> MutantResult:
+    # lazy: `conformance list` and `lint` need no runner
     from session_resume.conformance.runner import RunnerError
 
     pkg = pkg or package_dir()
@@ -265,7 +269,10 @@ def to_json(results: list[MutantResult], cases: int) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # lazy: `conformance list` and `lint` need no runner
     from session_resume.conformance.cases import CaseError, default_suite, load_suite
+
+    # lazy: `conformance list` and `lint` need no runner
     from session_resume.conformance.runner import RunnerError, parse_skip_file
 
     p = argparse.ArgumentParser(

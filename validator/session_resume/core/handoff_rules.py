@@ -16,6 +16,7 @@ from datetime import datetime
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.markdown_escape import md_inline
+from session_resume.core.timeutil import format_ts, parse_ts
 
 HANDOFF = "00-handoff.md"
 MAX_LINES = 60
@@ -49,7 +50,6 @@ def check_handoff_text(
 ) -> list[Diagnostic]:
     """Check a handoff's text. ``state_updated``: the ``updated`` of the state it describes
     (None skips the staleness rule); ``project``: the state's project (None skips SR607)."""
-    from session_resume.core.timeutil import format_ts
 
     out: list[Diagnostic] = []
     lines = handoff_lines(text)
@@ -118,7 +118,6 @@ def _updated_of(
     updated_line: tuple[int, str] | None, *, file: str
 ) -> tuple[datetime | None, Diagnostic | None]:
     """The time of the ``Updated:`` line (the second non-blank line), or SR601."""
-    from session_resume.core.timeutil import parse_ts
 
     m = UPDATED.match(updated_line[1]) if updated_line else None
     if m is None or parse_ts(m.group("ts")) is None:

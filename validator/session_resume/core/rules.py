@@ -385,6 +385,7 @@ def _decision_log(log: Any, out: list[Diagnostic], file: str) -> None:
 def check_workflow(
     doc: dict[str, Any], steps: dict[str, Any], wf: Workflow, file: str
 ) -> list[Diagnostic]:
+    # lazy: only a workflow with fields compiles its fragment
     from session_resume.core import schemas
 
     out: list[Diagnostic] = []

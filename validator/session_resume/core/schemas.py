@@ -44,6 +44,7 @@ _KEYWORD_CODES = {
 
 @functools.cache
 def _fast(relpath: str) -> Any:
+    # lazy: the schema engine only when a schema is first used
     import jsonschema_rs
 
     return jsonschema_rs.validator_for(load_schema(relpath))
@@ -67,7 +68,10 @@ def _reference_for(schema: dict[str, Any]) -> Any:
 def _reference_class() -> Any:
     """Draft 2020-12 with ECMA-262 ``$``: Python's ``$`` also matches before a final newline,
     so plain ``jsonschema`` accepts ``"project": "abc\\n"`` where ajv and jsonschema-rs do not."""
+    # lazy: jsonschema (~60 ms) only to explain a failure
     import jsonschema
+
+    # lazy: jsonschema (~60 ms) only to explain a failure
     from jsonschema import validators
 
     def pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Any:
@@ -252,6 +256,7 @@ def _short(err: Any) -> str:
 
 
 def _show(value: Any) -> str:
+    # lazy: only a message quoting a value needs it
     import json
 
     s = json.dumps(value, ensure_ascii=False)

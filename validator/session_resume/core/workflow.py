@@ -143,6 +143,7 @@ class Workflow:
     @functools.cached_property
     def fragment_validator(self) -> Any:
         """The compiled fast validator of :meth:`state_fragment` (built once per workflow)."""
+        # lazy: the schema engine only when a schema is first used
         import jsonschema_rs
 
         return jsonschema_rs.validator_for(self.state_fragment())
@@ -252,7 +253,10 @@ def _parse_cached(file: str, data: bytes) -> Workflow:
 
 
 def _parse_yaml_definition(file: str, data: bytes) -> dict[str, Any]:
+    # lazy: a cached workflow needs no schema check
     from session_resume.core import schemas
+
+    # lazy: a cached workflow needs no schema check
     from session_resume.core.yamlsafe import load_yaml_text, yaml_position
 
     try:
@@ -282,6 +286,7 @@ def _parse_yaml_definition(file: str, data: bytes) -> dict[str, Any]:
     if not schemas.is_valid(WORKFLOW_SCHEMA, raw):
         diags = []
         for d in schemas.explain(WORKFLOW_SCHEMA, raw, file=file, code_for=lambda *_: "SR400"):
+            # lazy: a cached workflow needs no schema check
             from session_resume.core.diagnostics import pointer_split
 
             line, col = yaml_position(text, list(pointer_split(d.pointer)))
@@ -434,6 +439,7 @@ def _cache_dir() -> Path | None:
 
 
 def _cache_ident(data: bytes) -> tuple[str, str]:
+    # lazy: only the workflow cache needs it
     import zlib
 
     schema_text = (schema_dir() / WORKFLOW_SCHEMA).read_bytes().decode("utf-8", "replace")

@@ -12,13 +12,15 @@ from __future__ import annotations
 import os
 import re
 import socket
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.timeutil import format_ts
+from session_resume.core.validation import ValidateOptions, validate_document
 from session_resume.core.workflow import Workflow, load_workflow
 from session_resume.importers.common import ImportEvent, ImportPlan, ImportRefused
 from session_resume.storage import archive, fileio, store, worklog
@@ -170,8 +172,6 @@ def apply_plan(
 def _check_document(plan: ImportPlan, workflow: Workflow, now: datetime, file: str) -> None:
     """The state the store would write is valid (it refuses otherwise, but only after the
     old session was archived)."""
-    from session_resume.core.timeutil import format_ts
-    from session_resume.core.validation import ValidateOptions, validate_document
 
     doc = {**plan.document, "updated": format_ts(now), "revision": 1}
     report = validate_document(
@@ -206,6 +206,5 @@ def _append_events(d: Path, events: list[ImportEvent]) -> None:
 
 
 def _located(diags: list[Diagnostic], file: str) -> list[Diagnostic]:
-    from dataclasses import replace
 
     return [d if d.file else replace(d, file=file) for d in diags]

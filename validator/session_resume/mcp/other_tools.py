@@ -9,9 +9,11 @@ from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.validation import ValidateOptions
 from session_resume.mcp.runtime import Runtime, Tool
 from session_resume.services import maintenance
 from session_resume.services import resume as resume_service
+from session_resume.services.budget import budget
 from session_resume.services.errors import ServiceError
 from session_resume.services.leases import SessionResult
 from session_resume.services.rendering import render_handoff
@@ -51,7 +53,6 @@ def do_report(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
 
 def do_validate(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     """Validate the session's state file: not a refusal when invalid (``ok`` tells)."""
-    from session_resume.core.validation import ValidateOptions
 
     d = rt.session_dir(a)
     opts = ValidateOptions(
@@ -159,7 +160,6 @@ def do_render_handoff(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def do_budget(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
-    from session_resume.services.budget import budget
 
     return budget(
         a["step"],

@@ -42,6 +42,7 @@ class ToolOutcome:
 
 @cache
 def _validator(name: str) -> Any:
+    # lazy: jsonschema (~60 ms) only to explain a failure
     from jsonschema import Draft202012Validator
 
     return Draft202012Validator(INPUT_SCHEMAS[name])

@@ -37,6 +37,7 @@ from session_resume.core.markdown_escape import (
     md_inline,
     yaml_str,
 )
+from session_resume.resources import templates_dir
 
 __all__ = [
     "MAX_VALUE_CHARS",
@@ -54,6 +55,7 @@ __all__ = [
 def _finalize(value: Any) -> Any:
     if isinstance(value, Escaped) or (isinstance(value, int) and not isinstance(value, bool)):
         return value
+    # lazy: Jinja (~20 ms to import) only when rendering
     from jinja2 import TemplateRuntimeError
 
     raise TemplateRuntimeError(
@@ -64,9 +66,8 @@ def _finalize(value: Any) -> Any:
 @functools.cache
 def environment() -> Any:
     """The Jinja environment over ``templates/`` with the escaping filters (built once)."""
+    # lazy: Jinja (~20 ms to import) only when rendering
     import jinja2
-
-    from session_resume.resources import templates_dir
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir())),

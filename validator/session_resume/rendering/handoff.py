@@ -13,6 +13,8 @@ from datetime import datetime
 from typing import Any
 
 from session_resume.core.handoff_rules import MAX_LINES, SECTIONS
+from session_resume.core.rules import ordered_step_keys
+from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.core.workflow import StepDef, Workflow
 from session_resume.rendering.environment import Escaped, md_inline, render_template
 
@@ -73,8 +75,6 @@ def handoff_context(
     doc: dict[str, Any], workflow: Workflow, *, now: datetime, decision: dict[str, Any]
 ) -> dict[str, Any]:
     """Everything the handoff template shows, escaped, before the lists are cut."""
-    from session_resume.core.rules import ordered_step_keys
-    from session_resume.core.timeutil import format_ts, parse_ts
 
     steps_doc = doc.get("steps") if isinstance(doc.get("steps"), dict) else {}
     assert isinstance(steps_doc, dict)
@@ -260,6 +260,7 @@ def render_handoff(
     ``decision``: the resume decision to describe; by default :func:`decide.decide` for the
     orchestrator on this state alone (no lease: the handoff describes the state).
     """
+    # lazy: only the next-step line needs the decision
     from session_resume.core.resume_decision import Snapshot, decide
 
     if decision is None:

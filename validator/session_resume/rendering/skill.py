@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any
 
+from session_resume.core.codes import CATALOGUE
 from session_resume.core.versions import CURRENT_SCHEMA
 from session_resume.core.workflow import StepDef, Workflow
 from session_resume.rendering.environment import (
@@ -24,6 +25,7 @@ from session_resume.rendering.environment import (
     yaml_str,
 )
 from session_resume.rendering.mcp_docs import mcp_context
+from session_resume.resources import load_schema
 
 __all__ = [
     "ACTION_DOCS",
@@ -248,7 +250,6 @@ def _with_session(command: str, session: str) -> str:
 
 
 def _schema_tables() -> list[dict[str, Any]]:
-    from session_resume.resources import load_schema
 
     schema = load_schema(CURRENT_SCHEMA)
     tables = [_object_table("Top level", "top-level", schema)]
@@ -493,6 +494,7 @@ def _decision_rows(wf: Workflow) -> list[dict[str, Any]]:
 
 def _command_rows(wf: Workflow, session: str) -> dict[str, list[dict[str, Any]]]:
     """The tables of commands: the write moments, the other commands, the resume actions."""
+    # lazy: only the next-step line needs the decision
     from session_resume.core.resume_decision import ACTIONS
 
     missing = [a for a in ACTIONS if a not in ACTION_DOCS]
@@ -530,7 +532,6 @@ def _command_rows(wf: Workflow, session: str) -> dict[str, list[dict[str, Any]]]
 
 def _recovery_code_rows() -> list[dict[str, Any]]:
     """The codes of :data:`RECOVERY_CODES` with their names and summaries."""
-    from session_resume.core.codes import CATALOGUE
 
     return [
         {
@@ -545,7 +546,6 @@ def _recovery_code_rows() -> list[dict[str, Any]]:
 def _agent_code_rows() -> list[dict[str, Any]]:
     """Every code of the catalogue (an agent meets them in `resume` and in writer output,
     whose refusals carry the state's own diagnostics), with what to do."""
-    from session_resume.core.codes import CATALOGUE
 
     return [
         {

@@ -45,6 +45,7 @@ def render_handoff(
 ) -> HandoffResult:
     """Render the session's handoff from its state and (with ``write``) replace ``out``
     (default ``<session_dir>/00-handoff.md``; a directory gets ``00-handoff.md`` inside)."""
+    # lazy: Jinja and the templates only when rendering
     from session_resume.rendering.handoff import render_handoff as render
 
     if not session_dir.is_dir():
@@ -84,6 +85,7 @@ def render_handoff(
 
 def render_skill(out: Path, workflow: str, *, name: str, digest: bool = False) -> list[Path]:
     """Write the skill docs (SKILL.md and its references) of ``workflow`` under ``out``."""
+    # lazy: Jinja and the templates only when rendering
     from session_resume.rendering.skill import render_skill as render
 
     wf = load_workflow_or_fail(workflow)
@@ -100,6 +102,7 @@ def render_skill(out: Path, workflow: str, *, name: str, digest: bool = False) -
 def skill_docs(workflow: str, *, digest: bool = True) -> dict[str, str]:
     """The skill docs of ``workflow`` as text (relative path → text), written nowhere: what
     the MCP server offers as resources."""
+    # lazy: Jinja and the templates only when rendering
     from session_resume.rendering.skill import render_skill as render
 
     wf = load_workflow_or_fail(workflow)

@@ -59,6 +59,7 @@ def session_integrity(session_dir: Path) -> list[Diagnostic]:
         if t.startswith(_TMP_PREFIX) and t.endswith(_TMP_SUFFIX)
     ]
     if _WORKLOG in names:
+        # lazy: a checker only when the session has its file
         from session_resume.storage import worklog
 
         log = session_dir / _WORKLOG
@@ -71,10 +72,12 @@ def session_integrity(session_dir: Path) -> list[Diagnostic]:
         elif size > _FULL_SCAN_LIMIT:
             out.extend(worklog.read_tail(log, 10).diagnostics)  # big logs: the tail only
     if _SENTINEL in names:
+        # lazy: a checker only when the session has its file
         from session_resume.storage import lease_file as sentinel
 
         out.extend(sentinel.read(session_dir)[1])
     if _HANDOFF in names:
+        # lazy: a checker only when the session has its file
         from session_resume.storage.handoff_file import check_session_handoff
 
         out.extend(check_session_handoff(session_dir))
@@ -100,6 +103,7 @@ def _check_backup(name: str, report: FileReport, opts: ValidateOptions) -> None:
     res = read_limited(bak, max_size=opts.max_size, root=opts.root)
     if res.data is None:
         return
+    # lazy: only a corrupt file needs the backup check
     from session_resume.storage.store import usable_backup
 
     # The one definition of a usable backup, shared with recover and resume: it parses and

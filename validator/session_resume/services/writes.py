@@ -22,6 +22,7 @@ from session_resume.core import write_moments as transitions
 from session_resume.core.changes import Build
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.migration import repair_command
 from session_resume.core.outcomes import LeaseAction
 from session_resume.core.resume_decision import started_at_gate
 from session_resume.core.versions import CURRENT
@@ -108,7 +109,6 @@ def refuse_unwritable(loaded: store.Loaded, ctx: WriteContext) -> None:
 
 def _repair_command(loaded: store.Loaded, ctx: WriteContext) -> str | None:
     """``migrate`` (or ``migrate --salvage``) when it would repair the loaded state."""
-    from session_resume.core.migration import repair_command
 
     if not isinstance(loaded.document, dict):
         return None
@@ -243,6 +243,7 @@ def archive_session(
     """Archive the session's protocol files for ``init --fresh`` (the lease stays: the same
     session goes on); see :func:`session_resume.archive.archive_session`. Returns the archive
     folder, or None when there was nothing to archive."""
+    # lazy: only init --fresh archives
     from session_resume.storage.archive import archive_session as archive
 
     res = archive(session_dir, now=now, keep=keep, label=project, include_lease=False, root=root)

@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
@@ -30,7 +31,6 @@ _KEYS = {
 
 def absolute_url(value: str) -> bool:
     """An absolute http(s) URL with a host, and nothing a URI may not hold."""
-    from urllib.parse import urlsplit
 
     if not value.isprintable() or any(c.isspace() for c in value):
         return False
@@ -68,6 +68,7 @@ def find_root(start: Path) -> tuple[Path, Path | None, str]:
             return d, d / CONFIG_FILE, "yaml"
         py = d / "pyproject.toml"
         if py.is_file():
+            # lazy: only a pyproject.toml needs it
             import tomllib
 
             try:
@@ -87,6 +88,7 @@ def load_config(start: str | os.PathLike[str] | None = None) -> Config:
         return Config(root=root)
     raw: Any
     if kind == "yaml":
+        # lazy: only a YAML config needs the YAML reader
         from session_resume.core.yamlsafe import load_yaml_text
 
         try:
@@ -101,6 +103,7 @@ def load_config(start: str | os.PathLike[str] | None = None) -> Config:
             )
         raw = res.value if res.value is not None else {}
     else:
+        # lazy: only a pyproject.toml needs it
         import tomllib
 
         with open(path, "rb") as fh:

@@ -280,6 +280,7 @@ class LockBusy(Exception):
 
 def _try_lock(fd: int) -> bool:
     if os.name == "nt":  # pragma: no cover - exercised on Windows only
+        # lazy: msvcrt exists only on Windows
         import msvcrt
 
         try:
@@ -287,6 +288,7 @@ def _try_lock(fd: int) -> bool:
         except OSError:
             return False
         return True
+    # lazy: fcntl exists only on POSIX
     import fcntl
 
     try:
@@ -298,12 +300,14 @@ def _try_lock(fd: int) -> bool:
 
 def _unlock(fd: int) -> None:
     if os.name == "nt":  # pragma: no cover - exercised on Windows only
+        # lazy: msvcrt exists only on Windows
         import msvcrt
 
         with contextlib.suppress(OSError):
             os.lseek(fd, 0, os.SEEK_SET)
             msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
         return
+    # lazy: fcntl exists only on POSIX
     import fcntl
 
     with contextlib.suppress(OSError):

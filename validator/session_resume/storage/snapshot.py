@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from session_resume.core.migration import repair_command
 from session_resume.core.resume_decision import Snapshot
 from session_resume.core.rules import path_problem
 from session_resume.storage import fileio, store, worklog
@@ -106,9 +108,6 @@ def _relative(root: Path, session_dir: Path) -> str | None:
 
 def _repair(loaded: store.Loaded, d: Path) -> str | None:
     """``migrate`` when it turns this invalid 3.0 state into a valid one (docs/spec.md §9.5)."""
-    from datetime import UTC, datetime
-
-    from session_resume.core.migration import repair_command
 
     if loaded.status != "invalid" or not isinstance(loaded.document, dict):
         return None

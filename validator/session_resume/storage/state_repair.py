@@ -15,6 +15,7 @@ from typing import Any
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.jsonread import parse_json_bytes
+from session_resume.core.migration import MigrationError, migrate
 from session_resume.core.outcomes import MigrateStatus, RecoverAction
 from session_resume.core.timeutil import format_ts
 from session_resume.core.versions import CURRENT
@@ -36,6 +37,7 @@ from session_resume.storage.store import (
     replace_state,
     serialize,
     session_of,
+    usable_backup,
 )
 
 
@@ -142,7 +144,6 @@ def recover(
 
 def _backup(s: Session, now: datetime) -> Backup:
     """The ``.bak`` to restore (3.0, or an older state migrated), or why there is none."""
-    from session_resume.storage.store import usable_backup
 
     if not os.path.lexists(s.bak):
         return Backup(None)  # none: nothing to say about it
@@ -210,7 +211,6 @@ def migrate_session(
     """Migrate the session's state file; with ``write`` it is replaced atomically and the
     pre-migration file becomes ``.bak``. ``salvage``: resolve contradictions (docs/spec.md
     §9.4) instead of refusing."""
-    from session_resume.core.migration import MigrationError, migrate
 
     s = session_of(session_dir, root)
     name = str(s.state)

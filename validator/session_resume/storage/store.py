@@ -255,6 +255,7 @@ def usable_backup(
     """The one definition of a usable backup, shared by recover, resume and validate
     (docs/spec.md §5): it parses and passes the 3.0 schema, or it is an older or repairable
     state that ``migrate`` (without ``--salvage``) turns into one."""
+    # lazy: migration (and jsonpatch) only for a usable older .bak
     from session_resume.core.migration import MigrationError, migrate
 
     loaded = classify(data, file=file)
@@ -490,6 +491,7 @@ def save(
         replace_state(s, serialize(new), rotate_backup=True, current_valid=current.status == "ok")
         record = None
         if event is not None:
+            # lazy: the worklog only when a write logs an event
             from session_resume.storage import worklog
 
             try:

@@ -22,6 +22,7 @@ class UsageError(Exception):
 def now_from(value: str | None) -> datetime:
     if value is None:
         return datetime.now(UTC)
+    # lazy: the CLI imports only what the command it runs needs
     from session_resume.core.timeutil import parse_now
 
     try:
@@ -51,6 +52,7 @@ def session_dir_of(path: str) -> Path:
 
 def print_diagnostics(diags: list[Diagnostic], stream: Any = None, *, hints: bool = True) -> None:
     if not hints:
+        # lazy: the CLI imports only what the command it runs needs
         from dataclasses import replace
 
         diags = [replace(d, hint="") for d in diags]

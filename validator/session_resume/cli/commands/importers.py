@@ -133,6 +133,7 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
 
 
 def _usage(message: str) -> Exception:
+    # lazy: the CLI imports only what the command it runs needs
     from session_resume.cli.commands.common import UsageError
 
     return UsageError(message)
@@ -253,6 +254,7 @@ def _emit_dry_run(args: argparse.Namespace, plan: ImportPlan, to: Path, existing
             }
         )
     else:
+        # lazy: the CLI imports only what the command it runs needs
         import json
 
         sys.stdout.write(json.dumps(plan.document, indent=2, ensure_ascii=False) + "\n")

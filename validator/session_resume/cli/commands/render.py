@@ -95,7 +95,10 @@ def run_handoff(args: argparse.Namespace) -> int:
 
 
 def run_skill(args: argparse.Namespace) -> int:
+    # lazy: the CLI imports only what the command it runs needs
     from session_resume.cli.commands.common import UsageError
+
+    # lazy: the CLI imports only what the command it runs needs
     from session_resume.rendering.skill import skill_name_problem
 
     out = Path(args.out)

@@ -20,11 +20,13 @@ from typing import Any
 from session_resume.core import schemas
 from session_resume.core.codes import diag
 from session_resume.core.jsonread import MAX_DEPTH
+from session_resume.core.migration import contradictions
 from session_resume.core.migration.context import (
     MigrationContext,
     MigrationError,
     MigrationResult,
 )
+from session_resume.core.migration.repair_v3 import choose_workflow
 from session_resume.core.versions import (
     CURRENT,
     REGISTRY,
@@ -125,8 +127,6 @@ def migrate(
     if cur != doc:
         # The end of every migration that changes something: revision, updated (the old one
         # kept), then the contradictions (docs/spec.md §9.3, §9.4).
-        from session_resume.core.migration import contradictions
-        from session_resume.core.migration.repair_v3 import choose_workflow
 
         wf = choose_workflow(cur, dataclasses.replace(ctx, notes=[]))  # noted already
         contradictions.finish(doc, cur, wf, ctx)

@@ -37,6 +37,7 @@ class MigrationResult:
 
     def patch(self) -> list[dict[str, Any]]:
         """RFC 6902 JSON Patch from the original to the migrated document."""
+        # lazy: only a dry run shows a patch
         import jsonpatch
 
         ops: list[dict[str, Any]] = jsonpatch.make_patch(self.original, self.document).patch

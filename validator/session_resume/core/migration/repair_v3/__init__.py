@@ -25,6 +25,7 @@ from session_resume.core.migration.repair_v3.values import (
     legacy_top_level_keys,
     ts_value,
 )
+from session_resume.core.rules import CORE_KEYS
 from session_resume.core.timeutil import format_ts
 from session_resume.core.workflow import (
     BUILTINS,
@@ -94,7 +95,6 @@ def choose_workflow(doc: dict[str, Any], ctx: MigrationContext) -> Workflow | No
 
 
 def _top_level_extras(doc: dict[str, Any], wf: Workflow | None, ctx: MigrationContext) -> None:
-    from session_resume.core.rules import CORE_KEYS
 
     known = set(CORE_KEYS) | {f.name for f in (wf.fields if wf else ())}
     for key in [k for k in doc if k not in known and not k.startswith("x-")]:
