@@ -375,8 +375,10 @@ def _missing_paths(args: argparse.Namespace) -> list[str]:
     for name in _PATH_ARGS:
         value = getattr(args, name, None)
         for p in value if isinstance(value, list) else [value]:
-            if isinstance(p, str) and p and p != "-" and not os.path.lexists(p):
-                out.append(p)
+            # a quoted glob the tool expands itself is not missing when it matches
+            missing = isinstance(p, str) and p and p != "-" and not os.path.lexists(p)
+            if missing and not _matches(str(p)):
+                out.append(str(p))
     return out
 
 
