@@ -228,9 +228,9 @@ _ALL = [
         "Migration could not produce a valid document of the current version, or the result "
         "would contradict itself (docs/spec.md §9.4); nothing was written.",
         "a v1 file whose `steps` is a list; two steps in progress",
-        "For a contradiction, run the `session-resume migrate --salvage` command the message "
+        "For a contradiction, run `session-resume migrate --salvage DIR` as the message "
         "names; else fix the problem the message names by hand, then run `session-resume "
-        "migrate` again.",
+        "migrate DIR` again.",
     ),
     Code(
         "SR160",

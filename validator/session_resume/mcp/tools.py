@@ -22,6 +22,7 @@ from session_resume.mcp.runtime import BAD_ARGUMENTS, Runtime, Tool
 from session_resume.mcp.schemas import INPUT_SCHEMAS
 from session_resume.mcp.write_tools import WRITE_TOOLS
 from session_resume.services.errors import ServiceError
+from session_resume.storage.store import StoreError
 
 INTERNAL = "SR900"
 MAX_PROBLEMS = 20
@@ -94,7 +95,7 @@ def call(rt: Runtime, name: str, arguments: Any) -> ToolOutcome:
         return refused(problems)
     try:
         result = tool.handler(rt, dict(arguments or {}))
-    except ServiceError as exc:
+    except (ServiceError, StoreError) as exc:  # a store refusal a service let through is coded too
         return refused(exc.diagnostics)
     except OSError as exc:
         file = str(exc.filename) if exc.filename else ""

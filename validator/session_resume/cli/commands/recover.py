@@ -61,17 +61,16 @@ def run(args: argparse.Namespace) -> int:
     found = "; ".join(f"{d.code} {d.message}" for d in res.diagnostics)
     why = f" (the state file: {found})" if found and res.action != "none" else ""
     migrated = f" (a {res.migrated_from} state, migrated to {CURRENT})" if res.migrated_from else ""
-    no_bak = "the .bak is not usable (below)" if res.backup_problems else "no usable .bak"
+    unusable = "; ".join(f"{d.code} {d.message}" for d in res.backup_problems)
+    bak_why = f" (the .bak: {unusable})" if unusable else ""
     msg = {
         "none": "the state file is readable; nothing to recover",
         "restored_backup": f"restored 00-session-state.json from .bak{migrated}{why}",
-        "recreated": f"{no_bak}: created a fresh state, every step pending{why}",
+        "recreated": f"no usable .bak: created a fresh state, every step pending{bak_why}{why}",
     }[res.action]
     kept = f"; the corrupt file is kept as {res.corrupt_kept_as}" if res.corrupt_kept_as else ""
     failed = " — FAILED, see the errors below" if res.problems else ""
     # One line says what was done; the codes found are its reason, not new errors.
     sys.stdout.write(f"{args.dir}: {msg}{kept}{failed}\n")
-    if res.action == "recreated":
-        print_diagnostics(res.backup_problems, hints=False)
     print_diagnostics(res.problems, sys.stderr)
     return 1 if res.problems else 0
