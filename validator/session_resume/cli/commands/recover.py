@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     why = f" (the state file: {found})" if found and res.action != "none" else ""
     migrated = f" (a {res.migrated_from} state, migrated to {CURRENT})" if res.migrated_from else ""
     unusable = "; ".join(f"{d.code} {d.message}" for d in res.backup_problems)
-    bak_why = f" (the .bak: {unusable})" if unusable else ""
+    bak_why = f" (the .bak is not usable: {unusable})" if unusable else ""
     msg = {
         "none": "the state file is readable; nothing to recover",
         "restored_backup": f"restored 00-session-state.json from .bak{migrated}{why}",
