@@ -225,7 +225,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         paths = [str(session_root)]
     if "-" in paths:
         return _validate_stdin(args, cfg, root, paths)
-    missing = [p for p in paths if not os.path.lexists(p) and not _matches(p)]
+    # lazy: discovery only when paths are checked
+    from session_resume.storage.discovery import pattern_matches
+
+    missing = [p for p in paths if not os.path.lexists(p) and not pattern_matches(p)]
     if missing:
         # lazy: the CLI imports only what the command it runs needs
         from session_resume.core.codes import diag
@@ -270,14 +273,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
     finally:
         close()
     return _report(args, reports, root, docs_url)
-
-
-def _matches(pattern: str) -> bool:
-    """A glob the tool expands itself matches something (a quoted pattern)."""
-    # lazy: the CLI imports only what the command it runs needs
-    import glob
-
-    return bool(set("*?[") & set(pattern)) and bool(glob.glob(pattern, recursive=True))
 
 
 def _validate_stdin(args: argparse.Namespace, cfg: Any, root: Path, paths: list[str]) -> int:
@@ -376,9 +371,12 @@ def _missing_paths(args: argparse.Namespace) -> list[str]:
         value = getattr(args, name, None)
         for p in value if isinstance(value, list) else [value]:
             # a quoted glob the tool expands itself is not missing when it matches
-            missing = isinstance(p, str) and p and p != "-" and not os.path.lexists(p)
-            if missing and not _matches(str(p)):
-                out.append(str(p))
+            if isinstance(p, str) and p and p != "-" and not os.path.lexists(p):
+                # lazy: discovery only for a path that does not exist
+                from session_resume.storage.discovery import pattern_matches
+
+                if not pattern_matches(p):
+                    out.append(p)
     return out
 
 

@@ -9,9 +9,9 @@ from session_resume.core.codes import diag
 from session_resume.core.workflow import (
     DEFAULT_WORKFLOW,
     WorkflowError,
-    load_workflow,
     state_workflow_spec,
 )
+from session_resume.services.context import load_workflow_or_fail
 from session_resume.services.errors import ServiceError
 from session_resume.storage.store import load
 
@@ -30,7 +30,7 @@ def budget(
     doc: dict[str, Any] = {}
     spec = workflow or default_workflow or DEFAULT_WORKFLOW
     if session_dir is None and project:
-        session_dir = root / _workflow(spec).session_dir.replace("{project}", project)
+        session_dir = root / load_workflow_or_fail(spec).session_dir.replace("{project}", project)
     if session_dir is not None:
         loaded = load(session_dir, root=root)
         if loaded.status == "ok" and loaded.document:
@@ -39,7 +39,7 @@ def budget(
                 spec = workflow or state_workflow_spec(doc.get("workflow"), default_workflow)
             except WorkflowError as exc:
                 raise ServiceError(exc.diagnostics, 2) from None
-    wf = _workflow(spec)
+    wf = load_workflow_or_fail(spec)
     sdef = wf.step(step)
     if sdef is None and not wf.free_steps:
         raise ServiceError(
@@ -67,10 +67,3 @@ def budget(
         "warnings": warnings,
         "notes": limits.notes if limits else "",
     }
-
-
-def _workflow(spec: str) -> Any:
-    try:
-        return load_workflow(spec)
-    except WorkflowError as exc:
-        raise ServiceError(exc.diagnostics, 2) from None

@@ -14,6 +14,7 @@ from session_resume.core.codes import diag
 from session_resume.core.lease import SENTINEL as SENTINEL_FILE
 from session_resume.core.workflow import (
     DEFAULT_WORKFLOW,
+    Workflow,
     WorkflowError,
     load_workflow,
     state_workflow_spec,
@@ -79,3 +80,11 @@ def session_dir_for_project(root: Path, project: str, workflow: str) -> Path:
     except WorkflowError as exc:
         raise ServiceError(exc.diagnostics) from None
     return Path(os.path.abspath(root / wf.session_dir.replace("{project}", project)))
+
+
+def load_workflow_or_fail(spec: str) -> Workflow:
+    """The workflow ``spec`` names, or a ServiceError (exit 2) with its diagnostics."""
+    try:
+        return load_workflow(spec)
+    except WorkflowError as exc:
+        raise ServiceError(exc.diagnostics, 2) from None

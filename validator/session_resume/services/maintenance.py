@@ -12,16 +12,8 @@ from session_resume.core.diagnostics import Diagnostic, Severity
 from session_resume.services.errors import ServiceError
 from session_resume.storage import archive as archive_store
 from session_resume.storage import state_repair, store
-from session_resume.storage.discovery import discover
+from session_resume.storage.discovery import discover, session_dir_of
 from session_resume.storage.state_repair import MigrateOutcome, RecoverResult
-
-
-def session_dir_of(path: str | Path) -> Path:
-    """A state file's directory, or the directory itself."""
-    p = Path(path)
-    if p.name.startswith(store.STATE) and not p.is_dir():
-        return p.parent
-    return p
 
 
 def recover(

@@ -9,7 +9,8 @@ from pathlib import Path
 
 from session_resume.core.codes import diag
 from session_resume.core.handoff_rules import HANDOFF
-from session_resume.core.workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
+from session_resume.core.workflow import WorkflowError, state_workflow_spec
+from session_resume.services.context import load_workflow_or_fail
 from session_resume.services.errors import ServiceError
 from session_resume.storage import fileio, store
 
@@ -23,14 +24,6 @@ class HandoffResult:
     @property
     def lines(self) -> int:
         return len(self.text.splitlines())
-
-
-def load_workflow_or_fail(spec: str) -> Workflow:
-    """The workflow ``spec`` names, or a ServiceError (exit 2) with its diagnostics."""
-    try:
-        return load_workflow(spec)
-    except WorkflowError as exc:
-        raise ServiceError(exc.diagnostics, 2) from None
 
 
 def render_handoff(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Iterable
+from pathlib import Path
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
@@ -25,7 +26,7 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[str], list[D
     problems: list[Diagnostic] = []
     for p in paths:
         name = os.fspath(p)
-        if not os.path.lexists(name) and _GLOB_CHARS & set(name):
+        if not os.path.lexists(name) and is_pattern(name):
             matches = sorted(glob.glob(name, recursive=True))
             if not matches:
                 problems.append(diag("SR100", "no file matches this pattern", file=name))
@@ -43,6 +44,24 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[str], list[D
             seen.add(key)
             unique.append(f)
     return unique, problems
+
+
+def is_pattern(name: str) -> bool:
+    """``name`` is a glob the tool expands itself (a quoted pattern)."""
+    return bool(_GLOB_CHARS & set(name))
+
+
+def pattern_matches(name: str) -> bool:
+    """``name`` is a glob that matches something."""
+    return is_pattern(name) and bool(glob.glob(name, recursive=True))
+
+
+def session_dir_of(path: str | os.PathLike[str]) -> Path:
+    """A state file's directory, or the directory itself."""
+    p = Path(path)
+    if p.name.startswith(STATE_FILE) and not p.is_dir():
+        return p.parent
+    return p
 
 
 def _is_dir(name: str) -> bool:

@@ -9,9 +9,9 @@ from session_resume.cli.commands.common import (
     config_for,
     emit_json,
     now_from,
-    session_dir_of,
 )
 from session_resume.services import maintenance
+from session_resume.storage.discovery import session_dir_of
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -42,14 +42,6 @@ def root_of(root_arg: str | None, cfg: Config) -> Path:
     return Path(root_arg).resolve() if root_arg else cfg.root
 
 
-def session_dir_of(path: str) -> Path:
-    """A state file's directory, or the directory itself."""
-    p = Path(path)
-    if p.name.startswith("00-session-state.json") and not p.is_dir():
-        return p.parent
-    return p
-
-
 def print_diagnostics(diags: list[Diagnostic], stream: Any = None, *, hints: bool = True) -> None:
     if not hints:
         # lazy: the CLI imports only what the command it runs needs

@@ -18,7 +18,6 @@ from session_resume.cli.commands.common import (
     now_from,
     print_diagnostics,
     root_of,
-    session_dir_of,
 )
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.workflow import DEFAULT_WORKFLOW
@@ -26,6 +25,7 @@ from session_resume.importers.common import ImportPlan, ImportRefused
 from session_resume.services import importing
 from session_resume.services.context import ENV_SESSION, PROJECT_NAME, SESSION_ID, WriteContext
 from session_resume.services.errors import ServiceError
+from session_resume.storage.discovery import session_dir_of
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -12,10 +12,10 @@ from session_resume.cli.commands.common import (
     now_from,
     print_diagnostics,
     root_of,
-    session_dir_of,
 )
 from session_resume.core.versions import CURRENT
 from session_resume.services import maintenance
+from session_resume.storage.discovery import session_dir_of
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -13,9 +13,10 @@ from session_resume.cli.commands.common import (
     now_from,
     relpath,
     root_of,
-    session_dir_of,
 )
 from session_resume.services import rendering
+from session_resume.services.context import load_workflow_or_fail
+from session_resume.storage.discovery import session_dir_of
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -109,7 +110,7 @@ def run_skill(args: argparse.Namespace) -> int:
             f"the skill name {name!r} is not allowed ({problem}); name the directory "
             "accordingly or pass --name"
         )
-    wf = rendering.load_workflow_or_fail(args.workflow)
+    wf = load_workflow_or_fail(args.workflow)
     if out.exists() and not out.is_dir():
         raise UsageError(f"--out: {out} exists and is not a directory")
     written = [

@@ -8,14 +8,12 @@ import sys
 from typing import Any
 
 from session_resume.cli.commands.common import (
-    config_for,
     emit_json,
-    now_from,
-    root_of,
-    session_dir_of,
 )
+from session_resume.cli.commands.resume import read_options
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
+from session_resume.storage.discovery import session_dir_of
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -44,16 +42,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def build(args: argparse.Namespace) -> dict[str, Any]:
-    cfg = config_for(args.root)
-    return resume_service.report(
-        session_dir_of(args.dir),
-        now=now_from(args.now),
-        root=root_of(args.root, cfg),
-        workflow=args.workflow,
-        default_workflow=cfg.workflow,
-        session=args.session,
-        stale_seconds=args.stale_after or cfg.stale_after_seconds,
-    )
+    return resume_service.report(session_dir_of(args.dir), **read_options(args))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -13,11 +13,11 @@ from session_resume.cli.commands.common import (
     emit_json,
     now_from,
     root_of,
-    session_dir_of,
 )
 from session_resume.core.codes import CATALOGUE
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
+from session_resume.storage.discovery import session_dir_of
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -52,18 +52,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.set_defaults(func=run)
 
 
-def decision_for(args: argparse.Namespace) -> dict[str, Any]:
+def read_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options `resume` and `report` pass to their service, from the command line and
+    the project configuration."""
     cfg = config_for(args.root)
-    return resume_service.resume(
-        session_dir_of(args.dir),
-        now=now_from(args.now),
-        root=root_of(args.root, cfg),
-        step=args.step,
-        workflow=args.workflow,
-        default_workflow=cfg.workflow,
-        session=args.session,
-        stale_seconds=args.stale_after or cfg.stale_after_seconds,
-    )
+    return {
+        "now": now_from(args.now),
+        "root": root_of(args.root, cfg),
+        "workflow": args.workflow,
+        "default_workflow": cfg.workflow,
+        "session": args.session,
+        "stale_seconds": args.stale_after or cfg.stale_after_seconds,
+    }
+
+
+def decision_for(args: argparse.Namespace) -> dict[str, Any]:
+    return resume_service.resume(session_dir_of(args.dir), step=args.step, **read_options(args))
 
 
 def run(args: argparse.Namespace) -> int:

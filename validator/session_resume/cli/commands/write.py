@@ -21,7 +21,6 @@ from session_resume.cli.commands.common import (
     now_from,
     print_diagnostics,
     root_of,
-    session_dir_of,
 )
 from session_resume.core.workflow import BUILTINS, DEFAULT_WORKFLOW
 from session_resume.core.write_moments import ReviewAudit
@@ -37,6 +36,7 @@ from session_resume.services.errors import ServiceError
 from session_resume.services.leases import SessionResult
 from session_resume.services.writes import WriteResult
 from session_resume.storage.config import Config
+from session_resume.storage.discovery import session_dir_of
 
 # --- command line --------------------------------------------------------------------------
 
