@@ -5,7 +5,6 @@ build and tool folders skipped), and globs are expanded by the tool itself (a qu
 
 from __future__ import annotations
 
-import glob
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -27,7 +26,7 @@ def discover(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[str], list[D
     for p in paths:
         name = os.fspath(p)
         if not os.path.lexists(name) and is_pattern(name):
-            matches = sorted(glob.glob(name, recursive=True))
+            matches = _expand(name)
             if not matches:
                 problems.append(diag("SR100", "no file matches this pattern", file=name))
             for m in matches:
@@ -53,7 +52,14 @@ def is_pattern(name: str) -> bool:
 
 def pattern_matches(name: str) -> bool:
     """``name`` is a glob that matches something."""
-    return is_pattern(name) and bool(glob.glob(name, recursive=True))
+    return is_pattern(name) and bool(_expand(name))
+
+
+def _expand(pattern: str) -> list[str]:
+    # lazy: glob (and fnmatch) only for a quoted pattern, not on every cold start
+    import glob
+
+    return sorted(glob.glob(pattern, recursive=True))
 
 
 def session_dir_of(path: str | os.PathLike[str]) -> Path:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 import time
 from collections.abc import Callable, Iterator
@@ -174,7 +173,7 @@ def write_temp(directory: Path, data: bytes, prefix: str) -> Path:
         | getattr(os, "O_CLOEXEC", 0)
     )
     while True:
-        tmp = directory / f"{prefix}{secrets.token_hex(6)}{TMP_SUFFIX}"
+        tmp = directory / f"{prefix}{os.urandom(6).hex()}{TMP_SUFFIX}"
         try:
             fd = os.open(tmp, flags, 0o644)
             break
@@ -214,7 +213,7 @@ def keep_as(src: Path, dst: Path, *, prefix: str) -> None:
             # A kill between rotation and replace leaves .bak and the state as one inode;
             # rename() between two links of one file is a no-op that would strand staging.
             return
-    staging = src.parent / f"{prefix}{secrets.token_hex(6)}{TMP_SUFFIX}"
+    staging = src.parent / f"{prefix}{os.urandom(6).hex()}{TMP_SUFFIX}"
     try:
         os.link(src, staging, follow_symlinks=False)
     except OSError as exc:
