@@ -20,7 +20,11 @@ PKG = REPO / "validator" / "session_resume"
 
 
 def _package_files() -> list[Path]:
-    return sorted(p for p in PKG.rglob("*.py") if "__pycache__" not in p.parts)
+    """The package's hand-written modules (core/compiled/ is generated from the schemas, which
+    carry their own version: tests/test_compiled_schemas.py and docgen's check cover it)."""
+    return sorted(
+        p for p in PKG.rglob("*.py") if "__pycache__" not in p.parts and p.parent.name != "compiled"
+    )
 
 
 # --- layers and cycles --------------------------------------------------------------------

@@ -17,10 +17,15 @@ ALLOWED = {
 }
 
 
+# Generated, never edited by hand (docgen/compiled.py): their size is fastjsonschema's.
+GENERATED = "core/compiled/"
+
+
 def _modules() -> list[tuple[str, str]]:
     return [
-        (path.relative_to(PACKAGE).as_posix(), path.read_text(encoding="utf-8"))
+        (rel, path.read_text(encoding="utf-8"))
         for path in sorted(PACKAGE.rglob("*.py"))
+        if not (rel := path.relative_to(PACKAGE).as_posix()).startswith(GENERATED)
     ]
 
 

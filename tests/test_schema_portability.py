@@ -1,6 +1,7 @@
 """The schemas are portable: ajv (Node, strict mode) compiles every one of them, and ajv, the
-reference engine (``jsonschema``) and the fast engine (``jsonschema_rs``) give the same verdict
-on every fixture under ``tests/fixtures/schema/<name>/{valid,invalid}/`` (DESIGN §11).
+reference engine (``jsonschema``), the fast engine (``jsonschema_rs``) and the check generated
+at build time (``core/compiled/``) give the same verdict on every fixture under
+``tests/fixtures/schema/<name>/{valid,invalid}/`` (DESIGN §11).
 
 Node is run once per test session (``tests/node/ajv_check.mjs``). Without node or without
 ``node_modules/ajv`` the ajv-dependent tests fail with a hint to run ``npm ci``; set
@@ -22,6 +23,7 @@ from nodetools import NodeAnswer, run_node
 
 from session_resume import ValidateOptions, validate_document
 from session_resume.core.schemas import _reference_for as _project_reference_for
+from session_resume.core.schemas import generated_check
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "schema"
@@ -183,9 +185,11 @@ def test_engines_agree(fx: Fixture, ajv_run: AjvRun) -> None:
     expected = fx.verdict == "valid"
     ref = _reference_validator(fx.schema).is_valid(instance)
     fast = _fast_validator(fx.schema).is_valid(instance)
-    verdicts = {"jsonschema": ref, "jsonschema_rs": fast}
+    generated = generated_check(_schema(fx.schema))
+    assert generated is not None, f"no generated check for {fx.schema} (run `nox -s docs`)"
+    verdicts = {"jsonschema": ref, "jsonschema_rs": fast, "generated": generated(instance)}
     detail = "\n".join(f"  jsonschema: {e}" for e in _reference_errors(fx, instance))
-    assert ref == fast == expected, (
+    assert ref == fast == verdicts["generated"] == expected, (
         f"{fx.rel} is in {fx.verdict}/ but the verdicts are {verdicts}\n{detail}"
     )
 

@@ -485,6 +485,6 @@ def check_workflow(
                     )
                 )
     fragment = wf.state_fragment()
-    if not wf.fragment_validator.is_valid(doc):
+    if not wf.fragment_check(doc):
         out.extend(schemas.explain_schema(fragment, doc, file=file, code="SR420"))
     return out

@@ -1,18 +1,24 @@
 """Compiled JSON Schema validators and the mapping of schema errors to stable codes.
 
-Two engines: ``jsonschema_rs`` answers "is it valid?" fast; only when it says no does the
-reference engine ``jsonschema`` (imported lazily) explain why, so valid files never pay for
-the slower engine or its import. The test suite cross-checks both engines on every fixture.
+"Is it valid?" is answered by a check generated at build time (``core/compiled/``, made by
+docgen/compiled.py) when one was made from exactly this schema, else by ``jsonschema_rs``;
+only when the answer is no does the reference engine ``jsonschema`` (imported lazily) explain
+why, so valid files never pay for the slower engine or its import, and the schemas of a cold
+command pay for no engine at all. The test suite cross-checks the engines on every fixture.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
+import json
 import re
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from session_resume.core.codes import diag
+from session_resume.core.compiled import INDEX
 from session_resume.core.diagnostics import Diagnostic, pointer_join
 from session_resume.resources import load_schema
 
@@ -43,16 +49,50 @@ _KEYWORD_CODES = {
 
 
 @functools.cache
-def _fast(relpath: str) -> Any:
-    # lazy: the schema engine only when a schema is first used
-    import jsonschema_rs
-
-    return jsonschema_rs.validator_for(load_schema(relpath))
+def _fast(relpath: str) -> Callable[[Any], bool]:
+    return fast_check(load_schema(relpath))
 
 
 def is_valid(relpath: str, instance: Any) -> bool:
     """Fast check against a schema file under ``schema/``."""
-    return bool(_fast(relpath).is_valid(instance))
+    return bool(_fast(relpath)(instance))
+
+
+def canonical_schema(schema: dict[str, Any]) -> str:
+    """The text a generated check is matched by: key order and spacing do not count."""
+    return json.dumps(schema, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def compiled_key(canonical: str) -> str:
+    return f"{zlib.crc32(canonical.encode('utf-8', 'surrogatepass')):08x}-{len(canonical)}"
+
+
+def fast_check(schema: dict[str, Any]) -> Callable[[Any], bool]:
+    """A yes/no check of ``schema``: the generated one made from exactly this schema text
+    (a changed schema never meets a stale check), else jsonschema_rs's."""
+    return generated_check(schema) or engine_check(schema)
+
+
+def generated_check(schema: dict[str, Any]) -> Callable[[Any], bool] | None:
+    """The check generated from exactly this schema's text, or None."""
+    canonical = canonical_schema(schema)
+    name = INDEX.get(compiled_key(canonical))
+    if name is None:
+        return None
+    module = importlib.import_module(f"session_resume.core.compiled.{name}")
+    if canonical != module.SOURCE:  # a checksum collision
+        return None
+    check: Callable[[Any], bool] = module.is_valid
+    return check
+
+
+def engine_check(schema: dict[str, Any]) -> Callable[[Any], bool]:
+    """jsonschema_rs's yes/no check (the cross-check tests compare it with the generated)."""
+    # lazy: the schema engine (a third of a cold start) only for a schema with no generated check
+    import jsonschema_rs
+
+    validator = jsonschema_rs.validator_for(schema)
+    return lambda instance: bool(validator.is_valid(instance))
 
 
 @functools.cache
@@ -256,8 +296,5 @@ def _short(err: Any) -> str:
 
 
 def _show(value: Any) -> str:
-    # lazy: only a message quoting a value needs it
-    import json
-
     s = json.dumps(value, ensure_ascii=False)
     return s if len(s) <= 60 else s[:57] + "..."

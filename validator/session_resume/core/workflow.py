@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -141,12 +142,12 @@ class Workflow:
         }
 
     @functools.cached_property
-    def fragment_validator(self) -> Any:
-        """The compiled fast validator of :meth:`state_fragment` (built once per workflow)."""
-        # lazy: the schema engine only when a schema is first used
-        import jsonschema_rs
+    def fragment_check(self) -> Callable[[Any], bool]:
+        """The fast yes/no check of :meth:`state_fragment` (made once per workflow)."""
+        # lazy: the schemas module only when a state is checked against a workflow
+        from session_resume.core.schemas import fast_check
 
-        return jsonschema_rs.validator_for(self.state_fragment())
+        return fast_check(self.state_fragment())
 
     def template_state(self, project: str, now: str) -> dict[str, Any]:
         """A fresh state of the current version for this workflow: every step pending."""

@@ -295,6 +295,10 @@ def expected_files(root: Path) -> dict[Path, str]:
 
     files[root / ".pre-commit-hooks.yaml"] = render_hooks()
     files.update(skill_docs(root))
+    # lazy: each generated file needs its own part
+    from session_resume.docgen.compiled import expected_files as compiled_schemas
+
+    files.update(compiled_schemas(root))
     return files
 
 
@@ -315,7 +319,11 @@ def skill_docs(root: Path) -> dict[Path, str]:
 
 
 # Directories holding nothing but generated files: anything else in them is a leftover.
-_GENERATED_DIRS = (("docs", "codes"), ("docs", "skills"))
+_GENERATED_DIRS = (
+    ("docs", "codes"),
+    ("docs", "skills"),
+    ("validator", "session_resume", "core", "compiled"),
+)
 
 
 def _leftovers(root: Path, want: dict[Path, str]) -> list[Path]:
@@ -323,7 +331,11 @@ def _leftovers(root: Path, want: dict[Path, str]) -> list[Path]:
     for parts in _GENERATED_DIRS:
         d = root.joinpath(*parts)
         if d.is_dir():
-            out += [p for p in sorted(d.rglob("*")) if p.is_file() and p not in want]
+            out += [
+                p
+                for p in sorted(d.rglob("*"))
+                if p.is_file() and p not in want and "__pycache__" not in p.parts
+            ]
     return out
 
 
