@@ -20,7 +20,8 @@ the library functions below it. Names are imported on first use, so ``import ses
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 
 __version__ = "0.1.0"
 
@@ -114,6 +115,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from session_resume.core.codes import CATALOGUE, Code
     from session_resume.core.diagnostics import Diagnostic, FileReport, Severity
     from session_resume.core.migration import MigrationError, migrate

@@ -10,7 +10,10 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @functools.lru_cache(maxsize=1)

@@ -7,7 +7,10 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from typing import Any, TextIO
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 # ruff's and check-jsonschema's convention: NO_COLOR (any non-empty value) turns colour off,
 # FORCE_COLOR turns it on even in a pipe; --color always|never overrides both.

@@ -13,13 +13,16 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from session_resume import __version__
 from session_resume.cli.commands.common import UsageError
 from session_resume.core.diagnostics import Diagnostic, FileReport
 from session_resume.reporters import NAMES as REPORTERS
 from session_resume.services.errors import ServiceError
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 

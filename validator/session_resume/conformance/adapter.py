@@ -7,16 +7,18 @@ with the library functions the CLI uses: :func:`validate`, :func:`state_repair.m
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import platform
 import sys
 import traceback
 from pathlib import Path
-from typing import Any
 
-from session_resume import __version__
+from session_resume import __version__, records
 from session_resume.conformance import OPERATIONS, PROTOCOL_VERSION
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _now(value: str) -> Any:
@@ -105,7 +107,7 @@ def op_resume(case: dict[str, Any]) -> dict[str, Any]:
     a = case["arguments"]
     snap = take(case["dir"], root=case["root"])
     # The runner says whether the lease's owner process lives: never probe the real machine.
-    snap = dataclasses.replace(snap, owner_alive=a["owner_alive"])
+    snap = records.replace(snap, owner_alive=a["owner_alive"])
     spec = a["workflow"] or state_workflow_spec((snap.document or {}).get("workflow"))
     wf = load_workflow(spec)
     opts = Options(session=a["session"], stale_seconds=a["stale_seconds"], takeover=a["takeover"])

@@ -13,9 +13,12 @@ import signal
 import subprocess
 import tempfile
 import threading
-from typing import IO, Any
 
 from session_resume.conformance import PROTOCOL_VERSION
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 
 class AdapterError(Exception):

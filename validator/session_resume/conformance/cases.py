@@ -21,12 +21,15 @@ import os
 import shutil
 import stat
 import sys
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from session_resume.core.timeutil import parse_ts
+from session_resume.records import dataclass
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 CASE_FILE = "case.yaml"
 DEFAULT_SESSION_DIR = "agent-output/demo"

@@ -8,7 +8,8 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 
 if TYPE_CHECKING:
     from session_resume.conformance.cases import Case

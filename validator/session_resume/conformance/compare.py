@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any
 
 from session_resume.conformance.cases import Entry
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_DIFF_LINES = 40
 

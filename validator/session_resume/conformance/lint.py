@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from session_resume.conformance import WRITING_OPERATIONS
 from session_resume.conformance.cases import CASE_FILE, Case, CaseError, case_dirs, load_case_file
@@ -19,6 +17,11 @@ from session_resume.core.codes import CATALOGUE
 from session_resume.core.resume_decision import ACTIONS
 from session_resume.core.timeutil import parse_ts
 from session_resume.core.versions import REGISTRY
+from session_resume.records import dataclass, field
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 CASE_SCHEMA = "conformance/case.json"
 STATE_SCHEMAS = tuple(v.schema for v in REGISTRY)

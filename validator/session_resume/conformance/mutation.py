@@ -27,9 +27,13 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from session_resume.records import dataclass, field
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 ADAPTER = [sys.executable, "-m", "session_resume.conformance.adapter"]
 _FIELDS = {"id", "description", "module", "find", "replace", "freedom"}

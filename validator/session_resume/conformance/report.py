@@ -6,11 +6,14 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
 from xml.etree import ElementTree as ET
 
 from session_resume.conformance import OPERATIONS
 from session_resume.conformance.runner import CaseOutcome, RunReport
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def summary_line(r: RunReport) -> str:

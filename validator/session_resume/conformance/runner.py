@@ -12,9 +12,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from session_resume.conformance import OPERATIONS, PROTOCOL_VERSION, WRITING_OPERATIONS
 from session_resume.conformance.adapterproc import AdapterError, AdapterProcess
@@ -31,6 +29,11 @@ from session_resume.conformance.cases import (
 )
 from session_resume.conformance.compare import clip, compare_result, compare_trees
 from session_resume.core import schemas
+from session_resume.records import dataclass, field
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_TIMEOUT = 10.0
 STDERR_LINES = 20  # of an adapter's stderr, shown with an `errored` answer

@@ -8,9 +8,12 @@ Snapshot`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from session_resume.core.workflow import StepDef, Workflow
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 LOG_ENTRIES = 5  # the last decision_log entries shown
 EVENTS = 5  # the last worklog events shown

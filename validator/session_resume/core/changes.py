@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from session_resume.core import write_moments as transitions
 from session_resume.core.workflow import Workflow
+from session_resume.records import dataclass
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass
@@ -24,7 +27,8 @@ class Change:
 
 
 # build(current document, workflow, lease_orphaned) -> Change; may raise TransitionError.
-Build = Callable[[dict[str, Any], Workflow, bool], Change]
+if TYPE_CHECKING:
+    Build = Callable[[dict[str, Any], Workflow, bool], Change]
 
 
 def start(

@@ -8,13 +8,13 @@ SR9xx internal.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from session_resume.core.diagnostics import Diagnostic, Severity
 from session_resume.core.versions import CURRENT
+from session_resume.records import dataclass
 
 
-class Code(NamedTuple):
+@dataclass(frozen=True)
+class Code:
     code: str
     name: str
     severity: Severity

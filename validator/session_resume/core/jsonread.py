@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic, pointer_join
 from session_resume.core.locate import line_col, locate
+from session_resume.records import dataclass, field
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_DEPTH = 64
 _MAX_DOUBLE = 1.7976931348623157e308

@@ -9,14 +9,16 @@ is the liveness signal. Reading and writing the file, and probing a pid, are
 
 from __future__ import annotations
 
-import secrets
-import socket
-from dataclasses import dataclass
+import os
 from datetime import datetime
-from typing import Any
 
 from session_resume.core.outcomes import LeaseState
 from session_resume.core.timeutil import format_ts, parse_ts
+from session_resume.records import dataclass
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 SENTINEL = "00-session.active"
 SENTINEL_VERSION = 1
@@ -25,7 +27,7 @@ DEFAULT_SKEW_SECONDS = 300  # how far a heartbeat may run ahead of now (clocks d
 
 
 def new_session_id() -> str:
-    return secrets.token_hex(8)
+    return os.urandom(8).hex()
 
 
 def make(
@@ -45,7 +47,7 @@ def make(
         "session": session,
         "owner": owner,
         "pid": pid,
-        "host": host or socket.gethostname(),
+        "host": host or hostname(),
         "started": ts,
         "heartbeat": ts,
     }
@@ -98,3 +100,15 @@ def lease_state(
     if age > stale_seconds or age < -skew_seconds:
         return Lease("stale", sentinel, age)
     return Lease("live", sentinel, age)
+
+
+def hostname() -> str:
+    """This machine's name, as ``socket.gethostname()`` gives it (a lease's ``host``)."""
+    # os.uname spares a cold write the socket import; socket covers Windows
+    uname = getattr(os, "uname", None)
+    if uname is not None:
+        return str(uname().nodename)
+    # lazy: only where os.uname is missing (Windows)
+    import socket
+
+    return socket.gethostname()

@@ -1,7 +1,16 @@
 """The closed sets of outcomes the layers hand each other, as ``Literal`` types: mypy (strict
 equality) rejects a comparison with a value outside the set."""
 
-from typing import Literal
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Literal
+else:
+    # At run time these names appear only in annotations, which are never evaluated: a
+    # stand-in spares a cold start the typing import.
+    class Literal:
+        def __class_getitem__(cls, _values: object) -> type[str]:
+            return str
+
 
 # What reading the state file found (storage.store.load, the snapshot, the resume decision).
 StateStatus = Literal[

@@ -7,11 +7,8 @@ is the storage layer's job (:func:`session_resume.snapshot.take`). ``decide`` do
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 from session_resume.core import briefing as briefing_rules
 from session_resume.core.lease import DEFAULT_STALE_SECONDS, Lease, is_implicit, lease_state
@@ -19,6 +16,11 @@ from session_resume.core.outcomes import StateStatus
 from session_resume.core.rules import ordered_step_keys
 from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.core.workflow import Workflow
+from session_resume.records import dataclass, field
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 DECISION_VERSION = 1
 ACTIONS = (
@@ -323,6 +325,9 @@ def _step_action(
         ids = sdef.checkpoint_ids
         pos = ids.index(sub)
         out["next_checkpoint"] = ids[pos + 1] if pos + 1 < len(ids) else None
+    # lazy: shell quoting only for a resume answer, not on the write path that imports this
+    import shlex
+
     keep = "".join(
         f" --artifact {shlex.quote(p)}" for p in st.get("artifacts") or [] if isinstance(p, str)
     )

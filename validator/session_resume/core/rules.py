@@ -9,14 +9,17 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic, pointer_join
 from session_resume.core.timeutil import looks_like_ts, parse_ts
 from session_resume.core.workflow import Workflow
+from session_resume.records import dataclass
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 CORE_KEYS = frozenset(
     {

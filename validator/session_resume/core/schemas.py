@@ -15,12 +15,15 @@ import json
 import re
 import zlib
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.compiled import INDEX
 from session_resume.core.diagnostics import Diagnostic, pointer_join
 from session_resume.resources import load_schema
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 _KEYWORD_CODES = {
     "required": "SR201",

@@ -8,10 +8,8 @@ walking directories is :mod:`session_resume.services.validation`'s.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from session_resume.core import schemas
 from session_resume.core.codes import diag
@@ -28,6 +26,11 @@ from session_resume.core.workflow import (
     load_workflow,
     state_workflow_spec,
 )
+from session_resume.records import dataclass, field
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass(frozen=True)

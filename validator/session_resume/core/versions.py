@@ -9,8 +9,12 @@ line here; see docs/architecture.md, "Add a schema version".
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any
+
+from session_resume.records import dataclass
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass(frozen=True)

@@ -10,14 +10,17 @@ import functools
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic, pointer_join
 from session_resume.core.versions import CURRENT
+from session_resume.records import dataclass, field
 from session_resume.resources import schema_dir
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 # The built-in workflows are the files in schema/workflows/: adding one is adding its YAML.
 BUILTINS: tuple[str, ...] = tuple(

@@ -20,15 +20,18 @@ import copy
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic, pointer_join
 from session_resume.core.rules import ordered_step_keys, path_problem, step_order_key
 from session_resume.core.timeutil import format_ts
 from session_resume.core.workflow import StepDef, Workflow
+from session_resume.records import dataclass
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 STEP_KEY = re.compile(r"^[0-9]+(_[0-9]+)?$")
 _DECISION_ID = re.compile(r"^D([0-9]+)$")

@@ -16,12 +16,15 @@ import copy
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 from session_resume.core.schemas import canonical_schema, compiled_key
 from session_resume.core.versions import REGISTRY
 from session_resume.core.workflow import BUILTINS, WORKFLOW_SCHEMA, load_workflow
 from session_resume.resources import load_schema
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 # The schemas a cold command checks with a fixed schema file (core/validation.py,
 # storage/store.py, core/migration/chain.py, core/workflow.py).

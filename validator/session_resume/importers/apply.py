@@ -12,10 +12,8 @@ from __future__ import annotations
 import os
 import re
 import socket
-from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
@@ -23,8 +21,13 @@ from session_resume.core.timeutil import format_ts
 from session_resume.core.validation import ValidateOptions, validate_document
 from session_resume.core.workflow import Workflow, load_workflow
 from session_resume.importers.common import ImportEvent, ImportPlan, ImportRefused
+from session_resume.records import dataclass, field, replace
 from session_resume.storage import archive, fileio, store, worklog
 from session_resume.storage import lease_file as sentinel
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass

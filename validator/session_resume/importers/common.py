@@ -6,14 +6,17 @@ from __future__ import annotations
 import hashlib
 import posixpath
 import re
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.rules import path_problem, step_number
 from session_resume.core.timeutil import format_ts
+from session_resume.records import dataclass, field
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 SKEW = timedelta(seconds=300)
 OLD_SOURCE = timedelta(days=7)

@@ -35,17 +35,20 @@ in progress by an earlier list becomes pending.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import difflib
 import re
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
+from session_resume import records
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.timeutil import format_ts
 from session_resume.importers.common import current_step_of, pending_step, step_int
+from session_resume.records import dataclass, field
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 TODO_IDS = "x-todo-ids"
 _DECIMAL = re.compile(r"^[0-9]{1,9}$")  # an id longer than this never becomes a step key
@@ -190,7 +193,7 @@ def parse_list(value: Any, file: str = "<stdin>") -> list[TodoItem]:
         if item.ident is not None:
             seen[item.ident] = seen.get(item.ident, 0) + 1
             if seen[item.ident] > 1:
-                out[n] = dataclasses.replace(item, ident=f"{item.ident}#{seen[item.ident]}")
+                out[n] = records.replace(item, ident=f"{item.ident}#{seen[item.ident]}")
     return out
 
 

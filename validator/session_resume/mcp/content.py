@@ -4,14 +4,17 @@ prompt (an agent's first action). No MCP SDK import here."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 from session_resume.core.workflow import BUILTINS
 from session_resume.mcp.runtime import Runtime
 from session_resume.mcp.tools import call
+from session_resume.records import dataclass
 from session_resume.services.rendering import skill_docs
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 SCHEME = "session-resume"
 RESOURCE_PREFIX = f"{SCHEME}://skills/"

@@ -14,11 +14,11 @@ from __future__ import annotations
 import os
 import socket
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
 from session_resume.core.lease import new_session_id
+from session_resume.records import dataclass, field, replace
 from session_resume.services import leases
 from session_resume.services.context import WriteContext, default_owner
 from session_resume.services.errors import ServiceError

@@ -3,14 +3,13 @@ budget, report, session_start and session_end, each one call into ``services``."
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.validation import ValidateOptions
 from session_resume.mcp.runtime import Runtime, Tool
+from session_resume.records import replace
 from session_resume.services import maintenance
 from session_resume.services import resume as resume_service
 from session_resume.services.budget import budget
@@ -18,6 +17,10 @@ from session_resume.services.errors import ServiceError
 from session_resume.services.leases import SessionResult
 from session_resume.services.rendering import render_handoff
 from session_resume.services.validation import validate
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _diags(diags: list[Diagnostic]) -> list[dict[str, Any]]:

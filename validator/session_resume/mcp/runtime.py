@@ -5,17 +5,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.workflow import DEFAULT_WORKFLOW
 from session_resume.mcp.lease_keeper import LeaseKeeper
 from session_resume.mcp.schemas import INPUT_SCHEMAS
+from session_resume.records import dataclass, field
 from session_resume.services.context import WriteContext, session_dir_for_project
 from session_resume.services.errors import ServiceError
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 BAD_ARGUMENTS = "SR180"
 

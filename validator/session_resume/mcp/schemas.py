@@ -8,7 +8,10 @@ misspelt argument is a coded refusal, never silently ignored.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
+
 
 PROJECT = {
     "type": "string",

@@ -15,7 +15,6 @@ import signal
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import anyio
 import mcp_types as types
@@ -27,6 +26,10 @@ from session_resume.mcp import content
 from session_resume.mcp.lease_keeper import HEARTBEAT_SECONDS, LeaseKeeper
 from session_resume.mcp.runtime import Runtime
 from session_resume.mcp.tools import call, tools
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 INSTRUCTIONS = (
     "session-resume keeps a multi-step agent workflow resumable. First call `resume` with the "

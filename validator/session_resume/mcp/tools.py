@@ -11,9 +11,7 @@ No MCP SDK import here.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from functools import cache
-from typing import Any
 
 from session_resume.core.codes import CATALOGUE, diag
 from session_resume.core.diagnostics import Diagnostic
@@ -21,8 +19,13 @@ from session_resume.mcp.other_tools import OTHER_TOOLS, RESUME_TOOL
 from session_resume.mcp.runtime import BAD_ARGUMENTS, Runtime, Tool
 from session_resume.mcp.schemas import INPUT_SCHEMAS
 from session_resume.mcp.write_tools import WRITE_TOOLS
+from session_resume.records import dataclass
 from session_resume.services.errors import ServiceError
 from session_resume.storage.store import StoreError
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 INTERNAL = "SR900"
 MAX_PROBLEMS = 20

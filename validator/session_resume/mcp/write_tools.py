@@ -6,13 +6,16 @@ finding, transition): each takes the session's lease for this server process fir
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from session_resume.core.write_moments import ReviewAudit
 from session_resume.mcp.runtime import Runtime, Tool, bad
 from session_resume.services import writes
 from session_resume.services.context import WriteContext
 from session_resume.services.writes import WriteResult
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 # --- results -------------------------------------------------------------------------------
 

@@ -26,7 +26,6 @@ cannot print a raw value by mistake. Filters:
 from __future__ import annotations
 
 import functools
-from typing import Any
 
 from session_resume.core.markdown_escape import (
     MAX_VALUE_CHARS,
@@ -38,6 +37,10 @@ from session_resume.core.markdown_escape import (
     yaml_str,
 )
 from session_resume.resources import templates_dir
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "MAX_VALUE_CHARS",

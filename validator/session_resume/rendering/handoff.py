@@ -8,15 +8,18 @@ escaping filter of :mod:`session_resume.rendering.environment`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from session_resume.core.handoff_rules import MAX_LINES, SECTIONS
 from session_resume.core.rules import ordered_step_keys
 from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.core.workflow import StepDef, Workflow
+from session_resume.records import dataclass
 from session_resume.rendering.environment import Escaped, md_inline, render_template
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Cut", "handoff_context", "render_handoff"]
 

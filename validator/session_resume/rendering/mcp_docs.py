@@ -8,9 +8,12 @@ step; this layer cannot import the front end).
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from session_resume.rendering.environment import code, md_cell, md_inline
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 # (moment, the tool calls as (tool, arguments besides the session), effect), in the order of
 # the CLI's write-moment table; the effect text is the CLI table's when the moment has one.

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 from session_resume.core.codes import CATALOGUE
 from session_resume.core.versions import CURRENT_SCHEMA
@@ -26,6 +25,10 @@ from session_resume.rendering.environment import (
 )
 from session_resume.rendering.mcp_docs import mcp_context
 from session_resume.resources import load_schema
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "ACTION_DOCS",

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from session_resume.core.diagnostics import Diagnostic, FileReport
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 # C0 (with newline and ESC), DEL, C1, the line/paragraph separators and the bidi controls
 # (embeddings, overrides, isolates, marks: U+200E/F, U+202A-U+202E, U+2066-U+2069).

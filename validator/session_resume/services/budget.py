@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.workflow import (
@@ -14,6 +13,10 @@ from session_resume.core.workflow import (
 from session_resume.services.context import load_workflow_or_fail
 from session_resume.services.errors import ServiceError
 from session_resume.storage.store import load
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def budget(

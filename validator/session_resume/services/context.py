@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from session_resume.core.workflow import (
     load_workflow,
     state_workflow_spec,
 )
+from session_resume.records import dataclass, field
 from session_resume.services.errors import ServiceError
 from session_resume.storage import store
 

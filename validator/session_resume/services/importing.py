@@ -5,10 +5,8 @@ and write it (`import`), and merge a TodoWrite/Tasks list into a free-steps sess
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from session_resume.core.changes import Change
 from session_resume.core.codes import diag
@@ -20,11 +18,16 @@ from session_resume.core.write_moments import TransitionError
 from session_resume.importers import dotagent, todos, tracker
 from session_resume.importers.apply import ApplyResult, apply_plan, check_target, existing_files
 from session_resume.importers.common import ImportPlan, project_name
+from session_resume.records import dataclass, field
 from session_resume.services.context import PROJECT_NAME, WriteContext
 from session_resume.services.errors import ServiceError
 from session_resume.services.writes import WriteResult, refuse_unwritable, write_state
 from session_resume.storage import store
 from session_resume.storage.fileio import read_limited
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_TODO_INPUT = 8 * 1024 * 1024
 SOURCES = ("session-tracker", "dotagent")

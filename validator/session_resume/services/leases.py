@@ -18,8 +18,6 @@ Lease rules for a state write (docs/spec.md §7):
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
-from typing import Any
 
 from session_resume.core import lease as lease_rules
 from session_resume.core.codes import diag
@@ -28,10 +26,15 @@ from session_resume.core.lease import SENTINEL as SENTINEL_FILE
 from session_resume.core.lease import Lease
 from session_resume.core.outcomes import LeaseAction, SessionAction
 from session_resume.core.timeutil import format_ts
+from session_resume.records import dataclass, field
 from session_resume.services.context import WriteContext
 from session_resume.services.errors import ServiceError
 from session_resume.storage import lease_file as sentinel_mod
 from session_resume.storage import store, worklog
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_ATTEMPTS = 3
 LEASE_TAIL_EVENTS = 200  # enough of the worklog's tail to find the lease's session_end

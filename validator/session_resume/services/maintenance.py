@@ -4,11 +4,11 @@ session. Each is one call into the store, with refusals as :class:`ServiceError`
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from session_resume.core.diagnostics import Diagnostic, Severity
+from session_resume.records import dataclass, field
 from session_resume.services.errors import ServiceError
 from session_resume.storage import archive as archive_store
 from session_resume.storage import state_repair, store

@@ -3,13 +3,13 @@ Every file is written atomically through :func:`session_resume.storage.fileio.re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from session_resume.core.codes import diag
 from session_resume.core.handoff_rules import HANDOFF
 from session_resume.core.workflow import WorkflowError, state_workflow_spec
+from session_resume.records import dataclass
 from session_resume.services.context import load_workflow_or_fail
 from session_resume.services.errors import ServiceError
 from session_resume.storage import fileio, store

@@ -5,18 +5,21 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.lease import DEFAULT_STALE_SECONDS
 from session_resume.core.resume_decision import Options, decide
 from session_resume.core.workflow import WorkflowError, load_workflow, state_workflow_spec
+from session_resume.records import replace
 from session_resume.services.context import session_dir_for_project
 from session_resume.services.errors import ServiceError
 from session_resume.storage.snapshot import session_files, take
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Suggested commands of these writers name the session, so they run as is.
 _WRITERS = ("start", "checkpoint", "complete", "skip", "session", "init", "review-audit")

@@ -12,22 +12,19 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from session_resume.core import changes
 from session_resume.core import write_moments as transitions
-from session_resume.core.changes import Build
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
-from session_resume.core.migration import repair_command
 from session_resume.core.outcomes import LeaseAction
 from session_resume.core.resume_decision import started_at_gate
 from session_resume.core.versions import CURRENT
 from session_resume.core.workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
 from session_resume.core.write_moments import TransitionError
+from session_resume.records import dataclass, replace
 from session_resume.services.context import WriteContext
 from session_resume.services.errors import ServiceError
 from session_resume.services.leases import (
@@ -41,6 +38,12 @@ from session_resume.services.leases import (
     refresh,
 )
 from session_resume.storage import store, worklog
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
+
+    from session_resume.core.changes import Build
 
 
 @dataclass
@@ -109,9 +112,11 @@ def refuse_unwritable(loaded: store.Loaded, ctx: WriteContext) -> None:
 
 def _repair_command(loaded: store.Loaded, ctx: WriteContext) -> str | None:
     """``migrate`` (or ``migrate --salvage``) when it would repair the loaded state."""
-
     if not isinstance(loaded.document, dict):
         return None
+    # lazy: the migration chain only for a state that needs it, not on every write
+    from session_resume.core.migration import repair_command
+
     return repair_command(
         loaded.document, now=ctx.now, project_hint=Path(ctx.session_dir).resolve().name
     )

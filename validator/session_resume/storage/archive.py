@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from session_resume.core.codes import diag
 from session_resume.core.lease import SENTINEL as SENTINEL_FILE
+from session_resume.records import dataclass, field
 from session_resume.storage import fileio, store, worklog
 from session_resume.storage import lease_file as sentinel_mod
 

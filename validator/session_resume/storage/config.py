@@ -7,15 +7,18 @@ repository root that artifact paths are relative to.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.limits import DEFAULT_MAX_SIZE
+from session_resume.records import dataclass
 from session_resume.storage.fileio import is_within
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 CONFIG_FILE = ".session-resume.yaml"
 _KEYS = {

@@ -16,16 +16,20 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.limits import DEFAULT_MAX_SIZE
+from session_resume.records import dataclass, field
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any, TypeVar
 
 TMP_SUFFIX = ".tmp"
-_T = TypeVar("_T")
+if TYPE_CHECKING:
+    _T = TypeVar("_T")
 
 
 @dataclass

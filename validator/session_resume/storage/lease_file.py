@@ -7,17 +7,19 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from pathlib import Path
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.jsonread import parse_json_bytes
-from session_resume.core.lease import SENTINEL
+from session_resume.core.lease import SENTINEL, hostname
 from session_resume.core.timeutil import parse_ts
 from session_resume.storage import fileio
 from session_resume.storage.store import StoreError
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 _MAX_BYTES = 64 * 1024
 PID_MAX = 2**31 - 1  # a C int: os.kill() raises OverflowError beyond it
@@ -93,7 +95,7 @@ def owner_alive(sentinel: dict[str, Any] | None) -> bool | None:
     pid = sentinel.get("pid")
     if not isinstance(pid, int) or isinstance(pid, bool) or not 0 < pid <= PID_MAX:
         return None
-    if sentinel.get("host") != socket.gethostname():
+    if sentinel.get("host") != hostname():
         return None
     try:
         os.kill(pid, 0)

@@ -5,13 +5,16 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from session_resume.core.migration import repair_command
 from session_resume.core.resume_decision import Snapshot
 from session_resume.core.rules import path_problem
 from session_resume.storage import fileio, store, worklog
 from session_resume.storage import lease_file as sentinel_mod
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 TAIL_EVENTS = 200  # enough to find the session's end; read from the end of the file
 

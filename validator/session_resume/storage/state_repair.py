@@ -8,9 +8,7 @@ import contextlib
 import copy
 import os
 import re
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
@@ -20,6 +18,7 @@ from session_resume.core.outcomes import MigrateStatus, RecoverAction
 from session_resume.core.timeutil import format_ts
 from session_resume.core.versions import CURRENT
 from session_resume.core.workflow import DEFAULT_WORKFLOW, Workflow, load_workflow
+from session_resume.records import dataclass, field
 from session_resume.storage import fileio, worklog
 from session_resume.storage.fileio import read_limited
 from session_resume.storage.store import (
@@ -39,6 +38,10 @@ from session_resume.storage.store import (
     session_of,
     usable_backup,
 )
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass

@@ -14,10 +14,8 @@ import copy
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from session_resume.core import schemas
 from session_resume.core.codes import diag
@@ -31,8 +29,13 @@ from session_resume.core.timeutil import format_ts
 from session_resume.core.validation import ValidateOptions, validate_document
 from session_resume.core.versions import CURRENT, is_known, is_newer_than_known, version_of
 from session_resume.core.workflow import Workflow
+from session_resume.records import dataclass, field
 from session_resume.storage import fileio
 from session_resume.storage.fileio import is_within, read_limited
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 STATE = "00-session-state.json"
 BAK = STATE + ".bak"

@@ -11,14 +11,17 @@ import json
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.limits import DEFAULT_MAX_SIZE
+from session_resume.records import dataclass, field
 from session_resume.storage import fileio
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 WORKLOG = "00-worklog.jsonl"
 EVENT_VERSION = 1

@@ -7,12 +7,15 @@ import os
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from session_resume.core.diagnostics import Diagnostic, FileReport
 from session_resume.reporters.text import render_text
 from session_resume.services.errors import ServiceError
 from session_resume.storage.config import Config, ConfigError, load_config
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class UsageError(Exception):
@@ -45,7 +48,7 @@ def root_of(root_arg: str | None, cfg: Config) -> Path:
 def print_diagnostics(diags: list[Diagnostic], stream: Any = None, *, hints: bool = True) -> None:
     if not hints:
         # lazy: the CLI imports only what the command it runs needs
-        from dataclasses import replace
+        from session_resume.records import replace
 
         diags = [replace(d, hint="") for d in diags]
     if diags:

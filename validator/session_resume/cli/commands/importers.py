@@ -9,7 +9,6 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from session_resume.cli.commands.common import (
     config_for,
@@ -26,6 +25,10 @@ from session_resume.services import importing
 from session_resume.services.context import ENV_SESSION, PROJECT_NAME, SESSION_ID, WriteContext
 from session_resume.services.errors import ServiceError
 from session_resume.storage.discovery import session_dir_of
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

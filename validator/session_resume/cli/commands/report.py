@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any
 
 from session_resume.cli.commands.common import (
     emit_json,
@@ -14,6 +13,10 @@ from session_resume.cli.commands.resume import read_options
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
 from session_resume.storage.discovery import session_dir_of
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

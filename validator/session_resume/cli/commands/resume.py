@@ -6,7 +6,6 @@ import argparse
 import json
 import os
 import sys
-from typing import Any
 
 from session_resume.cli.commands.common import (
     config_for,
@@ -18,6 +17,10 @@ from session_resume.core.codes import CATALOGUE
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
 from session_resume.storage.discovery import session_dir_of
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -11,7 +11,6 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from session_resume.cli.commands.common import (
     UsageError,
@@ -37,6 +36,10 @@ from session_resume.services.leases import SessionResult
 from session_resume.services.writes import WriteResult
 from session_resume.storage.config import Config
 from session_resume.storage.discovery import session_dir_of
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 # --- command line --------------------------------------------------------------------------
 

@@ -10,13 +10,12 @@ one of the known defects its version's repair pass fixes; so the chain is idempo
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 from collections.abc import Callable
 from datetime import datetime
 from types import ModuleType
-from typing import Any
 
+from session_resume import records
 from session_resume.core import schemas
 from session_resume.core.codes import diag
 from session_resume.core.jsonread import MAX_DEPTH
@@ -36,7 +35,12 @@ from session_resume.core.versions import (
 )
 from session_resume.core.workflow import Workflow
 
-Step = Callable[[dict[str, Any], MigrationContext], dict[str, Any]]
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
+
+if TYPE_CHECKING:
+    Step = Callable[[dict[str, Any], MigrationContext], dict[str, Any]]
 
 
 def _module(name: str) -> ModuleType:
@@ -128,7 +132,7 @@ def migrate(
         # The end of every migration that changes something: revision, updated (the old one
         # kept), then the contradictions (docs/spec.md §9.3, §9.4).
 
-        wf = choose_workflow(cur, dataclasses.replace(ctx, notes=[]))  # noted already
+        wf = choose_workflow(cur, records.replace(ctx, notes=[]))  # noted already
         contradictions.finish(doc, cur, wf, ctx)
         contradictions.settle(cur, wf, ctx)
         _check(cur, CURRENT, "after the migration", file)

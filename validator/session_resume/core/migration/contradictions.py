@@ -6,8 +6,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic, Severity, pointer_join
 from session_resume.core.migration.context import LEGACY, MigrationContext, MigrationError
@@ -15,6 +13,10 @@ from session_resume.core.migration.repair_v3.values import ts_value
 from session_resume.core.rules import RuleOptions, check_state, ordered_step_keys, step_order_key
 from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.core.workflow import Workflow
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 # The semantic errors a migration refuses to write (and --salvage resolves).
 CONTRADICTIONS = ("SR301", "SR302", "SR303", "SR304", "SR306", "SR307")

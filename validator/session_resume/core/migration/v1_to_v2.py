@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from session_resume.core.migration.context import MigrationContext
 from session_resume.core.migration.repair_v3.steps import rename_letter_keys
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 SOURCE = "1.0"
 TARGET = "2.0"

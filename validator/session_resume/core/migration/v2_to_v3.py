@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import pointer_join
 from session_resume.core.migration import repair_v3
 from session_resume.core.migration.context import MigrationContext
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 SOURCE = "2.0"
 TARGET = repair_v3.VERSION

@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from session_resume.importers.common import ImportEvent
 from session_resume.importers.dotagent.context import MapContext
 from session_resume.importers.dotagent.source import PHASES, STEP_KEY
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def approval_log(ctx: MapContext) -> list[dict[str, Any]]:

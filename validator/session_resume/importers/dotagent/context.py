@@ -4,15 +4,18 @@ events collected so far, the paths kept under ``x-legacy``."""
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.timeutil import format_ts
 from session_resume.importers.common import ImportEvent, Timestamps, repo_path
 from session_resume.importers.dotagent.source import SOURCE, DotagentSource
+from session_resume.records import dataclass, field
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass

@@ -8,7 +8,6 @@ import copy
 import json
 import posixpath
 from datetime import datetime
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
@@ -40,6 +39,10 @@ from session_resume.importers.dotagent.source import (
     STEP_KEY,
     DotagentSource,
 )
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def map_dotagent(

@@ -5,8 +5,6 @@ on disk prove (the skill's "Determine Resume Point" table); their worklog events
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
@@ -25,6 +23,11 @@ from session_resume.importers.dotagent.source import (
     task_output,
 )
 from session_resume.importers.dotagent.tasks import mtime_ts, reconcile
+from session_resume.records import dataclass, field
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def completed_phases(ctx: MapContext) -> dict[str, dict[str, Any]]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import posixpath
 from pathlib import Path
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.jsonread import parse_json_bytes
@@ -26,6 +25,10 @@ from session_resume.importers.dotagent.source import (
     task_output,
 )
 from session_resume.storage.fileio import read_limited
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _load_json(path: Path, what: str, *, required: bool) -> Any:

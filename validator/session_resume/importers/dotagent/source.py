@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
-from typing import Any
 
 from session_resume.importers.common import under
+from session_resume.records import dataclass, field
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 SOURCE = "dotagent"
 PHASES = ("REQUIREMENTS", "ARCHITECTURE", "IMPLEMENTATION", "VERIFICATION", "REFLECTION")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
@@ -16,6 +15,10 @@ from session_resume.importers.dotagent.source import (
     DotagentSource,
     task_output,
 )
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def reconcile(

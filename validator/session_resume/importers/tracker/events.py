@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.importers.common import ImportEvent, Timestamps
 from session_resume.importers.tracker.history import Segment
 from session_resume.importers.tracker.source import EVENT_MAP, SOURCE, action_of, ident_of
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 _TS_IN_TEXT = re.compile(r'"ts"\s*:\s*"([^"]{10,40})"')
 

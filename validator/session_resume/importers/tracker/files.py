@@ -10,14 +10,17 @@ files; files still ``working``/``reading`` are reported as possibly incomplete.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.importers.common import repo_path, under
 from session_resume.importers.tracker.history import History
 from session_resume.importers.tracker.source import DEFAULT_PROJECT_ROOT, TrackerSource, ident_of
+from session_resume.records import dataclass, field
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 # repository path → the inventory entries naming it: (key, status, purpose)
 Groups = dict[str, list[tuple[str, str, str | None]]]

@@ -4,12 +4,14 @@ todo item (starts, completions, status syncs, file evidence)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
 from session_resume.core.jsonread import parse_json_bytes
 from session_resume.importers.common import Timestamps, derive_session_id, latest
 from session_resume.importers.tracker.source import WorklogLine, action_of, ident_of
+from session_resume.records import dataclass, field
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass

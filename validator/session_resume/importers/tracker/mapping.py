@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
@@ -44,6 +42,11 @@ from session_resume.importers.tracker.steps import (
     step_keys,
     todo_steps,
 )
+from session_resume.records import dataclass
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @dataclass

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.jsonread import parse_json_bytes
@@ -22,6 +21,10 @@ from session_resume.importers.tracker.source import (
     WorklogLine,
 )
 from session_resume.storage.fileio import read_limited
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _read_json(path: Path, what: str, *, required: bool) -> Any:

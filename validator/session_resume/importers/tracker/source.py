@@ -4,8 +4,12 @@ lines, and the tracker's vocabularies (pure)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from typing import Any
+
+from session_resume.records import dataclass, field
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 SOURCE = "session-tracker"
 FORMAT_VERSION = "2.1"

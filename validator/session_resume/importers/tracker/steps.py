@@ -4,8 +4,6 @@ progress (SR809)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.rules import step_number
@@ -18,6 +16,10 @@ from session_resume.importers.tracker.source import (
     TrackerSource,
     ident_of,
 )
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def step_keys(todo: list[dict[str, Any]], file: str, notes: list[Diagnostic]) -> list[str]:

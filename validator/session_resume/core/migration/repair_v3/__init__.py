@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import re
-from typing import Any
 
 from session_resume.core.diagnostics import pointer_join
 from session_resume.core.migration.context import MigrationContext
@@ -34,6 +33,10 @@ from session_resume.core.workflow import (
     load_workflow,
     state_workflow_spec,
 )
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["VERSION", "choose_workflow", "repair"]
 

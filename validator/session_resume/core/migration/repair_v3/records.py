@@ -4,7 +4,6 @@ decision log."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import pointer_join
@@ -24,6 +23,10 @@ from session_resume.core.timeutil import parse_ts
 from session_resume.core.workflow import (
     Workflow,
 )
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def repair_review_audit(doc: dict[str, Any], ctx: MigrationContext) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import pointer_join
@@ -21,6 +20,10 @@ from session_resume.core.workflow import (
     StepDef,
     Workflow,
 )
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def new_key(key: str) -> str:

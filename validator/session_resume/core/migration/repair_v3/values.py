@@ -5,10 +5,13 @@ from __future__ import annotations
 import functools
 import re
 from datetime import datetime
-from typing import Any
 
 from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.core.workflow import BUILTINS, WorkflowError, load_workflow
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
 
 VERSION = "3.0"  # the version whose known defects this pass repairs
 
