@@ -15,7 +15,6 @@ from datetime import datetime
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
-from session_resume.core.markdown_escape import md_inline
 from session_resume.core.timeutil import format_ts, parse_ts
 
 HANDOFF = "00-handoff.md"
@@ -101,6 +100,9 @@ def _header_problems(
                 column=1,
             )
         ]
+    # lazy: escaping (unicodedata) for a handoff header only, not every write using HANDOFF
+    from session_resume.core.markdown_escape import md_inline
+
     if project is not None and header.group("project") != md_inline(project):
         return [
             diag(

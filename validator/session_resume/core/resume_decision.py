@@ -7,7 +7,6 @@ is the storage layer's job (:func:`session_resume.snapshot.take`). ``decide`` do
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
 from session_resume.core import briefing as briefing_rules
@@ -16,6 +15,7 @@ from session_resume.core.outcomes import StateStatus
 from session_resume.core.rules import ordered_step_keys
 from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.core.workflow import Workflow
+from session_resume.core.write_moments import started_at_gate
 from session_resume.records import dataclass, field
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
@@ -336,21 +336,6 @@ def _step_action(
         if out["next_checkpoint"]
         else f"session-resume complete {key}"
     ]
-
-
-def started_at_gate(events: Sequence[Mapping[str, Any]], key: str) -> bool:
-    """Whether the latest event of step ``key`` in ``events`` (the worklog's tail) is its
-    start by an orchestrator ``transition`` (a ``step_start`` naming the step it completed),
-    with no checkpoint since: the step was handed over at a gate and did no recorded work."""
-    for ev in reversed(events):
-        if ev.get("step") != key:
-            continue
-        if ev.get("event") == "step_start":
-            detail = ev.get("detail")
-            return isinstance(detail, dict) and "completed" in detail
-        if ev.get("event") in ("checkpoint", "step_complete", "step_skip"):
-            return False
-    return False
 
 
 def _with_orphan(

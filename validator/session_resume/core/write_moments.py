@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from session_resume.core.codes import diag
@@ -613,3 +613,18 @@ def transition(
     for k, v in decisions.items():
         new = set_decision(new, wf, k, v)
     return start(new, wf, start_key, now, force=force)
+
+
+def started_at_gate(events: Sequence[Mapping[str, Any]], key: str) -> bool:
+    """Whether the latest event of step ``key`` in ``events`` (the worklog's tail) is its
+    start by an orchestrator ``transition`` (a ``step_start`` naming the step it completed),
+    with no checkpoint since: the step was handed over at a gate and did no recorded work."""
+    for ev in reversed(events):
+        if ev.get("step") != key:
+            continue
+        if ev.get("event") == "step_start":
+            detail = ev.get("detail")
+            return isinstance(detail, dict) and "completed" in detail
+        if ev.get("event") in ("checkpoint", "step_complete", "step_skip"):
+            return False
+    return False

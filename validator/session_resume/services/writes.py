@@ -20,7 +20,6 @@ from session_resume.core import write_moments as transitions
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.outcomes import LeaseAction
-from session_resume.core.resume_decision import started_at_gate
 from session_resume.core.versions import CURRENT
 from session_resume.core.workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
 from session_resume.core.write_moments import TransitionError
@@ -368,7 +367,7 @@ def start_step(
     """Write moment 1: ``step`` starts (pending → in_progress; a crashed attempt restarts;
     a step handed over at a gate and never checkpointed starts without costing an attempt)."""
     tail = worklog.read_tail(ctx.session_dir / worklog.WORKLOG, LEASE_TAIL_EVENTS)
-    handover = started_at_gate(tail.events, step)
+    handover = transitions.started_at_gate(tail.events, step)
     return write_state(ctx, changes.start(step, ctx.now, force=force, name=name, handover=handover))
 
 
