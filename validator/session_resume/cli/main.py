@@ -71,7 +71,22 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"session-resume {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
+    if only is not None:
+        sub = _OnlyCommand(sub, only)  # type: ignore[assignment]
 
+    if only in (None, "validate"):
+        _add_validate_parser(sub)
+
+    for module, names in COMMANDS:
+        if only is None or only in names:
+            register = importlib.import_module(module)
+            add = getattr(register, "add_parsers", None) or register.add_parser
+            add(sub)
+    _alias_output_format(parser)
+    return parser
+
+
+def _add_validate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     v = sub.add_parser(
         "validate",
         help="check state files against their schema, the semantic rules and the workflow",
@@ -140,13 +155,27 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     )
     v.set_defaults(func=cmd_validate)
 
-    for module, names in COMMANDS:
-        if only is None or only in names:
-            register = importlib.import_module(module)
-            add = getattr(register, "add_parsers", None) or register.add_parser
-            add(sub)
-    _alias_output_format(parser)
-    return parser
+
+class _Discarded:
+    """Stands in for the parser of a command that is not being run: every call is accepted
+    and builds nothing (argument groups, nested subparsers and defaults included)."""
+
+    def __getattr__(self, _name: str) -> Any:
+        return lambda *_args, **_kwargs: self
+
+
+class _OnlyCommand:
+    """The subparsers action, building only the parser of the command being run: a command
+    module registers all its commands (the write module ten), and each parser costs start-up
+    time (issue 19)."""
+
+    def __init__(self, sub: argparse._SubParsersAction, only: str) -> None:  # type: ignore[type-arg]
+        self._sub, self._only = sub, only
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        if name == self._only:
+            return self._sub.add_parser(name, **kwargs)
+        return _Discarded()
 
 
 def _alias_output_format(parser: argparse.ArgumentParser) -> None:
