@@ -141,7 +141,9 @@ def test_generated_checks_answer_as_jsonschema_rs(data: st.DataObject) -> None:
     schema = load_schema(rel)
     generated = schemas.generated_check(schema)
     assert generated is not None
+    before = copy.deepcopy(doc)
     assert generated(doc) == schemas.engine_check(schema)(doc), json.dumps(doc)[:2000]
+    assert doc == before, "the generated check changed the document"
 
 
 @settings(max_examples=200, deadline=None)
@@ -151,4 +153,18 @@ def test_generated_fragments_answer_as_jsonschema_rs(wf: str, decisions: Any, ex
     doc = {"decisions": decisions, "iac_tool": extra, "region": extra, "complexity": extra}
     generated = schemas.generated_check(fragment)
     assert generated is not None
+    before = copy.deepcopy(doc)
     assert generated(doc) == schemas.engine_check(fragment)(doc)
+    assert doc == before, "the generated check changed the document (a schema default?)"
+
+
+@pytest.mark.parametrize("name", sorted(HOT))
+def test_a_generated_check_never_fills_in_defaults(name: str) -> None:
+    """fastjsonschema writes a schema's `default` into the data unless told not to; the
+    apex fragment has defaults (region, iac_tool), and a check must be read-only."""
+    check = schemas.generated_check(HOT[name])
+    assert check is not None
+    for doc in ({}, {"decisions": {}}, {"steps": {"1": {}}}):
+        before = copy.deepcopy(doc)
+        check(doc)
+        assert doc == before, f"{name} filled in {doc}"

@@ -71,8 +71,11 @@ def _module(source: str, schema: dict[str, Any]) -> str:
     # lazy: the build-time code generator (extra `codegen`), never at run time
     import fastjsonschema
 
-    # a copy: fastjsonschema rewrites each $ref of the schema it is given in place
-    code = fastjsonschema.compile_to_code(copy.deepcopy(schema), use_formats=False)
+    # a copy: fastjsonschema rewrites each $ref of the schema it is given in place.
+    # use_default=False: a check must never write a schema's `default` into the document.
+    code = fastjsonschema.compile_to_code(
+        copy.deepcopy(schema), use_formats=False, use_default=False
+    )
     code = code.replace("from fastjsonschema import JsonSchemaValueException\n", _EXCEPTION)
     # Our readers yield int and float, never Decimal (core/jsonread.py, core/yamlsafe.py), so
     # the numeric checks need no decimal import (a cold start pays for it otherwise).

@@ -29,19 +29,16 @@ def validate(data, custom_formats={}, name_prefix=None):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".iac_tool must be string", value=data__iactool, name="" + (name_prefix or "data") + ".iac_tool", definition={'type': 'string', 'enum': ['', 'Bicep', 'Terraform'], 'default': ''}, rule='type')
             if data__iactool not in ['', 'Bicep', 'Terraform']:
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".iac_tool must be one of ['', 'Bicep', 'Terraform']", value=data__iactool, name="" + (name_prefix or "data") + ".iac_tool", definition={'type': 'string', 'enum': ['', 'Bicep', 'Terraform'], 'default': ''}, rule='enum')
-        else: data["iac_tool"] = ''
         if "region" in data_keys:
             data_keys.remove("region")
             data__region = data["region"]
             if not isinstance(data__region, (str)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".region must be string", value=data__region, name="" + (name_prefix or "data") + ".region", definition={'type': 'string', 'default': 'swedencentral'}, rule='type')
-        else: data["region"] = 'swedencentral'
         if "branch" in data_keys:
             data_keys.remove("branch")
             data__branch = data["branch"]
             if not isinstance(data__branch, (str)):
                 raise JsonSchemaValueException("" + (name_prefix or "data") + ".branch must be string", value=data__branch, name="" + (name_prefix or "data") + ".branch", definition={'type': 'string', 'default': 'main'}, rule='type')
-        else: data["branch"] = 'main'
         if "decisions" in data_keys:
             data_keys.remove("decisions")
             data__decisions = data["decisions"]
