@@ -1173,6 +1173,16 @@ _ALL = [
         'a completed step listed again as "pending"',
         "Re-run it explicitly with `session-resume start STEP --force`.",
     ),
+    Code(
+        "SR833",
+        "todo-sync-too-many-to-pair",
+        INFO,
+        "Between two anchors of the list, the unmatched items and the previous list's "
+        "unclaimed steps are more than 10,000 pairs to compare for likeness (a rename); none "
+        "is paired, the items become new steps (comparing them all takes quadratic time).",
+        "a new list of 2,000 items replacing a previous list of 2,000 other items",
+        "Give the items ids (Tasks `id`), or rename a few items per sync: those are paired.",
+    ),
     # --- SR9xx: internal --------------------------------------------------------------------
     Code(
         "SR900",
