@@ -435,3 +435,27 @@ def test_tracker_import_never_reads_a_link_out_of_its_source(tmp_path: Path, nam
     for p in out.rglob("*") if out.exists() else []:
         if p.is_file():
             assert CANARY not in p.read_text(errors="replace"), p
+
+
+@pytest.mark.parametrize("shape", ["array", "inline_table"])
+@pytest.mark.parametrize("command", ["validate", "resume", "init"])
+def test_a_pyproject_nested_20000_deep_is_refused(tmp_path: Path, shape: str, command: str) -> None:
+    """Was SR900: tomllib recursed once per level (a RecursionError)."""
+    repo, d, _ = make_repo(tmp_path)
+    n = 20_000
+    value = "[" * n + "]" * n if shape == "array" else "{b=" * n + "1" + "}" * n
+    (repo / "pyproject.toml").write_text(
+        f'[tool.session-resume]\nworkflow = "generic"\n\n[x]\na = {value}\n'
+    )
+    assert len((repo / "pyproject.toml").read_bytes()) < 100_000
+    before = tree_hash(repo)
+    args = {
+        "validate": ["validate", str(d)],
+        "resume": ["resume", str(d), "--now", NOW],
+        "init": ["init", "other", "--now", NOW],
+    }[command]
+    proc = run_cli(*args, cwd=repo)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 2, output
+    assert "SR405" in output and "deeper than 64" in output and "SR900" not in output, output
+    assert tree_hash(repo) == before  # nothing written

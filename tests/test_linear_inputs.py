@@ -200,3 +200,31 @@ def test_sync_todos_with_many_items(shape: str) -> None:
         return lambda: todos.merge(first, second, now)
 
     assert_near_linear(make, 1_000)
+
+
+def test_pyproject_nesting_is_refused_early(tmp_path: Path) -> None:
+    """tomllib recursed once per level: 20,000 levels were a RecursionError (SR900)."""
+    from session_resume.storage.config import MAX_TOML_DEPTH, ConfigError, load_config
+
+    def write(name: str, body: str) -> Path:
+        d = tmp_path / name
+        (d / ".git").mkdir(parents=True)
+        (d / "pyproject.toml").write_text(
+            f'[tool.session-resume]\nworkflow = "generic"\n[x]\n{body}'
+        )
+        return d
+
+    deep = write("deep", "a = " + "[" * 20_000 + "]" * 20_000 + "\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(deep)
+    assert err.value.diagnostic.code == "SR405"
+    ok = MAX_TOML_DEPTH - 1
+    assert load_config(write("ok", "a = " + "[" * ok + "]" * ok + "\n")).workflow == "generic"
+
+    def make(n: int) -> Callable[[], object]:
+        # n lines nested 60 deep, with strings and comments holding brackets the scan skips
+        line = 'k{i} = {{a = "[[{{" , b = [' + "[" * 58 + "]" * 58 + "]}} # [[[\n"
+        d = write(str(n), "".join(line.format(i=i) for i in range(n)))
+        return lambda: load_config(d)
+
+    assert_near_linear(make, 100)
