@@ -949,6 +949,15 @@ _ALL = [
         "pip install session-resume; session-resume mcp",
         "Install the extra: `pip install 'session-resume[mcp]'`.",
     ),
+    Code(
+        "SR182",
+        "invalid-argument-text",
+        E,
+        "An argument holds text the session files cannot hold: bytes that are not UTF-8 (they "
+        "reach the tool as lone surrogates) or a control character; nothing was written.",
+        "session-resume session start DIR --owner $'\\xff'",
+        "Pass the value as UTF-8 text without control characters.",
+    ),
     # --- SR8xx: importing other formats (session-tracker, dotagent, TodoWrite) ---------------
     Code(
         "SR800",
