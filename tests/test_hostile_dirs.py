@@ -24,7 +24,7 @@ import pytest
 
 from session_resume.cli.main import main
 from session_resume.core.lease import SENTINEL, lease_state
-from session_resume.core.timeutil import parse_ts
+from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.storage import store, worklog
 
 from conftest import apex_state, dump, run_cli
@@ -435,3 +435,162 @@ def test_tracker_import_never_reads_a_link_out_of_its_source(tmp_path: Path, nam
     for p in out.rglob("*") if out.exists() else []:
         if p.is_file():
             assert CANARY not in p.read_text(errors="replace"), p
+
+
+@pytest.mark.parametrize("shape", ["array", "inline_table"])
+@pytest.mark.parametrize("command", ["validate", "resume", "init"])
+def test_a_pyproject_nested_20000_deep_is_refused(tmp_path: Path, shape: str, command: str) -> None:
+    """Was SR900: tomllib recursed once per level (a RecursionError)."""
+    repo, d, _ = make_repo(tmp_path)
+    n = 20_000
+    value = "[" * n + "]" * n if shape == "array" else "{b=" * n + "1" + "}" * n
+    (repo / "pyproject.toml").write_text(
+        f'[tool.session-resume]\nworkflow = "generic"\n\n[x]\na = {value}\n'
+    )
+    assert len((repo / "pyproject.toml").read_bytes()) < 100_000
+    before = tree_hash(repo)
+    args = {
+        "validate": ["validate", str(d)],
+        "resume": ["resume", str(d), "--now", NOW],
+        "init": ["init", "other", "--now", NOW],
+    }[command]
+    proc = run_cli(*args, cwd=repo)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 2, output
+    assert "SR405" in output and "deeper than 64" in output and "SR900" not in output, output
+    assert tree_hash(repo) == before  # nothing written
+
+
+# --- item 10's smaller cases, through the real CLI ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "now",
+    [
+        "0001-01-01T00:00:00Z",
+        "0999-06-01T00:00:00Z",
+        "1969-12-31T23:59:59Z",
+        "0001-01-01T00:00:00+01:00",
+        "9999-12-31T23:59:59-01:00",
+    ],
+)
+def test_init_with_a_now_out_of_range_writes_nothing(tmp_path: Path, now: str) -> None:
+    """Was: `init --now 0001-…` refused (SR161) but left a lease whose heartbeat `1-01-01…`
+    (strftime's year) could not be parsed; an offset past the end of time was SR900."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    proc = run_cli("init", "demo", "--now", now, cwd=repo)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "--now" in proc.stderr and "1970-01-01T00:00:00Z" in proc.stderr, proc.stderr
+    assert "SR900" not in proc.stderr
+    assert not (repo / "agent-output").exists()
+    assert format_ts(datetime(1, 1, 1, tzinfo=UTC)) == "0001-01-01T00:00:00Z"
+
+
+def _ended_session(tmp_path: Path) -> tuple[Path, Path]:
+    """A repository whose session has a state and no lease (its session ended)."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    assert run_cli("init", "demo", "--now", NOW, cwd=repo).returncode == 0
+    d = repo / "agent-output" / "demo"
+    assert run_cli("session", "end", "--session-dir", str(d), "--now", NOW).returncode == 0
+    assert not (d / SENTINEL).exists()
+    return repo, d
+
+
+@pytest.mark.parametrize("owner", ["\udcff", "a\udcffb", "a\x1bb", "line\nbreak"])
+def test_an_owner_that_is_not_text_is_refused(tmp_path: Path, owner: str) -> None:
+    """Was: `session start --owner $'\\xff'` (argv bytes that are not UTF-8 arrive as lone
+    surrogates) ended in SR900 or wrote a lease the tool then called unreadable."""
+    _, d = _ended_session(tmp_path)
+    before = tree_hash(d)
+    # subprocess passes the str argument as the bytes os.fsencode gives it: b"\xff"
+    proc = run_cli("session", "start", "--session-dir", str(d), "--owner", owner, "--now", NOW)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "SR182" in proc.stderr and "SR900" not in proc.stderr, proc.stderr
+    assert tree_hash(d) == before  # no lease, no worklog line
+
+
+def test_a_user_name_that_is_not_text_is_refused_by_a_write(tmp_path: Path) -> None:
+    """The implicit lease of a write takes its owner from $USER: the same check."""
+    _, d = _ended_session(tmp_path)
+    before = tree_hash(d)
+    env = {"USER": "\udcff"}
+    proc = run_cli("decide", "region", "x", "--session-dir", str(d), "--now", NOW, env=env)
+    assert proc.returncode == 2 and "SR182" in proc.stderr, proc.stdout + proc.stderr
+    assert tree_hash(d) == before
+
+
+def test_a_refused_write_leaves_no_lease_it_created(tmp_path: Path) -> None:
+    """Was: a write refused with SR161 (here: the clock is behind a step's start) kept the
+    implicit lease it had created."""
+    _, d = _ended_session(tmp_path)
+    assert run_cli("start", "1", "--session-dir", str(d), "--now", NOW).returncode == 0
+    assert run_cli("session", "end", "--session-dir", str(d), "--now", NOW).returncode == 0
+    state = (d / store.STATE).read_bytes()
+    earlier = "2026-01-01T00:00:00Z"
+    proc = run_cli("decide", "region", "x", "--session-dir", str(d), "--now", earlier)
+    assert proc.returncode == 1 and "SR161" in proc.stderr, proc.stdout + proc.stderr
+    assert not os.path.lexists(d / SENTINEL)
+    assert (d / store.STATE).read_bytes() == state
+    last = worklog.read_tail(d / worklog.WORKLOG, 2).events
+    assert [e["event"] for e in last] == ["session_start", "session_end"]
+    assert last[1]["detail"] == {"reason": "write_refused"}
+    assert last[0]["session"] == last[1]["session"]
+    # a lease the refused write did not create stays
+    assert run_cli("session", "start", "--session-dir", str(d), "--now", earlier).returncode == 0
+    lease = (d / SENTINEL).read_bytes()
+    proc = run_cli("decide", "region", "x", "--session-dir", str(d), "--now", earlier)
+    assert proc.returncode == 1 and "SR161" in proc.stderr
+    assert (d / SENTINEL).read_bytes() == lease
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dir"])
+def test_recover_never_calls_a_state_it_cannot_read_readable(tmp_path: Path, kind: str) -> None:
+    """Was: recover said "the state file is readable; nothing to recover" for a state it
+    could not read. Root reads a mode-000 file, so a FIFO and a directory stand in for it
+    here (the next test uses mode 000 where it means something)."""
+    repo, d, _ = make_repo(tmp_path)
+    (d / store.STATE).unlink()
+    if kind == "fifo":
+        os.mkfifo(d / store.STATE)
+    else:
+        (d / store.STATE).mkdir()
+    before = tree_hash(d)
+    proc = run_cli("recover", str(d), "--root", str(repo), "--now", NOW, timeout=20)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 1, output
+    assert "readable" not in output and ("SR102" in output or "SR101" in output), output
+    assert tree_hash(d) == before
+
+
+@pytest.mark.skipif(
+    hasattr(os, "geteuid") and os.geteuid() == 0,
+    reason="running as root, which ignores file modes: a chmod 000 state stays readable",
+)
+def test_recover_of_a_mode_000_state_says_it_cannot_read_it(tmp_path: Path) -> None:
+    repo, d, _ = make_repo(tmp_path)
+    (d / store.STATE).chmod(0)
+    try:
+        proc = run_cli("recover", str(d), "--root", str(repo), "--now", NOW)
+        output = proc.stdout + proc.stderr
+        assert proc.returncode == 1 and "SR104" in output and "readable" not in output, output
+        assert (d / store.STATE).stat().st_mode & 0o777 == 0
+    finally:
+        (d / store.STATE).chmod(0o644)
+
+
+def test_bidi_controls_become_spaces_in_the_handoff(tmp_path: Path) -> None:
+    """docs/security.md said U+202E was kept in the handoff; `md_inline` makes every bidi
+    control a space (docs/spec.md §3.1: a value stays literal text on one line)."""
+    repo, d, _ = make_repo(tmp_path)
+    doc = apex_state()
+    bidi = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+    doc["decisions"]["region"] = "east\u202eexe.gnp"
+    doc["open_findings"] = [f"must_fix: a{bidi}b"]
+    (d / store.STATE).write_bytes(dump(doc))
+    proc = run_cli("render", "handoff", str(d), "--root", str(repo), "--now", NOW)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    text = (d / HANDOFF).read_text(encoding="utf-8")
+    assert not any(ch in text for ch in bidi), ascii(text)
+    assert "east exe.gnp" in text

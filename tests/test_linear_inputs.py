@@ -114,3 +114,117 @@ def test_handoff_with_many_artifacts() -> None:
         return lambda: render_handoff(doc, wf, now=datetime(2026, 3, 3, tzinfo=UTC))
 
     assert_near_linear(make, 2_000)
+
+
+def test_tracker_import_of_many_non_json_lines(tmp_path: Path) -> None:
+    """Was quadratic: every unparsed line scanned its whole segment for a salvaged event
+    (40,000 lines, 78 KB: 52 s)."""
+    import shutil
+    from datetime import UTC, datetime
+
+    from session_resume.services.importing import plan_import
+
+    fixture = Path(__file__).parent / "fixtures" / "import" / "tracker" / "finished" / ".session"
+
+    def make(n: int) -> Callable[[], object]:
+        repo = tmp_path / str(n)
+        (repo / ".git").mkdir(parents=True)
+        src = repo / "tracker"
+        shutil.copytree(fixture, src)
+        (src / "worklog.jsonl").write_bytes(b"x\n" * n)
+        to = repo / "agent-output" / "imported"
+        now = datetime(2026, 3, 3, tzinfo=UTC)
+        plan = plan_import("session-tracker", src, to, now=now, root=repo)
+        assert sum(d.code == "SR807" for d in plan.diagnostics) == n
+        return lambda: plan_import("session-tracker", src, to, now=now, root=repo)
+
+    assert_near_linear(make, 2_000)
+
+
+@pytest.mark.parametrize("version", ["2.0", "3.0"])
+def test_migrate_check_with_many_findings(tmp_path: Path, version: str) -> None:
+    """Was quadratic: the repair deduplicated findings by list membership, and jsonpatch's
+    array diff inserts one item at a time (64,000 findings: 38 s)."""
+    from datetime import UTC, datetime
+
+    from session_resume.services.maintenance import migrate
+
+    fixture = Path(__file__).parent / "fixtures" / "migrate" / "v2-test01.json"
+
+    def make(n: int) -> Callable[[], object]:
+        doc = json.loads(fixture.read_text()) if version == "2.0" else apex_state()
+        doc["open_findings"] = [{"bad": i} for i in range(n)]
+        d = tmp_path / str(n)
+        (d / ".git").mkdir(parents=True)
+        (d / "00-session-state.json").write_text(json.dumps(doc))
+        now = datetime(2026, 3, 3, tzinfo=UTC)
+
+        def check() -> None:  # what `migrate --check` calls
+            report = migrate([str(d)], now=now, write=False, root=d)
+            assert report.pending and len(report.outcomes[0].notes) > n
+
+        return check
+
+    assert_near_linear(make, 1_500)
+
+
+@pytest.mark.parametrize("shape", ["ids", "one_text", "renamed_list"])
+def test_sync_todos_with_many_items(shape: str) -> None:
+    """Was quadratic: the next free step number (2,000 items: 106 s), every step sorted per
+    item matched by name, a text's step list rescanned per item, and every new item compared
+    with every old step for likeness (SR833 past 10,000 pairs)."""
+    from datetime import UTC, datetime
+
+    from session_resume.core.workflow import load_workflow
+    from session_resume.importers import todos
+
+    now = datetime(2026, 3, 3, tzinfo=UTC)
+    base = load_workflow("generic").template_state("demo", "2026-03-03T00:00:00Z")
+
+    def listing(n: int, tag: str) -> list[todos.TodoItem]:
+        if shape == "ids":
+            raw = [{"id": str(i), "content": f"{tag} {i}", "status": "pending"} for i in range(n)]
+        elif shape == "one_text":
+            raw = [{"content": "same", "status": "pending"} for _ in range(n)]
+        else:
+            raw = [{"content": f"{tag} {i * 7919}", "status": "pending"} for i in range(n)]
+        return todos.parse_list(raw)
+
+    def make(n: int) -> Callable[[], object]:
+        first = todos.merge(base, listing(n, "task"), now).document
+        second = listing(n, "other thing")
+        res = todos.merge(first, second, now)
+        assert len(res.document["steps"]) == (2 * n if shape == "renamed_list" else n)
+        if shape == "renamed_list" and n > 100:
+            assert [d.code for d in res.diagnostics] == ["SR833"]
+        return lambda: todos.merge(first, second, now)
+
+    assert_near_linear(make, 1_000)
+
+
+def test_pyproject_nesting_is_refused_early(tmp_path: Path) -> None:
+    """tomllib recursed once per level: 20,000 levels were a RecursionError (SR900)."""
+    from session_resume.storage.config import MAX_TOML_DEPTH, ConfigError, load_config
+
+    def write(name: str, body: str) -> Path:
+        d = tmp_path / name
+        (d / ".git").mkdir(parents=True)
+        (d / "pyproject.toml").write_text(
+            f'[tool.session-resume]\nworkflow = "generic"\n[x]\n{body}'
+        )
+        return d
+
+    deep = write("deep", "a = " + "[" * 20_000 + "]" * 20_000 + "\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(deep)
+    assert err.value.diagnostic.code == "SR405"
+    ok = MAX_TOML_DEPTH - 1
+    assert load_config(write("ok", "a = " + "[" * ok + "]" * ok + "\n")).workflow == "generic"
+
+    def make(n: int) -> Callable[[], object]:
+        # n lines nested 60 deep, with strings and comments holding brackets the scan skips
+        line = 'k{i} = {{a = "[[{{" , b = [' + "[" * 58 + "]" * 58 + "]}} # [[[\n"
+        d = write(str(n), "".join(line.format(i=i) for i in range(n)))
+        return lambda: load_config(d)
+
+    assert_near_linear(make, 100)

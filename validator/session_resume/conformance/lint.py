@@ -41,6 +41,8 @@ NOT_PRODUCIBLE: dict[str, str] = {
     "schemas needs it (the lint checks this stays true)",
     "SR180": "invalid MCP tool arguments: `session-resume mcp` only (a front end's request)",
     "SR181": "the MCP extra is not installed: `session-resume mcp` only",
+    "SR182": "an owner that is not text (a lone surrogate, a control character): the session "
+    "and write commands' arguments, which conformance operations do not take",
     "SR405": "project configuration (.session-resume.yaml, pyproject.toml) is read by the CLI; "
     "conformance operations take explicit arguments",
     "SR164": "a lease or worklog write failing (disk full, I/O error): the write and session "

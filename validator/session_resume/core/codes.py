@@ -949,6 +949,15 @@ _ALL = [
         "pip install session-resume; session-resume mcp",
         "Install the extra: `pip install 'session-resume[mcp]'`.",
     ),
+    Code(
+        "SR182",
+        "invalid-argument-text",
+        E,
+        "An argument holds text the session files cannot hold: bytes that are not UTF-8 (they "
+        "reach the tool as lone surrogates) or a control character; nothing was written.",
+        "session-resume session start DIR --owner $'\\xff'",
+        "Pass the value as UTF-8 text without control characters.",
+    ),
     # --- SR8xx: importing other formats (session-tracker, dotagent, TodoWrite) ---------------
     Code(
         "SR800",
@@ -1172,6 +1181,16 @@ _ALL = [
         "by a list.",
         'a completed step listed again as "pending"',
         "Re-run it explicitly with `session-resume start STEP --force`.",
+    ),
+    Code(
+        "SR833",
+        "todo-sync-too-many-to-pair",
+        INFO,
+        "Between two anchors of the list, the unmatched items and the previous list's "
+        "unclaimed steps are more than 10,000 pairs to compare for likeness (a rename); none "
+        "is paired, the items become new steps (comparing them all takes quadratic time).",
+        "a new list of 2,000 items replacing a previous list of 2,000 other items",
+        "Give the items ids (Tasks `id`), or rename a few items per sync: those are paired.",
     ),
     # --- SR9xx: internal --------------------------------------------------------------------
     Code(

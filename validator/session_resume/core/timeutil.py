@@ -40,15 +40,28 @@ def looks_like_ts(value: object) -> bool:
 
 def format_ts(dt: datetime) -> str:
     """Second precision, UTC, ``Z`` suffix: the form every writer uses."""
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    u = dt.astimezone(UTC)  # the year always four digits (strftime writes year 1 as "1")
+    return f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}Z"
+
+
+EARLIEST_NOW = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def parse_now(value: str) -> datetime:
-    """Parse a ``--now`` argument: RFC 3339 with Z or an offset."""
+    """Parse a ``--now`` argument: RFC 3339 with Z or an offset, from 1970 (the clock's and
+    the file times' epoch) to the end of year 9999 (year 1 and its neighbours overflow the
+    clock arithmetic of a write; issue 18 found a lease written with such a heartbeat)."""
     dt = parse_ts(value)
-    if dt is not None:
-        return dt
-    parsed = datetime.fromisoformat(value)
-    if parsed.tzinfo is None:
-        raise ValueError(f"timestamp {value!r} has no timezone; add Z")
-    return parsed.astimezone(UTC)
+    if dt is None:
+        parsed = datetime.fromisoformat(value)
+        if parsed.tzinfo is None:
+            raise ValueError(f"timestamp {value!r} has no timezone; add Z")
+        try:
+            dt = parsed.astimezone(UTC)
+        except OverflowError:
+            dt = None
+    if dt is None or dt < EARLIEST_NOW:
+        raise ValueError(
+            f"{value!r} is outside 1970-01-01T00:00:00Z .. 9999-12-31T23:59:59Z; nothing was done"
+        )
+    return dt

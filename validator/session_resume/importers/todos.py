@@ -18,7 +18,8 @@ Nothing is ever deleted: steps missing from the list stay as they are. Which ste
    unmatched items without an id are exactly as many as the steps of the previous list there
    that no item claimed, they are those steps, in order; when the numbers differ (an item
    was also added or dropped there), or the list has no anchor at all (a new list), an item
-   is such a step only if its text is alike (difflib ratio ≥ 0.6, best pairs first). The
+   is such a step only if its text is alike (difflib ratio ≥ 0.6, best pairs first; with
+   more than 10,000 pairs to compare there, none: SR833). The
    step's ``name`` follows the new text and the text is remembered (so the old and the new
    text both find the step);
 5. otherwise it is a new step: its key is the item's id when that is a decimal number not
@@ -76,16 +77,26 @@ def remember(
     namespace: str | None = None,
     text: str | None = None,
     active_form: str | None = None,
+    seen: dict[tuple[str, str], set[str]] | None = None,
 ) -> None:
     """Record that an item with this id / text / active form is step ``key``. An id maps to
-    one step for good; a text may name several steps (duplicate items)."""
+    one step for good; a text may name several steps (duplicate items). ``seen``: the keys of
+    each list as a set, kept by a caller remembering many items (a list lookup per item is
+    quadratic for one text repeated)."""
     if ident:
         ids["ids"].setdefault(f"{namespace}:{ident}" if namespace else ident, key)
     for table, value in (("texts", text), ("active_forms", active_form)):
         if value:
             keys = ids[table].setdefault(value, [])
-            if key not in keys:
+            known = None
+            if seen is not None:
+                known = seen.get((table, value))
+                if known is None:
+                    known = seen[(table, value)] = set(keys)
+            if key not in (keys if known is None else known):
                 keys.append(key)
+                if known is not None:
+                    known.add(key)
 
 
 def load_ids(doc: dict[str, Any]) -> dict[str, Any]:
@@ -213,7 +224,7 @@ class MergeResult:
 
 
 def _claim(
-    items: list[TodoItem], steps: dict[str, Any], ids: dict[str, Any]
+    items: list[TodoItem], steps: dict[str, Any], ids: dict[str, Any], notes: list[Diagnostic]
 ) -> tuple[dict[int, str], dict[int, str]]:
     """Which existing step each item is, and how it was found (rules 1–4)."""
     taken: dict[int, str] = {}
@@ -228,25 +239,40 @@ def _claim(
         used.add(key)
         return True
 
+    # A key that cannot be taken now never can later in this list (`used` only grows), so
+    # each candidate list is walked once, from where the last item with that text stopped:
+    # rescanning it (and sorting every step) per item was quadratic (docs/security.md §6).
+    cursors: dict[tuple[str, str], int] = {}
+
+    def take_first(it: TodoItem, table: str, value: str, keys: list[str], why: str) -> bool:
+        at = cursors.get((table, value), 0)
+        while at < len(keys):
+            key = keys[at]
+            at += 1
+            if take(it, key, why):
+                cursors[(table, value)] = at
+                return True
+        cursors[(table, value)] = at
+        return False
+
+    by_name: dict[str, list[str]] = {}
+    for step_key in sorted(steps, key=_order):
+        name = steps[step_key].get("name")
+        if isinstance(name, str):
+            by_name.setdefault(name, []).append(step_key)
     for it in items:
         if it.ident is not None:
             take(it, ids["ids"].get(it.ident), "id")
     for it in items:
         if it.index in taken or not it.text:
             continue
-        for key in ids["texts"].get(it.text, []):
-            if take(it, key, "text"):
-                break
-        else:
-            for key in sorted(steps, key=_order):
-                if steps[key].get("name") == it.text and take(it, key, "text"):
-                    break
+        if not take_first(it, "texts", it.text, ids["texts"].get(it.text, []), "text"):
+            take_first(it, "names", it.text, by_name.get(it.text, []), "text")
     for it in items:
         if it.index in taken or not it.active_form:
             continue
-        for key in ids["active_forms"].get(it.active_form, []):
-            if take(it, key, "active_form"):
-                break
+        forms = ids["active_forms"].get(it.active_form, [])
+        take_first(it, "active_forms", it.active_form, forms, "active_form")
     # rule 4: renames. Items matched above that were also in the previous list are anchors;
     # between two anchors (or an end), as many unmatched items without an id as unclaimed
     # steps of the previous list are those steps, in order (only when the list has an
@@ -266,6 +292,16 @@ def _claim(
         if anchored and old and len(old) == len(new):
             for it, key in zip(new, old, strict=True):
                 take(it, key, "position")
+        elif old and new and len(old) * len(new) > LIKENESS_PAIRS:
+            notes.append(
+                diag(
+                    "SR833",
+                    f"{len(new)} unmatched items and {len(old)} unclaimed steps of the previous "
+                    f"list are more than {LIKENESS_PAIRS} pairs to compare; none is paired by "
+                    "likeness, the items are new steps",
+                    pointer=f"/{new[0].index}",
+                )
+            )
         elif old and new:  # also an insertion or a removal here: pair only look-alikes
             pairs = sorted(
                 (
@@ -283,6 +319,9 @@ def _claim(
 
 
 LIKENESS = 0.6
+# Pairing look-alikes compares every item with every step (difflib each time): quadratic, so
+# a gap with more pairs than this pairs none (2,000 new items took 106 s; docs/security.md §6).
+LIKENESS_PAIRS = 10_000
 
 
 def _likeness(a: Any, b: str) -> float:
@@ -308,7 +347,7 @@ def merge(doc: dict[str, Any], items: list[TodoItem], now: datetime) -> MergeRes
     ids = load_ids(new)
     res = MergeResult(new)
     ts = format_ts(now)
-    taken, how = _claim(items, steps, ids)
+    taken, how = _claim(items, steps, ids, res.diagnostics)
 
     # rule 5: new steps (the highest number kept as it grows: linear in the list, not quadratic)
     highest = max((step_int(k) for k in steps if _STEP_KEY.match(k)), default=0)
@@ -401,8 +440,10 @@ def merge(doc: dict[str, Any], items: list[TodoItem], now: datetime) -> MergeRes
     elif not any(s.get("status") == "in_progress" for s in steps.values()):
         new["current_step"] = current_step_of(steps) or new.get("current_step", 0)
 
+    seen: dict[tuple[str, str], set[str]] = {}
     for it in items:
-        remember(ids, taken[it.index], ident=it.ident, text=it.text, active_form=it.active_form)
+        key = taken[it.index]
+        remember(ids, key, ident=it.ident, text=it.text, active_form=it.active_form, seen=seen)
     ids["order"] = [taken[it.index] for it in items]
     res.keys = list(ids["order"])
     if ids != load_ids(doc) or TODO_IDS not in doc:

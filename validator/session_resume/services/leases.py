@@ -17,7 +17,10 @@ Lease rules for a state write (docs/spec.md §7):
 
 from __future__ import annotations
 
+import contextvars
+import functools
 import os
+import re
 
 from session_resume.core import lease as lease_rules
 from session_resume.core.codes import diag
@@ -34,10 +37,16 @@ from session_resume.storage import store, worklog
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable
+    from typing import Any, ParamSpec, TypeVar
+
+    P = ParamSpec("P")
+    R = TypeVar("R")
 
 MAX_ATTEMPTS = 3
 LEASE_TAIL_EVENTS = 200  # enough of the worklog's tail to find the lease's session_end
+# C0, DEL, C1 and lone surrogates (argv bytes that are not UTF-8 arrive as U+DC80-U+DCFF)
+_NOT_TEXT = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 
 
 @dataclass
@@ -158,6 +167,24 @@ def _check_same_lease(ctx: WriteContext, plan: LeasePlan) -> None:
         raise LeaseChanged
 
 
+def check_owner(owner: str, *, file: str) -> None:
+    """Refuse (SR182, exit 2) an owner a lease cannot hold: bytes that are not UTF-8 (the
+    worklog and the lease could not be encoded) or a control character."""
+    if _NOT_TEXT.search(owner):
+        raise ServiceError(
+            [
+                diag(
+                    "SR182",
+                    f"the owner {ascii(owner)} is not text a lease can hold (bytes that are "
+                    "not UTF-8, or a control character); nothing was written. Pass `--owner "
+                    "NAME` (the default is $USER)",
+                    file=file,
+                )
+            ],
+            exit_code=2,
+        )
+
+
 def acquire(
     ctx: WriteContext,
     plan: LeasePlan,
@@ -174,6 +201,7 @@ def acquire(
     d = ctx.session_dir
     ts = format_ts(ctx.now)
     events: list[dict[str, Any]] = []
+    check_owner(owner or ctx.owner, file=ctx.sentinel_path)
     with store.locked(ctx.store_session):
         _check_same_lease(ctx, plan)
         new = lease_rules.make(
@@ -204,7 +232,68 @@ def acquire(
                 worklog.append(d, "session_start", ts=ts, session=plan.session, detail=detail)
             )
         sentinel_mod.write(d, new)
+    created = _CREATED.get()
+    if plan.action == "create" and created is not None:
+        created.append((ctx, new, bool(events)))
     return events
+
+
+# --- a lease created by a write that then fails is removed again ----------------------------
+
+# The leases acquire() created (context, the lease written, whether session_start was logged)
+# during the write service now running; None outside one.
+_CREATED: contextvars.ContextVar[list[tuple[WriteContext, dict[str, Any], bool]] | None] = (
+    contextvars.ContextVar("session_resume_created_leases", default=None)
+)
+
+
+def no_lease_left_on_failure(fn: Callable[P, R]) -> Callable[P, R]:
+    """For a write service: a lease that :func:`acquire` created during it (there was none,
+    or it had ended or was unreadable) is removed again when the write is refused (a
+    :class:`ServiceError`, e.g. SR161), so a failed write leaves no lease behind
+    (docs/spec.md §7). A lease kept, adopted or taken over is left as it is."""
+
+    @functools.wraps(fn)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        created: list[tuple[WriteContext, dict[str, Any], bool]] = []
+        token = _CREATED.set(created)
+        try:
+            return fn(*args, **kwargs)
+        except ServiceError as exc:
+            for ctx, lease, logged in reversed(created):
+                _release(ctx, lease, logged, exc)
+            raise
+        finally:
+            _CREATED.reset(token)
+
+    return run
+
+
+def _release(ctx: WriteContext, lease: dict[str, Any], logged: bool, exc: ServiceError) -> None:
+    """Remove ``lease`` if it is still the one on disk (ending the session its creation
+    logged); a failure to do so is added to the refusal, never raised instead of it."""
+    try:
+        with store.locked(ctx.store_session):
+            sent, _ = sentinel_mod.read(ctx.session_dir)
+            if sent != lease:  # changed since: no longer this write's lease
+                return
+            if logged:
+                worklog.append(
+                    ctx.session_dir,
+                    "session_end",
+                    ts=format_ts(ctx.now),
+                    session=lease["session"],
+                    detail={"reason": "write_refused"},
+                )
+            sentinel_mod.remove(ctx.session_dir)
+    except (OSError, store.StoreError) as err:
+        exc.diagnostics.append(
+            diag(
+                "SR164",
+                f"the lease this refused write created could not be removed: {err}",
+                file=ctx.sentinel_path,
+            )
+        )
 
 
 def refresh(ctx: WriteContext, session: str) -> dict[str, Any] | None:
@@ -228,6 +317,7 @@ def start_session(
     """`session start`: create the lease (logging ``session_start``), keep it when the
     caller's own session already holds it, or take over an orphaned lease, or a live one
     with ``takeover`` (logging ``takeover``). A live lease of another session: SR511."""
+    check_owner(owner or ctx.owner, file=ctx.sentinel_path)
     ctx.session_dir.mkdir(parents=True, exist_ok=True)
     for _ in range(MAX_ATTEMPTS):
         lease = read_lease(ctx)

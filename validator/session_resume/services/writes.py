@@ -32,6 +32,7 @@ from session_resume.services.leases import (
     LeaseChanged,
     LeasePlan,
     acquire,
+    no_lease_left_on_failure,
     plan_lease,
     read_lease,
     refresh,
@@ -165,6 +166,7 @@ def _workflow_of(doc: dict[str, Any] | None, spec: str | None, default: str) -> 
         raise ServiceError(exc.diagnostics) from None
 
 
+@no_lease_left_on_failure  # a lease this write created goes if it is refused (leases.py)
 def write_state(ctx: WriteContext, build: Build) -> WriteResult:
     """Load, check, build, acquire the lease, save (one write, one event), refresh the
     heartbeat. Retried from the load when another writer saved first (up to MAX_ATTEMPTS)."""
@@ -254,6 +256,7 @@ def archive_session(
     return Path(res.archived_to) if res.archived_to else None
 
 
+@no_lease_left_on_failure  # a lease this write created goes if it is refused (leases.py)
 def init_session(
     ctx: WriteContext, project: str, *, workflow: str | None = None, fresh: bool = False
 ) -> WriteResult:

@@ -7,6 +7,7 @@ repository root that artifact paths are relative to.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -71,18 +72,81 @@ def find_root(start: Path) -> tuple[Path, Path | None, str]:
             return d, d / CONFIG_FILE, "yaml"
         py = d / "pyproject.toml"
         if py.is_file():
-            # lazy: only a pyproject.toml needs it
-            import tomllib
-
-            try:
-                with open(py, "rb") as fh:
-                    if "session-resume" in tomllib.load(fh).get("tool", {}):
-                        return d, py, "toml"
-            except (OSError, tomllib.TOMLDecodeError):
-                pass
+            doc = read_pyproject(py)
+            tool = doc.get("tool") if doc is not None else None
+            if isinstance(tool, dict) and "session-resume" in tool:
+                return d, py, "toml"
         if (d / ".git").exists():
             return d, None, ""
     return start, None, ""
+
+
+MAX_TOML_DEPTH = 64  # as for YAML (docs/security.md §5): a real pyproject.toml nests under 10
+# What may hold a bracket that is no nesting: a string (multi-line forms first) or a comment.
+_TOML_SPECIAL = re.compile(r"""["'#\[\]{}]""")
+_TOML_STRING = re.compile(
+    r'"""(?:[^"\\]|\\.|"(?!""))*+"""'  # multi-line basic
+    r"|'''.*?'''"  # multi-line literal
+    r'|"(?:[^"\\\n]|\\.)*+"'  # basic
+    r"|'[^'\n]*'",  # literal
+    re.DOTALL,
+)
+
+
+def toml_depth(text: str) -> int:
+    """The deepest nesting of arrays and inline tables (a table header counts too), in one
+    linear pass that stops past :data:`MAX_TOML_DEPTH`: ``tomllib`` recurses once per level,
+    so 20,000 levels in 40 KB were a ``RecursionError`` (SR900). It stops at an unterminated
+    string, where ``tomllib`` stops too."""
+    pos = depth = deepest = 0
+    while deepest <= MAX_TOML_DEPTH:
+        m = _TOML_SPECIAL.search(text, pos)
+        if m is None:
+            break
+        c, at = m.group(), m.start()
+        if c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth = max(depth - 1, 0)
+        elif c == "#":
+            end = text.find("\n", at)
+            pos = len(text) if end < 0 else end
+            continue
+        else:
+            s = _TOML_STRING.match(text, at)
+            if s is None:
+                break
+            pos = s.end()
+            continue
+        pos = at + 1
+    return deepest
+
+
+def read_pyproject(path: Path) -> dict[str, Any] | None:
+    """A ``pyproject.toml`` parsed, or None when it cannot be read or is not TOML (then it is
+    no configuration); one nested deeper than :data:`MAX_TOML_DEPTH` is refused (SR405)."""
+    # lazy: only a pyproject.toml needs it
+    import tomllib
+
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if toml_depth(text) > MAX_TOML_DEPTH:
+        raise ConfigError(
+            diag(
+                "SR405",
+                f"the file nests arrays or inline tables deeper than {MAX_TOML_DEPTH} levels; "
+                "refused before it is parsed",
+                file=str(path),
+                hint="Nest less deeply: a real pyproject.toml needs under 10 levels.",
+            )
+        )
+    try:
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return None
 
 
 def load_config(start: str | os.PathLike[str] | None = None) -> Config:
@@ -106,11 +170,10 @@ def load_config(start: str | os.PathLike[str] | None = None) -> Config:
             )
         raw = res.value if res.value is not None else {}
     else:
-        # lazy: only a pyproject.toml needs it
-        import tomllib
-
-        with open(path, "rb") as fh:
-            raw = tomllib.load(fh)["tool"]["session-resume"]
+        doc = read_pyproject(path)
+        if doc is None:  # changed since find_root read it
+            raise ConfigError(diag("SR405", "cannot read config", file=str(path)))
+        raw = doc["tool"]["session-resume"]
     if not isinstance(raw, dict):
         raise ConfigError(diag("SR405", "the configuration must be a mapping", file=str(path)))
     values: dict[str, Any] = {}

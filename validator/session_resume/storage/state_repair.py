@@ -59,6 +59,16 @@ def _stamp(now: datetime) -> str:
     return now.strftime("%Y%m%dT%H%M%SZ")
 
 
+def _refuse_unreadable(s: Session, current: Loaded) -> None:
+    """A state that could not be read (a FIFO, a directory, mode 000) is neither "readable,
+    nothing to recover" nor corrupt: refused with the reader's code (SR101-SR104)."""
+    if current.status == "refused":
+        raise StoreError(
+            current.diagnostics
+            or [diag("SR104", "the state file cannot be read", file=str(s.state))]
+        )
+
+
 def recover(
     session_dir: str | os.PathLike[str] | Session,
     *,
@@ -76,8 +86,10 @@ def recover(
     if not s.dir.is_dir():  # nothing is created for a session that does not exist
         raise StoreError([diag("SR100", "the session directory does not exist", file=str(s.dir))])
     s.check_paths()
+    _refuse_unreadable(s, load(s, root=s.root))  # before the lock file is created
     with locked(s):
         current = load(s, root=s.root)
+        _refuse_unreadable(s, current)
         if current.status not in ("corrupt", "absent"):
             return RecoverResult("none", diagnostics=current.diagnostics, document=current.document)
         kept = None

@@ -32,6 +32,9 @@ def worklog_events(
         # Earlier sessions' todo lists were overwritten by a later init: their step ids name
         # other items, so only the current session's events are tied to steps.
         keys = id_key if n == len(segments) - 1 else {}
+        # one set per segment: a scan of the segment per unparsed line was quadratic
+        # (40,000 such lines took 52 s; docs/security.md §6)
+        salvaged_at = {x.line for x in seg.lines if x.salvaged}
         for ln in seg.lines:
             v = ln.value
             base: dict[str, Any] = {"source": SOURCE, "line": ln.line}
@@ -49,7 +52,7 @@ def worklog_events(
                         + " (session-tracker drops it silently); it is kept as a note event"
                         + (
                             "; the complete event appended after the cut is recovered"
-                            if any(x.salvaged and x.line == ln.line for x in seg.lines)
+                            if ln.line in salvaged_at
                             else ""
                         ),
                         file=file,

@@ -133,6 +133,7 @@ def repair_findings(doc: dict[str, Any], ctx: MigrationContext) -> None:
         doc["open_findings"] = []
         return
     out: list[str] = []
+    seen: set[str] = set()  # `text not in out` was quadratic (docs/security.md §6)
     resolved: list[Any] = []
     converted: list[Any] = []
     duplicates: list[str] = []
@@ -150,7 +151,8 @@ def repair_findings(doc: dict[str, Any], ctx: MigrationContext) -> None:
             )
         else:
             text = str(item)
-        if text and text not in out:
+        if text and text not in seen:
+            seen.add(text)
             out.append(text)
         elif text and isinstance(item, str):
             duplicates.append(text)
