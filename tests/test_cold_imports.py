@@ -59,6 +59,10 @@ def _repo(tmp_path: Path) -> Path:
     state.pop("$schema", None)
     (sdir / "00-session-state.json").write_text(json.dumps(state, indent=2), encoding="utf-8")
     (root / ".git").mkdir()
+    # a project's own pyproject.toml, with no [tool.session-resume]: not parsed at all
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "session-resume-demo"\n\n[tool.ruff]\nline-length = 100\n'
+    )
     return root
 
 
@@ -120,3 +124,25 @@ def test_no_module_imports_typing_at_run_time() -> None:
             if isinstance(node, ast.Import) and any(a.name == "typing" for a in node.names):
                 offenders.append(f"{path.relative_to(PKG)}:{node.lineno}")
     assert not offenders, offenders
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        '[tool.session-resume]\nworkflow = "generic"\n',
+        '[tool."session-resume"]\nworkflow = "generic"\n',
+        '[ tool . session-resume ]\nworkflow = "generic"\n',
+        '[tool]\nsession-resume = { workflow = "generic" }\n',
+        'tool.session-resume.workflow = "generic"\n',
+        'tool = { session-resume = { workflow = "generic" } }\n',
+    ],
+)
+def test_every_spelling_of_our_table_is_still_read(tmp_path: Path, table: str) -> None:
+    """The byte pre-check that spares most pyproject.toml files the TOML parser must let
+    every TOML spelling of ``[tool.session-resume]`` through."""
+    from session_resume.storage.config import load_config
+
+    (tmp_path / ".git").mkdir()
+    # top-level keys first: after a [table] header they would belong to that table
+    (tmp_path / "pyproject.toml").write_text(table + '\n[project]\nname = "x"\n')
+    assert load_config(tmp_path).workflow == "generic"

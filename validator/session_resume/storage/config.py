@@ -71,7 +71,7 @@ def find_root(start: Path) -> tuple[Path, Path | None, str]:
         if (d / CONFIG_FILE).is_file():
             return d, d / CONFIG_FILE, "yaml"
         py = d / "pyproject.toml"
-        if py.is_file():
+        if py.is_file() and _may_configure_us(py):
             doc = read_pyproject(py)
             tool = doc.get("tool") if doc is not None else None
             if isinstance(tool, dict) and "session-resume" in tool:
@@ -121,6 +121,23 @@ def toml_depth(text: str) -> int:
             continue
         pos = at + 1
     return deepest
+
+
+# A line that could start our table: `[tool.session-resume]`, `[tool]`, `tool.session-resume.x
+# = …` or `tool = {…}`, keys quoted or not. Most pyproject.toml files have none, and then a
+# cold command neither imports nor runs the TOML parser.
+_MAY_CONFIGURE_US = re.compile(
+    rb"""^[ \t]*(?:\[[ \t]*)?["']?tool["']?[ \t]*(?:\]|=|\.[ \t]*["']?session-resume)""",
+    re.MULTILINE,
+)
+
+
+def _may_configure_us(path: Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            return _MAY_CONFIGURE_US.search(fh.read()) is not None
+    except OSError:
+        return False
 
 
 def read_pyproject(path: Path) -> dict[str, Any] | None:
