@@ -3,7 +3,9 @@
 // The result follows schema/decision/1.json.
 
 import { statSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join, resolve } from "node:path";
+import { real } from "./files.mjs";
+import { repairCommand } from "./migrate.mjs";
 import { orderedKeys } from "./rules.mjs";
 import { leaseState, readLease, readTail, tempFiles } from "./session.mjs";
 import { load } from "./store.mjs";
@@ -32,6 +34,7 @@ export function snapshot(dir, root, ownerAlive) {
     doc,
     codes: [...new Set(loaded.codes)],
     backupUsable: loaded.backupUsable,
+    repair: repairOf(loaded, dir),
     lease,
     ended,
     ownerAlive,
@@ -39,6 +42,14 @@ export function snapshot(dir, root, ownerAlive) {
     mtimes,
     tempFiles: tempFiles(dir),
   };
+}
+
+/** "migrate" when it turns this invalid 3.0 state into a valid one, "migrate --salvage" when
+ * only salvage does, else null (docs/spec.md §9.5: no dead ends). */
+function repairOf(loaded, dir) {
+  if (loaded.status !== "invalid" || !isObject(loaded.doc)) return null;
+  // the migration time does not decide whether it repairs: the clock will do
+  return repairCommand(loaded.doc, { now: Date.now() * 1000, projectHint: basename(real(dir) ?? resolve(dir)) });
 }
 
 function mtime(root, dir, rel) {
@@ -108,7 +119,7 @@ export function decide(snap, step, now, wf, opts) {
   if (status === "needs_migration") return Object.assign(out, { action: "migrate_first", reasons: ["SR140"], commands: ["session-resume migrate DIR"] });
   if (status === "too_new") return Object.assign(out, { action: "refuse_newer_version", reasons: ["SR141"] });
   if (status !== "ok" || snap.doc === null) {
-    return Object.assign(out, { action: "invalid_state", reasons: [...snap.codes], commands: ["session-resume validate DIR"] });
+    return Object.assign(out, { action: "invalid_state", reasons: [...snap.codes], commands: [`session-resume ${snap.repair ?? "validate"} DIR`] });
   }
 
   const steps = isObject(snap.doc.steps) ? snap.doc.steps : {};

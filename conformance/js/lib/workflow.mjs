@@ -106,10 +106,15 @@ function build(raw) {
     id: raw.id,
     sessionDir: typeof raw.session_dir === "string" ? raw.session_dir : "agent-output/{project}",
     freeSteps: Boolean(raw.free_steps),
+    adoptsUnnamed: Boolean(raw.adopts_unnamed_states),
     steps,
     stepKeys: steps.map((s) => s.key),
-    decisions: raw.decisions.map((d) => ({ key: d.key, required: Boolean(d.required), enum: d.enum })),
-    fields: raw.fields.map((f) => ({ name: f.name, required: Boolean(f.required), schema: f.schema ?? {} })),
+    decisions: raw.decisions.map((d) => ({
+      key: d.key, required: Boolean(d.required), enum: d.enum, legacyTopLevel: Boolean(d.legacy_top_level),
+    })),
+    fields: raw.fields.map((f) => ({
+      name: f.name, required: Boolean(f.required), schema: f.schema ?? {}, mirrors: f.mirrors_decision ?? null,
+    })),
     step(key) {
       return steps.find((s) => s.key === key) ?? null;
     },
