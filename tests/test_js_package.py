@@ -351,16 +351,24 @@ def test_cli_missing_path_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_cli_resume_migrate_recover_match_python(tmp_path: Path) -> None:
-    # resume: a session mid-run, asked by the orchestrator and by a step
-    for step in ([], ["--step", "2"]):
-        d = _case_files("valid", "apex-step-2-at-checkpoint", tmp_path / f"r{len(step)}")
+    # resume: a session mid-run, asked by the orchestrator and by a step; an optional step to
+    # start (the briefing's skip command); a fresh template state
+    for n, (group, case, step) in enumerate(
+        [
+            ("valid", "apex-step-2-at-checkpoint", []),
+            ("valid", "apex-step-2-at-checkpoint", ["--step", "2"]),
+            ("resume", "step-pending-start", ["--step", "3"]),
+            ("valid", "apex-fresh-template", []),
+        ]
+    ):
+        d = _case_files(group, case, tmp_path / f"r{n}")
         args = ["resume", str(d), "--root", str(tmp_path), "--now", NOW, "--format", "json"]
         (py_rc, py), (js_rc, js) = _both([*args, *step], tmp_path)
         assert js_rc == py_rc == 0
-        # The briefing for a fresh agent (spec §10.1) is optional in schema/decision/1.json and
-        # not yet produced by the JavaScript package; every other key must agree.
-        assert set(js) == set(py) - {"briefing"}
-        for key in ("action", "step", "sub_step", "reasons", "warnings", "skip_files", "commands"):
+        # the same keys, the briefing for a fresh agent (docs/spec.md §10) included
+        assert set(js) == set(py)
+        keys = ("action", "step", "sub_step", "reasons", "warnings", "skip_files", "commands")
+        for key in (*keys, "briefing"):
             assert js[key] == py[key], key
     # migrate: a 2.0 state in twin directories, with --check, then for real
     for mode in (["--check"], []):

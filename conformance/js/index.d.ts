@@ -82,7 +82,27 @@ export interface ResumeDecision {
   workflow: string;
   next_step: string | null;
   incomplete: string[];
+  /** What a fresh agent needs from the state (docs/spec.md §10); null when the state cannot be used as it is. */
+  briefing: Briefing | null;
   [key: string]: unknown;
+}
+export interface Checkpoint { id: string; after: string | null }
+export interface Briefing {
+  step: string | null;
+  optional: boolean;
+  decisions: Record<string, unknown>;
+  open_findings: unknown[];
+  decision_log: Record<string, unknown>[];
+  review_audit: Record<string, unknown> | null;
+  review_audited: boolean;
+  artifacts: { path: string; exists: boolean }[];
+  last_checkpoint: Checkpoint | null;
+  next_checkpoint: Checkpoint | null;
+  last_events: Record<string, unknown>[];
+  /** Files to read now, each with why. */
+  load: { path: string; why: string }[];
+  /** Files not to read, each with the reason. */
+  skip: { path: string; reason: string }[];
 }
 /** The resume decision for a session directory (spec §10). */
 export function resume(

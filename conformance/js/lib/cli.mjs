@@ -9,6 +9,7 @@ import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { briefingText } from "./briefingtext.mjs";
 import { readJsonBytes } from "./jsonstrict.mjs";
 import { LockError } from "./lock.mjs";
 import { readLease, STATE } from "./session.mjs";
@@ -233,6 +234,7 @@ function cmdResume(argv) {
     if (decision.step) process.stdout.write(`step: ${decision.step}${decision.step_name ? ` (${decision.step_name})` : ""}\n`);
     if (decision.sub_step) process.stdout.write(`resume after checkpoint: ${decision.sub_step}\n`);
     if (decision.next_step) process.stdout.write(`next step: ${decision.next_step}\n`);
+    for (const line of briefingText(decision.briefing)) process.stdout.write(`${line}\n`);
     for (const code of /** @type {string[]} */ ([...decision.reasons, ...decision.warnings])) {
       process.stdout.write(`${code} ${/** @type {any} */ (CODES)[code]?.summary ?? ""}\n`);
     }
@@ -241,14 +243,15 @@ function cmdResume(argv) {
   return EXIT_OK;
 }
 
-const WRITERS = ["start", "checkpoint", "complete", "session", "init"];
+const WRITERS = ["start", "checkpoint", "complete", "skip", "session", "init", "review-audit"];
 const quote = (/** @type {string} */ s) => (/^[A-Za-z0-9_./:@%+=-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\"'\"'")}'`);
 
 /** The decision's command templates made runnable for `dir`, as the reference does. @param {string} command @param {string} dir */
 function runnable(command, dir) {
   let out = command.replaceAll(" DIR", ` ${quote(dir)}`);
   const parts = out.split(/\s+/);
-  if (parts.length > 1 && WRITERS.includes(parts[1])) out += ` --session-dir ${quote(dir)}`;
+  // init names its project (PROJECT), not a session directory
+  if (parts.length > 1 && WRITERS.includes(parts[1]) && parts[1] !== "init") out += ` --session-dir ${quote(dir)}`;
   return out;
 }
 

@@ -5,7 +5,7 @@ import { basename, join } from "node:path";
 import { isCorrupt, readJsonBytes } from "./jsonstrict.mjs";
 import { readLimited, real } from "./files.mjs";
 import { migrate, MigrationError } from "./migrate.mjs";
-import { decide, snapshot } from "./resume.mjs";
+import { decide, sessionFiles, snapshot } from "./resume.mjs";
 import { STATE } from "./session.mjs";
 import { checkPaths, checkWritePaths, logEvent, recover, Refused, replaceState, serialize } from "./store.mjs";
 import { LockError, withLock } from "./lock.mjs";
@@ -128,6 +128,9 @@ export function resumeDir(dir, opts) {
   const snap = snapshot(dir, opts.root, opts.ownerAlive ?? null);
   const own = snap.doc && typeof snap.doc.workflow === "string" ? snap.doc.workflow : null;
   const wf = loadWorkflow(opts.workflow ?? own ?? "apex");
+  // which startup inputs of the workflow's steps exist, for the briefing
+  const inputs = [...new Set(wf.steps.flatMap((s) => (s.budget ? s.budget.files : [])))];
+  snap.files = sessionFiles(dir, inputs);
   return decide(snap, opts.step ?? null, opts.now, wf, {
     session: opts.session ?? null,
     staleSeconds: opts.staleSeconds ?? 300,

@@ -99,6 +99,7 @@ function build(raw) {
     reviewed: Boolean(s.review_audited),
     optional: Boolean(s.optional),
     checkpoints: (s.checkpoints ?? []).map((c) => c.id),
+    after: Object.fromEntries((s.checkpoints ?? []).map((c) => [c.id, c.after ?? null])),
     legacy: s.legacy_checkpoints ?? {},
     budget: s.budget ? { max: s.budget.max_startup_files, files: s.budget.startup_files ?? [] } : null,
   }));

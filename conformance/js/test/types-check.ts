@@ -15,4 +15,5 @@ const migrated: sr.MigrateResult = sr.migrate("agent-output/demo", { now, root: 
 const fix: "migrate" | "migrate --salvage" | null = sr.repairCommand(doc, { now });
 const rec: sr.RecoverResult = sr.recover("agent-output/demo", { now, root: "." });
 const notes: sr.MigrationNote[] = sr.migrateDocument(doc, { now, salvage: false }).notes;
-export const used = [codes, decision.action, doc, ids, exit, sr.CURRENT, migrated.notes, fix, rec.migratedFrom, rec.backupProblems, notes];
+const toRead: string[] = decision.briefing ? decision.briefing.load.map((f) => f.path) : [];
+export const used = [toRead, codes, decision.action, doc, ids, exit, sr.CURRENT, migrated.notes, fix, rec.migratedFrom, rec.backupProblems, notes];
