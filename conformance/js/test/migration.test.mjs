@@ -84,3 +84,19 @@ test("recover migrates an older .bak and restores it", () => {
   assert.equal(state.schema_version, sr.CURRENT);
   assert.deepEqual(sr.validate(dir, { now, root: dir }).filter((c) => c.startsWith("SR1") || c.startsWith("SR3")), []);
 });
+
+test("a step time that is no real instant is kept under x-legacy, never rolled over", () => {
+  const doc = v1({ status: "complete", started: "2026-02-30T09:00:00Z", completed: "2026-02-27T10:00:00+01:00" }, { status: "pending" });
+  const step = sr.migrateDocument(doc, { now }).document.steps["2"];
+  assert.equal(step.started, null);
+  assert.deepEqual(step["x-legacy"], { started: "2026-02-30T09:00:00Z" });
+  assert.equal(step.completed, "2026-02-27T09:00:00Z", "an offset is converted to Z");
+});
+
+test("a 3.0 step without a status becomes pending, the missing status kept as null", () => {
+  const doc = { ...sr.templateState(sr.loadWorkflow("apex"), "demo", "2026-03-02T10:00:00Z"), revision: 1 };
+  delete doc.steps["3"].status;
+  const step = sr.migrateDocument(doc, { now }).document.steps["3"];
+  assert.equal(step.status, "pending");
+  assert.deepEqual(step["x-legacy"], { status: null });
+});

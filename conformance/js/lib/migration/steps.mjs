@@ -124,7 +124,7 @@ function stepNames(key, out, def, ctx, base, fresh) {
 }
 
 function stepStatus(key, out, doc, ctx, base) {
-  const status = out.status;
+  const status = out.status ?? null; // a missing status is kept as null, as the reference keeps it
   if (typeof status === "string" && STATUSES.includes(status)) return;
   if (status === "blocked") {
     // a blocker is an open finding of a step still in progress

@@ -31,17 +31,43 @@ export function keyNum(key) {
   return [Number(a), Number(b ?? 0)];
 }
 
+// An ISO 8601 date-time with a zone, the forms Python's datetime.fromisoformat reads (the
+// reference's test of a usable upstream time): extended or basic, T or space, a time of hours,
+// minutes or seconds with a fraction, Z or an offset.
+const ISO = /^(\d{4})-?(\d{2})-?(\d{2})[T ](\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,]\d+)?)?)?(Z|[+-]\d{2}(?::?\d{2})?)$/;
+
+function daysIn(year, month) {
+  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
+  return [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/** Microseconds of an ISO date-time with a zone, or null (not one, or not a real instant). */
+function isoInstant(value) {
+  const m = ISO.exec(value);
+  if (!m) return null;
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map((x) => Number(x ?? 0));
+  if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h > 23 || mi > 59 || s > 59) return null;
+  let offset = 0;
+  if (m[7] !== "Z") {
+    const oh = Number(m[7].slice(1, 3));
+    const om = Number(m[7].slice(3).replace(":", "") || 0);
+    if (oh > 23 || om > 59) return null;
+    offset = (m[7][0] === "-" ? -1 : 1) * (oh * 60 + om);
+  }
+  const day = new Date(0);
+  day.setUTCFullYear(y, mo - 1, d);
+  day.setUTCHours(h, mi, s, 0);
+  return (day.getTime() - offset * 60000) * 1000;
+}
+
 /** A timestamp in the protocol's form: [value or null, whether the input was usable]. An
- * offset is converted to Z. */
+ * offset is converted to Z, second precision. */
 export function tsValue(value) {
   if (value === null || value === undefined || value === "") return [null, true];
   if (typeof value !== "string") return [null, false];
   if (parseTimestamp(value) !== null) return [value, true];
-  const m = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(Z|[+-]\d{2}:?\d{2})$/.exec(value);
-  if (!m) return [null, false];
-  const ms = Date.parse(`${m[1]}T${m[2]}${m[3]}`);
-  if (Number.isNaN(ms)) return [null, false];
-  return [formatTimestamp(ms * 1000), true];
+  const micros = isoInstant(value);
+  return micros === null ? [null, false] : [formatTimestamp(micros), true];
 }
 
 let legacyKeys = null;
@@ -58,10 +84,4 @@ export function legacyTopLevelKeys() {
     }
   }
   return legacyKeys;
-}
-
-/** Python's repr of a JSON scalar, for the few places the reference writes one into the
- * document (a non-integral step number 3.5 becomes the string "3.5"). */
-export function pyNumber(n) {
-  return Number.isInteger(n) ? `${n}.0` : String(n);
 }
