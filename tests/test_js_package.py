@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import jsonpatch
 import pytest
 
 from session_resume.core.codes import CATALOGUE
@@ -349,26 +350,25 @@ def test_cli_missing_path_is_a_usage_error(tmp_path: Path) -> None:
     assert "SR100" in js.stderr and "SR100" in py.stderr
 
 
-def _without_kept_aside(value: Any) -> Any:
-    """``value`` without its ``x-legacy`` keys (what the JS package does not keep yet)."""
-    if isinstance(value, dict):
-        return {k: _without_kept_aside(v) for k, v in value.items() if k != "x-legacy"}
-    if isinstance(value, list):
-        return [_without_kept_aside(v) for v in value]
-    return value
-
-
 def test_cli_resume_migrate_recover_match_python(tmp_path: Path) -> None:
-    # resume: a session mid-run, asked by the orchestrator and by a step
-    for step in ([], ["--step", "2"]):
-        d = _case_files("valid", "apex-step-2-at-checkpoint", tmp_path / f"r{len(step)}")
+    # resume: a session mid-run, asked by the orchestrator and by a step; an optional step to
+    # start (the briefing's skip command); a fresh template state
+    for n, (group, case, step) in enumerate(
+        [
+            ("valid", "apex-step-2-at-checkpoint", []),
+            ("valid", "apex-step-2-at-checkpoint", ["--step", "2"]),
+            ("resume", "step-pending-start", ["--step", "3"]),
+            ("valid", "apex-fresh-template", []),
+        ]
+    ):
+        d = _case_files(group, case, tmp_path / f"r{n}")
         args = ["resume", str(d), "--root", str(tmp_path), "--now", NOW, "--format", "json"]
         (py_rc, py), (js_rc, js) = _both([*args, *step], tmp_path)
         assert js_rc == py_rc == 0
-        # The briefing for a fresh agent (spec §10.1) is optional in schema/decision/1.json and
-        # not yet produced by the JavaScript package; every other key must agree.
-        assert set(js) == set(py) - {"briefing"}
-        for key in ("action", "step", "sub_step", "reasons", "warnings", "skip_files", "commands"):
+        # the same keys, the briefing for a fresh agent (docs/spec.md §10) included
+        assert set(js) == set(py)
+        keys = ("action", "step", "sub_step", "reasons", "warnings", "skip_files", "commands")
+        for key in (*keys, "briefing"):
             assert js[key] == py[key], key
     # migrate: a 2.0 state in twin directories, with --check, then for real
     for mode in (["--check"], []):
@@ -401,19 +401,30 @@ def test_cli_resume_migrate_recover_match_python(tmp_path: Path) -> None:
         assert [(f["status"], f["from_version"]) for f in jj["files"]] == [
             (f["status"], f["from_version"]) for f in pj["files"]
         ]
-        # the reference notes each change (SR150 per change); the JS package each code once.
-        # The JS package does not keep values aside yet (docs/spec.md §9.2: SR151 and the
-        # x-legacy keys); conformance/adapters/js/skip.txt lists the cases that check that, so
-        # it is left out here and everything else must agree.
-        assert [sorted(set(_codes(f["notes"])) - {"SR151"}) for f in jj["files"]] == [
-            sorted(set(_codes(f["notes"])) - {"SR151"}) for f in pj["files"]
+        # one note per change, the values kept aside included (SR151 and the x-legacy keys,
+        # docs/spec.md §9.2)
+        assert [_codes(f["notes"]) for f in jj["files"]] == [
+            _codes(f["notes"]) for f in pj["files"]
         ]
+        # the two diff algorithms may order operations differently; applied, they agree
+        case = REPO / "conformance" / "cases" / "versions" / "version-2-0" / "files"
+        source = json.loads((case / "00-session-state.json").read_text())
+        for f_js, f_py in zip(jj["files"], pj["files"], strict=True):
+            assert jsonpatch.apply_patch(source, f_js["patch"]) == jsonpatch.apply_patch(
+                source, f_py["patch"]
+            )
         if not mode:
             a = json.loads((outs[0][0] / "00-session-state.json").read_text())
             b = json.loads((outs[1][0] / "00-session-state.json").read_text())
-            assert _without_kept_aside(a) == _without_kept_aside(b), "the same migrated document"
-    # recover: a corrupt state with a valid .bak, and one without
-    for case in ("json-error-valid-bak", "corrupt-no-bak"):
+            assert a == b, "the same migrated document"
+    # recover: a corrupt state with a valid .bak, one without, one with an older .bak that is
+    # migrated and restored, one with a .bak no migration repairs (docs/spec.md §5)
+    for case in (
+        "json-error-valid-bak",
+        "corrupt-no-bak",
+        "corrupt-bak-old-version",
+        "corrupt-bak-unmigratable",
+    ):
         src = REPO / "conformance" / "cases" / "recover" / case
         if not src.is_dir():
             pytest.fail(f"fixture case recover/{case} is missing from the suite")
@@ -430,11 +441,11 @@ def test_cli_resume_migrate_recover_match_python(tmp_path: Path) -> None:
         py, js = res
         assert js.returncode == py.returncode == 0, js.stderr
         pj, jj = json.loads(py.stdout), json.loads(js.stdout)
-        # recover's migrated_from and backup_problems (docs/spec.md §5: a usable older .bak is
-        # migrated) are not produced by the JS package yet (its skip list names the cases)
-        assert set(jj) == set(pj) - {"migrated_from", "backup_problems"}
+        assert set(jj) == set(pj)
         assert jj["action"] == pj["action"]
+        assert jj["migrated_from"] == pj["migrated_from"]
         assert _codes(jj["found"]) == _codes(pj["found"])
+        assert _codes(jj["backup_problems"]) == _codes(pj["backup_problems"])
         assert (jj["corrupt_kept_as"] is None) == (pj["corrupt_kept_as"] is None)
 
 

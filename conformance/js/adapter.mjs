@@ -27,7 +27,8 @@ const OPS = {
     };
   },
   migrate: (c) => {
-    const out = migrateDir(c.dir, { now: parseNow(c.now), root: c.root, workflow: c.arguments.workflow });
+    const a = c.arguments;
+    const out = migrateDir(c.dir, { now: parseNow(c.now), root: c.root, workflow: a.workflow, salvage: a.salvage === true });
     return { status: out.status, codes: out.codes };
   },
   recover: (c) => {

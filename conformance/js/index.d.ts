@@ -24,22 +24,43 @@ export interface FileReport { path: string; codes: Code[]; version: string | nul
 export function validateReport(path: string, opts: ValidateOptions): FileReport[];
 export function validateDocument(data: Uint8Array, opts: ValidateOptions & { sessionDir?: string }): Code[];
 
+/** A note of a migration: SR150 (a change), SR151 (a value kept under x-legacy), SR152 (a refusal). */
+export interface MigrationNote { code: Code; message: string; pointer: string }
 export interface MigrateResult {
   status: "migrated" | "current" | "refused";
   codes: Code[];
+  notes?: MigrationNote[];
   from?: string;
   document?: StateDocument;
 }
-/** Migrate a session directory's state to the current version in place (.bak keeps the old file). */
-export function migrate(dir: string, opts: { now: Micros; root: string; workflow?: string | null; dryRun?: boolean }): MigrateResult;
-/** Migrate a parsed document (pure). */
+/** Migrate a session directory's state to the current version in place (.bak keeps the old
+ * file). `salvage`: resolve contradictions one documented way each instead of refusing
+ * (docs/spec.md §9.4). */
+export function migrate(
+  dir: string,
+  opts: { now: Micros; root: string; workflow?: string | null; dryRun?: boolean; salvage?: boolean },
+): MigrateResult;
+/** Migrate a parsed document (pure); sets revision and updated when it changes anything. */
 export function migrateDocument(
   doc: StateDocument,
+  opts: { now: Micros; workflow?: Workflow | null; projectHint?: string | null; salvage?: boolean; file?: string },
+): { document: StateDocument; changed: boolean; codes: Code[]; notes: MigrationNote[]; from: string };
+/** "migrate" when migrating repairs `doc`, "migrate --salvage" when only salvage does, else null (docs/spec.md §9.5). */
+export function repairCommand(
+  doc: StateDocument,
   opts: { now: Micros; workflow?: Workflow | null; projectHint?: string | null },
-): { document: StateDocument; changed: boolean; codes: Code[]; from: string };
-export class MigrationError extends Error { codes: Code[] }
+): "migrate" | "migrate --salvage" | null;
+export class MigrationError extends Error { codes: Code[]; diagnostics: MigrationNote[] }
 
-export interface RecoverResult { status: "none" | "restored_backup" | "recreated" | "refused"; codes: Code[]; keptAs?: string | null }
+export interface RecoverResult {
+  status: "none" | "restored_backup" | "recreated" | "refused";
+  codes: Code[];
+  keptAs?: string | null;
+  /** The restored .bak was a state of this version, migrated (docs/spec.md §5). */
+  migratedFrom?: string | null;
+  /** Why the .bak could not be restored (a fresh state was created instead). */
+  backupProblems?: Code[];
+}
 /** Restore a corrupt or missing state from a valid .bak, else recreate it from the workflow. */
 export function recover(dir: string, opts: { now: Micros; root: string; workflow?: string | null; project?: string | null }): RecoverResult;
 
@@ -61,7 +82,27 @@ export interface ResumeDecision {
   workflow: string;
   next_step: string | null;
   incomplete: string[];
+  /** What a fresh agent needs from the state (docs/spec.md §10); null when the state cannot be used as it is. */
+  briefing: Briefing | null;
   [key: string]: unknown;
+}
+export interface Checkpoint { id: string; after: string | null }
+export interface Briefing {
+  step: string | null;
+  optional: boolean;
+  decisions: Record<string, unknown>;
+  open_findings: unknown[];
+  decision_log: Record<string, unknown>[];
+  review_audit: Record<string, unknown> | null;
+  review_audited: boolean;
+  artifacts: { path: string; exists: boolean }[];
+  last_checkpoint: Checkpoint | null;
+  next_checkpoint: Checkpoint | null;
+  last_events: Record<string, unknown>[];
+  /** Files to read now, each with why. */
+  load: { path: string; why: string }[];
+  /** Files not to read, each with the reason. */
+  skip: { path: string; reason: string }[];
 }
 /** The resume decision for a session directory (spec §10). */
 export function resume(

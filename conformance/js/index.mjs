@@ -7,7 +7,7 @@
 
 export { validatePath as validate, migrateDir as migrate, recoverDir as recover, resumeDir as resume } from "./lib/operations.mjs";
 export { validateDocument, validateReport } from "./lib/validate.mjs";
-export { migrate as migrateDocument, MigrationError } from "./lib/migrate.mjs";
+export { migrate as migrateDocument, MigrationError, repairCommand } from "./lib/migrate.mjs";
 export { decide as decideResume, snapshot } from "./lib/resume.mjs";
 export { classify, load, Refused, serialize } from "./lib/store.mjs";
 export { readJsonBytes } from "./lib/jsonstrict.mjs";

@@ -9,6 +9,7 @@ import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { briefingText } from "./briefingtext.mjs";
 import { readJsonBytes } from "./jsonstrict.mjs";
 import { LockError } from "./lock.mjs";
 import { readLease, STATE } from "./session.mjs";
@@ -16,6 +17,7 @@ import { migrateDir, recoverDir, resumeDir } from "./operations.mjs";
 import { jsonPatch } from "./patch.mjs";
 import { parseNow } from "./timestamps.mjs";
 import { validateReport } from "./validate.mjs";
+import { CURRENT } from "./versions.mjs";
 import { loadWorkflow, WorkflowError } from "./workflow.mjs";
 import * as W from "./write.mjs";
 
@@ -232,6 +234,7 @@ function cmdResume(argv) {
     if (decision.step) process.stdout.write(`step: ${decision.step}${decision.step_name ? ` (${decision.step_name})` : ""}\n`);
     if (decision.sub_step) process.stdout.write(`resume after checkpoint: ${decision.sub_step}\n`);
     if (decision.next_step) process.stdout.write(`next step: ${decision.next_step}\n`);
+    for (const line of briefingText(decision.briefing)) process.stdout.write(`${line}\n`);
     for (const code of /** @type {string[]} */ ([...decision.reasons, ...decision.warnings])) {
       process.stdout.write(`${code} ${/** @type {any} */ (CODES)[code]?.summary ?? ""}\n`);
     }
@@ -240,14 +243,15 @@ function cmdResume(argv) {
   return EXIT_OK;
 }
 
-const WRITERS = ["start", "checkpoint", "complete", "session", "init"];
+const WRITERS = ["start", "checkpoint", "complete", "skip", "session", "init", "review-audit"];
 const quote = (/** @type {string} */ s) => (/^[A-Za-z0-9_./:@%+=-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\"'\"'")}'`);
 
 /** The decision's command templates made runnable for `dir`, as the reference does. @param {string} command @param {string} dir */
 function runnable(command, dir) {
   let out = command.replaceAll(" DIR", ` ${quote(dir)}`);
   const parts = out.split(/\s+/);
-  if (parts.length > 1 && WRITERS.includes(parts[1])) out += ` --session-dir ${quote(dir)}`;
+  // init names its project (PROJECT), not a session directory
+  if (parts.length > 1 && WRITERS.includes(parts[1]) && parts[1] !== "init") out += ` --session-dir ${quote(dir)}`;
   return out;
 }
 
@@ -256,6 +260,7 @@ function cmdMigrate(argv) {
   const { values: v, positionals } = parse(argv, {
     "dry-run": { type: "boolean", default: false },
     check: { type: "boolean", default: false },
+    salvage: { type: "boolean", default: false },
     workflow: { type: "string" },
   });
   if (!positionals.length) throw new UsageError("migrate needs PATH|DIR");
@@ -271,14 +276,20 @@ function cmdMigrate(argv) {
     if (!found.files.length) problems.push(diagnostic({ code: found.codes[0] ?? "SR100", file: p }));
     for (const f of found.files) {
       const dir = sessionDirOf(f);
-      const res = migrateDir(dir, { now, root, workflow: v.workflow ?? null, dryRun: !write });
+      const res = migrateDir(dir, { now, root, workflow: v.workflow ?? null, dryRun: !write, salvage: v.salvage });
       const status = res.status === "migrated" && !write ? "would_migrate" : res.status;
+      const file = rel(join(dir, STATE));
+      // the migration's own notes carry messages (SR152 names --salvage); a store refusal only codes
+      const noted = new Set((res.notes ?? []).map((n) => n.code));
       outcomes.push({
-        path: rel(join(dir, STATE)),
+        path: file,
         status,
         from_version: res.from ?? null,
-        patch: res.original && res.document ? jsonPatch(res.original, res.migrated ?? res.document) : [],
-        notes: res.codes.map((code) => diagnostic({ code, file: rel(join(dir, STATE)) })),
+        patch: res.original && res.document ? jsonPatch(res.original, res.document) : [],
+        notes: [
+          ...(res.notes ?? []).map((n) => diagnostic({ code: n.code, message: n.message, pointer: n.pointer, file })),
+          ...res.codes.filter((code) => !noted.has(code)).map((code) => diagnostic({ code, file })),
+        ],
       });
     }
   }
@@ -306,13 +317,24 @@ function cmdRecover(argv) {
   const found = res.codes.filter((c) => c !== "SR505").map((code) => diagnostic({ code, file }));
   const problems = res.codes.filter((c) => c === "SR505").map((code) => diagnostic({ code, file: join(dir, "00-worklog.jsonl") }));
   const action = res.status === "none" ? "none" : res.status;
+  // why the .bak could not be restored (docs/spec.md §5), as the reference reports it
+  const backupProblems = (res.backupProblems ?? []).map((code) => diagnostic({ code, file: `${file}.bak` }));
   if (v.format === "json") {
-    emit({ action, corrupt_kept_as: res.keptAs ?? null, found: action === "none" ? found : found, problems });
+    emit({
+      action,
+      corrupt_kept_as: res.keptAs ?? null,
+      migrated_from: res.migratedFrom ?? null,
+      found,
+      backup_problems: backupProblems,
+      problems,
+    });
   } else {
+    const migrated = res.migratedFrom ? ` (a ${res.migratedFrom} state, migrated to ${CURRENT})` : "";
+    const unusable = backupProblems.map((d) => `${d.code} ${d.message}`).join("; ");
     const msg = /** @type {Record<string, string>} */ ({
       none: "the state file is readable; nothing to recover",
-      restored_backup: "restored 00-session-state.json from .bak",
-      recreated: "no usable .bak: created a fresh state (every step pending)",
+      restored_backup: `restored 00-session-state.json from .bak${migrated}`,
+      recreated: `no usable .bak: created a fresh state (every step pending)${unusable ? ` (the .bak is not usable: ${unusable})` : ""}`,
     })[action];
     process.stdout.write(`${positionals[0]}: ${msg}\n`);
     if (res.keptAs) process.stdout.write(`  the corrupt file is kept as ${res.keptAs}\n`);
@@ -465,7 +487,8 @@ The session-resume protocol in JavaScript (npm package session-resume).
 commands:
   validate [PATH...]   check state files (schema, semantic and workflow rules)
   resume DIR           decide how to resume: the action, step, checkpoint, files to skip
-  migrate PATH...      migrate state files to the current schema (--dry-run, --check)
+  migrate PATH...      migrate state files to the current schema (--dry-run, --check,
+                       --salvage: resolve contradictions, displaced values kept in x-legacy)
   recover DIR          restore a corrupt state from .bak, or recreate it fresh
   init PROJECT         create the session's state from the workflow template
   start STEP | checkpoint STEP SUB_STEP | complete STEP | skip STEP --reason R

@@ -94,3 +94,29 @@ export function linkText(path) {
     return null;
   }
 }
+
+/** The path policy applied before a session file is opened (docs/spec.md §1): a link is
+ * followed only when it stays inside `root`, and a file to write must be a regular file or
+ * absent. null when the path may be used; else SR105 (a link out of the root), SR103 (a
+ * dangling link), SR104 (cannot stat) or SR102 (not a regular file). */
+export function checkTarget(path, root, { write }) {
+  let st;
+  try {
+    st = lstatSync(path);
+  } catch (err) {
+    return /** @type {any} */ (err).code === "ENOENT" ? null : "SR104";
+  }
+  if (st.isSymbolicLink()) {
+    const target = real(path);
+    const rootReal = root === null ? null : (real(root) ?? root);
+    if (rootReal === null || (target !== null && !isWithin(target, rootReal))) return "SR105";
+    if (target === null) return "SR103";
+    try {
+      st = statSync(path);
+    } catch {
+      return "SR104";
+    }
+  }
+  if (write && !st.isFile()) return "SR102";
+  return null;
+}

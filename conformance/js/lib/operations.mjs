@@ -5,9 +5,9 @@ import { basename, join } from "node:path";
 import { isCorrupt, readJsonBytes } from "./jsonstrict.mjs";
 import { readLimited, real } from "./files.mjs";
 import { migrate, MigrationError } from "./migrate.mjs";
-import { decide, snapshot } from "./resume.mjs";
+import { decide, sessionFiles, snapshot } from "./resume.mjs";
 import { STATE } from "./session.mjs";
-import { checkPaths, logEvent, recover, Refused, replaceState, serialize } from "./store.mjs";
+import { checkPaths, checkWritePaths, logEvent, recover, Refused, replaceState, serialize } from "./store.mjs";
 import { LockError, withLock } from "./lock.mjs";
 import { jsonPatch } from "./patch.mjs";
 import { formatTimestamp } from "./timestamps.mjs";
@@ -37,12 +37,15 @@ export function validatePath(path, opts) {
 /**
  * migrate a session directory's state to the current version in place.
  * @param {string} dir
- * @param {{now: number, root: string, workflow?: string|null, dryRun?: boolean}} opts
- * @returns {{status: "migrated"|"current"|"refused", codes: string[], from?: string, document?: object}}
+ * `salvage`: resolve contradictions one documented way each instead of refusing (docs/spec.md §9.4).
+ * @param {{now: number, root: string, workflow?: string|null, dryRun?: boolean, salvage?: boolean}} opts
+ * @returns {{status: "migrated"|"current"|"refused", codes: string[], notes?: {code: string, message: string, pointer: string}[], from?: string, document?: object}}
  */
-export function migrateDir(dir, { now, root, workflow = null, dryRun = false }) {
+export function migrateDir(dir, { now, root, workflow = null, dryRun = false, salvage = false }) {
   try {
-    checkPaths(dir, root);
+    // a write runs the whole path policy: refused before anything is opened (docs/spec.md §1)
+    if (dryRun) checkPaths(dir, root);
+    else checkWritePaths(dir, root);
   } catch (err) {
     if (err instanceof Refused) return { status: "refused", codes: err.codes };
     throw err;
@@ -55,55 +58,59 @@ export function migrateDir(dir, { now, root, workflow = null, dryRun = false }) 
     throw err;
   }
   // --check and --dry-run only read: no lock (which would create a lock file), as the reference
-  if (dryRun) return migrateLoaded(dir, { now, root, wf, dryRun });
+  if (dryRun) return migrateLoaded(dir, { now, root, wf, dryRun, salvage });
   try {
-    return withLock(dir, () => migrateLoaded(dir, { now, root, wf, dryRun }));
+    return withLock(dir, () => migrateLoaded(dir, { now, root, wf, dryRun, salvage }));
   } catch (err) {
     if (err instanceof LockError) return { status: "refused", codes: err.codes };
     throw err;
   }
 }
 
-/** @param {string} dir @param {{now: number, root: string, wf: any, dryRun: boolean}} opts @returns {any} */
-function migrateLoaded(dir, { now, root, wf, dryRun }) {
+/** @param {string} dir @param {{now: number, root: string, wf: any, dryRun: boolean, salvage: boolean}} opts @returns {any} */
+function migrateLoaded(dir, { now, root, wf, dryRun, salvage }) {
   const res = readLimited(join(dir, STATE), { root });
   if (!res.data) return { status: "refused", codes: unique(res.codes ?? []) };
   const parsed = readJsonBytes(res.data);
   if (parsed.value === null || isCorrupt(parsed.codes)) return { status: "refused", codes: unique([...parsed.codes, "SR152"]) };
   let result;
   try {
-    result = migrate(parsed.value, { now, workflow: wf, projectHint: basename(real(dir) ?? dir) });
+    result = migrate(parsed.value, { now, workflow: wf, projectHint: basename(real(dir) ?? dir), salvage, file: join(dir, STATE) });
   } catch (err) {
-    if (err instanceof MigrationError) return { status: "refused", codes: unique(err.codes) };
+    if (err instanceof MigrationError) return { status: "refused", codes: unique(err.codes), notes: err.diagnostics };
     throw err;
   }
-  if (!result.changed) return { status: "current", codes: [], from: result.from, original: parsed.value, migrated: result.document };
-  const doc = structuredClone(result.document);
-  const prev = doc.revision;
-  doc.revision = (Number.isInteger(prev) ? prev : 0) + 1;
-  doc.updated = formatTimestamp(now);
-  const migrated = result.document;
-  if (dryRun) return { status: "migrated", codes: unique(result.codes), from: result.from, document: doc, original: parsed.value, migrated };
+  const base = { codes: unique(result.codes), notes: result.notes, from: result.from, original: parsed.value, document: result.document };
+  if (!result.changed) return { ...base, status: "current", codes: [], notes: [] };
+  if (dryRun) return { ...base, status: "migrated" };
+  // migrate() set revision and updated and refused contradictions: what the dry-run patch
+  // shows is exactly what is written (docs/spec.md §9.3)
   try {
-    replaceState(dir, serialize(doc), { rotate: true, always: true });
+    replaceState(dir, serialize(result.document), { rotate: true, always: true });
   } catch (err) {
-    if (err instanceof Refused) return { status: "refused", codes: unique([...result.codes, ...err.codes]) };
+    if (err instanceof Refused) return { ...base, status: "refused", codes: unique([...result.codes, ...err.codes]) };
     throw err;
   }
   const extra = logEvent(dir, "migrated", { ts: formatTimestamp(now), detail: { from: result.from, to: CURRENT, changes: jsonPatch(parsed.value, result.document).length } });
-  return { status: "migrated", codes: unique([...result.codes, ...extra]), from: result.from, document: doc, original: parsed.value, migrated };
+  return { ...base, status: "migrated", codes: unique([...result.codes, ...extra]) };
 }
 
 /**
  * recover a corrupt or missing state: from a valid .bak, else fresh from the workflow.
  * @param {string} dir
  * @param {{now: number, root: string, workflow?: string|null, project?: string|null}} opts
- * @returns {{status: string, codes: string[]}}
+ * @returns {{status: string, codes: string[], keptAs?: string|null, migratedFrom?: string|null, backupProblems?: string[]}}
  */
 export function recoverDir(dir, { now, root, workflow = null, project = null }) {
   try {
     const out = recover(dir, root, { now, workflow, project });
-    return { status: out.status, codes: unique(out.codes), keptAs: out.keptAs ?? null };
+    return {
+      status: out.status,
+      codes: unique(out.codes),
+      keptAs: out.keptAs ?? null,
+      migratedFrom: out.migratedFrom ?? null,
+      backupProblems: out.backupProblems ?? [],
+    };
   } catch (err) {
     if (err instanceof WorkflowError || err instanceof Refused || err instanceof LockError) return { status: "refused", codes: unique(err.codes) };
     throw err;
@@ -121,6 +128,9 @@ export function resumeDir(dir, opts) {
   const snap = snapshot(dir, opts.root, opts.ownerAlive ?? null);
   const own = snap.doc && typeof snap.doc.workflow === "string" ? snap.doc.workflow : null;
   const wf = loadWorkflow(opts.workflow ?? own ?? "apex");
+  // which startup inputs of the workflow's steps exist, for the briefing
+  const inputs = [...new Set(wf.steps.flatMap((s) => (s.budget ? s.budget.files : [])))];
+  snap.files = sessionFiles(dir, inputs);
   return decide(snap, opts.step ?? null, opts.now, wf, {
     session: opts.session ?? null,
     staleSeconds: opts.staleSeconds ?? 300,

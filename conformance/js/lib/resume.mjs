@@ -3,8 +3,11 @@
 // The result follows schema/decision/1.json.
 
 import { statSync } from "node:fs";
-import { join } from "node:path";
-import { orderedKeys } from "./rules.mjs";
+import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { build } from "./briefing.mjs";
+import { isWithin, real } from "./files.mjs";
+import { repairCommand } from "./migrate.mjs";
+import { orderedKeys, pathProblem } from "./rules.mjs";
 import { leaseState, readLease, readTail, tempFiles } from "./session.mjs";
 import { load } from "./store.mjs";
 import { formatTimestamp, parseTimestamp } from "./timestamps.mjs";
@@ -23,8 +26,11 @@ export function snapshot(dir, root, ownerAlive) {
   const mtimes = {};
   if (doc && isObject(doc.steps)) {
     for (const st of Object.values(doc.steps)) {
-      if (!isObject(st) || st.status !== "in_progress") continue;
-      for (const p of st.artifacts ?? []) mtimes[p] = mtime(root, dir, p);
+      // every step's: the briefing says which exist
+      if (!isObject(st) || !Array.isArray(st.artifacts)) continue;
+      // Untrusted paths: an absolute or ../ path must not make resume reveal whether a file
+      // outside the repository exists (it counts as missing).
+      for (const p of st.artifacts) mtimes[p] = typeof p === "string" && pathProblem(p) === null ? mtime(root, dir, p) : null;
     }
   }
   return {
@@ -32,20 +38,59 @@ export function snapshot(dir, root, ownerAlive) {
     doc,
     codes: [...new Set(loaded.codes)],
     backupUsable: loaded.backupUsable,
+    repair: repairOf(loaded, dir),
     lease,
     ended,
     ownerAlive,
     lastEvents: tail.events.slice(-10),
     mtimes,
     tempFiles: tempFiles(dir),
+    sessionRel: relativeTo(root, dir),
+    files: {}, // the startup inputs that exist: sessionFiles(), once the workflow is known
   };
+}
+
+/** The session directory relative to the repository root (null: outside it). */
+function relativeTo(root, dir) {
+  const rel = relative(resolve(root), resolve(dir));
+  if (rel.startsWith("..") || isAbsolute(rel)) return null;
+  return rel === "" ? "." : rel.split(sep).join("/");
+}
+
+/** Whether each of `names` (paths relative to the session directory, a workflow's startup
+ * inputs) is a file there; an unsafe name, or one leading out of the directory, is absent. */
+export function sessionFiles(dir, names) {
+  const realDir = real(dir) ?? resolve(dir);
+  const out = {};
+  for (const name of names) {
+    const r = pathProblem(name) === null ? real(join(dir, name)) : null;
+    let file = false;
+    try {
+      file = r !== null && isWithin(r, realDir) && statSync(r).isFile();
+    } catch {
+      file = false;
+    }
+    out[name] = file;
+  }
+  return out;
+}
+
+/** "migrate" when it turns this invalid 3.0 state into a valid one, "migrate --salvage" when
+ * only salvage does, else null (docs/spec.md §9.5: no dead ends). */
+function repairOf(loaded, dir) {
+  if (loaded.status !== "invalid" || !isObject(loaded.doc)) return null;
+  // the migration time does not decide whether it repairs: the clock will do
+  return repairCommand(loaded.doc, { now: Date.now() * 1000, projectHint: basename(real(dir) ?? resolve(dir)) });
 }
 
 function mtime(root, dir, rel) {
   const candidates = [join(root, rel), ...(rel.includes("/") ? [] : [join(dir, rel)])];
+  const realRoot = real(root) ?? resolve(root);
   for (const c of candidates) {
+    const r = real(c);
+    if (r === null || !isWithin(r, realRoot)) continue; // missing, or a link out of the repository
     try {
-      return statSync(c).mtimeMs * 1000;
+      return statSync(r).mtimeMs * 1000;
     } catch {
       // try the next
     }
@@ -53,8 +98,23 @@ function mtime(root, dir, rel) {
   return null;
 }
 
-/** decide(snapshot, step, now (µs), workflow, {session, staleSeconds, takeover}). */
+/** decide(snapshot, step, now (µs), workflow, {session, staleSeconds, takeover}): the decision
+ * with its briefing (null when the state cannot be used as it is, or another session is live). */
 export function decide(snap, step, now, wf, opts) {
+  const out = decideAction(snap, step, now, wf, opts);
+  if (snap.status !== "ok" || snap.doc === null || out.action === "session_active") {
+    out.briefing = null;
+    return out;
+  }
+  const exists = { ...Object.fromEntries(Object.entries(snap.mtimes).map(([p, m]) => [p, m !== null])), ...(snap.files ?? {}) };
+  out.briefing = build(snap.doc, out.step, wf, { action: out.action, exists, events: snap.lastEvents, sessionRel: snap.sessionRel ?? null });
+  if (out.briefing.optional && ["start", "restart_step"].includes(out.action) && out.step) {
+    out.commands.push(`session-resume skip ${out.step} --reason "optional step not needed"`);
+  }
+  return out;
+}
+
+function decideAction(snap, step, now, wf, opts) {
   const out = {
     decision_version: 1,
     action: "",
@@ -108,7 +168,7 @@ export function decide(snap, step, now, wf, opts) {
   if (status === "needs_migration") return Object.assign(out, { action: "migrate_first", reasons: ["SR140"], commands: ["session-resume migrate DIR"] });
   if (status === "too_new") return Object.assign(out, { action: "refuse_newer_version", reasons: ["SR141"] });
   if (status !== "ok" || snap.doc === null) {
-    return Object.assign(out, { action: "invalid_state", reasons: [...snap.codes], commands: ["session-resume validate DIR"] });
+    return Object.assign(out, { action: "invalid_state", reasons: [...snap.codes], commands: [`session-resume ${snap.repair ?? "validate"} DIR`] });
   }
 
   const steps = isObject(snap.doc.steps) ? snap.doc.steps : {};

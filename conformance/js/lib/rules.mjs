@@ -73,7 +73,7 @@ export function artifactExists(rel, root, sessionDir) {
 
 /**
  * Codes of the semantic and workflow rules. `opts`: {now (µs or null), skew (s), root,
- * sessionDir, checkArtifacts}.
+ * sessionDir, checkArtifacts, againstUpdated (default true)}.
  */
 export function checkState(doc, wf, opts) {
   const out = [];
@@ -109,7 +109,9 @@ export function checkState(doc, wf, opts) {
     }
     if (started !== null && completed !== null && started > completed) out.push("SR304");
     for (const t of [started, completed]) {
-      if (t !== null && updated !== null && t > updated) out.push("SR304");
+      // opts.againstUpdated false: `updated` is the migration time, so a later step time is a
+      // question of the clock, not a contradiction of the file (docs/spec.md §9.4)
+      if (t !== null && updated !== null && t > updated && opts.againstUpdated !== false) out.push("SR304");
       future(t);
     }
     for (const list of ["artifacts", "context_files_used"]) {

@@ -7,11 +7,13 @@ import {
 } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { basename, dirname, join, resolve } from "node:path";
+import { HANDOFF } from "./handoff.mjs";
 import { isCorrupt, readJsonBytes } from "./jsonstrict.mjs";
 import { withLock } from "./lock.mjs";
-import { isLink, isWithin, lexists, linkText, readLimited, real } from "./files.mjs";
+import { checkTarget, isLink, isWithin, lexists, linkText, readLimited, real } from "./files.mjs";
+import { migrate, MigrationError } from "./migrate.mjs";
 import { check } from "./schema.mjs";
-import { appendEvent, STATE } from "./session.mjs";
+import { appendEvent, SENTINEL, STATE, WORKLOG } from "./session.mjs";
 import { formatTimestamp, stamp } from "./timestamps.mjs";
 import { CURRENT, isKnown, newerThanKnown, schemaOf, versionOf } from "./versions.mjs";
 import { loadWorkflow, templateState } from "./workflow.mjs";
@@ -45,6 +47,18 @@ export function checkPaths(dir, root) {
   }
 }
 
+/** The files a writer may create or replace in a session directory, besides the state. */
+const WRITTEN_FILES = [LOCK, SENTINEL, WORKLOG, HANDOFF];
+
+/** checkPaths and the path policy for every file a writer opens (docs/spec.md §1): each must
+ * be a regular file or absent, never a link out of the root. Runs before anything is opened;
+ * throws Refused (SR105/SR103/SR102). */
+export function checkWritePaths(dir, root) {
+  checkPaths(dir, root);
+  const codes = WRITTEN_FILES.map((n) => checkTarget(join(dir, n), root, { write: true })).filter((c) => c !== null);
+  if (codes.length) throw new Refused(codes);
+}
+
 /** What bytes are as a state file: {status, doc, codes, version}. */
 export function classify(data) {
   const parsed = readJsonBytes(data);
@@ -67,6 +81,31 @@ function validStateBytes(data) {
   return c.status === "needs_migration" && check(schemaOf(c.version), c.doc).length === 0;
 }
 
+/**
+ * The one definition of a usable backup, shared by recover, resume and validate (docs/spec.md
+ * §5): it parses and passes the 3.0 schema, or it is an older or repairable state that migrate
+ * (without salvage) turns into one. {document (null: unusable), migratedFrom (null: 3.0
+ * already), problems (codes: why it is unusable)}.
+ * @param {Buffer} data @param {{now?: number, projectHint?: string|null}} [opts]
+ */
+export function usableBackup(data, { now = Date.now() * 1000, projectHint = null } = {}) {
+  const c = classify(data);
+  if (c.status === "ok") return { document: c.doc, migratedFrom: null, problems: [] };
+  if (!["needs_migration", "invalid"].includes(c.status) || c.doc === null) {
+    return { document: null, migratedFrom: null, problems: c.codes };
+  }
+  try {
+    const res = migrate(c.doc, { now, projectHint });
+    return { document: res.document, migratedFrom: res.from, problems: [] };
+  } catch (err) {
+    if (err instanceof MigrationError) return { document: null, migratedFrom: null, problems: err.codes };
+    if (err instanceof RangeError) return { document: null, migratedFrom: null, problems: ["SR152"] };
+    throw err;
+  }
+}
+
+const dirName = (dir) => basename(real(dir) ?? resolve(dir));
+
 /** Read the session's state; never throws for bad content. */
 export function load(dir, root) {
   try {
@@ -86,7 +125,7 @@ export function load(dir, root) {
   out.backupUsable = false;
   if ((out.status === "corrupt" || out.status === "absent") && lexists(join(dir, BAK))) {
     const b = readLimited(join(dir, BAK), { root });
-    out.backupUsable = Boolean(b.data) && classify(b.data).status === "ok";
+    out.backupUsable = Boolean(b.data) && usableBackup(b.data, { projectHint: dirName(dir) }).document !== null;
   }
   return out;
 }
@@ -203,7 +242,7 @@ export function logEvent(dir, event, opts) {
 /** recover (spec §5): {status, codes}. */
 export function recover(dir, root, { now, workflow = null, project = null }) {
   try {
-    checkPaths(dir, root);
+    checkWritePaths(dir, root);
   } catch (err) {
     if (err instanceof Refused) return { status: "refused", codes: err.codes };
     throw err;
@@ -225,15 +264,27 @@ function recoverLocked(dir, root, { now, workflow = null, project = null }) {
   }
   const ts = formatTimestamp(now);
   const reason = current.codes.join(",") || current.status;
-  if (current.backupUsable) {
-    replaceState(dir, readFileSync(join(dir, BAK)), { rotate: false });
-    const extra = logEvent(dir, "recovered", { ts, detail: { from: BAK, corrupt_kept_as: kept, reason } });
-    return { status: "restored_backup", codes: [...current.codes, ...extra], keptAs: kept };
+  const backup = backupOf(dir, root, now);
+  if (backup.document !== null) {
+    // a 3.0 .bak is restored byte for byte, an older one migrated (docs/spec.md §5)
+    const data = backup.migratedFrom === null ? readFileSync(join(dir, BAK)) : serialize(backup.document);
+    replaceState(dir, data, { rotate: false });
+    const detail = { from: BAK, corrupt_kept_as: kept, reason, ...(backup.migratedFrom ? { migrated_from: backup.migratedFrom } : {}) };
+    const extra = logEvent(dir, "recovered", { ts, detail });
+    return { status: "restored_backup", codes: [...current.codes, ...extra], keptAs: kept, migratedFrom: backup.migratedFrom, backupProblems: [] };
   }
   const wf = loadWorkflow(workflow ?? "apex");
   const doc = templateState(wf, project ?? basename(real(dir) ?? dir), ts);
   doc.revision = 1;
   replaceState(dir, serialize(doc), { rotate: false });
   const extra = logEvent(dir, "recreated", { ts, detail: { corrupt_kept_as: kept, reason, workflow: wf.id } });
-  return { status: "recreated", codes: [...current.codes, ...extra], keptAs: kept };
+  return { status: "recreated", codes: [...current.codes, ...extra], keptAs: kept, migratedFrom: null, backupProblems: backup.problems };
+}
+
+/** The .bak to restore (3.0, or an older state migrated), or why there is none. */
+function backupOf(dir, root, now) {
+  if (!lexists(join(dir, BAK))) return { document: null, migratedFrom: null, problems: [] };
+  const res = readLimited(join(dir, BAK), { root });
+  if (!res.data) return { document: null, migratedFrom: null, problems: res.codes ?? [] };
+  return usableBackup(res.data, { now, projectHint: dirName(dir) });
 }

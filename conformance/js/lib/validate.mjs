@@ -2,12 +2,12 @@
 // the version's own schema, then the semantic and workflow rules, then the session directory.
 
 import { lstatSync, readdirSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { checkSessionHandoff } from "./handoff.mjs";
 import { isCorrupt, readJsonBytes } from "./jsonstrict.mjs";
 import { lexists, readLimited } from "./files.mjs";
 import { checkState } from "./rules.mjs";
-import { classify } from "./store.mjs";
+import { usableBackup } from "./store.mjs";
 import { CURRENT, isKnown, newerThanKnown, schemaOf, versionOf } from "./versions.mjs";
 import { check } from "./schema.mjs";
 import { readLease, scanWorklog, STATE, tempFiles } from "./session.mjs";
@@ -78,8 +78,10 @@ function validateFile(name, opts) {
     const bak = `${name}.bak`;
     if (lexists(bak)) {
       const b = readLimited(bak, { maxSize: opts.maxSize, root: opts.root });
-      // usable: it parses and passes the current schema, the same test recovery uses (spec §5)
-      if (b.data && classify(b.data).status === "ok") codes.push("SR130");
+      // usable: the one definition recover and resume share (docs/spec.md §5): it passes the
+      // current schema, or migrate turns it into a state that does
+      const projectHint = basename(dirname(resolve(name)));
+      if (b.data && usableBackup(b.data, { projectHint }).document !== null) codes.push("SR130");
     }
   }
   if (basename(name) === STATE) {

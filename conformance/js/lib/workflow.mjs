@@ -99,6 +99,7 @@ function build(raw) {
     reviewed: Boolean(s.review_audited),
     optional: Boolean(s.optional),
     checkpoints: (s.checkpoints ?? []).map((c) => c.id),
+    after: Object.fromEntries((s.checkpoints ?? []).map((c) => [c.id, c.after ?? null])),
     legacy: s.legacy_checkpoints ?? {},
     budget: s.budget ? { max: s.budget.max_startup_files, files: s.budget.startup_files ?? [] } : null,
   }));
@@ -106,10 +107,15 @@ function build(raw) {
     id: raw.id,
     sessionDir: typeof raw.session_dir === "string" ? raw.session_dir : "agent-output/{project}",
     freeSteps: Boolean(raw.free_steps),
+    adoptsUnnamed: Boolean(raw.adopts_unnamed_states),
     steps,
     stepKeys: steps.map((s) => s.key),
-    decisions: raw.decisions.map((d) => ({ key: d.key, required: Boolean(d.required), enum: d.enum })),
-    fields: raw.fields.map((f) => ({ name: f.name, required: Boolean(f.required), schema: f.schema ?? {} })),
+    decisions: raw.decisions.map((d) => ({
+      key: d.key, required: Boolean(d.required), enum: d.enum, legacyTopLevel: Boolean(d.legacy_top_level),
+    })),
+    fields: raw.fields.map((f) => ({
+      name: f.name, required: Boolean(f.required), schema: f.schema ?? {}, mirrors: f.mirrors_decision ?? null,
+    })),
     step(key) {
       return steps.find((s) => s.key === key) ?? null;
     },

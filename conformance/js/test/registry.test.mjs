@@ -36,7 +36,7 @@ test("a toy version 4.0 is one registry line, one migration step and its schema"
     // one registry line, one step
     replaceOnce(join(d, "lib", "versions.mjs"), '["1.0", "2.0", "3.0"]', '["1.0", "2.0", "3.0", "4.0"]');
     replaceOnce(join(d, "lib", "migrate.mjs"), 'const STEPS = { "2.0": v1ToV2, "3.0": v2ToV3 };',
-      'const STEPS = { "2.0": v1ToV2, "3.0": v2ToV3, "4.0": (doc) => ({ ...repair(doc, new Notes(), { now: 0 }), schema_version: "4.0" }) };');
+      'const STEPS = { "2.0": v1ToV2, "3.0": v2ToV3, "4.0": (doc, ctx) => ({ ...repair(doc, ctx), schema_version: "4.0" }) };');
     const sr = await import(pathToFileURL(join(d, "index.mjs")).href);
     assert.equal(sr.CURRENT, "4.0");
     const now = sr.parseNow("2026-03-02T12:00:00Z");

@@ -1,0 +1,99 @@
+// The briefing of the resume decision (docs/spec.md §10): everything a fresh agent needs from
+// the state, so that it never opens the raw JSON, and which files to read now (`load`, within
+// the step's budget: partial deliverables first, then startup inputs) or not (`skip`, each with
+// its reason). Pure: the file facts come in. Mirrors Python's core/briefing.py.
+
+const LOG_ENTRIES = 5; // the last decision_log entries shown
+const EVENTS = 5; // the last worklog events shown
+// Startup inputs the briefing replaces: a fresh agent reads the briefing instead.
+export const STATE_FILES = ["00-session-state.json", "00-handoff.md"];
+
+const WHY_PARTIAL = "partial deliverable of this step: continue it";
+const WHY_INPUT = "startup input of this step (workflow budget)";
+const SKIP_STATE = "the briefing carries what the state holds: do not open the raw state";
+const SKIP_MISSING = "listed but not on disk";
+const FRESH = ["start", "restart_step", "offer_rerun"];
+
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+
+const checkpoint = (def, id) => (id === null ? null : { id, after: def ? (def.after[id] ?? null) : null });
+
+const sessionPath = (sessionRel, name) => (sessionRel !== null && sessionRel !== "" && sessionRel !== "." ? `${sessionRel}/${name}` : name);
+
+/**
+ * The briefing for step `key` (null: no step) of the usable state `doc`. `exists`: whether a
+ * path exists, for the step's artifacts (repository-relative) and its startup inputs (relative
+ * to the session directory). `sessionRel`: the session directory relative to the repository
+ * root, so that every path given is repository-relative.
+ * @param {any} doc @param {string|null} key @param {any} wf
+ * @param {{action: string, exists: Record<string, boolean>, events: any[], sessionRel: string|null}} o
+ */
+export function build(doc, key, wf, { action, exists, events, sessionRel }) {
+  const steps = isObject(doc.steps) ? doc.steps : {};
+  const st = key !== null && isObject(steps[key]) ? steps[key] : {};
+  const def = key !== null ? wf.step(key) : null;
+  const log = Array.isArray(doc.decision_log) ? doc.decision_log : [];
+  const audit = isObject(doc.review_audit) ? doc.review_audit : {};
+  const artifacts = (Array.isArray(st.artifacts) ? st.artifacts : [])
+    .filter((p) => typeof p === "string")
+    .map((p) => ({ path: p, exists: exists[p] === true }));
+  const ids = def ? def.checkpoints : [];
+  let sub = typeof st.sub_step === "string" ? st.sub_step : null;
+  if (FRESH.includes(action)) sub = null;
+  let next = null;
+  if (sub === null) next = ids.length && FRESH.includes(action) ? ids[0] : null;
+  else if (ids.includes(sub)) next = ids[ids.indexOf(sub) + 1] ?? null;
+  const [load, skip] = loadAndSkip(def, artifacts, exists, sessionRel, action);
+  return {
+    step: key,
+    optional: def ? def.optional : false,
+    decisions: isObject(doc.decisions) ? { ...doc.decisions } : {},
+    open_findings: Array.isArray(doc.open_findings) ? [...doc.open_findings] : [],
+    decision_log: log.filter(isObject).slice(-LOG_ENTRIES),
+    review_audit: key !== null ? (audit[`step_${key}`] ?? null) : null,
+    review_audited: def ? def.reviewed : false,
+    artifacts,
+    last_checkpoint: checkpoint(def, sub),
+    next_checkpoint: checkpoint(def, next),
+    last_events: events.slice(-EVENTS).map((e) => ({ ...e })),
+    load,
+    skip,
+  };
+}
+
+/** load: the step's existing artifacts (only when continuing it), then its startup inputs, at
+ * most the budget's max_startup_files (the briefing takes the state file's place); skip: the
+ * rest, each with why. */
+function loadAndSkip(def, artifacts, exists, sessionRel, action) {
+  const load = [];
+  const skip = [];
+  if (action === "resume_from_checkpoint") {
+    for (const a of artifacts) {
+      if (a.exists) load.push({ path: a.path, why: WHY_PARTIAL });
+      else skip.push({ path: a.path, reason: SKIP_MISSING });
+    }
+  }
+  if (!def || !def.budget || !["start", "restart_step", "resume_from_checkpoint"].includes(action)) return [load, skip];
+  const { max, files } = def.budget;
+  let capacity = max;
+  for (const name of files) {
+    const path = sessionPath(sessionRel, name);
+    if (STATE_FILES.includes(name)) {
+      skip.push({ path, reason: SKIP_STATE });
+      capacity -= 1; // the briefing stands in for it, within the budget
+      continue;
+    }
+    if (exists[name] !== true) {
+      skip.push({ path, reason: SKIP_MISSING });
+      continue;
+    }
+    if (load.length >= Math.max(capacity, 0)) {
+      const inArtifact = load.filter((l) => l.why === WHY_PARTIAL).map((l) => l.path);
+      const over = `over the step's budget of ${max} startup files`;
+      skip.push({ path, reason: inArtifact.length ? `${over}; its content is already in ${inArtifact.join(", ")}` : over });
+      continue;
+    }
+    load.push({ path, why: WHY_INPUT });
+  }
+  return [load, skip];
+}

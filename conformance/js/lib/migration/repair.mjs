@@ -1,0 +1,98 @@
+// The 3.0 repair pass (docs/spec.md §9): normalise the shapes upstream 3.0 writers produced
+// that the 3.0 schema rejects. A valid 3.0 document comes out unchanged, so migration stays
+// idempotent. Also the second half of the 2.0 -> 3.0 step (`fromOld`). Mirrors Python's
+// core/migration/repair_v3/__init__.py.
+
+import { CORE_KEYS } from "../rules.mjs";
+import { formatTimestamp } from "../timestamps.mjs";
+import { builtins, loadWorkflow, WorkflowError } from "../workflow.mjs";
+import { clone, isObject, pointer } from "./context.mjs";
+import { repairDecisionLog, repairDecisions, repairFindings, repairReviewAudit } from "./records.mjs";
+import { repairCurrentStep, repairSteps } from "./steps.mjs";
+import { legacyTopLevelKeys, PROJECT, tsValue, VERSION } from "./values.mjs";
+
+export function repair(doc, ctx, { fromOld = false } = {}) {
+  const out = clone(doc);
+  const wf = chooseWorkflow(out, ctx);
+  if (fromOld) {
+    if (wf && !Object.hasOwn(out, "workflow")) {
+      out.workflow = wf.id;
+      ctx.note(`workflow set to '${wf.id}'`, "/workflow");
+    }
+    topLevelExtras(out, wf, ctx);
+  }
+  fixProject(out, ctx);
+  fixUpdated(out, ctx);
+  const steps = repairSteps(out, wf, ctx);
+  repairCurrentStep(out, steps, ctx);
+  repairReviewAudit(out, ctx);
+  repairFindings(out, ctx);
+  repairDecisions(out, wf, ctx);
+  repairDecisionLog(out, ctx);
+  return out;
+}
+
+/** The state's own workflow (a built-in named by id: a state's field is never a path); for a
+ * state that names none, the built-in that adopts unnamed states when its step names fit,
+ * else the first built-in with free steps. `quiet`: the choice was noted already. */
+export function chooseWorkflow(doc, ctx, { quiet = false } = {}) {
+  if (ctx.workflow) return ctx.workflow;
+  let all;
+  try {
+    if (doc.workflow !== undefined && doc.workflow !== null) {
+      return typeof doc.workflow === "string" && builtins().includes(doc.workflow) ? loadWorkflow(doc.workflow) : null;
+    }
+    all = builtins().map((b) => loadWorkflow(b));
+  } catch (err) {
+    if (err instanceof WorkflowError) return null;
+    throw err;
+  }
+  const adopter = all.find((w) => w.adoptsUnnamed) ?? null;
+  const free = all.find((w) => w.freeSteps) ?? null;
+  if (adopter === null) return free;
+  const names = new Set(adopter.steps.map((s) => s.name));
+  const steps = isObject(doc.steps) ? Object.values(doc.steps) : [];
+  const foreign = steps.some((s) => isObject(s) && typeof s.name === "string" && !names.has(s.name));
+  if (foreign && free !== null) {
+    if (!quiet) ctx.note(`step names are not ${adopter.id} steps; the session is migrated under the ${free.id} workflow`);
+    return free;
+  }
+  return adopter;
+}
+
+function topLevelExtras(doc, wf, ctx) {
+  const known = new Set([...CORE_KEYS, ...(wf ? wf.fields.map((f) => f.name) : [])]);
+  for (const key of Object.keys(doc)) {
+    if (known.has(key) || key.startsWith("x-")) continue;
+    if (legacyTopLevelKeys().has(key)) continue; // moved into decisions (or aside) by repairDecisions
+    const value = doc[key];
+    delete doc[key];
+    ctx.aside(doc, key, value, `top-level key '${key}' is not part of ${VERSION}`, pointer([key]));
+  }
+}
+
+function fixProject(doc, ctx) {
+  const p = doc.project;
+  if (typeof p === "string" && PROJECT.test(p) && p.length <= 128) return;
+  const hint = ctx.projectHint;
+  if (hint && PROJECT.test(hint)) {
+    if (p !== undefined && p !== null) ctx.aside(doc, "project", p, "project is not a valid project name", "/project");
+    doc.project = hint;
+    ctx.note(`project set to '${hint}' from the session directory`, "/project");
+  }
+}
+
+function fixUpdated(doc, ctx) {
+  const raw = doc.updated;
+  const [ts, ok] = tsValue(raw);
+  if (ts !== null) {
+    if (ts !== raw) {
+      doc.updated = ts;
+      ctx.note(`updated rewritten as ${ts}`, "/updated");
+    }
+    return;
+  }
+  if (!ok) ctx.aside(doc, "updated", raw, "updated is not a timestamp", "/updated");
+  doc.updated = formatTimestamp(ctx.now);
+  ctx.note("updated was empty; set to the migration time", "/updated");
+}
