@@ -14,7 +14,7 @@ import functools
 import json
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -470,11 +470,14 @@ def save(
     root: str | os.PathLike[str] | None = None,
     lock_timeout: float = 30.0,
     allow_overwrite: frozenset[str] = frozenset({"ok", "absent", "invalid"}),
+    then: Callable[[], object] | None = None,
 ) -> SaveResult:
     """Write ``doc`` as the session's state (one whole-document atomic write).
 
     ``expected_revision``: the revision the caller read; if the file on disk has another one,
     :class:`ConflictError` is raised and nothing is written (lost-update detection).
+    ``then``: called under the same lock once the state and its worklog event are written
+    (a write's lease heartbeat: one lock per write moment).
     """
     s = session_of(session_dir, root)
     with locked(s, lock_timeout):  # the path checks first (check_write_paths)
@@ -550,6 +553,8 @@ def save(
                         )
                     ]
                 ) from None
+        if then is not None:
+            then()
         # The caller's copy, independent of ``doc``: what the file holds, parsed back.
         return SaveResult(json.loads(data), new["revision"], record)
 

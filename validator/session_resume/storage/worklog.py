@@ -182,6 +182,32 @@ def _tail_from(fd: int, name: str, n: int, out: Tail) -> Tail:
     return out
 
 
+def session_ended(path: str | os.PathLike[str], session: Any, n: int) -> bool:
+    """Whether the last ``n`` events (those :func:`read_tail` returns) hold a ``session_end``
+    of ``session``: the same answer, without parsing a line that cannot hold that event. Its
+    name is in a line either as the bytes ``session_end`` or through a JSON escape (a
+    backslash); the tail is parsed only when one of its lines has either."""
+    try:
+        fd = os.open(os.fspath(path), _READ_FLAGS)
+    except OSError:
+        return False  # absent or unreadable: read_tail has no events either
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        lines, _ = _last_lines(fd, st.st_size, n + 2)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    if not any(line and (b"session_end" in line or b"\\" in line) for line in lines):
+        return False
+    return any(
+        e.get("event") == "session_end" and e.get("session") == session
+        for e in read_tail(path, n).events
+    )
+
+
 def scan(path: str | os.PathLike[str]) -> list[Diagnostic]:
     """Check every line (for `validate`): garbage with its line number, seq order."""
     name = os.fspath(path)
