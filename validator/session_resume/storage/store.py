@@ -32,7 +32,7 @@ from session_resume.core.timeutil import format_ts
 from session_resume.core.validation import ValidateOptions, validate_document
 from session_resume.core.versions import CURRENT, is_known, is_newer_than_known, version_of
 from session_resume.core.workflow import Workflow
-from session_resume.storage import fileio, known_ok
+from session_resume.storage import fileio, indented, known_ok
 from session_resume.storage.fileio import is_within, read_limited
 
 STATE = "00-session-state.json"
@@ -368,7 +368,7 @@ def locked(s: Session, timeout: float = 30.0) -> Iterator[None]:
 
 
 def serialize(doc: dict[str, Any]) -> bytes:
-    text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    text = indented.dumps(doc) + "\n"  # json.dumps(doc, indent=2, ensure_ascii=False)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:
