@@ -182,8 +182,9 @@ class _Heartbeat:
 
 
 def write_state(ctx: WriteContext, build: Build) -> WriteResult:
-    """Load, check, build, acquire the lease, save (one write, one event), refresh the
-    heartbeat. Retried from the load when another writer saved first (up to MAX_ATTEMPTS)."""
+    """Load, check, build, acquire the lease, save (one write, one event) and refresh the
+    heartbeat under the save's lock. Retried from the load when another writer saved first
+    (up to MAX_ATTEMPTS)."""
     s = ctx.store_session
     conflict: list[Diagnostic] = []
     before: list[dict[str, Any]] = []
