@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from bench_save import counting_os
 from commandline import bench_env, process, tool
 from runner import EXAMPLE, BenchAbort, BenchUnavailable, Prepared, Run, Target, benchmark
 from states import STATE_FILE
@@ -113,13 +114,26 @@ def _ratios(med: dict[str, float], info: dict[str, Any]) -> list[str]:
     mcp, cli, svc, save = med[_MCP], med[_CLI], med[_SERVICE], med[_SAVE]
     vs_cli = mcp / cli
     verdict = "met" if vs_cli <= _MCP_GOAL_VS_CLI else "missed"
-    return [
+    lines = [
         f"MCP round trip / CLI call: {vs_cli:.3f}x (goal <= {_MCP_GOAL_VS_CLI}x: {verdict})",
         f"MCP round trip / store.save(): {mcp / save:.2f}x (goal <= 1.5x, the target above)",
         f"MCP round trip / the same write service in process: {mcp / svc:.2f}x (the rest: "
         f"JSON-RPC framing, schema check of the arguments, the pipe)",
         f"the write service / store.save(): {svc / save:.2f}x (load, lease, worklog, heartbeat)",
     ]
+    for who in (_SERVICE, _SAVE):
+        if who in info:
+            calls = ", ".join(f"{v:g} {k}" for k, v in info[who].items())
+            lines.append(f"per call of {who} (counted over {info['counted']}): {calls}")
+    return lines
+
+
+def _count_io(call: Any, n: int) -> dict[str, float]:
+    """fsync/replace/rename/link calls per call, counted in the package's modules."""
+    with counting_os() as counts:
+        for _ in range(n):
+            call()
+    return {k: v / n for k, v in counts.items()}
 
 
 @benchmark(
@@ -180,6 +194,9 @@ def mcp_write(tmpdir: Path) -> Prepared:
     for d in (svc_dir, mcp_dir, cli_dir):
         if store.load(d, root=tmpdir).status != "ok":
             raise BenchAbort(f"the write left {d.name} without a valid state")
+    counted = 4  # even: the decision's value alternates
+    info: dict[str, Any] = {"counted": counted}
+    info.update({_SERVICE: _count_io(service, counted), _SAVE: _count_io(save, counted)})
     return Prepared(
         {
             _MCP: Run(mcp, 'tools/call decide {"project", "key": "complexity", "value"}'),
@@ -191,4 +208,5 @@ def mcp_write(tmpdir: Path) -> Prepared:
             "the bundled example state, one session directory per contender; the MCP "
             "server is started once (untimed) and answers over its stdio pipes"
         ],
+        info=info,
     )

@@ -170,7 +170,7 @@ def _instrument(trace: _Trace, store: Any, worklog: Any, fileio: Any) -> None:
     fileio.os = proxy  # the temp file, the .bak link and the replaces are fileio's
 
     real_locked = store.locked
-    real_load = store.load
+    real_read_state = store.read_state  # save() reads the current state with it, locked
     real_check = store.check_writable
     real_append = worklog.append
 
@@ -181,10 +181,10 @@ def _instrument(trace: _Trace, store: Any, worklog: Any, fileio: Any) -> None:
             yield
             trace(P["unlock"])
 
-    def load(*a: Any, **k: Any) -> Any:
+    def read_state(*a: Any, **k: Any) -> Any:
         if trace.get() == P["lock_wait"]:
             trace(P["locked_load"])
-        return real_load(*a, **k)
+        return real_read_state(*a, **k)
 
     def check(*a: Any, **k: Any) -> Any:
         trace(P["validate"])
@@ -197,7 +197,7 @@ def _instrument(trace: _Trace, store: Any, worklog: Any, fileio: Any) -> None:
         return out
 
     store.locked = locked
-    store.load = load
+    store.read_state = read_state
     store.check_writable = check
     worklog.append = append
 

@@ -96,13 +96,9 @@ def read_lease(ctx: WriteContext) -> Lease:
                 )
             ]
         )
-    ended = False
-    if sent is not None:
-        tail = worklog.read_tail(d / worklog.WORKLOG, LEASE_TAIL_EVENTS)
-        ended = any(
-            e.get("event") == "session_end" and e.get("session") == sent.get("session")
-            for e in tail.events
-        )
+    ended = sent is not None and worklog.session_ended(
+        d / worklog.WORKLOG, sent.get("session"), LEASE_TAIL_EVENTS
+    )
     return lease_rules.lease_state(
         sent,
         now=ctx.now,
@@ -296,15 +292,15 @@ def _release(ctx: WriteContext, lease: dict[str, Any], logged: bool, exc: Servic
         )
 
 
-def refresh(ctx: WriteContext, session: str) -> dict[str, Any] | None:
-    """Refresh the heartbeat of ``session``'s lease (if it still holds it)."""
-    with store.locked(ctx.store_session):
-        sent, _ = sentinel_mod.read(ctx.session_dir)
-        if sent is None or sent.get("session") != session:
-            return sent
-        sent = {**sent, "heartbeat": format_ts(ctx.now)}
-        sentinel_mod.write(ctx.session_dir, sent)
+def refresh_locked(ctx: WriteContext, session: str) -> dict[str, Any] | None:
+    """Refresh the heartbeat of ``session``'s lease (if it still holds it). The caller holds
+    the session lock: a write refreshes it under its save's lock (``store.save(then=)``)."""
+    sent, _ = sentinel_mod.read(ctx.session_dir)
+    if sent is None or sent.get("session") != session:
         return sent
+    sent = {**sent, "heartbeat": format_ts(ctx.now)}
+    sentinel_mod.write(ctx.session_dir, sent)
+    return sent
 
 
 def start_session(

@@ -35,7 +35,7 @@ from session_resume.services.leases import (
     no_lease_left_on_failure,
     plan_lease,
     read_lease,
-    refresh,
+    refresh_locked,
 )
 from session_resume.storage import store, worklog
 
@@ -166,10 +166,31 @@ def _workflow_of(doc: dict[str, Any] | None, spec: str | None, default: str) -> 
         raise ServiceError(exc.diagnostics) from None
 
 
+class _Heartbeat:
+    """The lease heartbeat of a write, refreshed under its save's lock (``store.save(then=)``)
+    after the state and the worklog event. A failure to write the lease (SR515) is raised
+    once the save has returned, as when the refresh took the lock again after it."""
+
+    def __init__(self, ctx: WriteContext, session: str) -> None:
+        self.ctx, self.session = ctx, session
+        self.failure: store.StoreError | None = None
+
+    def __call__(self) -> None:
+        try:
+            refresh_locked(self.ctx, self.session)
+        except store.StoreError as exc:
+            self.failure = exc
+
+    def raise_failure(self) -> None:
+        if self.failure is not None:
+            raise self.failure
+
+
 @no_lease_left_on_failure  # a lease this write created goes if it is refused (leases.py)
 def write_state(ctx: WriteContext, build: Build) -> WriteResult:
-    """Load, check, build, acquire the lease, save (one write, one event), refresh the
-    heartbeat. Retried from the load when another writer saved first (up to MAX_ATTEMPTS)."""
+    """Load, check, build, acquire the lease, save (one write, one event) and refresh the
+    heartbeat under the save's lock. Retried from the load when another writer saved first
+    (up to MAX_ATTEMPTS)."""
     s = ctx.store_session
     conflict: list[Diagnostic] = []
     before: list[dict[str, Any]] = []
@@ -193,6 +214,7 @@ def write_state(ctx: WriteContext, build: Build) -> WriteResult:
                 continue
             acquired = plan
             orphan_seen = orphan_seen or plan.orphaned
+        heartbeat = _Heartbeat(ctx, plan.session)
         try:
             res = store.save(
                 s,
@@ -205,6 +227,7 @@ def write_state(ctx: WriteContext, build: Build) -> WriteResult:
                 event_sub_step=change.sub_step,
                 event_detail=change.detail,
                 session_id=plan.session,
+                then=heartbeat,
             )
         except store.ConflictError as exc:
             conflict = exc.diagnostics
@@ -212,7 +235,7 @@ def write_state(ctx: WriteContext, build: Build) -> WriteResult:
         except store.StoreError as exc:
             located = _located(exc.diagnostics, ctx.state_path)
             raise ServiceError(_with_repair_advice(located, loaded, ctx)) from None
-        refresh(ctx, plan.session)
+        heartbeat.raise_failure()
         events = [*before, *([res.worklog_event] if res.worklog_event else [])]
         return WriteResult(
             revision=res.revision,
@@ -338,6 +361,7 @@ def init_session(
         detail["archived_to"] = archived.relative_to(ctx.session_dir).as_posix()
     # A session that already held the lease (and keeps its worklog) has logged its start.
     event = "note" if plan.action in ("keep", "adopt") and archived is None else "session_start"
+    heartbeat = _Heartbeat(ctx, plan.session)
     try:
         res = store.save(
             s,
@@ -348,10 +372,11 @@ def init_session(
             event=event,
             event_detail=detail,
             session_id=plan.session,
+            then=heartbeat,
         )
     except store.StoreError as exc:
         raise ServiceError(_located(exc.diagnostics, ctx.state_path)) from None
-    refresh(ctx, plan.session)
+    heartbeat.raise_failure()
     return WriteResult(
         revision=res.revision,
         document=res.document,

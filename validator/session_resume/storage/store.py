@@ -10,16 +10,17 @@ append the worklog event. The corrupt file, when there is one, is kept, never de
 from __future__ import annotations
 
 import contextlib
-import copy
+import functools
 import json
 import os
-from collections.abc import Iterator
+import stat
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 from session_resume.core import schemas
 from session_resume.core.codes import diag
-from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.diagnostics import Diagnostic, FileReport
 from session_resume.core.handoff_rules import HANDOFF
 from session_resume.core.jsonread import parse_json_bytes
 from session_resume.core.lease import SENTINEL
@@ -30,7 +31,7 @@ from session_resume.core.validation import ValidateOptions, validate_document
 from session_resume.core.versions import CURRENT, is_known, is_newer_than_known, version_of
 from session_resume.core.workflow import Workflow
 from session_resume.records import dataclass, field
-from session_resume.storage import fileio
+from session_resume.storage import fileio, known_ok
 from session_resume.storage.fileio import is_within, read_limited
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
@@ -80,15 +81,16 @@ class Session:
     dir: Path
     root: Path | None = None
 
-    @property
+    # Computed once per Session (a write uses each several times; paths are immutable).
+    @functools.cached_property
     def state(self) -> Path:
         return self.dir / STATE
 
-    @property
+    @functools.cached_property
     def bak(self) -> Path:
         return self.dir / BAK
 
-    @property
+    @functools.cached_property
     def lock_path(self) -> Path:
         return self.dir / LOCK
 
@@ -200,6 +202,19 @@ def classify(data: bytes, file: str = "") -> Loaded:
     return Loaded("ok", doc, parsed.diagnostics, version=raw)
 
 
+def _classify_read(data: bytes, file: str) -> Loaded:
+    """:func:`classify` of bytes just read from ``file``, without parsing them through the
+    strict reader and the schema again when they are bytes this process has already seen
+    classify "ok" without findings there (:mod:`~session_resume.storage.known_ok`)."""
+    if known_ok.holds(file, data):
+        # The strict reader found nothing in these bytes, so the plain parse is the same value.
+        return Loaded("ok", json.loads(data), version=CURRENT)
+    loaded = classify(data, file=file)
+    if loaded.status == "ok" and not loaded.diagnostics:
+        known_ok.remember(file, data)
+    return loaded
+
+
 def is_valid_state_bytes(data: bytes) -> bool:
     """A file worth keeping as ``.bak``: parses and passes its own version's schema."""
     loaded = classify(data)
@@ -222,6 +237,12 @@ def load(
         s.check_paths()
     except StoreError as exc:
         return Loaded("refused", diagnostics=exc.diagnostics)
+    return read_state(s, max_size=max_size)
+
+
+def read_state(s: Session, *, max_size: int = DEFAULT_MAX_SIZE) -> Loaded:
+    """:func:`load` after the session's path checks (the caller made them: ``save`` under
+    the lock, after :func:`locked` checked every path)."""
     if not os.path.lexists(s.state):
         loaded = Loaded("absent")
     else:
@@ -232,7 +253,7 @@ def load(
             )
             loaded = Loaded(status, diagnostics=res.diagnostics)
         else:
-            loaded = classify(res.data, file=str(s.state))
+            loaded = _classify_read(res.data, str(s.state))
     if loaded.status in ("corrupt", "absent") and os.path.lexists(s.bak):
         bres = read_limited(s.bak, max_size=max_size, root=s.root)
         loaded.backup_usable = (
@@ -295,7 +316,10 @@ def check_write_paths(s: Session) -> None:
     s.check_paths()
     problems = [
         d
-        for d in (fileio.check_target(s.dir / n, s.root, write=True) for n in WRITTEN_FILES)
+        for d in (
+            fileio.check_target(s.lock_path if n == LOCK else s.dir / n, s.root, write=True)
+            for n in WRITTEN_FILES
+        )
         if d is not None
     ]
     if problems:
@@ -373,7 +397,7 @@ def replace_state(
     except OSError as exc:  # disk full, read-only, a directory in the way: nothing changed
         raise StoreError([_write_failed(s, exc)]) from None
     try:
-        if rotate_backup and os.path.isfile(s.state) and not os.path.islink(s.state):
+        if rotate_backup and _is_regular_file(s.state):
             if always_backup:
                 keep = True
             elif current_valid is not None:
@@ -405,6 +429,14 @@ def replace_state(
                 )
             ]
         ) from None
+
+
+def _is_regular_file(path: Path) -> bool:
+    """A regular file that is not a link (one ``lstat``)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _write_failed(s: Session, exc: OSError) -> Diagnostic:
@@ -441,16 +473,18 @@ def save(
     root: str | os.PathLike[str] | None = None,
     lock_timeout: float = 30.0,
     allow_overwrite: frozenset[str] = frozenset({"ok", "absent", "invalid"}),
+    then: Callable[[], object] | None = None,
 ) -> SaveResult:
     """Write ``doc`` as the session's state (one whole-document atomic write).
 
     ``expected_revision``: the revision the caller read; if the file on disk has another one,
     :class:`ConflictError` is raised and nothing is written (lost-update detection).
+    ``then``: called under the same lock once the state and its worklog event are written
+    (a write's lease heartbeat: one lock per write moment).
     """
     s = session_of(session_dir, root)
-    s.check_paths()
-    with locked(s, lock_timeout):
-        current = load(s, root=s.root)
+    with locked(s, lock_timeout):  # the path checks first (check_write_paths)
+        current = read_state(s)
         if current.status == "absent" and current.backup_usable:
             # Writing now would rotate the new state over the only good copy.
             raise StoreError(
@@ -487,11 +521,14 @@ def save(
                     )
                 ]
             )
-        new = copy.deepcopy(doc)
-        new["updated"] = format_ts(now)
-        new["revision"] = on_disk + 1
-        check_writable(new, workflow, now, str(s.state))
-        replace_state(s, serialize(new), rotate_backup=True, current_valid=current.status == "ok")
+        # A new top-level object: ``doc`` is not changed, and nothing but ``data`` (serialized
+        # here, once) is validated, written and remembered.
+        new = {**doc, "updated": format_ts(now), "revision": on_disk + 1}
+        data = serialize(new)
+        report = check_writable(new, workflow, now, str(s.state), data=data)
+        replace_state(s, data, rotate_backup=True, current_valid=current.status == "ok")
+        if not report.diagnostics:  # no finding at all: it classifies "ok" without findings
+            known_ok.remember(str(s.state), data)
         record = None
         if event is not None:
             # lazy: the worklog only when a write logs an event
@@ -519,14 +556,24 @@ def save(
                         )
                     ]
                 ) from None
-        return SaveResult(new, new["revision"], record)
+        if then is not None:
+            then()
+        # The caller's copy, independent of ``doc``: what the file holds, parsed back.
+        return SaveResult(json.loads(data), new["revision"], record)
 
 
 def check_writable(
-    doc: dict[str, Any], workflow: Workflow | str | None, now: datetime, file: str
-) -> None:
+    doc: dict[str, Any],
+    workflow: Workflow | str | None,
+    now: datetime,
+    file: str,
+    *,
+    data: bytes | None = None,
+) -> FileReport:
+    """Refuse (SR161) a document that is not a valid state; else its report (warnings).
+    ``data``: ``doc`` serialized, the bytes to be written (they are what is validated)."""
     opts = ValidateOptions(workflow=workflow, now=now)
-    report = validate_document(serialize(doc), file=file, options=opts)
+    report = validate_document(serialize(doc) if data is None else data, file=file, options=opts)
     if report.errors():
         raise StoreError(
             [
@@ -539,6 +586,7 @@ def check_writable(
                 for d in report.errors()
             ]
         )
+    return report
 
 
 # --- recovery ------------------------------------------------------------------------------

@@ -7,10 +7,11 @@ line number. The tail is read from the end of the file, never by scanning it who
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from session_resume.core.codes import diag
@@ -46,6 +47,7 @@ EVENTS = (
     "imported",
 )
 _TAIL_CHUNK = 64 * 1024
+_SEQ_CHUNK = 4 * 1024  # the first read of an append's backward walk: a few records
 MAX_LINE = DEFAULT_MAX_SIZE  # a record longer than this is never parsed (nor held in memory)
 _RECORD_START = b'{"v":'  # every record this module writes starts so
 # O_NONBLOCK: opening a FIFO must not wait for a writer; O_NOFOLLOW: a worklog that is a link
@@ -183,6 +185,32 @@ def _tail_from(fd: int, name: str, n: int, out: Tail) -> Tail:
     return out
 
 
+def session_ended(path: str | os.PathLike[str], session: Any, n: int) -> bool:
+    """Whether the last ``n`` events (those :func:`read_tail` returns) hold a ``session_end``
+    of ``session``: the same answer, without parsing a line that cannot hold that event. Its
+    name is in a line either as the bytes ``session_end`` or through a JSON escape (a
+    backslash); the tail is parsed only when one of its lines has either."""
+    try:
+        fd = os.open(os.fspath(path), _READ_FLAGS)
+    except OSError:
+        return False  # absent or unreadable: read_tail has no events either
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return False
+        lines, _ = _last_lines(fd, st.st_size, n + 2)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    if not any(line and (b"session_end" in line or b"\\" in line) for line in lines):
+        return False
+    return any(
+        e.get("event") == "session_end" and e.get("session") == session
+        for e in read_tail(path, n).events
+    )
+
+
 def scan(path: str | os.PathLike[str]) -> list[Diagnostic]:
     """Check every line (for `validate`): garbage with its line number, seq order."""
     name = os.fspath(path)
@@ -262,6 +290,65 @@ def scan(path: str | os.PathLike[str]) -> list[Diagnostic]:
     return out
 
 
+# O_RDWR: the next seq is read from the descriptor that appends (one open per append);
+# O_NOFOLLOW: never through a link; O_NONBLOCK: a FIFO in the worklog's place never blocks.
+_APPEND_FLAGS = (
+    os.O_RDWR
+    | os.O_APPEND
+    | os.O_CREAT
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+
+
+def newest_seq(fd: int, size: int) -> int:
+    """The ``seq`` of the newest record that has one (0: none), the number an append
+    continues (docs/spec.md §6).
+
+    Appends happen under the session lock, each record one more than the one before, so the
+    newest record holds the largest ``seq``: only it needs reading, walking back over a torn
+    last line, blank lines and garbage. The walk reads backwards from the end, 4 KiB first
+    and doubling up to 64 KiB a read, so an append costs what its last record costs, not
+    what the file or a fixed window holds (issue 19: the append re-parsed a 64 KiB tail;
+    issue 18: a record longer than that window restarted seq at 1). Nothing is cached
+    between appends: another process may have appended, or crashed mid-line, since; the
+    file's end is the one source of truth, read under the lock. A file that already
+    decreases (SR504, not written so) continues from its newest record."""
+    for raw in _lines_backwards(fd, size):
+        if raw is None or not raw.strip():
+            continue
+        ev = _parse_line(raw)
+        seq = as_int(ev.get("seq")) if ev is not None else None
+        if seq is not None:
+            return seq
+    return 0
+
+
+def _lines_backwards(fd: int, size: int) -> Iterator[bytes | None]:
+    """The file's lines, newest first (the piece after the last newline first: ``b""`` when
+    the file ends with one). A line longer than :data:`MAX_LINE` is never held (None)."""
+    cur: list[bytes] = []  # the line being assembled, its chunks newest first
+    cur_len = 0
+    pos = size
+    chunk = _SEQ_CHUNK
+    while pos > 0:
+        step = min(chunk, pos)
+        pos -= step
+        parts = os.pread(fd, step, pos).split(b"\n")
+        for k in range(len(parts) - 1, -1, -1):
+            cur_len += len(parts[k])
+            if cur_len <= MAX_LINE:
+                cur.append(parts[k])
+            else:
+                cur = []  # over the limit: never held, never parsed
+            if k == 0 and pos > 0:
+                break  # the line continues in the previous chunk
+            yield b"".join(reversed(cur)) if cur_len <= MAX_LINE else None
+            cur, cur_len = [], 0
+        chunk = min(chunk * 2, _TAIL_CHUNK)
+
+
 @dataclass(frozen=True)
 class NewEvent:
     """An event to append; ``seq`` (and ``v``) are the worklog's to assign."""
@@ -293,26 +380,26 @@ def append_many(
 ) -> list[dict[str, Any]]:
     """Append ``events`` in order (the next ``seq`` numbers), one ``write()`` per record and
     one fsync for all. A torn last line is terminated first (its bytes are kept). Refuses
-    (OSError) when the tail cannot be read: the new records would restart ``seq`` at 1. The
-    caller holds the session lock."""
+    (OSError) a worklog that is a link or not a regular file, or whose end cannot be read:
+    the new records would restart ``seq`` at 1. The caller holds the session lock."""
     for ev in events:
         if ev.event not in EVENTS:
             raise ValueError(f"unknown worklog event {ev.event!r}")
     if not events:
         return []
     path = Path(session_dir) / WORKLOG
-    tail = read_tail(path, 1)
-    if tail.diagnostics and any(d.code == "SR501" for d in tail.diagnostics):
-        raise OSError(f"cannot read the worklog's tail: {tail.diagnostics[0].message}")
-    records = [_record(ev, tail.last_seq + n) for n, ev in enumerate(events, start=1)]
-    lines = [
-        json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-        for r in records
-    ]
-    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags, 0o644)
+    fd = os.open(path, _APPEND_FLAGS, 0o644)
     try:
-        size = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # a FIFO or device: never written
+            raise OSError(errno.EINVAL, "the worklog is not a regular file", os.fspath(path))
+        size = st.st_size
+        last_seq = newest_seq(fd, size)
+        records = [_record(ev, last_seq + n) for n, ev in enumerate(events, start=1)]
+        lines = [
+            json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+            for r in records
+        ]
         if size and os.pread(fd, 1, size - 1) != b"\n":
             lines[0] = b"\n" + lines[0]  # terminate a torn last line; its bytes are kept
         for line in lines:
