@@ -65,7 +65,7 @@ NOT_PRODUCIBLE_GROUPS: dict[str, str] = {
     "formats; they are not conformance operations",
 }
 ALLOWED_ENTRIES = {CASE_FILE, "files", "expected", "outside"}
-_GROUP = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_GROUP = re.compile(r"^[a-z0-9][a-z0-9-]*\Z")
 _SECTION = re.compile(r"^(#{2,3}) ([0-9]+(?:\.[0-9]+)?)[. ]")
 _CODE = re.compile(r"\bSR([0-9]{3})\b")
 # ``SR110–SR124`` (en dash or hyphen) names every catalogue code in the range.

@@ -39,7 +39,7 @@ CORE_KEYS = frozenset(
 )
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _WINDOWS_ABS = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")
-_KEY = re.compile(r"^[0-9]+(_[0-9]+)?$")
+_KEY = re.compile(r"^[0-9]+(_[0-9]+)?\Z")
 
 
 @dataclass(frozen=True)
@@ -352,7 +352,7 @@ def _decision_log(log: Any, out: list[Diagnostic], file: str) -> None:
     for i, entry in enumerate(log):
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str):
             continue
-        m = re.match(r"^D([0-9]+)$", entry["id"])
+        m = re.match(r"^D([0-9]+)\Z", entry["id"])
         if not m:
             continue
         ptr = pointer_join(["decision_log", i, "id"])

@@ -42,7 +42,7 @@ REGISTRY: tuple[SchemaVersion, ...] = (
 KNOWN = tuple(v.name for v in REGISTRY)
 CURRENT = REGISTRY[-1].name
 CURRENT_SCHEMA = REGISTRY[-1].schema
-_VERSION = re.compile(r"^(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})$")
+_VERSION = re.compile(r"^(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\Z")
 
 
 def parse_version(raw: str) -> tuple[int, int] | None:

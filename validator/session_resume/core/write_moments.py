@@ -33,8 +33,8 @@ TYPE_CHECKING = False  # typing is imported for the type checker only (cold star
 if TYPE_CHECKING:
     from typing import Any
 
-STEP_KEY = re.compile(r"^[0-9]+(_[0-9]+)?$")
-_DECISION_ID = re.compile(r"^D([0-9]+)$")
+STEP_KEY = re.compile(r"^[0-9]+(_[0-9]+)?\Z")
+_DECISION_ID = re.compile(r"^D([0-9]+)\Z")
 DONE = ("complete", "skipped")
 
 
@@ -159,7 +159,9 @@ def _append_unique(target: list[Any], new: Iterable[str]) -> None:
 
 def init_state(wf: Workflow, project: str, now: datetime) -> dict[str, Any]:
     """A fresh v3.0 state for ``wf``: every step pending, revision 0 (the store makes it 1)."""
-    if not isinstance(project, str) or not re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$", project):
+    if not isinstance(project, str) or not re.fullmatch(
+        r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", project
+    ):
         raise _refuse(
             "SR710",
             f"project name {project!r} is not allowed: use letters, digits, `.`, `_` and `-`, "

@@ -149,14 +149,14 @@ class _DuplicateKey(Exception):
 
 
 # YAML 1.2.2 §10.3.2, the core schema: how a plain scalar resolves.
-_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)\Z")
 _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
-_INT10 = re.compile(r"^[-+]?[0-9]+$")
-_INT8 = re.compile(r"^0o[0-7]+$")
-_INT16 = re.compile(r"^0x[0-9a-fA-F]+$")
-_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
-_INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
-_NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
+_INT10 = re.compile(r"^[-+]?[0-9]+\Z")
+_INT8 = re.compile(r"^0o[0-7]+\Z")
+_INT16 = re.compile(r"^0x[0-9a-fA-F]+\Z")
+_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
+_INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)\Z")
+_NAN = re.compile(r"^\.(?:nan|NaN|NAN)\Z")
 
 
 def _scalar(node: Any) -> Any:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 SKEW = timedelta(seconds=300)
 OLD_SOURCE = timedelta(days=7)
-_PROJECT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_PROJECT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 
 class ImportRefused(Exception):

@@ -52,8 +52,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 TODO_IDS = "x-todo-ids"
-_DECIMAL = re.compile(r"^[0-9]{1,9}$")  # an id longer than this never becomes a step key
-_STEP_KEY = re.compile(r"^[0-9]+(_[0-9]+)?$")
+_DECIMAL = re.compile(r"^[0-9]{1,9}\Z")  # an id longer than this never becomes a step key
+_STEP_KEY = re.compile(r"^[0-9]+(_[0-9]+)?\Z")
 STATUS_MAP = {
     "pending": "pending",
     "in_progress": "in_progress",

@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 DIGEST_MAX_LINES = 60
-SKILL_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+SKILL_NAME = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*\Z")
 SKILL_FILES = (
     "SKILL.md",
     "references/state-file-schema.md",

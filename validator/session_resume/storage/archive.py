@@ -22,7 +22,7 @@ from session_resume.storage import lease_file as sentinel_mod
 ARCHIVE_DIR = ".archive"
 HANDOFF = "00-handoff.md"
 _SESSION_FILES = (store.STATE, store.BAK, HANDOFF, worklog.WORKLOG, SENTINEL_FILE)
-_NAME = re.compile(r"^[0-9]{8}T[0-9]{6}Z_[A-Za-z0-9._-]+$")
+_NAME = re.compile(r"^[0-9]{8}T[0-9]{6}Z_[A-Za-z0-9._-]+\Z")
 
 
 @dataclass

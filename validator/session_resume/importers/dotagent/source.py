@@ -103,6 +103,6 @@ def task_output(task: dict[str, Any], memory_dir: str) -> str | None:
         if rel is not None:
             return rel
     ident = task.get("id")
-    if isinstance(ident, str) and re.match(r"^[A-Za-z0-9._-]+$", ident):
+    if isinstance(ident, str) and re.match(r"^[A-Za-z0-9._-]+\Z", ident):
         return f"tasks/{ident}/output.json"
     return None

@@ -21,8 +21,8 @@ MONITOR_FILE = "monitor.pid"
 # v2.1 hard-codes its project root; paths recorded on another machine start with it.
 DEFAULT_PROJECT_ROOT = "/home/z/my-project"
 MAX_WORKLOG = 256 * 1024 * 1024
-DECIMAL = re.compile(r"^[0-9]+$")
-TEMP = re.compile(r"^\.st_.*\.tmp$")
+DECIMAL = re.compile(r"^[0-9]+\Z")
+TEMP = re.compile(r"^\.st_.*\.tmp\Z")
 
 STATUS_MAP = {
     "completed": "complete",

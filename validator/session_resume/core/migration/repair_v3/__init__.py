@@ -114,10 +114,10 @@ def _top_level_extras(doc: dict[str, Any], wf: Workflow | None, ctx: MigrationCo
 
 def _project(doc: dict[str, Any], ctx: MigrationContext) -> None:
     p = doc.get("project")
-    if isinstance(p, str) and re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", p) and len(p) <= 128:
+    if isinstance(p, str) and re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z", p) and len(p) <= 128:
         return
     hint = ctx.project_hint
-    if hint and re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*$", hint):
+    if hint and re.match(r"^[A-Za-z0-9][A-Za-z0-9._-]*\Z", hint):
         if p is not None:
             ctx.aside(doc, "project", p, f"project {p!r} is not a valid project name", "/project")
         doc["project"] = hint

@@ -45,13 +45,13 @@ def repair_review_audit(doc: dict[str, Any], ctx: MigrationContext) -> None:
     fixed: dict[str, Any] = {}
     for key, entry in audit.items():
         new = key
-        m = re.match(r"^step_([0-9]+)\.([0-9]+)$", key)
+        m = re.match(r"^step_([0-9]+)\.([0-9]+)\Z", key)
         if m:
             new = f"step_{m.group(1)}_{m.group(2)}"
             ctx.note(
                 f"review_audit key {key!r} renamed {new!r}", pointer_join(["review_audit", key])
             )
-        if not re.match(r"^step_[0-9]+(_[0-9]+)?$", new) or new in fixed:
+        if not re.match(r"^step_[0-9]+(_[0-9]+)?\Z", new) or new in fixed:
             ctx.aside(
                 doc,
                 f"review_audit_{key}",
@@ -67,7 +67,7 @@ def repair_review_audit(doc: dict[str, Any], ctx: MigrationContext) -> None:
         doc["review_audit"] = fixed
 
 
-PASS_NAME = re.compile(r"^(?:pass_?)?([0-9]+)$")
+PASS_NAME = re.compile(r"^(?:pass_?)?([0-9]+)\Z")
 
 
 def _skipped(key: str, entry: dict[str, Any], ctx: MigrationContext) -> dict[str, Any]:

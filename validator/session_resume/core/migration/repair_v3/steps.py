@@ -31,7 +31,7 @@ def new_key(key: str) -> str:
     return f"{m.group(1)}_{m.group(2)}" if m else key
 
 
-LETTER_KEY = re.compile(r"^([0-9]+)([a-z])$")
+LETTER_KEY = re.compile(r"^([0-9]+)([a-z])\Z")
 
 
 def rename_letter_keys(doc: dict[str, Any], ctx: MigrationContext) -> None:
@@ -361,7 +361,7 @@ def repair_current_step(doc: dict[str, Any], steps: dict[str, Any], ctx: Migrati
         doc["current_step"] = int(cur)  # 2.0 is the integer 2
         return
     new: int | None = None
-    if isinstance(cur, str) and re.match(r"^[0-9]+([._][0-9]+)?$", cur):
+    if isinstance(cur, str) and re.match(r"^[0-9]+([._][0-9]+)?\Z", cur):
         new = int(re.split(r"[._]", cur)[0])
         if not cur.isdigit():  # "3.5": the step number is 3, the sub-step kept
             ctx.aside(doc, "current_step", cur, f"current_step {cur!r} names a sub-step")

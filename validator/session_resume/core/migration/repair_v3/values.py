@@ -15,9 +15,9 @@ if TYPE_CHECKING:
 
 VERSION = "3.0"  # the version whose known defects this pass repairs
 
-DOTTED_KEY = re.compile(r"^([0-9]+)\.([0-9]+)$")
-STEP_KEY = re.compile(r"^[0-9]+(_[0-9]+)?$")
-DECISION_ID = re.compile(r"^D[0-9]{3,}$")
+DOTTED_KEY = re.compile(r"^([0-9]+)\.([0-9]+)\Z")
+STEP_KEY = re.compile(r"^[0-9]+(_[0-9]+)?\Z")
+DECISION_ID = re.compile(r"^D[0-9]{3,}\Z")
 COMPLEXITY = {"low": "simple", "medium": "standard", "high": "complex"}
 RESOLVED = {"resolved", "closed", "done", "fixed", "wontfix", "won't fix"}
 STATUSES = {"pending", "in_progress", "complete", "skipped"}
