@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from session_resume.core.diagnostics import Diagnostic, FileReport
@@ -12,7 +13,17 @@ if TYPE_CHECKING:
 
 # C0 (with newline and ESC), DEL, C1, the line/paragraph separators and the bidi controls
 # (embeddings, overrides, isolates, marks: U+200E/F, U+202A-U+202E, U+2066-U+2069).
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+CONTROL = r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]"
+LINE_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]"
+WORKFLOW_COMMAND = r"^(\s*):"
+
+
+# Compiled on first need: each wide character class costs about 0.5 ms to compile, and
+# nearly all output is printable (str.isprintable() is False for every character above), so
+# a cold command usually compiles none of them.
+@functools.cache
+def _compiled(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
 
 
 def _escape(m: re.Match[str]) -> str:
@@ -24,7 +35,9 @@ def clean(text: str) -> str:
     """One printable line: values from untrusted files (keys, paths) must not start a new
     line (a forged `::error` command in a CI log) or carry terminal escape sequences. Lone
     surrogates are escaped too, so printing never fails."""
-    text = _CONTROL.sub(_escape, text)
+    if text.isprintable():  # no control character, no lone surrogate
+        return text
+    text = _compiled(CONTROL).sub(_escape, text)
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
@@ -41,17 +54,16 @@ def clean_tree(value: Any) -> Any:
     return value
 
 
-_LINE_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]")
-_WORKFLOW_COMMAND = re.compile(r"^(\s*):", re.MULTILINE)
-
-
 def clean_lines(text: str) -> str:
     """Text made of lines: every control character but the newline and the tab escaped, and
     no line may start (after blanks) with ``:`` -- the start of a GitHub workflow command
     (``::error ...``) -- so output can never forge one in a CI log."""
-    text = _LINE_CONTROL.sub(_escape, text)
-    text = _WORKFLOW_COMMAND.sub(lambda m: m.group(1) + "\\x3a", text)
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    if not all(line.isprintable() for line in text.replace("\t", " ").split("\n")):
+        text = _compiled(LINE_CONTROL).sub(_escape, text)
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    if ":" in text:
+        text = _compiled(WORKFLOW_COMMAND, re.MULTILINE).sub(lambda m: m.group(1) + "\\x3a", text)
+    return text
 
 
 class SafeTextStream:

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 MAX_ATTEMPTS = 3
 LEASE_TAIL_EVENTS = 200  # enough of the worklog's tail to find the lease's session_end
 # C0, DEL, C1 and lone surrogates (argv bytes that are not UTF-8 arrive as U+DC80-U+DCFF)
-_NOT_TEXT = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+NOT_TEXT = "[\x00-\x1f\x7f-\x9f\ud800-\udfff]"
 
 
 @dataclass
@@ -166,7 +166,9 @@ def _check_same_lease(ctx: WriteContext, plan: LeasePlan) -> None:
 def check_owner(owner: str, *, file: str) -> None:
     """Refuse (SR182, exit 2) an owner a lease cannot hold: bytes that are not UTF-8 (the
     worklog and the lease could not be encoded) or a control character."""
-    if _NOT_TEXT.search(owner):
+    # isprintable() is False for every character NOT_TEXT names: the regex (a wide class,
+    # costly to compile at start-up) is needed only for an owner that is not plainly printable
+    if not owner.isprintable() and re.search(NOT_TEXT, owner):
         raise ServiceError(
             [
                 diag(

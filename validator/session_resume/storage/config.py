@@ -6,6 +6,7 @@ repository root that artifact paths are relative to.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -83,14 +84,19 @@ def find_root(start: Path) -> tuple[Path, Path | None, str]:
 
 MAX_TOML_DEPTH = 64  # as for YAML (docs/security.md §5): a real pyproject.toml nests under 10
 # What may hold a bracket that is no nesting: a string (multi-line forms first) or a comment.
-_TOML_SPECIAL = re.compile(r"""["'#\[\]{}]""")
-_TOML_STRING = re.compile(
+_TOML_SPECIAL = r"""["'#\[\]{}]"""
+_TOML_STRING = (
     r'"""(?:[^"\\]|\\.|"(?!""))*+"""'  # multi-line basic
     r"|'''.*?'''"  # multi-line literal
     r'|"(?:[^"\\\n]|\\.)*+"'  # basic
-    r"|'[^'\n]*'",  # literal
-    re.DOTALL,
+    r"|'[^'\n]*'"  # literal
 )
+
+
+@functools.cache
+def _compiled(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    # compiled on first need: only a pyproject.toml that names the tool is scanned
+    return re.compile(pattern, flags)
 
 
 def toml_depth(text: str) -> int:
@@ -100,7 +106,7 @@ def toml_depth(text: str) -> int:
     string, where ``tomllib`` stops too."""
     pos = depth = deepest = 0
     while deepest <= MAX_TOML_DEPTH:
-        m = _TOML_SPECIAL.search(text, pos)
+        m = _compiled(_TOML_SPECIAL).search(text, pos)
         if m is None:
             break
         c, at = m.group(), m.start()
@@ -114,7 +120,7 @@ def toml_depth(text: str) -> int:
             pos = len(text) if end < 0 else end
             continue
         else:
-            s = _TOML_STRING.match(text, at)
+            s = _compiled(_TOML_STRING, re.DOTALL).match(text, at)
             if s is None:
                 break
             pos = s.end()
@@ -126,16 +132,15 @@ def toml_depth(text: str) -> int:
 # A line that could start our table: `[tool.session-resume]`, `[tool]`, `tool.session-resume.x
 # = …` or `tool = {…}`, keys quoted or not. Most pyproject.toml files have none, and then a
 # cold command neither imports nor runs the TOML parser.
-_MAY_CONFIGURE_US = re.compile(
-    rb"""^[ \t]*(?:\[[ \t]*)?["']?tool["']?[ \t]*(?:\]|=|\.[ \t]*["']?session-resume)""",
-    re.MULTILINE,
+_MAY_CONFIGURE_US = (
+    rb"""^[ \t]*(?:\[[ \t]*)?["']?tool["']?[ \t]*(?:\]|=|\.[ \t]*["']?session-resume)"""
 )
 
 
 def _may_configure_us(path: Path) -> bool:
     try:
         with open(path, "rb") as fh:
-            return _MAY_CONFIGURE_US.search(fh.read()) is not None
+            return re.search(_MAY_CONFIGURE_US, fh.read(), re.MULTILINE) is not None
     except OSError:
         return False
 
