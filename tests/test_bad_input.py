@@ -92,6 +92,25 @@ def test_duplicate_keys_point_at_the_second_key(tmp_path: Path) -> None:
     assert (dup[0]["line"], dup[0]["column"]) == (3, 3)
 
 
+@pytest.mark.parametrize(
+    ("member", "code", "what"),
+    [('"k":1', "SR121", "duplicate keys"), ('"k{}":NaN', "SR122", "non-finite numbers")],
+)
+def test_a_thousand_findings_of_one_kind_list_a_hundred_and_count_the_rest(
+    tmp_path: Path, member: str, code: str, what: str
+) -> None:
+    """1 MB can hold 166,000 duplicate keys: listing each took seconds (issue 18)."""
+    p = tmp_path / "00-session-state.json"
+    p.write_text("{" + ",".join(member.format(i) for i in range(1000)) + "}")
+    rc, diags = _validate(p)
+    found = [d for d in diags if d["code"] == code]
+    assert rc == 1
+    assert len(found) == 101
+    assert all(d["pointer"] for d in found[:100])
+    last = found[-1]
+    assert last["message"].startswith(("899 more", "900 more")) and what in last["message"]
+
+
 def test_fifty_megabyte_file_is_refused_without_reading_it(tmp_path: Path) -> None:
     big = tmp_path / "big" / "00-session-state.json"
     small = tmp_path / "small" / "00-session-state.json"

@@ -19,7 +19,7 @@ from session_resume.core.yamlsafe import MAX_YAML_DEPTH, load_yaml_text
 from session_resume.services.validation import validate_file
 from session_resume.storage import worklog
 
-from conftest import apex_state
+from conftest import apex_state, run_cli
 
 FLOOR = 0.05  # seconds: a small run faster than this counts as this
 
@@ -138,7 +138,37 @@ def test_tracker_import_of_many_non_json_lines(tmp_path: Path) -> None:
         assert sum(d.code == "SR807" for d in plan.diagnostics) == n
         return lambda: plan_import("session-tracker", src, to, now=now, root=repo)
 
-    assert_near_linear(make, 2_000)
+    # up to MAX_UNPARSED_LINES such lines are imported (as note events); more are refused
+    assert_near_linear(make, 100)
+
+
+def test_a_tracker_worklog_of_a_megabyte_of_garbage_is_refused_before_it_is_imported(
+    tmp_path: Path,
+) -> None:
+    """500,000 non-JSON lines (1 MB) took 30 s and 700 MB, writing half a million note
+    events; now SR822 at the 1,001st, nothing written."""
+    import shutil
+
+    fixture = Path(__file__).parent / "fixtures" / "import" / "tracker" / "finished" / ".session"
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    shutil.copytree(fixture, repo / "tracker")
+    (repo / "tracker" / "worklog.jsonl").write_bytes(b"x\n" * 500_000)
+    proc = run_cli(
+        "import",
+        "session-tracker",
+        "tracker",
+        "--to",
+        "agent-output/imported",
+        "--root",
+        str(repo),
+        "--now",
+        "2026-03-03T00:00:00Z",
+        cwd=repo,
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "SR822" in proc.stdout + proc.stderr and "line 1,001" in proc.stdout + proc.stderr
+    assert not (repo / "agent-output").exists()
 
 
 @pytest.mark.parametrize("version", ["2.0", "3.0"])

@@ -1158,6 +1158,17 @@ _ALL = [
         "you want.",
     ),
     Code(
+        "SR822",
+        "import-worklog-not-tracker",
+        E,
+        "More than 1,000 lines of the source worklog are not JSON objects: it is not a "
+        "session-tracker worklog (a real one has at most a torn last line). Refused before "
+        "anything is written: each such line would become a note event, and 1 MB of them "
+        "half a million.",
+        "worklog.jsonl: 500,000 lines of `x`",
+        "Import the right directory, or repair the worklog by hand (keep its JSON lines).",
+    ),
+    Code(
         "SR830",
         "todo-list-invalid",
         E,

@@ -142,6 +142,7 @@ def _decode(data: bytes, file: str, out: list[Diagnostic]) -> str | None:
 
 
 MAX_LOCATED = 50  # findings per document that are given a line and column
+MAX_LISTED = 100  # findings of one kind listed per document; the rest in one counted finding
 
 
 class _Hooks:
@@ -211,7 +212,7 @@ def _tree_ok(
         return False
     # Locating a pointer rescans the text: only the first MAX_LOCATED findings get a line and
     # column, so thousands of duplicates or NaNs cost linear time, not quadratic.
-    for n, (ptr_parts, key) in enumerate(dup_ptrs):
+    for n, (ptr_parts, key) in enumerate(dup_ptrs[:MAX_LISTED]):
         ln, cl = (
             _loc(text, ptr_parts, key_occurrence=2, key=key) if n < MAX_LOCATED else (None, None)
         )
@@ -225,7 +226,8 @@ def _tree_ok(
                 column=cl,
             )
         )
-    for n, ptr_parts in enumerate(non_finite):
+    _count_the_rest(out, "SR121", len(dup_ptrs), "duplicate keys", file)
+    for n, ptr_parts in enumerate(non_finite[:MAX_LISTED]):
         ln, cl = _loc(text, ptr_parts) if n < MAX_LOCATED else (None, None)
         out.append(
             diag(
@@ -237,7 +239,21 @@ def _tree_ok(
                 column=cl,
             )
         )
+    _count_the_rest(out, "SR122", len(non_finite), "non-finite numbers", file)
     return not (dup_ptrs or non_finite)
+
+
+def _count_the_rest(out: list[Diagnostic], code: str, found: int, what: str, file: str) -> None:
+    """One finding for all those past :data:`MAX_LISTED`: a file of 1 MB can hold 166,000
+    duplicate keys, and listing each would cost seconds and bury the first (issue 18)."""
+    if found > MAX_LISTED:
+        out.append(
+            diag(
+                code,
+                f"{found - MAX_LISTED:,} more {what} (only the first {MAX_LISTED} are listed)",
+                file=file,
+            )
+        )
 
 
 def _value_problem(value: Any, text: str, *, file: str, require_object: bool) -> Diagnostic | None:

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from session_resume.core.codes import diag
+from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.jsonread import parse_json_bytes
 from session_resume.importers.common import ImportRefused
 from session_resume.importers.tracker.source import (
@@ -81,6 +82,7 @@ def read_worklog(path: Path) -> list[WorklogLine]:
         )
     data = res.data
     out = []
+    unparsed = 0
     pieces = data.split(b"\n")
     torn_last = not data.endswith(b"\n")
     for i, raw in enumerate(pieces):
@@ -89,8 +91,27 @@ def read_worklog(path: Path) -> list[WorklogLine]:
         text = raw.decode("utf-8", errors="replace")
         parsed = parse_json_bytes(raw, require_object=True)
         value = parsed.value if not parsed.corrupt and isinstance(parsed.value, dict) else None
+        if value is None:
+            unparsed += 1
+            if unparsed > MAX_UNPARSED_LINES:
+                raise ImportRefused([_not_a_tracker_worklog(path, i + 1)])
         out.append(WorklogLine(i + 1, value, text, torn=torn_last and i == len(pieces) - 1))
     return out
+
+
+# A real tracker worklog has at most a torn last line; each unparsed line becomes a note
+# event, so a file of them would turn 1 MB of input into half a million events (issue 18).
+MAX_UNPARSED_LINES = 1000
+
+
+def _not_a_tracker_worklog(path: Path, line: int) -> Diagnostic:
+    return diag(
+        "SR822",
+        f"more than {MAX_UNPARSED_LINES:,} lines are not JSON objects (line {line:,} is one "
+        "more): not a session-tracker worklog; nothing was written",
+        file=str(path),
+        line=line,
+    )
 
 
 def read_source(
