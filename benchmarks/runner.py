@@ -409,6 +409,8 @@ def fmt_s(x: float) -> str:
 
 
 def fmt_value(x: float, unit: str) -> str:
+    if unit == "s":  # a duration returned as the value (a command's own wall time)
+        return fmt_s(x)
     return f"{x:.1f} {unit}"
 
 
