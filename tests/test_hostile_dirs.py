@@ -375,6 +375,25 @@ def test_sync_todos_ids_of_5000_digits_and_2000_items(tmp_path: Path) -> None:
     assert len(store.load(d, root=repo).document["steps"]) == 2001  # type: ignore[index]
 
 
+def test_a_todo_list_of_more_than_10000_items_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    """1 MB of todo items (22,000) made a 4 MB state and took seconds (issue 18): SR830."""
+    repo, d, _ = make_repo(tmp_path)
+    (d / store.STATE).unlink()
+    assert cli("init", "demo", "--workflow", "generic", "--root", str(repo), "--now", NOW)[0] == 0
+    listing = tmp_path / "todos.json"
+    listing.write_text(
+        json.dumps([{"content": f"task {i}", "status": "pending"} for i in range(10_001)])
+    )
+    before = tree_hash(repo)
+    code, output = cli(
+        "sync-todos", str(d), "--file", str(listing), "--root", str(repo), "--now", NOW
+    )
+    assert code in (1, 2) and "SR830" in output and "10,001 items" in output, output[:500]
+    assert tree_hash(repo) == before
+
+
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
 def test_lone_surrogates_in_duplicate_and_non_finite_keys(tmp_path: Path, fmt: str) -> None:
     """Was SR900 (UnicodeEncodeError printing the key) with --format json|sarif|github."""

@@ -1172,7 +1172,8 @@ _ALL = [
         "SR830",
         "todo-list-invalid",
         E,
-        "The input of `sync-todos` is not a TodoWrite or Tasks list.",
+        "The input of `sync-todos` is not a TodoWrite or Tasks list, or holds more than "
+        "10,000 items (each would become a step).",
         '{"content": "one item, not a list"}',
         "Pipe a JSON array of {content, status, activeForm} or {id, subject, status} items.",
     ),

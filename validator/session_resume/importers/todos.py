@@ -156,6 +156,11 @@ def _text(value: Any) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
+# An agent's todo list holds dozens of items; each becomes a step, so 1 MB of them (22,000)
+# made a 4 MB state and took seconds to write (issue 18). Larger lists are refused.
+MAX_ITEMS = 10_000
+
+
 def parse_list(value: Any, file: str = "<stdin>") -> list[TodoItem]:
     """The items of a TodoWrite or Tasks list; raises :class:`TodoListError` (SR830)."""
     items = _unwrap(value)
@@ -166,6 +171,17 @@ def parse_list(value: Any, file: str = "<stdin>") -> list[TodoItem]:
                     "SR830",
                     "expected a JSON array of TodoWrite items {content, status, activeForm} "
                     "or Tasks items {id, subject, status}",
+                    file=file,
+                )
+            ]
+        )
+    if len(items) > MAX_ITEMS:
+        raise TodoListError(
+            [
+                diag(
+                    "SR830",
+                    f"the list holds {len(items):,} items, more than the {MAX_ITEMS:,} a todo "
+                    "list may hold (each becomes a step of the state)",
                     file=file,
                 )
             ]
