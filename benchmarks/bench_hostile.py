@@ -31,7 +31,7 @@ from pathlib import Path
 from bench_resume_worklog import _RESUME_NOW, _SESSION, _current_session_events
 from bench_validate_cold import BARE
 from bench_write_cold import prepare_session
-from commandline import bench_env, tool
+from commandline import bench_env, process, tool
 from runner import EXAMPLE, OPTIONS, ROOT, BenchAbort, Limit, Prepared, Run, benchmark
 from states import STATE_FILE
 
@@ -294,25 +294,14 @@ def check_case(case: Case, env: dict[str, str]) -> tuple[int, list[str]]:
 def timed(argv: Sequence[str], cwd: Path, env: dict[str, str], code: int) -> Run:
     """A Run whose call returns the wall time of one run of ``argv`` (output discarded), which
     must exit ``code`` as it did in setup."""
-    args = list(argv)
+    run = process(argv, cwd=cwd, env=env, ok_codes=(code,), shown=f"{shlex.join(argv)}  (in {cwd})")
 
     def call() -> float:
         start = time.perf_counter()
-        res = subprocess.run(
-            args,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            check=False,
-        )
-        elapsed = time.perf_counter() - start
-        if res.returncode != code:
-            raise BenchAbort(f"`{shlex.join(args)}` exited {res.returncode}, in setup {code}")
-        return elapsed
+        run.call()
+        return time.perf_counter() - start
 
-    return Run(call, f"{shlex.join(args)}  (in {cwd})")
+    return Run(call, run.shown)
 
 
 @benchmark(
