@@ -9,19 +9,16 @@ bytes on macOS). RUSAGE_CHILDREN would give the largest peak of every child reap
 from __future__ import annotations
 
 import os
-import random
-import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench_resume_worklog import _RESUME_NOW, _current_session_events, _sessions, _write_history
+from bench_resume_worklog import orphaned_sessions, resume_argv
 from bench_validate_cold import BARE
-from bench_worklog_append import large_size
 from commandline import bench_env, check_output, expect_session_resume_clean, tool
-from runner import OPTIONS, BenchAbort, BenchUnavailable, Limit, Prepared, Run, benchmark, progress
+from runner import OPTIONS, BenchAbort, Limit, Prepared, Run, benchmark, progress
 from states import write_states
 
 _MIB = 1024 * 1024
@@ -129,35 +126,11 @@ _LARGE, _EMPTY = "session-resume resume (large worklog)", "session-resume resume
     warmup=0,
 )
 def rss_resume_large_worklog(tmpdir: Path) -> Prepared:
-    size, label = large_size()
-    free = shutil.disk_usage(tmpdir).free
-    if free < 3 * size:
-        raise BenchUnavailable(
-            f"only {free / 1e9:.1f} GB free; the {label} worklog needs {3 * size / 1e9:.1f} GB"
-        )
     env = bench_env(tmpdir)
-    dirs = _sessions(tmpdir)
-    (dirs["empty"] / "00-worklog.jsonl").write_bytes(b"")
-    big = dirs["large"] / "00-worklog.jsonl"
-    t0 = time.perf_counter()
-    with open(big, "wb", buffering=0) as fh:
-        last = _write_history(fh, size, random.Random(size))
-        fh.write(b"".join(_current_session_events(last + 1)))
-    seconds = time.perf_counter() - t0
-    progress(f"  wrote a {big.stat().st_size / 1e9:.2f} GB worklog in {seconds:.1f} s")
+    dirs, big, last, label = orphaned_sessions(tmpdir)
 
     def argv(name: str) -> list[str]:
-        return [
-            tool("session-resume"),
-            "resume",
-            str(dirs[name]),
-            "--root",
-            str(tmpdir / name),
-            "--now",
-            _RESUME_NOW,
-            "--format",
-            "json",
-        ]
+        return resume_argv(tmpdir, dirs, name)
 
     for name in ("empty", "large"):
         check_output(argv(name), cwd=tmpdir / name, env=env, what="setup")

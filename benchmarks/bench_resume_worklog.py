@@ -196,13 +196,59 @@ def _evicted(large: Run, big: Path) -> Run:
     return Run(large.call, large.shown + "  (after fadvise DONTNEED)", evict)
 
 
-def _size() -> tuple[int, str]:
+def large_size() -> tuple[int, str]:
     """The large worklog's size in bytes, and as the report says it."""
     if OPTIONS.smoke:
         return 1000 * 1000, "1 MB"
     if OPTIONS.quick:
         return 100 * 1000 * 1000, "100 MB"
     return 1000 * 1000 * 1000, "1 GB"
+
+
+def write_large_worklog(
+    path: Path, size: int, then: Callable[[int], bytes] = lambda _last: b""
+) -> int:
+    """A valid worklog of about ``size`` bytes (past sessions, seq 1..N) followed by
+    ``then(N)``, fsynced (clean pages, so they can be evicted; the space is really used);
+    returns N. Unavailable unless three times ``size`` is free."""
+    free = shutil.disk_usage(path.parent).free
+    if free < 3 * size:
+        raise BenchUnavailable(
+            f"only {free / 1e9:.1f} GB free in {path.parent}; the worklog needs "
+            f"{3 * size / 1e9:.1f} GB free"
+        )
+    t0 = time.perf_counter()
+    with open(path, "wb", buffering=0) as fh:
+        last = _write_history(fh, size, random.Random(size))
+        fh.write(then(last))
+        os.fsync(fh.fileno())
+    progress(
+        f"  wrote a {path.stat().st_size / 1e9:.2f} GB worklog ({last:,} past events) in "
+        f"{time.perf_counter() - t0:.1f} s"
+    )
+    return last
+
+
+def orphaned_sessions(tmpdir: Path) -> tuple[dict[str, Path], Path, int, str]:
+    """The orphaned session twice, under ``tmpdir/empty`` and ``tmpdir/large``: with an empty
+    worklog and with a large one ending in the session's own events. Returns the session
+    directories, the large worklog, its last past seq and its size as the report says it."""
+    size, label = large_size()
+    dirs = _sessions(tmpdir)
+    (dirs["empty"] / "00-worklog.jsonl").write_bytes(b"")
+    big = dirs["large"] / "00-worklog.jsonl"
+    last = write_large_worklog(big, size, lambda n: b"".join(_current_session_events(n + 1)))
+    return dirs, big, last, label
+
+
+def resume_argv(tmpdir: Path, dirs: dict[str, Path], name: str) -> list[str]:
+    """`session-resume resume` of the ``name`` session as JSON, at a time its lease is stale."""
+    return [tool("session-resume"), "resume", str(dirs[name]), "--root", str(tmpdir / name)] + [
+        "--now",
+        _RESUME_NOW,
+        "--format",
+        "json",
+    ]
 
 
 @benchmark(
@@ -218,36 +264,12 @@ def _size() -> tuple[int, str]:
     quick_runs=7,
 )
 def resume_large_worklog(tmpdir: Path) -> Prepared:
-    size, label = _size()
-    free = shutil.disk_usage(tmpdir).free
-    if free < 3 * size:
-        raise BenchUnavailable(
-            f"only {free / 1e9:.1f} GB free in {tmpdir.parent}; the {label} worklog needs "
-            f"{3 * size / 1e9:.1f} GB free"
-        )
     env = bench_env(tmpdir)
-    dirs = _sessions(tmpdir)
-    (dirs["empty"] / "00-worklog.jsonl").write_bytes(b"")
-    big = dirs["large"] / "00-worklog.jsonl"
-    t0 = time.perf_counter()
-    with open(big, "wb", buffering=0) as fh:
-        last = _write_history(fh, size, random.Random(size))
-        fh.write(b"".join(_current_session_events(last + 1)))
-        os.fsync(fh.fileno())  # clean pages, so they can be evicted; the space is really used
+    dirs, big, last, label = orphaned_sessions(tmpdir)
     big_size = big.stat().st_size
-    progress(
-        f"  wrote a {big_size / 1e9:.2f} GB worklog ({last + 9:,} events) in "
-        f"{time.perf_counter() - t0:.1f} s"
-    )
 
     def argv(name: str) -> list[str]:
-        root = tmpdir / name
-        return [tool("session-resume"), "resume", str(dirs[name]), "--root", str(root)] + [
-            "--now",
-            _RESUME_NOW,
-            "--format",
-            "json",
-        ]
+        return resume_argv(tmpdir, dirs, name)
 
     action = _check_answers(tmpdir, argv, env, last)
     runs = {

@@ -5,55 +5,19 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
-import random
-import shutil
-import time
 from pathlib import Path
 
-from bench_resume_worklog import _write_history
+from bench_resume_worklog import large_size, write_large_worklog
 from runner import (
-    OPTIONS,
     BenchAbort,
-    BenchUnavailable,
     Prepared,
     Run,
     Target,
     benchmark,
-    progress,
 )
 
 _SESSION = "5e55b1d0c0ffee42"
 _EMPTY, _LARGE = "empty worklog", "large worklog"
-
-
-def large_size() -> tuple[int, str]:
-    """The large worklog's size in bytes, and as the report says it."""
-    if OPTIONS.smoke:
-        return 1000 * 1000, "1 MB"
-    if OPTIONS.quick:
-        return 100 * 1000 * 1000, "100 MB"
-    return 1000 * 1000 * 1000, "1 GB"
-
-
-def write_large_worklog(path: Path, size: int) -> int:
-    """A valid worklog of about ``size`` bytes (past sessions, seq 1..N), fsynced; returns the
-    last seq. Aborts the benchmark unless ``size`` bytes and some margin are free."""
-    free = shutil.disk_usage(path.parent).free
-    if free < 3 * size:
-        raise BenchUnavailable(
-            f"only {free / 1e9:.1f} GB free in {path.parent}; the worklog needs "
-            f"{3 * size / 1e9:.1f} GB free"
-        )
-    t0 = time.perf_counter()
-    with open(path, "wb", buffering=0) as fh:
-        last = _write_history(fh, size, random.Random(size))
-        os.fsync(fh.fileno())
-    progress(
-        f"  wrote a {path.stat().st_size / 1e9:.2f} GB worklog ({last:,} events) in "
-        f"{time.perf_counter() - t0:.1f} s"
-    )
-    return last
 
 
 @benchmark(
