@@ -65,21 +65,22 @@ class Config:
     docs_url: str | None = None  # SARIF's documentation base URL (None: reporters.sarif)
 
 
-def find_root(start: Path) -> tuple[Path, Path | None, str]:
-    """(root, config file or None, kind) searching upwards from ``start``."""
+def find_root(start: Path) -> tuple[Path, Path | None, str, Any]:
+    """(root, config file or None, kind, the ``[tool.session-resume]`` value of a
+    pyproject.toml as it was read here) searching upwards from ``start``."""
     start = start.resolve()
     for d in [start, *start.parents]:
         if (d / CONFIG_FILE).is_file():
-            return d, d / CONFIG_FILE, "yaml"
+            return d, d / CONFIG_FILE, "yaml", None
         py = d / "pyproject.toml"
-        if py.is_file() and _may_configure_us(py):
+        if py.is_file():
             doc = read_pyproject(py)
             tool = doc.get("tool") if doc is not None else None
             if isinstance(tool, dict) and "session-resume" in tool:
-                return d, py, "toml"
+                return d, py, "toml", tool["session-resume"]
         if (d / ".git").exists():
-            return d, None, ""
-    return start, None, ""
+            return d, None, "", None
+    return start, None, "", None
 
 
 MAX_TOML_DEPTH = 64  # as for YAML (docs/security.md §5): a real pyproject.toml nests under 10
@@ -137,24 +138,23 @@ _MAY_CONFIGURE_US = (
 )
 
 
-def _may_configure_us(path: Path) -> bool:
-    try:
-        with open(path, "rb") as fh:
-            return re.search(_MAY_CONFIGURE_US, fh.read(), re.MULTILINE) is not None
-    except OSError:
-        return False
-
-
 def read_pyproject(path: Path) -> dict[str, Any] | None:
     """A ``pyproject.toml`` parsed, or None when it cannot be read or is not TOML (then it is
-    no configuration); one nested deeper than :data:`MAX_TOML_DEPTH` is refused (SR405)."""
-    # lazy: only a pyproject.toml needs it
+    no configuration); ``{}`` when no line could start our table (not parsed at all); one
+    nested deeper than :data:`MAX_TOML_DEPTH` is refused (SR405)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if re.search(_MAY_CONFIGURE_US, data, re.MULTILINE) is None:
+        return {}
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    # lazy: only a pyproject.toml that may configure the tool needs it
     import tomllib
 
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError):
-        return None
     if toml_depth(text) > MAX_TOML_DEPTH:
         raise ConfigError(
             diag(
@@ -172,7 +172,7 @@ def read_pyproject(path: Path) -> dict[str, Any] | None:
 
 
 def load_config(start: str | os.PathLike[str] | None = None) -> Config:
-    root, path, kind = find_root(Path(start or os.getcwd()))
+    root, path, kind, table = find_root(Path(start or os.getcwd()))
     if path is None:
         return Config(root=root)
     raw: Any
@@ -192,10 +192,7 @@ def load_config(start: str | os.PathLike[str] | None = None) -> Config:
             )
         raw = res.value if res.value is not None else {}
     else:
-        doc = read_pyproject(path)
-        if doc is None:  # changed since find_root read it
-            raise ConfigError(diag("SR405", "cannot read config", file=str(path)))
-        raw = doc["tool"]["session-resume"]
+        raw = table  # parsed once, by find_root
     if not isinstance(raw, dict):
         raise ConfigError(diag("SR405", "the configuration must be a mapping", file=str(path)))
     values: dict[str, Any] = {}
