@@ -10,7 +10,6 @@ lines in all. :func:`check_handoff_text` is pure; reading the files is
 
 from __future__ import annotations
 
-import functools
 import re
 from datetime import datetime
 
@@ -30,17 +29,12 @@ SECTIONS = (
     "Artifacts",
 )
 
-# Matched one line at a time. Compiled on first need: every write imports this module for
-# HANDOFF, few check a handoff.
+# Matched one line at a time; as text, compiled (and cached) by `re` on first use: every
+# write imports this module for HANDOFF, few check a handoff.
 HEADER = r"^# (?P<project>.+) — Handoff \(Step (?P<step>\S+) complete\)$"
 UPDATED = r"^Updated: (?P<ts>\S+)(?: \| .*)?$"
 _H2 = r"^## (?P<title>.*?)\s*#*\s*$"
 _FENCE = r"^ {0,3}(```|~~~)"
-
-
-@functools.cache
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
 
 
 def handoff_lines(text: str) -> list[str]:
@@ -97,7 +91,7 @@ def _header_problems(
     """SR601 for a first line that is not the header, SR607 for a header naming another
     project. ``content``: the non-blank lines with their numbers."""
 
-    header = _compiled(HEADER).match(content[0][1]) if content else None
+    header = re.match(HEADER, content[0][1]) if content else None
     if header is None:
         return [
             diag(
@@ -129,7 +123,7 @@ def _updated_of(
 ) -> tuple[datetime | None, Diagnostic | None]:
     """The time of the ``Updated:`` line (the second non-blank line), or SR601."""
 
-    m = _compiled(UPDATED).match(updated_line[1]) if updated_line else None
+    m = re.match(UPDATED, updated_line[1]) if updated_line else None
     if m is None or parse_ts(m.group("ts")) is None:
         return None, diag(
             "SR601",
@@ -146,12 +140,12 @@ def _h2_headings(lines: list[str]) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
     in_fence = False
     for i, ln in enumerate(lines, start=1):
-        if _compiled(_FENCE).match(ln):
+        if re.match(_FENCE, ln):
             in_fence = not in_fence
             continue
         if in_fence:
             continue
-        h = _compiled(_H2).match(ln)
+        h = re.match(_H2, ln)
         if h:
             found.append((i, h.group("title")))
     return found

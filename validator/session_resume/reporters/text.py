@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import re
 
 from session_resume.core.diagnostics import Diagnostic, FileReport
@@ -11,6 +10,9 @@ TYPE_CHECKING = False  # typing is imported for the type checker only (cold star
 if TYPE_CHECKING:
     from typing import Any
 
+# Patterns as text, compiled (and cached) by `re` on first use: each wide character class
+# costs about 0.5 ms to compile, and nearly all output is printable (str.isprintable() is
+# False for every character below), so a cold command usually compiles none of them.
 # C0 (with newline and ESC), DEL, C1, the line/paragraph separators and the bidi controls
 # (embeddings, overrides, isolates, marks: U+200E/F, U+202A-U+202E, U+2066-U+2069).
 CONTROL = r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]"
@@ -18,12 +20,8 @@ LINE_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2
 WORKFLOW_COMMAND = r"^(\s*):"
 
 
-# Compiled on first need: each wide character class costs about 0.5 ms to compile, and
-# nearly all output is printable (str.isprintable() is False for every character above), so
-# a cold command usually compiles none of them.
-@functools.cache
-def _compiled(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
+def _command_start(m: re.Match[str]) -> str:
+    return m.group(1) + "\\x3a"
 
 
 def _escape(m: re.Match[str]) -> str:
@@ -37,7 +35,7 @@ def clean(text: str) -> str:
     surrogates are escaped too, so printing never fails."""
     if text.isprintable():  # no control character, no lone surrogate
         return text
-    text = _compiled(CONTROL).sub(_escape, text)
+    text = re.sub(CONTROL, _escape, text)
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
@@ -59,10 +57,10 @@ def clean_lines(text: str) -> str:
     no line may start (after blanks) with ``:`` -- the start of a GitHub workflow command
     (``::error ...``) -- so output can never forge one in a CI log."""
     if not all(line.isprintable() for line in text.replace("\t", " ").split("\n")):
-        text = _compiled(LINE_CONTROL).sub(_escape, text)
+        text = re.sub(LINE_CONTROL, _escape, text)
         text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     if ":" in text:
-        text = _compiled(WORKFLOW_COMMAND, re.MULTILINE).sub(lambda m: m.group(1) + "\\x3a", text)
+        text = re.sub(WORKFLOW_COMMAND, _command_start, text, flags=re.MULTILINE)
     return text
 
 

@@ -6,7 +6,6 @@ repository root that artifact paths are relative to.
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 from pathlib import Path
@@ -94,20 +93,16 @@ _TOML_STRING = (
 )
 
 
-@functools.cache
-def _compiled(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    # compiled on first need: only a pyproject.toml that names the tool is scanned
-    return re.compile(pattern, flags)
-
-
 def toml_depth(text: str) -> int:
     """The deepest nesting of arrays and inline tables (a table header counts too), in one
     linear pass that stops past :data:`MAX_TOML_DEPTH`: ``tomllib`` recurses once per level,
     so 20,000 levels in 40 KB were a ``RecursionError`` (SR900). It stops at an unterminated
     string, where ``tomllib`` stops too."""
+    # compiled (and cached by `re`) here: only a pyproject.toml that may configure us is scanned
+    special, string = re.compile(_TOML_SPECIAL), re.compile(_TOML_STRING, re.DOTALL)
     pos = depth = deepest = 0
     while deepest <= MAX_TOML_DEPTH:
-        m = _compiled(_TOML_SPECIAL).search(text, pos)
+        m = special.search(text, pos)
         if m is None:
             break
         c, at = m.group(), m.start()
@@ -121,7 +116,7 @@ def toml_depth(text: str) -> int:
             pos = len(text) if end < 0 else end
             continue
         else:
-            s = _compiled(_TOML_STRING, re.DOTALL).match(text, at)
+            s = string.match(text, at)
             if s is None:
                 break
             pos = s.end()
