@@ -133,3 +133,37 @@ def test_session_ended_without_a_worklog(tmp_path: Path) -> None:
     assert worklog.session_ended(tmp_path / worklog.WORKLOG, "s1", 200) is False
     (tmp_path / worklog.WORKLOG).mkdir()
     assert worklog.session_ended(tmp_path / worklog.WORKLOG, "s1", 200) is False
+
+
+def test_a_write_moment_fsyncs_the_state_and_its_event_not_the_lease(
+    session_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The durable work of a write moment is the state (its temp file and the directory) and
+    the worklog line; the lease heartbeat is replaced atomically but not fsynced (docs/spec.md
+    §7: a power loss ends the processes it speaks of)."""
+    import os
+
+    store.save(session_dir, apex_state(), now=T0)
+    writes.set_decision(_ctx(session_dir, T0), "complexity", "simple")  # creates the lease
+    synced: list[tuple[int, bool]] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        st = os.fstat(fd)
+        synced.append((st.st_ino, os.path.stat.S_ISDIR(st.st_mode)))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    writes.set_decision(_ctx(session_dir, T0 + timedelta(minutes=3)), "complexity", "standard")
+    monkeypatch.undo()
+    held = json.loads((session_dir / sentinel.SENTINEL).read_text())
+    assert held["heartbeat"] == "2026-03-02T10:33:00Z"  # refreshed, and atomically replaced
+    inode = {p.name: p.stat().st_ino for p in session_dir.iterdir()}
+    assert sorted(synced) == sorted(
+        [
+            (inode[store.STATE], False),
+            (session_dir.stat().st_ino, True),
+            (inode[worklog.WORKLOG], False),
+        ]
+    )
+    assert not list(session_dir.glob(".*.tmp"))  # no temp file of the lease left behind

@@ -166,9 +166,9 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def write_temp(directory: Path, data: bytes, prefix: str) -> Path:
+def write_temp(directory: Path, data: bytes, prefix: str, *, durable: bool = True) -> Path:
     """A new temp file ``<prefix><random>.tmp`` in ``directory`` (O_EXCL: never an existing
-    file or link) holding ``data``, fsynced."""
+    file or link) holding ``data``, fsynced unless not ``durable``."""
     flags = (
         os.O_WRONLY
         | os.O_CREAT
@@ -185,7 +185,8 @@ def write_temp(directory: Path, data: bytes, prefix: str) -> Path:
             continue
     try:
         write_all(fd, data)
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
     except BaseException:
         os.close(fd)
         with contextlib.suppress(OSError):
@@ -195,17 +196,24 @@ def write_temp(directory: Path, data: bytes, prefix: str) -> Path:
     return tmp
 
 
-def replace_file(path: Path, data: bytes, *, prefix: str | None = None) -> None:
+def replace_file(
+    path: Path, data: bytes, *, prefix: str | None = None, durable: bool = True
+) -> None:
     """Atomically replace ``path`` with ``data``: temp file, fsync, ``os.replace``, directory
-    fsync. A reader sees the old file or the new one, never a part."""
-    tmp = write_temp(path.parent, data, prefix if prefix is not None else f".{path.name}.")
+    fsync. A reader sees the old file or the new one, never a part. Not ``durable``: the same
+    without the two fsyncs, for a file whose content a power loss makes moot (the lease: it
+    describes running processes, and a power loss ends them all; docs/spec.md §7)."""
+    tmp = write_temp(
+        path.parent, data, prefix if prefix is not None else f".{path.name}.", durable=durable
+    )
     try:
         retry(os.replace, tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def keep_as(src: Path, dst: Path, *, prefix: str) -> None:

@@ -63,11 +63,14 @@ def read(session_dir: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, li
 
 
 def write(session_dir: str | os.PathLike[str], sentinel: dict[str, Any]) -> None:
-    """Atomic replace (temp file + rename), never following a link."""
+    """Atomic replace (temp file + rename), never following a link. Not fsynced: a power loss
+    ends every process the lease speaks for, and what it leaves (the previous heartbeat, or
+    an unreadable sentinel: SR510, a warning) says no more than the truth (docs/spec.md §7);
+    a write moment's fsyncs are the state's and the worklog's."""
     data = (json.dumps(sentinel, indent=2) + "\n").encode()
     path = Path(session_dir) / SENTINEL
     try:
-        fileio.replace_file(path, data, prefix=TMP_PREFIX)
+        fileio.replace_file(path, data, prefix=TMP_PREFIX, durable=False)
     except OSError as exc:  # disk full, read-only directory: coded, never a raw OSError
         raise StoreError(
             [
