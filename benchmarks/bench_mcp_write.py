@@ -120,8 +120,7 @@ def _ratios(med: dict[str, float], info: dict[str, Any]) -> list[str]:
         f"MCP round trip / store.save(): {mcp / save:.2f}x (goal <= 1.5x, the target above)",
         f"MCP round trip / the same write service in process: {mcp / svc:.2f}x (the rest: "
         f"JSON-RPC framing, schema check of the arguments, the pipe)",
-        f"the write service / store.save(): {svc / save:.2f}x (load, plan, lease check, "
-        "heartbeat)",
+        f"the write service / store.save(): {svc / save:.2f}x (load, plan, lease check, heartbeat)",
     ]
     for who in (_SERVICE, _SAVE):
         if who in info:
