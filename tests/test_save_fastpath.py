@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from session_resume.storage import known_ok, store
+from session_resume.storage import fileio, known_ok, store
 
 from conftest import apex_state
 
@@ -81,7 +84,80 @@ def test_save_changes_neither_the_document_given_nor_shares_it(session_dir: Path
 
 def test_the_memory_is_bounded(tmp_path: Path) -> None:
     for i in range(known_ok.MAX_FILES * 3):
-        known_ok.remember(str(tmp_path / str(i)), b"{}")
+        known_ok.remember(str(tmp_path / str(i)), b"{}", 1)
     assert len(known_ok._known) <= known_ok.MAX_FILES
-    known_ok.remember("big", b" " * (known_ok.MAX_BYTES + 1))
+    known_ok.remember("big", b" " * (known_ok.MAX_BYTES + 1), 1)
     assert not known_ok.holds("big", b" " * (known_ok.MAX_BYTES + 1))
+
+
+_LAYOUT = st.lists(
+    st.tuples(st.sampled_from(["a", "b", "c", "d"]), st.sampled_from(["dir", "link", "file"])),
+    min_size=0,
+    max_size=4,
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(layout=_LAYOUT, tail=st.lists(st.sampled_from(["a", "b", "..", ".", "x"]), max_size=4))
+def test_the_session_directorys_real_path_is_realpaths(
+    tmp_path_factory: pytest.TempPathFactory, layout: list[tuple[str, str]], tail: list[str]
+) -> None:
+    """The write path's own resolution of the session directory (only the components below
+    the root are checked for links) answers what ``os.path.realpath`` answers, for chains of
+    directories, links (to decoy directories inside the temp dir, one outside the root) and
+    files, with ``.`` and ``..`` in the name."""
+    base = tmp_path_factory.mktemp("real")
+    root, outside = base / "repo", base / "outside"
+    (outside / "a").mkdir(parents=True)
+    cur = root
+    cur.mkdir()
+    for name, kind in layout:
+        nxt = cur / name
+        if not os.path.isdir(cur):
+            pass  # nothing can be made below a file: the name leads nowhere
+        elif not os.path.lexists(nxt):
+            if kind == "dir":
+                nxt.mkdir()
+            elif kind == "link":
+                os.symlink(outside if name in "ab" else root, nxt)
+            else:
+                nxt.write_text("x")
+        cur = nxt
+    name = os.path.join(str(cur), *tail) if tail else str(cur)
+    got = store._real_dir_below(name, os.path.abspath(root), os.path.realpath(root))
+    want = os.path.realpath(name) if os.path.exists(name) else None
+    assert got == want
+
+
+@given(
+    path=st.lists(st.sampled_from(["a", "ab", "b", "a.b"]), max_size=4),
+    root=st.lists(st.sampled_from(["a", "ab", "b"]), max_size=3),
+)
+def test_within_is_is_within_for_normalised_paths(path: list[str], root: list[str]) -> None:
+    p, r = os.path.join(os.sep, *path), os.path.join(os.sep, *root)
+    assert fileio.within(p, r) == fileio.is_within(Path(p), Path(r))
+
+
+def test_a_save_parses_only_the_bytes_it_writes(
+    session_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file this process wrote last is known by its bytes and revision (no parse under the
+    lock); the new bytes are parsed once, by the strict reader that validates them, and that
+    value is the caller's copy (no parse back)."""
+    first = store.save(session_dir, apex_state(), now=NOW)
+    parsed: list[tuple[bytes, object]] = []
+    real = store.parse_json_bytes
+
+    def counting(data: bytes, **k: object) -> object:
+        out = real(data, **k)  # type: ignore[arg-type]
+        parsed.append((data, out.value))
+        return out
+
+    monkeypatch.setattr(store, "parse_json_bytes", counting)
+    monkeypatch.setattr(store, "classify", lambda *a, **k: pytest.fail("classified again"))
+    res = store.save(session_dir, apex_state(), now=NOW, expected_revision=first.revision)
+    monkeypatch.undo()
+    assert [data for data, _ in parsed] == [(session_dir / store.STATE).read_bytes()]
+    assert res.revision == 2 and res.document is parsed[0][1]

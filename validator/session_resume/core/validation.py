@@ -14,7 +14,7 @@ from pathlib import Path
 from session_resume.core import schemas
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic, FileReport, pointer_split
-from session_resume.core.jsonread import MAX_LOCATED, parse_json_bytes
+from session_resume.core.jsonread import MAX_LOCATED, Parsed, parse_json_bytes
 from session_resume.core.limits import DEFAULT_MAX_SIZE
 from session_resume.core.locate import line_col, locate
 from session_resume.core.rules import RuleOptions, check_state
@@ -85,9 +85,23 @@ def validate_document(
     exists: Callable[[str], bool] | None = None,
 ) -> FileReport:
     """Validate one state document given as bytes. Pure apart from loading workflow files."""
+    return validate_parsed(
+        parse_json_bytes(data, file=file), file=file, options=options, exists=exists
+    )
+
+
+def validate_parsed(
+    parsed: Parsed,
+    *,
+    file: str = "",
+    options: ValidateOptions | None = None,
+    exists: Callable[[str], bool] | None = None,
+) -> FileReport:
+    """:func:`validate_document` of bytes the strict reader has parsed (``parse_json_bytes``):
+    a writer validates the bytes it is about to write and keeps the value the reader built,
+    a copy independent of the caller's document, instead of parsing them a second time."""
     opts = options or ValidateOptions()
     report = FileReport(path=file)
-    parsed = parse_json_bytes(data, file=file)
     report.diagnostics.extend(parsed.diagnostics)
     doc = parsed.value
     if doc is None:

@@ -46,6 +46,16 @@ def is_within(path: Path, root: Path) -> bool:
         return False
 
 
+def within(path: str, root: str) -> bool:
+    """:func:`is_within` of two absolute, normalised path strings (what ``realpath`` and
+    ``abspath`` return), without building ``Path`` objects: the write path checks a few per
+    save."""
+    path, root = os.path.normcase(path), os.path.normcase(root)
+    if path == root:
+        return True
+    return path.startswith(root if root.endswith(os.sep) else root + os.sep)
+
+
 def read_limited(
     path: str | os.PathLike[str],
     *,

@@ -15,19 +15,28 @@ from __future__ import annotations
 MAX_FILES = 8  # a long-lived process (the MCP server) writes a few sessions
 MAX_BYTES = 1 << 20  # larger states are classified every time
 
-_known: dict[str, bytes] = {}  # state path -> bytes known to classify "ok" without findings
+# state path -> (bytes known to classify "ok" without findings, their revision)
+_known: dict[str, tuple[bytes, int]] = {}
 
 
-def remember(path: str, data: bytes) -> None:
-    """``data``, the content of the state file ``path``, classifies "ok" without findings."""
+def remember(path: str, data: bytes, revision: int) -> None:
+    """``data``, the content of the state file ``path``, classifies "ok" without findings and
+    holds ``revision``."""
     if len(data) > MAX_BYTES:
         _known.pop(path, None)
         return
     if len(_known) >= MAX_FILES and path not in _known:
         _known.clear()
-    _known[path] = data
+    _known[path] = (data, revision)
 
 
 def holds(path: str, data: bytes) -> bool:
     """Whether ``data`` (just read from ``path``) is what ``path`` was known to hold."""
-    return _known.get(path) == data
+    return revision(path, data) is not None
+
+
+def revision(path: str, data: bytes) -> int | None:
+    """The revision of ``data`` (just read from ``path``) when it is what ``path`` was known
+    to hold, else None: a writer needs no more of a known file (no parse)."""
+    known = _known.get(path)
+    return known[1] if known is not None and known[0] == data else None

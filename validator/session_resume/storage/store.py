@@ -27,12 +27,12 @@ from session_resume.core.lease import SENTINEL
 from session_resume.core.limits import DEFAULT_MAX_SIZE
 from session_resume.core.outcomes import StateStatus
 from session_resume.core.timeutil import format_ts
-from session_resume.core.validation import ValidateOptions, validate_document
+from session_resume.core.validation import ValidateOptions, validate_parsed
 from session_resume.core.versions import CURRENT, is_known, is_newer_than_known, version_of
 from session_resume.core.workflow import Workflow
 from session_resume.records import dataclass, field
 from session_resume.storage import fileio, known_ok
-from session_resume.storage.fileio import is_within, read_limited
+from session_resume.storage.fileio import read_limited
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -67,9 +67,13 @@ class Loaded:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     version: str | None = None
     backup_usable: bool = False
+    # The revision of a file known "ok" read without its document (``read_state(parse=False)``).
+    known_revision: int | None = None
 
     @property
     def revision(self) -> int:
+        if self.known_revision is not None:
+            return self.known_revision
         rev = (self.document or {}).get("revision")
         return rev if isinstance(rev, int) and not isinstance(rev, bool) else 0
 
@@ -96,39 +100,74 @@ class Session:
 
     def check_paths(self) -> None:
         """Refuse a session directory, state or ``.bak`` that is a link leading out of root."""
-        root = Path(os.path.realpath(self.root)) if self.root else None
+        root_real = os.path.realpath(self.root) if self.root is not None else None
         problems = []
         for p in (self.dir, self.state, self.bak, self.lock_path):
-            if os.path.islink(p):
-                target = Path(os.path.realpath(p))
-                if root is None or not is_within(target, root):
+            if _is_link(p):
+                target = os.path.realpath(p)
+                if root_real is None or not fileio.within(target, root_real):
                     problems.append(
                         diag(
                             "SR105",
                             f"{p.name} is a symbolic link to "
-                            f"{str(target)!r}, outside the session's root; "
+                            f"{target!r}, outside the session's root; "
                             "refusing to use it",
                             file=str(p),
                         )
                     )
-        if root is not None and self.dir.exists() and not problems:
+        if root_real is not None and not problems:
             # A directory named inside the root whose real path is outside it goes through
             # a link somewhere on the way; one named outside the root was chosen explicitly.
-            lexical = Path(os.path.abspath(self.dir))
-            real = Path(os.path.realpath(self.dir))
-            if is_within(lexical, Path(os.path.abspath(self.root or root))) and not is_within(
-                real, root
+            root_abs = os.path.abspath(self.root)  # type: ignore[arg-type]
+            lexical = os.path.abspath(self.dir)
+            real = _real_dir_below(os.fspath(self.dir), root_abs, root_real)
+            if (
+                real is not None
+                and fileio.within(lexical, root_abs)
+                and not fileio.within(real, root_real)
             ):
                 problems.append(
                     diag(
                         "SR105",
-                        f"the session directory resolves to {str(real)!r} through a symbolic "
+                        f"the session directory resolves to {real!r} through a symbolic "
                         "link, outside the session's root",
                         file=str(self.dir),
                     )
                 )
         if problems:
             raise StoreError(problems)
+
+
+def _is_link(path: Path) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def _real_dir_below(name: str, root_abs: str, root_real: str) -> str | None:
+    """``os.path.realpath(name)``, or None when nothing exists there.
+    Below the root only the components are checked for links (one ``lstat`` each): without
+    one, the real path is the root's real path and the same components, which saves
+    resolving the root's own path again on every write."""
+    lexical = os.path.abspath(name)
+    # Only a normalised name (no ".", "..", "//" or trailing separator, which resolve
+    # differently when a component is a link or a file) takes the short way.
+    if os.path.normpath(name) == name and fileio.within(lexical, root_abs):
+        rest = lexical[len(root_abs) :].lstrip(os.sep)
+        cur, plain = root_abs, True
+        for part in rest.split(os.sep) if rest else ():
+            cur = os.path.join(cur, part)
+            try:
+                mode = os.lstat(cur).st_mode
+            except OSError:
+                return None  # a missing component: the directory does not exist
+            if stat.S_ISLNK(mode):
+                plain = False
+                break
+        if plain:
+            return os.path.join(root_real, rest) if rest else root_real
+    return os.path.realpath(name) if os.path.exists(name) else None
 
 
 def session_of(
@@ -202,16 +241,20 @@ def classify(data: bytes, file: str = "") -> Loaded:
     return Loaded("ok", doc, parsed.diagnostics, version=raw)
 
 
-def _classify_read(data: bytes, file: str) -> Loaded:
+def _classify_read(data: bytes, file: str, *, parse: bool = True) -> Loaded:
     """:func:`classify` of bytes just read from ``file``, without parsing them through the
     strict reader and the schema again when they are bytes this process has already seen
-    classify "ok" without findings there (:mod:`~session_resume.storage.known_ok`)."""
-    if known_ok.holds(file, data):
+    classify "ok" without findings there (:mod:`~session_resume.storage.known_ok`); not
+    ``parse``: such bytes are not parsed at all (a writer needs only their revision)."""
+    rev = known_ok.revision(file, data)
+    if rev is not None:
+        if not parse:
+            return Loaded("ok", version=CURRENT, known_revision=rev)
         # The strict reader found nothing in these bytes, so the plain parse is the same value.
         return Loaded("ok", json.loads(data), version=CURRENT)
     loaded = classify(data, file=file)
     if loaded.status == "ok" and not loaded.diagnostics:
-        known_ok.remember(file, data)
+        known_ok.remember(file, data, loaded.revision)
     return loaded
 
 
@@ -240,9 +283,10 @@ def load(
     return read_state(s, max_size=max_size)
 
 
-def read_state(s: Session, *, max_size: int = DEFAULT_MAX_SIZE) -> Loaded:
+def read_state(s: Session, *, max_size: int = DEFAULT_MAX_SIZE, parse: bool = True) -> Loaded:
     """:func:`load` after the session's path checks (the caller made them: ``save`` under
-    the lock, after :func:`locked` checked every path)."""
+    the lock, after :func:`locked` checked every path). Not ``parse``: a file this process
+    knows to be "ok" comes without its document, only its revision (``save``)."""
     if not os.path.lexists(s.state):
         loaded = Loaded("absent")
     else:
@@ -253,7 +297,7 @@ def read_state(s: Session, *, max_size: int = DEFAULT_MAX_SIZE) -> Loaded:
             )
             loaded = Loaded(status, diagnostics=res.diagnostics)
         else:
-            loaded = _classify_read(res.data, str(s.state))
+            loaded = _classify_read(res.data, str(s.state), parse=parse)
     if loaded.status in ("corrupt", "absent") and os.path.lexists(s.bak):
         bres = read_limited(s.bak, max_size=max_size, root=s.root)
         loaded.backup_usable = (
@@ -484,7 +528,7 @@ def save(
     """
     s = session_of(session_dir, root)
     with locked(s, lock_timeout):  # the path checks first (check_write_paths)
-        current = read_state(s)
+        current = read_state(s, parse=False)  # its status and revision are all save() needs
         if current.status == "absent" and current.backup_usable:
             # Writing now would rotate the new state over the only good copy.
             raise StoreError(
@@ -525,10 +569,10 @@ def save(
         # here, once) is validated, written and remembered.
         new = {**doc, "updated": format_ts(now), "revision": on_disk + 1}
         data = serialize(new)
-        report = check_writable(new, workflow, now, str(s.state), data=data)
+        checked = check_writable(new, workflow, now, str(s.state), data=data)
         replace_state(s, data, rotate_backup=True, current_valid=current.status == "ok")
-        if not report.diagnostics:  # no finding at all: it classifies "ok" without findings
-            known_ok.remember(str(s.state), data)
+        if not checked.report.diagnostics:  # no finding: it classifies "ok" without findings
+            known_ok.remember(str(s.state), data, new["revision"])
         record = None
         if event is not None:
             # lazy: the worklog only when a write logs an event
@@ -558,8 +602,18 @@ def save(
                 ) from None
         if then is not None:
             then()
-        # The caller's copy, independent of ``doc``: what the file holds, parsed back.
-        return SaveResult(json.loads(data), new["revision"], record)
+        # The caller's copy, independent of ``doc``: what the file holds, as the strict reader
+        # built it when it validated those bytes.
+        return SaveResult(checked.document, new["revision"], record)
+
+
+@dataclass
+class Writable:
+    """What :func:`check_writable` found: the report (warnings at most) and the value of the
+    bytes as the strict reader built it (a tree independent of the caller's document)."""
+
+    report: FileReport
+    document: dict[str, Any]
 
 
 def check_writable(
@@ -569,11 +623,12 @@ def check_writable(
     file: str,
     *,
     data: bytes | None = None,
-) -> FileReport:
+) -> Writable:
     """Refuse (SR161) a document that is not a valid state; else its report (warnings).
     ``data``: ``doc`` serialized, the bytes to be written (they are what is validated)."""
     opts = ValidateOptions(workflow=workflow, now=now)
-    report = validate_document(serialize(doc) if data is None else data, file=file, options=opts)
+    parsed = parse_json_bytes(serialize(doc) if data is None else data, file=file)
+    report = validate_parsed(parsed, file=file, options=opts)
     if report.errors():
         raise StoreError(
             [
@@ -586,7 +641,7 @@ def check_writable(
                 for d in report.errors()
             ]
         )
-    return report
+    return Writable(report, parsed.value)
 
 
 # --- recovery ------------------------------------------------------------------------------

@@ -123,7 +123,7 @@ def validate_https___schemas_session_resume_dev_session_state_1_0_json(data, cus
                 for data__reviewaudit_key in data__reviewaudit_keys:
                     if data__reviewaudit_key not in []:
                         data__reviewaudit_value = data__reviewaudit.get(data__reviewaudit_key)
-                        validate_https___schemas_session_resume_dev_session_state_1_0_json___defs_reviewauditentry(data__reviewaudit_value, custom_formats, (name_prefix or "data") + ".review_audit.{data__reviewaudit_key}".format(**locals()))
+                        validate_https___schemas_session_resume_dev_session_state_1_0_json___defs_reviewauditentry(data__reviewaudit_value, custom_formats, None)
                 data__reviewaudit_len = len(data__reviewaudit)
                 if data__reviewaudit_len != 0:
                     data__reviewaudit_property_names = True
@@ -159,7 +159,7 @@ def validate_https___schemas_session_resume_dev_session_state_1_0_json(data, cus
                 for data__steps_key in data__steps_keys:
                     if data__steps_key not in []:
                         data__steps_value = data__steps.get(data__steps_key)
-                        validate_https___schemas_session_resume_dev_session_state_1_0_json___defs_stepobject(data__steps_value, custom_formats, (name_prefix or "data") + ".steps.{data__steps_key}".format(**locals()))
+                        validate_https___schemas_session_resume_dev_session_state_1_0_json___defs_stepobject(data__steps_value, custom_formats, None)
                 data__steps_len = len(data__steps)
                 if data__steps_len != 0:
                     data__steps_property_names = True

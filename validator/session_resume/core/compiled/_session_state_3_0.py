@@ -97,7 +97,7 @@ def validate_https___schemas_session_resume_dev_session_state_3_0_json(data, cus
                 for data__steps_key in data__steps_keys:
                     if data__steps_key not in []:
                         data__steps_value = data__steps.get(data__steps_key)
-                        validate_https___schemas_session_resume_dev_session_state_3_0_json___defs_stepobject(data__steps_value, custom_formats, (name_prefix or "data") + ".steps.{data__steps_key}".format(**locals()))
+                        validate_https___schemas_session_resume_dev_session_state_3_0_json___defs_stepobject(data__steps_value, custom_formats, None)
                 data__steps_len = len(data__steps)
                 if data__steps_len != 0:
                     data__steps_property_names = True
@@ -125,7 +125,7 @@ def validate_https___schemas_session_resume_dev_session_state_3_0_json(data, cus
             if data__decisionlog_is_list:
                 data__decisionlog_len = len(data__decisionlog)
                 for data__decisionlog_x, data__decisionlog_item in enumerate(data__decisionlog):
-                    validate_https___schemas_session_resume_dev_session_state_3_0_json___defs_decisionlogentry(data__decisionlog_item, custom_formats, (name_prefix or "data") + ".decision_log[{data__decisionlog_x}]".format(**locals()))
+                    validate_https___schemas_session_resume_dev_session_state_3_0_json___defs_decisionlogentry(data__decisionlog_item, custom_formats, None)
         if "open_findings" in data_keys:
             data_keys.remove("open_findings")
             data__openfindings = data["open_findings"]
@@ -155,7 +155,7 @@ def validate_https___schemas_session_resume_dev_session_state_3_0_json(data, cus
                 for data__reviewaudit_key in data__reviewaudit_keys:
                     if data__reviewaudit_key not in []:
                         data__reviewaudit_value = data__reviewaudit.get(data__reviewaudit_key)
-                        validate_https___schemas_session_resume_dev_session_state_3_0_json___defs_reviewauditentry(data__reviewaudit_value, custom_formats, (name_prefix or "data") + ".review_audit.{data__reviewaudit_key}".format(**locals()))
+                        validate_https___schemas_session_resume_dev_session_state_3_0_json___defs_reviewauditentry(data__reviewaudit_value, custom_formats, None)
                 data__reviewaudit_len = len(data__reviewaudit)
                 if data__reviewaudit_len != 0:
                     data__reviewaudit_property_names = True
@@ -392,7 +392,7 @@ def validate_https___schemas_session_resume_dev_session_state_3_0_json___defs_st
             if data__artifacts_is_list:
                 data__artifacts_len = len(data__artifacts)
                 for data__artifacts_x, data__artifacts_item in enumerate(data__artifacts):
-                    validate_https___schemas_session_resume_dev_session_state_3_0_json___defs_relpath(data__artifacts_item, custom_formats, (name_prefix or "data") + ".artifacts[{data__artifacts_x}]".format(**locals()))
+                    validate_https___schemas_session_resume_dev_session_state_3_0_json___defs_relpath(data__artifacts_item, custom_formats, None)
         if "context_files_used" in data_keys:
             data_keys.remove("context_files_used")
             data__contextfilesused = data["context_files_used"]
@@ -402,7 +402,7 @@ def validate_https___schemas_session_resume_dev_session_state_3_0_json___defs_st
             if data__contextfilesused_is_list:
                 data__contextfilesused_len = len(data__contextfilesused)
                 for data__contextfilesused_x, data__contextfilesused_item in enumerate(data__contextfilesused):
-                    validate_https___schemas_session_resume_dev_session_state_3_0_json___defs_relpath(data__contextfilesused_item, custom_formats, (name_prefix or "data") + ".context_files_used[{data__contextfilesused_x}]".format(**locals()))
+                    validate_https___schemas_session_resume_dev_session_state_3_0_json___defs_relpath(data__contextfilesused_item, custom_formats, None)
         if "attempts" in data_keys:
             data_keys.remove("attempts")
             data__attempts = data["attempts"]

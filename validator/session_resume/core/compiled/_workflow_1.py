@@ -92,7 +92,7 @@ def validate_https___schemas_session_resume_dev_workflow_1_json(data, custom_for
             if data__steps_is_list:
                 data__steps_len = len(data__steps)
                 for data__steps_x, data__steps_item in enumerate(data__steps):
-                    validate_https___schemas_session_resume_dev_workflow_1_json___defs_step(data__steps_item, custom_formats, (name_prefix or "data") + ".steps[{data__steps_x}]".format(**locals()))
+                    validate_https___schemas_session_resume_dev_workflow_1_json___defs_step(data__steps_item, custom_formats, None)
         if "decisions" in data_keys:
             data_keys.remove("decisions")
             data__decisions = data["decisions"]
@@ -102,7 +102,7 @@ def validate_https___schemas_session_resume_dev_workflow_1_json(data, custom_for
             if data__decisions_is_list:
                 data__decisions_len = len(data__decisions)
                 for data__decisions_x, data__decisions_item in enumerate(data__decisions):
-                    validate_https___schemas_session_resume_dev_workflow_1_json___defs_decisionkey(data__decisions_item, custom_formats, (name_prefix or "data") + ".decisions[{data__decisions_x}]".format(**locals()))
+                    validate_https___schemas_session_resume_dev_workflow_1_json___defs_decisionkey(data__decisions_item, custom_formats, None)
         if "fields" in data_keys:
             data_keys.remove("fields")
             data__fields = data["fields"]
@@ -112,7 +112,7 @@ def validate_https___schemas_session_resume_dev_workflow_1_json(data, custom_for
             if data__fields_is_list:
                 data__fields_len = len(data__fields)
                 for data__fields_x, data__fields_item in enumerate(data__fields):
-                    validate_https___schemas_session_resume_dev_workflow_1_json___defs_field(data__fields_item, custom_formats, (name_prefix or "data") + ".fields[{data__fields_x}]".format(**locals()))
+                    validate_https___schemas_session_resume_dev_workflow_1_json___defs_field(data__fields_item, custom_formats, None)
         if "adopts_unnamed_states" in data_keys:
             data_keys.remove("adopts_unnamed_states")
             data__adoptsunnamedstates = data["adopts_unnamed_states"]
@@ -135,7 +135,7 @@ def validate_https___schemas_session_resume_dev_workflow_1_json(data, custom_for
                     if data__handoff__header_is_list:
                         data__handoff__header_len = len(data__handoff__header)
                         for data__handoff__header_x, data__handoff__header_item in enumerate(data__handoff__header):
-                            validate_https___schemas_session_resume_dev_workflow_1_json___defs_handoffvalue(data__handoff__header_item, custom_formats, (name_prefix or "data") + ".handoff.header[{data__handoff__header_x}]".format(**locals()))
+                            validate_https___schemas_session_resume_dev_workflow_1_json___defs_handoffvalue(data__handoff__header_item, custom_formats, None)
                 if "facts" in data__handoff_keys:
                     data__handoff_keys.remove("facts")
                     data__handoff__facts = data__handoff["facts"]
@@ -145,7 +145,7 @@ def validate_https___schemas_session_resume_dev_workflow_1_json(data, custom_for
                     if data__handoff__facts_is_list:
                         data__handoff__facts_len = len(data__handoff__facts)
                         for data__handoff__facts_x, data__handoff__facts_item in enumerate(data__handoff__facts):
-                            validate_https___schemas_session_resume_dev_workflow_1_json___defs_handoffvalue(data__handoff__facts_item, custom_formats, (name_prefix or "data") + ".handoff.facts[{data__handoff__facts_x}]".format(**locals()))
+                            validate_https___schemas_session_resume_dev_workflow_1_json___defs_handoffvalue(data__handoff__facts_item, custom_formats, None)
                 if data__handoff_keys:
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".handoff must not contain "+str(data__handoff_keys)+" properties", value=data__handoff, name="" + (name_prefix or "data") + ".handoff", definition={'title': 'Handoff', 'description': "What this workflow's 00-handoff.md shows beyond the protocol's sections.", 'markdownDescription': "What this workflow's `00-handoff.md` shows beyond the protocol's sections.", 'type': 'object', 'additionalProperties': False, 'properties': {'header': {'title': 'Header values', 'description': 'Values shown on the Updated: line instead of the workflow id, in this order.', 'markdownDescription': 'Values shown on the `Updated:` line instead of the workflow id, in this order.', 'type': 'array', 'items': {'title': 'Handoff value', 'description': 'A labelled value of the state shown in the handoff.', 'markdownDescription': 'A labelled value of the state shown in the handoff.', 'type': 'object', 'additionalProperties': False, 'required': ['label', 'value'], 'properties': {'label': {'title': 'Label', 'description': 'The label shown before the value.', 'markdownDescription': 'The label shown before the value.', 'type': 'string', 'minLength': 1}, 'value': {'title': 'Value', 'description': 'The name of a top-level field, else of a decision key, whose value is shown.', 'markdownDescription': 'The name of a top-level field, else of a decision key, whose value is shown.', 'type': 'string', 'pattern': '^[a-z][a-z0-9_]*$'}, 'missing': {'title': 'When missing', 'description': 'Shown when the value is empty (default: an em dash).', 'markdownDescription': 'Shown when the value is empty (default: an em dash).', 'type': 'string'}}}}, 'facts': {'title': 'Skill context facts', 'description': 'Values listed under *Skill Context*, in this order; one is shown when the state holds it or the workflow declares it as a decision key.', 'markdownDescription': 'Values listed under *Skill Context*, in this order; one is shown when the state holds it or the workflow declares it as a decision key.', 'type': 'array', 'items': {'title': 'Handoff value', 'description': 'A labelled value of the state shown in the handoff.', 'markdownDescription': 'A labelled value of the state shown in the handoff.', 'type': 'object', 'additionalProperties': False, 'required': ['label', 'value'], 'properties': {'label': {'title': 'Label', 'description': 'The label shown before the value.', 'markdownDescription': 'The label shown before the value.', 'type': 'string', 'minLength': 1}, 'value': {'title': 'Value', 'description': 'The name of a top-level field, else of a decision key, whose value is shown.', 'markdownDescription': 'The name of a top-level field, else of a decision key, whose value is shown.', 'type': 'string', 'pattern': '^[a-z][a-z0-9_]*$'}, 'missing': {'title': 'When missing', 'description': 'Shown when the value is empty (default: an em dash).', 'markdownDescription': 'Shown when the value is empty (default: an em dash).', 'type': 'string'}}}}}}, rule='additionalProperties')
         if data_keys:
@@ -404,7 +404,7 @@ def validate_https___schemas_session_resume_dev_workflow_1_json___defs_step(data
             if data__checkpoints_is_list:
                 data__checkpoints_len = len(data__checkpoints)
                 for data__checkpoints_x, data__checkpoints_item in enumerate(data__checkpoints):
-                    validate_https___schemas_session_resume_dev_workflow_1_json___defs_checkpoint(data__checkpoints_item, custom_formats, (name_prefix or "data") + ".checkpoints[{data__checkpoints_x}]".format(**locals()))
+                    validate_https___schemas_session_resume_dev_workflow_1_json___defs_checkpoint(data__checkpoints_item, custom_formats, None)
         if "legacy_checkpoints" in data_keys:
             data_keys.remove("legacy_checkpoints")
             data__legacycheckpoints = data["legacy_checkpoints"]
@@ -416,7 +416,7 @@ def validate_https___schemas_session_resume_dev_workflow_1_json___defs_step(data
                 for data__legacycheckpoints_key in data__legacycheckpoints_keys:
                     if data__legacycheckpoints_key not in []:
                         data__legacycheckpoints_value = data__legacycheckpoints.get(data__legacycheckpoints_key)
-                        validate_https___schemas_session_resume_dev_workflow_1_json___defs_checkpointid(data__legacycheckpoints_value, custom_formats, (name_prefix or "data") + ".legacy_checkpoints.{data__legacycheckpoints_key}".format(**locals()))
+                        validate_https___schemas_session_resume_dev_workflow_1_json___defs_checkpointid(data__legacycheckpoints_value, custom_formats, None)
                 data__legacycheckpoints_len = len(data__legacycheckpoints)
                 if data__legacycheckpoints_len != 0:
                     data__legacycheckpoints_property_names = True
@@ -470,7 +470,7 @@ def validate_https___schemas_session_resume_dev_workflow_1_json___defs_budget(da
                 if data__startupfiles_len > len(set(fn(data__startupfiles_x) for data__startupfiles_x in data__startupfiles)):
                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".startup_files must contain unique items", value=data__startupfiles, name="" + (name_prefix or "data") + ".startup_files", definition={'title': 'Startup files', 'description': 'The files allowed at startup, relative to the session directory. At most max_startup_files entries (checked semantically).', 'markdownDescription': 'The files allowed at startup, relative to the session directory. At most `max_startup_files` entries (checked semantically).', 'type': 'array', 'minItems': 1, 'uniqueItems': True, 'items': {'title': 'Session-relative path', 'description': 'A POSIX path relative to the session directory, e.g. 00-session-state.json. Relativity and containment are checked when the definition is loaded.', 'markdownDescription': 'A POSIX path relative to the session directory, e.g. `00-session-state.json`. Relativity and containment are checked when the definition is loaded.', 'type': 'string', 'minLength': 1}}, rule='uniqueItems')
                 for data__startupfiles_x, data__startupfiles_item in enumerate(data__startupfiles):
-                    validate_https___schemas_session_resume_dev_workflow_1_json___defs_relpath(data__startupfiles_item, custom_formats, (name_prefix or "data") + ".startup_files[{data__startupfiles_x}]".format(**locals()))
+                    validate_https___schemas_session_resume_dev_workflow_1_json___defs_relpath(data__startupfiles_item, custom_formats, None)
         if "notes" in data_keys:
             data_keys.remove("notes")
             data__notes = data["notes"]
