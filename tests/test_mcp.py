@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import REPO, run_cli
 
@@ -724,3 +726,38 @@ def test_hostile_files_are_coded_tool_errors(tmp_path: Path) -> None:
     assert refused >= len(cases)  # at least the write on each hostile session is refused
     secret = tmp_path / "secret.json"
     assert secret.read_text() == '{"schema_version": "3.0"}'  # never written through the link
+
+
+_JSON_LEAF = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.sampled_from(["", "demo", "demo\n", "x" * 130, "1", "a/b", "D001", "apex", "3_5"]),
+    st.text(max_size=5),
+)
+_JSON = st.recursive(
+    _JSON_LEAF,
+    lambda kids: (
+        st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=4), kids, max_size=3)
+    ),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_the_fast_argument_check_agrees_with_the_reference(data: st.DataObject) -> None:
+    """Arguments are accepted by the fast check (jsonschema_rs) and explained by the reference
+    engine (jsonschema): both give one verdict for every tool's schema, on arguments made of
+    the tool's own property names (and a stray one) with values of every JSON type."""
+    from session_resume.core import schemas
+    from session_resume.mcp import tools as mcp_tools
+
+    name = data.draw(st.sampled_from(sorted(INPUT_SCHEMAS)))
+    schema = INPUT_SCHEMAS[name]
+    keys = [*schema.get("properties", {}), "stray"]
+    args = data.draw(st.dictionaries(st.sampled_from(keys), _JSON, max_size=len(keys)))
+    fast = mcp_tools._fast(name)(args)
+    assert fast == schemas.reference_for(schema).is_valid(args), (name, args)
+    assert (mcp_tools.check_arguments(name, args) == []) == fast

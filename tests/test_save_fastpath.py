@@ -161,3 +161,38 @@ def test_a_save_parses_only_the_bytes_it_writes(
     monkeypatch.undo()
     assert [data for data, _ in parsed] == [(session_dir / store.STATE).read_bytes()]
     assert res.revision == 2 and res.document is parsed[0][1]
+
+
+_TREE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=3),
+    lambda kids: (
+        st.lists(kids, max_size=3)
+        | st.dictionaries(st.text(max_size=2), kids, max_size=3)
+        | st.tuples(kids, kids)
+        | st.sets(st.integers(), max_size=2)
+    ),
+    max_leaves=12,
+)
+
+
+def _mutables(value: object) -> set[int]:
+    """The ids of the dicts, lists and sets in ``value`` (looking into tuples too)."""
+    if isinstance(value, dict):
+        return {id(value), *(i for v in value.values() for i in _mutables(v))}
+    if isinstance(value, (list, set)):
+        return {id(value), *(i for v in value for i in _mutables(v))}
+    if isinstance(value, tuple):
+        return {i for v in value for i in _mutables(v)}
+    return set()
+
+
+@given(_TREE)
+def test_a_transitions_copy_is_a_deep_copy(value: object) -> None:
+    """The write moments copy the document they change with core.write_moments.copy_document:
+    equal to what copy.deepcopy gives, sharing no dict, list or set with the input (a change
+    to the copy never reaches the caller's document)."""
+    from session_resume.core.write_moments import copy_document
+
+    out = copy_document(value)
+    assert repr(out) == repr(copy.deepcopy(value))  # repr: NaN != NaN
+    assert not _mutables(value) & _mutables(out)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import random
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -141,8 +142,6 @@ def test_a_write_moment_fsyncs_the_state_and_its_event_not_the_lease(
     """The durable work of a write moment is the state (its temp file and the directory) and
     the worklog line; the lease heartbeat is replaced atomically but not fsynced (docs/spec.md
     §7: a power loss ends the processes it speaks of)."""
-    import os
-
     store.save(session_dir, apex_state(), now=T0)
     writes.set_decision(_ctx(session_dir, T0), "complexity", "simple")  # creates the lease
     synced: list[tuple[int, bool]] = []
@@ -167,3 +166,29 @@ def test_a_write_moment_fsyncs_the_state_and_its_event_not_the_lease(
         ]
     )
     assert not list(session_dir.glob(".*.tmp"))  # no temp file of the lease left behind
+
+
+@pytest.mark.parametrize("chunk", [3, 7, 64 * 1024])
+def test_the_tail_search_finds_what_the_tail_lines_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
+) -> None:
+    """The lease's pre-check searches the bytes of the last lines chunk by chunk, without
+    assembling them: the same answer as looking into each of those lines, with needles cut by
+    chunk boundaries (chunks of 3 and 7 bytes) and tails longer or shorter than the file."""
+    monkeypatch.setattr(worklog, "_TAIL_CHUNK", chunk)
+    rng = random.Random(chunk)
+    path = tmp_path / worklog.WORKLOG
+    words = [b"session_end", b"sess", b"ion_end", b"a\\b", b"x", b"", b"\n", b"\n\n"]
+    needles = (b"session_end", b"\\")
+    for trial in range(600):
+        data = b"".join(rng.choice(words) for _ in range(rng.randint(0, 30)))
+        path.write_bytes(data)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            for want in (1, 2, 3, 5, 40):
+                lines, _ = worklog._last_lines(fd, len(data), want)
+                expected = any(line and any(n in line for n in needles) for line in lines)
+                got = worklog._tail_has(fd, len(data), want, needles)
+                assert got == expected, (trial, want, data)
+        finally:
+            os.close(fd)

@@ -103,8 +103,13 @@ def _reference(relpath: str) -> Any:
     return _reference_for(load_schema(relpath))
 
 
-def _reference_for(schema: dict[str, Any]) -> Any:
+def reference_for(schema: dict[str, Any]) -> Any:
+    """The reference engine (``jsonschema``, ECMA-262 patterns) for ``schema``: it explains
+    why an instance fails; :func:`fast_check` answers whether it does."""
     return _reference_class()(schema)
+
+
+_reference_for = reference_for
 
 
 @functools.lru_cache(maxsize=1)

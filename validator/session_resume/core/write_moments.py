@@ -46,6 +46,19 @@ class TransitionError(Exception):
         self.diagnostics = diagnostics
 
 
+def copy_document(value: Any) -> Any:
+    """A copy of a JSON document that shares nothing mutable with it (what ``copy.deepcopy``
+    gives for JSON values, a quarter of its time: no memo, no dispatch by type). Anything that
+    is not a JSON value is deep-copied as before."""
+    if isinstance(value, dict):
+        return {k: copy_document(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [copy_document(v) for v in value]
+    if value is None or isinstance(value, (str, int, float)):
+        return value  # immutable (bool is an int)
+    return copy.deepcopy(value)
+
+
 def _refuse(code: str, message: str, pointer: str = "") -> TransitionError:
     return TransitionError([diag(code, message, pointer=pointer)])
 
@@ -193,7 +206,7 @@ def start(
     * under a free-steps workflow an unknown key creates the step (``name``, default
       ``Step KEY``).
     """
-    new = copy.deepcopy(doc)
+    new = copy_document(doc)
     _check_key(wf, key)
     steps = _steps(new)
     sdef = wf.step(key)
@@ -290,7 +303,7 @@ def checkpoint(
     files (deduplicated). The step must be in_progress; ``sub_step`` must be a checkpoint id
     of the step (a legacy id is written as its current id) unless the workflow defines no
     checkpoints for it."""
-    new = copy.deepcopy(doc)
+    new = copy_document(doc)
     step = _existing(new, wf, key)
     sdef = wf.step(key)
     label = _label(key, step, sdef)
@@ -328,7 +341,7 @@ def checkpoint(
 
 def complete(doc: dict[str, Any], wf: Workflow, key: str, now: datetime) -> dict[str, Any]:
     """Step done: in_progress → complete (``completed`` = now, ``sub_step`` cleared)."""
-    new = copy.deepcopy(doc)
+    new = copy_document(doc)
     step = _existing(new, wf, key)
     label = _label(key, step, wf.step(key))
     status = step.get("status")
@@ -368,7 +381,7 @@ def skip(
     mark optional is skipped only with ``force``. (``now`` is accepted for symmetry; the
     store stamps ``updated``.)"""
     del now
-    new = copy.deepcopy(doc)
+    new = copy_document(doc)
     step = _existing(new, wf, key)
     sdef = wf.step(key)
     label = _label(key, step, sdef)
@@ -407,7 +420,7 @@ def set_decision(doc: dict[str, Any], wf: Workflow, key: str, value: Any) -> dic
                 f"allowed: {allowed}",
                 _ptr("decisions", key),
             )
-    new = copy.deepcopy(doc)
+    new = copy_document(doc)
     decisions = new.get("decisions")
     if not isinstance(decisions, dict):
         decisions = {}
@@ -464,7 +477,7 @@ def log_decision(
     if alts:
         entry["alternatives"] = alts
     entry["timestamp"] = format_ts(now)
-    new = copy.deepcopy(doc)
+    new = copy_document(doc)
     if not isinstance(new.get("decision_log"), list):
         new["decision_log"] = []
     new["decision_log"].append(entry)
@@ -476,7 +489,7 @@ def add_finding(doc: dict[str, Any], title: str) -> dict[str, Any]:
     nothing)."""
     if not isinstance(title, str) or not title.strip():
         raise _refuse("SR710", "the finding title is empty", "/open_findings")
-    new = copy.deepcopy(doc)
+    new = copy_document(doc)
     if not isinstance(new.get("open_findings"), list):
         new["open_findings"] = []
     if title not in new["open_findings"]:
@@ -494,7 +507,7 @@ def resolve_finding(doc: dict[str, Any], title: str) -> dict[str, Any]:
             f"no open finding titled {title!r}; open findings: {listed or 'none'}",
             "/open_findings",
         )
-    new = copy.deepcopy(doc)
+    new = copy_document(doc)
     new["open_findings"] = [f for f in new["open_findings"] if f != title]
     return new
 
@@ -518,7 +531,7 @@ def review_audit(doc: dict[str, Any], wf: Workflow, key: str, audit: ReviewAudit
     one of the workflow's ``complexity`` decision values, the counts non-negative, a skipped
     pass number within the passes planned, and no more passes run than planned plus skipped
     ones accounted for."""
-    new = copy.deepcopy(doc)
+    new = copy_document(doc)
     _existing(new, wf, key)  # refuses a step unknown to the state and the workflow
     sdef = wf.step(key)
     ptr = _ptr("review_audit", f"step_{key}")

@@ -198,17 +198,42 @@ def session_ended(path: str | os.PathLike[str], session: Any, n: int) -> bool:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return False
-        lines, _ = _last_lines(fd, st.st_size, n + 2)
+        if not _tail_has(fd, st.st_size, n + 2, (b"session_end", b"\\")):
+            return False
     except OSError:
         return False
     finally:
         os.close(fd)
-    if not any(line and (b"session_end" in line or b"\\" in line) for line in lines):
-        return False
     return any(
         e.get("event") == "session_end" and e.get("session") == session
         for e in read_tail(path, n).events
     )
+
+
+def _tail_has(fd: int, size: int, want: int, needles: tuple[bytes, ...]) -> bool:
+    """Whether the last ``want`` lines (the pieces :func:`_last_lines` returns) hold any of
+    ``needles``: the bytes after the ``want``-th newline from the end, searched chunk by chunk
+    from the end (C searches: no line is assembled; a needle cut by a chunk boundary is
+    found in the overlap kept from the chunk after it)."""
+    overlap = max(len(n) for n in needles) - 1
+    pos, newlines, after = size, 0, b""
+    while pos > 0:
+        step = min(_TAIL_CHUNK, pos)
+        pos -= step
+        chunk = os.pread(fd, step, pos)
+        count = chunk.count(b"\n")
+        if newlines + count >= want:
+            cut = len(chunk)
+            for _ in range(want - newlines):
+                cut = chunk.rfind(b"\n", 0, cut)
+            chunk = chunk[cut + 1 :]
+            pos = 0  # the tail starts in this chunk
+        newlines += count
+        window = chunk + after
+        if any(n in window for n in needles):
+            return True
+        after = window[:overlap]  # the start of what follows, for a needle cut by the boundary
+    return False
 
 
 def scan(path: str | os.PathLike[str]) -> list[Diagnostic]:
