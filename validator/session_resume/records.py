@@ -139,23 +139,26 @@ def _make_init(cls: Any, fields: tuple[Field, ...], frozen: bool) -> Any:
     qualname = cls.__qualname__
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        if len(args) > len(names):
-            raise TypeError(f"{qualname}() takes {len(names)} positional arguments")
-        for name, value in zip(names, args, strict=False):
+        # The instance's __dict__ directly: a frozen record's __setattr__ refuses, and
+        # object.__setattr__ per field costs a call each (records are made on every write).
+        attrs = self.__dict__
+        if args:
+            if len(args) > len(names):
+                raise TypeError(f"{qualname}() takes {len(names)} positional arguments")
+            for name, value in zip(names, args, strict=False):
+                if name in kwargs:
+                    raise TypeError(f"{qualname}() got multiple values for argument {name!r}")
+                attrs[name] = value
+        for name, default, factory in missing[len(args) :] if args else missing:
             if name in kwargs:
-                raise TypeError(f"{qualname}() got multiple values for argument {name!r}")
-            object.__setattr__(self, name, value)
-        for name, default, factory in missing[len(args) :]:
-            if name in kwargs:
-                value = kwargs[name]
+                attrs[name] = kwargs[name]
             elif factory is not _MISSING:
-                value = factory()
+                attrs[name] = factory()
             elif default is not _MISSING:
-                value = default
+                attrs[name] = default
             else:
                 raise TypeError(f"{qualname}() missing required argument {name!r}")
-            object.__setattr__(self, name, value)
-        if not known.issuperset(kwargs):
+        if kwargs and not known.issuperset(kwargs):
             unknown = sorted(set(kwargs) - known)[0]
             raise TypeError(f"{qualname}() got an unexpected keyword argument {unknown!r}")
 

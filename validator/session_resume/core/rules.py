@@ -187,11 +187,13 @@ def _future(
     out: list[Diagnostic],
     file: str,
 ) -> None:
+    if not value or not opts.now:
+        return
     try:
-        limit = opts.now + opts.skew if opts.now else None
+        limit = opts.now + opts.skew
     except OverflowError:  # now at the end of time: nothing can be later
-        limit = None
-    if value and limit is not None and value > limit:
+        return
+    if value > limit:
         out.append(
             diag(
                 "SR305",
@@ -288,19 +290,28 @@ def _path_rules(
     for i, raw in enumerate(paths):
         if not isinstance(raw, str):
             continue
-        ptr = pointer_join([*base, i])
         bad = path_problem(raw)
         if bad:
-            out.append(diag(bad[0], f"{bad[1]}: {raw!r}", file=file, pointer=ptr))
+            out.append(diag(bad[0], f"{bad[1]}: {raw!r}", file=file, pointer=_at(base, i)))
             continue
         if "\\" in raw:
-            out.append(diag("SR315", f"path uses backslashes: {raw!r}", file=file, pointer=ptr))
+            out.append(
+                diag("SR315", f"path uses backslashes: {raw!r}", file=file, pointer=_at(base, i))
+            )
         norm = posixpath.normpath(raw.replace("\\", "/"))
         if norm in seen:
-            out.append(diag("SR313", f"{raw!r} is listed twice", file=file, pointer=ptr))
+            out.append(diag("SR313", f"{raw!r} is listed twice", file=file, pointer=_at(base, i)))
         seen.add(norm)
         if check_exists and opts.exists is not None and not opts.exists(norm):
-            out.append(diag("SR314", f"artifact {raw!r} does not exist", file=file, pointer=ptr))
+            out.append(
+                diag("SR314", f"artifact {raw!r} does not exist", file=file, pointer=_at(base, i))
+            )
+
+
+def _at(base: list[str | int], i: int) -> str:
+    """The pointer of item ``i`` of the list at ``base``: built for a finding only (a state
+    lists dozens of paths, and every write checks them all)."""
+    return pointer_join([*base, i])
 
 
 def path_problem(raw: str) -> tuple[str, str] | None:

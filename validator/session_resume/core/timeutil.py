@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import UTC, datetime
 
@@ -14,6 +15,13 @@ def parse_ts(value: object) -> datetime | None:
     """The instant, or None if ``value`` is not a well-formed, real UTC timestamp."""
     if not isinstance(value, str):
         return None
+    return _parse_str(str(value))  # str(): a subclass's own __eq__/__hash__ never meets the cache
+
+
+# A state holds a few dozen timestamps and every write validates them all again: the same
+# strings, mostly. A datetime is immutable, so a cached answer is the answer.
+@functools.lru_cache(maxsize=1024)
+def _parse_str(value: str) -> datetime | None:
     m = _TS.match(value)
     if not m:
         return None

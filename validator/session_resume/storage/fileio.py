@@ -90,7 +90,7 @@ def read_limited(
             )
             return out
     try:
-        st = os.stat(name)
+        st = os.stat(name) if stat.S_ISLNK(lst.st_mode) else lst  # not a link: lstat is stat
     except OSError as exc:
         out.diagnostics.append(diag("SR104", f"cannot stat: {exc.strerror}", file=name))
         return out

@@ -287,17 +287,16 @@ def read_state(s: Session, *, max_size: int = DEFAULT_MAX_SIZE, parse: bool = Tr
     """:func:`load` after the session's path checks (the caller made them: ``save`` under
     the lock, after :func:`locked` checked every path). Not ``parse``: a file this process
     knows to be "ok" comes without its document, only its revision (``save``)."""
-    if not os.path.lexists(s.state):
+    res = read_limited(s.state, max_size=max_size, root=s.root)
+    if res.data is not None:
+        loaded = _classify_read(res.data, str(s.state), parse=parse)
+    elif any(d.code == "SR100" for d in res.diagnostics):  # nothing there, not even a link
         loaded = Loaded("absent")
     else:
-        res = read_limited(s.state, max_size=max_size, root=s.root)
-        if res.data is None:
-            status: StateStatus = (
-                "corrupt" if any(d.code == "SR112" for d in res.diagnostics) else "refused"
-            )
-            loaded = Loaded(status, diagnostics=res.diagnostics)
-        else:
-            loaded = _classify_read(res.data, str(s.state), parse=parse)
+        status: StateStatus = (
+            "corrupt" if any(d.code == "SR112" for d in res.diagnostics) else "refused"
+        )
+        loaded = Loaded(status, diagnostics=res.diagnostics)
     if loaded.status in ("corrupt", "absent") and os.path.lexists(s.bak):
         bres = read_limited(s.bak, max_size=max_size, root=s.root)
         loaded.backup_usable = (

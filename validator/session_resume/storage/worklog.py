@@ -12,7 +12,6 @@ import json
 import os
 import stat
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
@@ -50,6 +49,8 @@ _TAIL_CHUNK = 64 * 1024
 _SEQ_CHUNK = 4 * 1024  # the first read of an append's backward walk: a few records
 MAX_LINE = DEFAULT_MAX_SIZE  # a record longer than this is never parsed (nor held in memory)
 _RECORD_START = b'{"v":'  # every record this module writes starts so
+# One compact encoder for every record (json.dumps with options builds one per call).
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 # O_NONBLOCK: opening a FIFO must not wait for a writer; O_NOFOLLOW: a worklog that is a link
 # is never followed (the appender refuses it too), so no file outside reaches the output.
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
@@ -412,19 +413,16 @@ def append_many(
             raise ValueError(f"unknown worklog event {ev.event!r}")
     if not events:
         return []
-    path = Path(session_dir) / WORKLOG
+    path = os.path.join(os.fspath(session_dir), WORKLOG)
     fd = os.open(path, _APPEND_FLAGS, 0o644)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):  # a FIFO or device: never written
-            raise OSError(errno.EINVAL, "the worklog is not a regular file", os.fspath(path))
+            raise OSError(errno.EINVAL, "the worklog is not a regular file", path)
         size = st.st_size
         last_seq = newest_seq(fd, size)
         records = [_record(ev, last_seq + n) for n, ev in enumerate(events, start=1)]
-        lines = [
-            json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-            for r in records
-        ]
+        lines = [_ENCODER.encode(r).encode("utf-8") + b"\n" for r in records]
         if size and os.pread(fd, 1, size - 1) != b"\n":
             lines[0] = b"\n" + lines[0]  # terminate a torn last line; its bytes are kept
         for line in lines:
