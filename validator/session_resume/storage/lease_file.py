@@ -5,8 +5,10 @@ The file's content and what it means are :mod:`session_resume.core.lease`'s (pur
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import stat
 from pathlib import Path
 
 from session_resume.core.codes import diag
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 _MAX_BYTES = 64 * 1024
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_READ_FLAGS = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 PID_MAX = 2**31 - 1  # a C int: os.kill() raises OverflowError beyond it
 TMP_PREFIX = "." + SENTINEL + "."
 
@@ -33,16 +37,28 @@ def read(session_dir: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, li
     """The lease as found: None when there is no file; an object, possibly without a usable
     ``heartbeat`` (``{}`` when it is not a JSON object at all), which :func:`lease_state`
     then judges ``unreadable`` (SR510) rather than mistaking it for no lease."""
-    path = Path(session_dir) / SENTINEL
-    if not os.path.lexists(path):
-        return None, []
-    if os.path.islink(path) or not path.is_file():
-        return {}, [diag("SR510", "the sentinel is not a regular file", file=str(path))]
+    path = os.path.join(os.fspath(session_dir), SENTINEL)
+    not_regular = [diag("SR510", "the sentinel is not a regular file", file=path)]
+    if not _NOFOLLOW and os.path.islink(path):  # no O_NOFOLLOW (Windows): ask first
+        return {}, not_regular
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(_MAX_BYTES + 1)
+        # One open that never follows a link (ELOOP) nor blocks on a FIFO, then fstat: no
+        # gap between a check of the path and the read for another file to take its place.
+        fd = os.open(path, _READ_FLAGS)
+    except FileNotFoundError:
+        return None, []
     except OSError as exc:
-        return {}, [diag("SR510", f"cannot read the sentinel: {exc.strerror}", file=str(path))]
+        if exc.errno == errno.ELOOP:
+            return {}, not_regular
+        return {}, [diag("SR510", f"cannot read the sentinel: {exc.strerror}", file=path)]
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return {}, not_regular
+        data = os.read(fd, _MAX_BYTES + 1)
+    except OSError as exc:
+        return {}, [diag("SR510", f"cannot read the sentinel: {exc.strerror}", file=path)]
+    finally:
+        os.close(fd)
     if len(data) > _MAX_BYTES:
         return {}, [diag("SR510", "the sentinel is larger than 64 KiB", file=str(path))]
     value = parse_json_bytes(data, file=str(path)).value
