@@ -79,3 +79,53 @@ def test_lone_surrogate_escape_is_corrupt_not_a_crash(where: str, tmp_path: Path
     report = validate_document(data, options=ValidateOptions(now=NOW))
     assert "SR116" in [d.code for d in report.diagnostics]
     assert store.classify(data).status == "corrupt"
+
+
+_KEYS = st.sampled_from(["a", "b", "c", "a~b", "x/y"])
+_OBJECT_TEXT = st.recursive(
+    st.sampled_from(["1", "null", '"s"', "[]"]),
+    lambda kids: (
+        st.lists(st.tuples(_KEYS, kids), max_size=5).map(
+            lambda pairs: "{" + ",".join(f"{json.dumps(k)}:{v}" for k, v in pairs) + "}"
+        )
+        | st.lists(kids, max_size=3).map(lambda items: "[" + ",".join(items) + "]")
+    ),
+    max_leaves=12,
+)
+
+
+def _duplicates_by_scan(text: str) -> list[tuple[str, str]]:
+    """Every repeated key as (the object's pointer, key), by a plain scan of the pairs of every
+    object the value read holds (an object that a repeated key's later value replaced is not
+    in it): the definition the reader's C-built objects must keep."""
+    out: list[tuple[str, str]] = []
+
+    def walk(pairs_or_list: object, ptr: str) -> None:
+        if isinstance(pairs_or_list, list) and all(isinstance(p, tuple) for p in pairs_or_list):
+            seen: set[str] = set()
+            for k, _v in pairs_or_list:
+                if k in seen:
+                    out.append((ptr, k))
+                seen.add(k)
+            for k, v in dict(pairs_or_list).items():  # a value a later one replaced is gone
+                walk(v, ptr + "/" + k.replace("~", "~0").replace("/", "~1"))
+        elif isinstance(pairs_or_list, list):
+            for i, v in enumerate(pairs_or_list):
+                walk(v, f"{ptr}/{i}")
+
+    walk(json.loads(text, object_pairs_hook=lambda pairs: [tuple(p) for p in pairs]), "")
+    return out
+
+
+@PROFILE
+@given(text=_OBJECT_TEXT.filter(lambda t: t.startswith("{")))
+def test_duplicate_keys_are_each_reported_and_the_last_value_wins(text: str) -> None:
+    """SR121 names every repeated key of every object (its pointer), and the value read is
+    Python's (the last of a repeated key wins), whatever the nesting."""
+    tried("duplicate keys")
+    parsed = parse_json_bytes(text.encode(), file="s.json")
+    found = sorted(d.pointer for d in parsed.diagnostics if d.code == "SR121")
+    want = _duplicates_by_scan(text)
+    assert found == sorted(f"{ptr}/{k.replace('~', '~0').replace('/', '~1')}" for ptr, k in want)
+    if not want:
+        assert parsed.value == json.loads(text)

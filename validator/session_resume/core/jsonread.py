@@ -163,11 +163,14 @@ class _Hooks:
         )
 
     def on_pairs(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        obj: dict[str, Any] = {}
-        for k, v in pairs:
-            if k in obj:
+        obj = dict(pairs)  # in C; the last value of a repeated key wins, as in the loop below
+        if len(obj) == len(pairs):
+            return obj
+        seen: set[str] = set()
+        for k, _ in pairs:
+            if k in seen:
                 self.dup_objects.setdefault(id(obj), []).append(k)
-            obj[k] = v
+            seen.add(k)
         return obj
 
     def on_float(self, s: str) -> float:
@@ -287,14 +290,14 @@ def _loc(
 
 def _depth_within(root: Any, max_depth: int) -> bool:
     """True if no more than ``max_depth`` containers nest (the same rule as _scan_tree)."""
-    level = [root]
+    level = [root] if isinstance(root, (dict, list)) else []  # only containers from here on
     for _ in range(max_depth):
         nxt: list[Any] = []
+        add = nxt.append
         for node in level:
-            if isinstance(node, dict):
-                nxt.extend(v for v in node.values() if isinstance(v, (dict, list)))
-            elif isinstance(node, list):
-                nxt.extend(v for v in node if isinstance(v, (dict, list)))
+            for v in node.values() if isinstance(node, dict) else node:
+                if isinstance(v, (dict, list)):
+                    add(v)
         if not nxt:
             return True
         level = nxt
