@@ -176,7 +176,9 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[n:]
 
 
-def write_temp(directory: Path, data: bytes, prefix: str, *, durable: bool = True) -> Path:
+def write_temp(
+    directory: str | os.PathLike[str], data: bytes, prefix: str, *, durable: bool = True
+) -> str:
     """A new temp file ``<prefix><random>.tmp`` in ``directory`` (O_EXCL: never an existing
     file or link) holding ``data``, fsynced unless not ``durable``."""
     flags = (
@@ -186,8 +188,9 @@ def write_temp(directory: Path, data: bytes, prefix: str, *, durable: bool = Tru
         | getattr(os, "O_NOFOLLOW", 0)
         | getattr(os, "O_CLOEXEC", 0)
     )
+    base = os.fspath(directory)  # strings, not Path objects: made on every write
     while True:
-        tmp = directory / f"{prefix}{os.urandom(6).hex()}{TMP_SUFFIX}"
+        tmp = os.path.join(base, f"{prefix}{os.urandom(6).hex()}{TMP_SUFFIX}")
         try:
             fd = os.open(tmp, flags, 0o644)
             break
@@ -235,7 +238,8 @@ def keep_as(src: Path, dst: Path, *, prefix: str) -> None:
             # A kill between rotation and replace leaves .bak and the state as one inode;
             # rename() between two links of one file is a no-op that would strand staging.
             return
-    staging = src.parent / f"{prefix}{os.urandom(6).hex()}{TMP_SUFFIX}"
+    parent = os.path.dirname(os.fspath(src))
+    staging = os.path.join(parent, f"{prefix}{os.urandom(6).hex()}{TMP_SUFFIX}")
     try:
         os.link(src, staging, follow_symlinks=False)
     except OSError as exc:
@@ -247,7 +251,7 @@ def keep_as(src: Path, dst: Path, *, prefix: str) -> None:
             getattr(errno, "EOPNOTSUPP", errno.ENOTSUP),
         ):
             raise
-        staging = write_temp(src.parent, src.read_bytes(), prefix)
+        staging = write_temp(parent, src.read_bytes(), prefix)
     try:
         retry(os.replace, staging, dst)
     except BaseException:
