@@ -22,6 +22,7 @@ from states import STATE_FILE
 
 _SAVE_NOW = datetime(2026, 11, 20, 15, 0, tzinfo=UTC)  # after the example's `updated`
 _SAVE, _CHECKS = "store.save()", "save()'s checks only"
+_CALLS = "save()'s system calls, bare"
 _BARE, _SQLITE = "bare durable I/O", "SQLite WAL synchronous=FULL"
 _SESSION = "5e55b1d0c0ffee42"
 _COUNTED = ("fsync", "replace", "rename", "link")
@@ -88,6 +89,14 @@ def _breakdown(med: dict[str, float], info: dict[str, Any]) -> list[str]:
             f"strict parse + full validation of the new document) "
             f"{fmt_s(checks)} = {checks / save:.0%}; the rest ~{fmt_s(save - checks)} = "
             f"{(save - checks) / bare:.2f}x the bare durable I/O"
+        )
+    if _CALLS in med:
+        calls = med[_CALLS]
+        lines.append(
+            f"save()'s own system calls with no work between them: {fmt_s(calls)} = "
+            f"{calls / bare:.2f}x the bare durable I/O (the floor of its lock, path checks, "
+            f"read of the current file and worklog tail); the rest of save(), "
+            f"~{fmt_s(save - calls)} = {(save - calls) / bare:.2f}x, is Python's work"
         )
     if _SQLITE in med:
         lines.append(f"store.save() / SQLite: {save / med[_SQLITE]:.2f}x")
@@ -227,6 +236,76 @@ def _checks(doc: dict[str, Any], wf: Any, sdir: Path, root: Path) -> Callable[[]
     return checks
 
 
+def _calls_bare(calls_dir: Path, data: bytes, line: bytes) -> Callable[[], None]:
+    """The system calls one save() with its event makes, in its order (store.save, fileio,
+    worklog: path checks, lock, read of the current file, temp file, .bak rotation, replace,
+    directory fsync, worklog tail read and append), written out with no work between them:
+    what save() would cost if Python cost nothing. Kept in step with save() by hand; the setup
+    checks it leaves the files save() leaves."""
+    root = calls_dir.parent.parent
+    d = str(calls_dir)
+    state, bak = f"{d}/{STATE_FILE}", f"{d}/{STATE_FILE}.bak"
+    lock, log = f"{state}.lock", f"{d}/00-worklog.jsonl"
+    others = (lock, f"{d}/00-session.active", log, f"{d}/00-handoff.md")
+    nofollow, cloexec = getattr(os, "O_NOFOLLOW", 0), getattr(os, "O_CLOEXEC", 0)
+    nonblock = getattr(os, "O_NONBLOCK", 0)
+    below = [str(calls_dir.parent), d]
+
+    def lstat(p: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.lstat(p)
+
+    def calls() -> None:
+        import fcntl
+
+        for p in (d, state, bak, lock):  # the session's links (Session.check_paths)
+            lstat(p)
+        os.path.realpath(root)
+        for p in below:  # the session directory's components below the root
+            os.lstat(p)
+        for p in others:  # the path policy of every file a write opens
+            lstat(p)
+        lfd = os.open(lock, os.O_RDWR | os.O_CREAT | nofollow | nonblock | cloexec, 0o644)
+        os.fstat(lfd)
+        fcntl.flock(lfd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.lstat(state)  # read_limited
+        fd = os.open(state, os.O_RDONLY | nonblock | cloexec)
+        os.fstat(fd)
+        while os.read(fd, 1 << 20):
+            pass
+        os.close(fd)
+        tmp = f"{d}/.{STATE_FILE}.{os.urandom(6).hex()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow | cloexec, 0o644)
+        os.write(fd, data)
+        os.fsync(fd)
+        os.close(fd)
+        os.lstat(state)  # a regular file to rotate
+        os.lstat(state)  # keep_as: not already the .bak's inode
+        os.lstat(bak)
+        staging = f"{d}/.{STATE_FILE}.{os.urandom(6).hex()}.tmp"
+        os.link(state, staging, follow_symlinks=False)
+        os.replace(staging, bak)
+        os.path.lexists(staging)
+        os.replace(tmp, state)
+        fd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        os.fsync(fd)
+        os.close(fd)
+        fd = os.open(log, os.O_RDWR | os.O_APPEND | os.O_CREAT | nofollow | nonblock | cloexec)
+        size = os.fstat(fd).st_size
+        if size:
+            os.pread(fd, min(size, 4096), max(0, size - 4096))  # the newest record's seq
+            os.pread(fd, 1, size - 1)  # a torn last line?
+        os.write(fd, line)
+        os.fsync(fd)
+        os.close(fd)
+        fcntl.flock(lfd, fcntl.LOCK_UN)
+        os.close(lfd)
+
+    (calls_dir / STATE_FILE).write_bytes(data)
+    (calls_dir / f"{STATE_FILE}.bak").write_bytes(data)
+    return calls
+
+
 @benchmark(
     "save-vs-bare-io",
     description="in process, repeated on one session directory: store.save() of the bundled "
@@ -235,8 +314,8 @@ def _checks(doc: dict[str, Any], wf: Any, sdir: Path, root: Path) -> Callable[[]
     "name + os.replace, os.replace of the state, directory fsync, one worklog line append + "
     "fsync), vs SQLite (WAL, synchronous=FULL) committing the same document and a log row in "
     "one transaction; a fourth contender times only the checks save() makes (no lock, no "
-    "write)",
-    contenders=(_SAVE, _BARE, _SQLITE, _CHECKS),
+    "write), and a fifth only the system calls save() makes, written out bare",
+    contenders=(_SAVE, _BARE, _SQLITE, _CHECKS, _CALLS),
     anchor=_BARE,
     targets=(Target(_SAVE, 1.5), Target(_SAVE, None, against=_SQLITE)),
     runs=300,
@@ -277,6 +356,14 @@ def save_vs_bare_io(tmpdir: Path) -> Prepared:
     sqlite = _sqlite(tmpdir / "state.sqlite", data, line)
     checks = _checks(doc, wf, sdir, root)
     checks()
+    calls_dir = tmpdir / "calls" / "agent-output" / doc["project"]
+    calls_dir.mkdir(parents=True)
+    calls = _calls_bare(calls_dir, data, line)
+    calls()
+    if (calls_dir / STATE_FILE).read_bytes() != data or (
+        calls_dir / "00-worklog.jsonl"
+    ).read_bytes() != line:
+        raise BenchAbort("the replayed system calls did not leave what save() leaves")
     info = {"bytes": len(data), "line": len(line), **_count(save, 5), "per_bare": _BARE_CALLS}
     return Prepared(
         {
@@ -294,6 +381,13 @@ def save_vs_bare_io(tmpdir: Path) -> Prepared:
                 sqlite,
                 "BEGIN IMMEDIATE; UPDATE state SET doc=?, revision=revision+1; INSERT INTO log; "
                 f"COMMIT (sqlite {sqlite3.sqlite_version}, journal_mode=WAL, synchronous=FULL)",
+            ),
+            _CALLS: Run(
+                calls,
+                "save()'s system calls in its order, no Python work between them: lstat x13, "
+                "realpath(root), lock open+fstat+flock, current file lstat+open+fstat+read, "
+                "temp file + fsync, .bak link + replace, replace, dir fsync, worklog "
+                "open+fstat+pread x2+write+fsync, unlock",
             ),
             _CHECKS: Run(
                 checks,
