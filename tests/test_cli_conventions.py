@@ -200,3 +200,18 @@ def test_progress_and_colour_on_a_terminal_only(tmp_path: Path) -> None:
         "validate", str(tmp_path / "agent-output"), env={"SESSION_RESUME_PROGRESS_DELAY": "0"}
     )
     assert piped.stderr == "" and "60 file(s) checked" in piped.stdout
+
+
+@pytest.mark.parametrize("columns", [None, "60", "200", "0", "wide"])
+def test_the_help_width_is_shutils(monkeypatch: pytest.MonkeyPatch, columns: str | None) -> None:
+    """The CLI's help formatter takes the width as shutil.get_terminal_size does (COLUMNS,
+    else the terminal, else 80) without importing shutil on a cold command."""
+    import shutil
+
+    from session_resume.cli.commands.common import terminal_columns
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert terminal_columns() == shutil.get_terminal_size().columns

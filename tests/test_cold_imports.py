@@ -34,6 +34,7 @@ HEAVY = {
     "socket": "os.uname instead",
     "hashlib": "imported by secrets",
     "tomllib": "only for a pyproject.toml",
+    "shutil": "argparse's formatter imports it (with bz2, lzma) for the width: terminal_columns",
 }
 
 PROBE = """

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from session_resume import __version__
-from session_resume.cli.commands.common import UsageError
+from session_resume.cli.commands.common import ArgumentParser, UsageError
 from session_resume.core.diagnostics import Diagnostic, FileReport
 from session_resume.reporters import NAMES as REPORTERS
 from session_resume.services.errors import ServiceError
@@ -62,7 +62,7 @@ KNOWN = frozenset({"validate"} | {n for _, names in COMMANDS for n in names})
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The argument parser; with ``only``, just that command's subparser (faster)."""
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="session-resume",
         description="Validate, migrate, recover and resume agent session state files.",
         epilog="Exit codes: 0 valid, 1 invalid, 2 usage error, 3 internal error. "

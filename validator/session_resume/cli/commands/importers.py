@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from session_resume.cli.commands.common import (
+    ArgumentParser,
     config_for,
     diag_json,
     emit_json,
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    common = argparse.ArgumentParser(add_help=False)
+    common = ArgumentParser(add_help=False)
     g = common.add_argument_group("import")
     g.add_argument("--to", required=True, metavar="DIR", help="the session directory to create")
     g.add_argument(

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from session_resume.cli.commands.common import (
+    ArgumentParser,
     UsageError,
     config_for,
     diag_json,
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 
 
 def _common(project: bool = True) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(add_help=False)
+    p = ArgumentParser(add_help=False)
     g = p.add_argument_group("session")
     where = g.add_mutually_exclusive_group()
     where.add_argument(
