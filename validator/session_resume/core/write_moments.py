@@ -206,7 +206,7 @@ def start(
     * under a free-steps workflow an unknown key creates the step (``name``, default
       ``Step KEY``).
     """
-    new = copy_document(doc)
+    new: dict[str, Any] = copy_document(doc)
     _check_key(wf, key)
     steps = _steps(new)
     sdef = wf.step(key)
@@ -303,7 +303,7 @@ def checkpoint(
     files (deduplicated). The step must be in_progress; ``sub_step`` must be a checkpoint id
     of the step (a legacy id is written as its current id) unless the workflow defines no
     checkpoints for it."""
-    new = copy_document(doc)
+    new: dict[str, Any] = copy_document(doc)
     step = _existing(new, wf, key)
     sdef = wf.step(key)
     label = _label(key, step, sdef)
@@ -341,7 +341,7 @@ def checkpoint(
 
 def complete(doc: dict[str, Any], wf: Workflow, key: str, now: datetime) -> dict[str, Any]:
     """Step done: in_progress → complete (``completed`` = now, ``sub_step`` cleared)."""
-    new = copy_document(doc)
+    new: dict[str, Any] = copy_document(doc)
     step = _existing(new, wf, key)
     label = _label(key, step, wf.step(key))
     status = step.get("status")
@@ -381,7 +381,7 @@ def skip(
     mark optional is skipped only with ``force``. (``now`` is accepted for symmetry; the
     store stamps ``updated``.)"""
     del now
-    new = copy_document(doc)
+    new: dict[str, Any] = copy_document(doc)
     step = _existing(new, wf, key)
     sdef = wf.step(key)
     label = _label(key, step, sdef)
@@ -420,7 +420,7 @@ def set_decision(doc: dict[str, Any], wf: Workflow, key: str, value: Any) -> dic
                 f"allowed: {allowed}",
                 _ptr("decisions", key),
             )
-    new = copy_document(doc)
+    new: dict[str, Any] = copy_document(doc)
     decisions = new.get("decisions")
     if not isinstance(decisions, dict):
         decisions = {}
@@ -477,7 +477,7 @@ def log_decision(
     if alts:
         entry["alternatives"] = alts
     entry["timestamp"] = format_ts(now)
-    new = copy_document(doc)
+    new: dict[str, Any] = copy_document(doc)
     if not isinstance(new.get("decision_log"), list):
         new["decision_log"] = []
     new["decision_log"].append(entry)
@@ -489,7 +489,7 @@ def add_finding(doc: dict[str, Any], title: str) -> dict[str, Any]:
     nothing)."""
     if not isinstance(title, str) or not title.strip():
         raise _refuse("SR710", "the finding title is empty", "/open_findings")
-    new = copy_document(doc)
+    new: dict[str, Any] = copy_document(doc)
     if not isinstance(new.get("open_findings"), list):
         new["open_findings"] = []
     if title not in new["open_findings"]:
@@ -507,7 +507,7 @@ def resolve_finding(doc: dict[str, Any], title: str) -> dict[str, Any]:
             f"no open finding titled {title!r}; open findings: {listed or 'none'}",
             "/open_findings",
         )
-    new = copy_document(doc)
+    new: dict[str, Any] = copy_document(doc)
     new["open_findings"] = [f for f in new["open_findings"] if f != title]
     return new
 
@@ -531,7 +531,7 @@ def review_audit(doc: dict[str, Any], wf: Workflow, key: str, audit: ReviewAudit
     one of the workflow's ``complexity`` decision values, the counts non-negative, a skipped
     pass number within the passes planned, and no more passes run than planned plus skipped
     ones accounted for."""
-    new = copy_document(doc)
+    new: dict[str, Any] = copy_document(doc)
     _existing(new, wf, key)  # refuses a step unknown to the state and the workflow
     sdef = wf.step(key)
     ptr = _ptr("review_audit", f"step_{key}")
