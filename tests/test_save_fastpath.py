@@ -53,7 +53,7 @@ def test_the_remembered_bytes_answer_as_classify_does(session_dir: Path) -> None
     """A load of the bytes save() wrote gives what classifying them gives, a fresh copy."""
     store.save(session_dir, apex_state(), now=NOW)
     data = (session_dir / store.STATE).read_bytes()
-    assert known_ok.holds(str(session_dir / store.STATE), data)
+    assert known_ok.revision(str(session_dir / store.STATE), data) is not None
     first, second = store.load(session_dir), store.load(session_dir)
     expected = store.classify(data, file=str(session_dir / store.STATE))
     assert (first.status, first.document, first.diagnostics) == (
@@ -87,7 +87,7 @@ def test_the_memory_is_bounded(tmp_path: Path) -> None:
         known_ok.remember(str(tmp_path / str(i)), b"{}", 1)
     assert len(known_ok._known) <= known_ok.MAX_FILES
     known_ok.remember("big", b" " * (known_ok.MAX_BYTES + 1), 1)
-    assert not known_ok.holds("big", b" " * (known_ok.MAX_BYTES + 1))
+    assert known_ok.revision("big", b" " * (known_ok.MAX_BYTES + 1)) is None
 
 
 _LAYOUT = st.lists(

@@ -22,8 +22,8 @@ import pytest
 from nodetools import NodeAnswer, run_node
 
 from session_resume import ValidateOptions, validate_document
-from session_resume.core.schemas import _reference_for as _project_reference_for
 from session_resume.core.schemas import generated_check
+from session_resume.core.schemas import reference_for as _project_reference_for
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "schema"

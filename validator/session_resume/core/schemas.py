@@ -100,16 +100,13 @@ def engine_check(schema: dict[str, Any]) -> Callable[[Any], bool]:
 
 @functools.cache
 def _reference(relpath: str) -> Any:
-    return _reference_for(load_schema(relpath))
+    return reference_for(load_schema(relpath))
 
 
 def reference_for(schema: dict[str, Any]) -> Any:
     """The reference engine (``jsonschema``, ECMA-262 patterns) for ``schema``: it explains
     why an instance fails; :func:`fast_check` answers whether it does."""
     return _reference_class()(schema)
-
-
-_reference_for = reference_for
 
 
 @functools.lru_cache(maxsize=1)
@@ -209,7 +206,7 @@ def explain_schema(
 ) -> list[Diagnostic]:
     """Like :func:`explain` for an in-memory schema; ``code`` overrides every code."""
     override = (lambda _kw, _path, _err: code) if code else None
-    return explain_with(_reference_for(schema), instance, file=file, code_for=override)
+    return explain_with(reference_for(schema), instance, file=file, code_for=override)
 
 
 def explain_with(

@@ -28,6 +28,15 @@ if TYPE_CHECKING:
     from typing import Any, TypeVar
 
 TMP_SUFFIX = ".tmp"
+# Opening a session file that must be the file itself for reading: O_NOFOLLOW, a link in its
+# place is never followed (ELOOP); O_NONBLOCK, a FIFO in its place never waits for a writer.
+# The caller fstats the descriptor for a regular file.
+READ_NOFOLLOW = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
 if TYPE_CHECKING:
     _T = TypeVar("_T")
 

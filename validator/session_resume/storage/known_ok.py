@@ -30,11 +30,6 @@ def remember(path: str, data: bytes, revision: int) -> None:
     _known[path] = (data, revision)
 
 
-def holds(path: str, data: bytes) -> bool:
-    """Whether ``data`` (just read from ``path``) is what ``path`` was known to hold."""
-    return revision(path, data) is not None
-
-
 def revision(path: str, data: bytes) -> int | None:
     """The revision of ``data`` (just read from ``path``) when it is what ``path`` was known
     to hold, else None: a writer needs no more of a known file (no parse)."""

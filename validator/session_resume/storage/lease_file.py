@@ -24,8 +24,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 _MAX_BYTES = 64 * 1024
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_READ_FLAGS = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 PID_MAX = 2**31 - 1  # a C int: os.kill() raises OverflowError beyond it
 TMP_PREFIX = "." + SENTINEL + "."
 
@@ -33,47 +31,50 @@ TMP_PREFIX = "." + SENTINEL + "."
 # --- I/O -----------------------------------------------------------------------------------
 
 
+def _not_regular(path: str) -> list[Diagnostic]:
+    return [diag("SR510", "the sentinel is not a regular file", file=path)]
+
+
 def read(session_dir: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
     """The lease as found: None when there is no file; an object, possibly without a usable
     ``heartbeat`` (``{}`` when it is not a JSON object at all), which :func:`lease_state`
     then judges ``unreadable`` (SR510) rather than mistaking it for no lease."""
     path = os.path.join(os.fspath(session_dir), SENTINEL)
-    not_regular = [diag("SR510", "the sentinel is not a regular file", file=path)]
-    if not _NOFOLLOW and os.path.islink(path):  # no O_NOFOLLOW (Windows): ask first
-        return {}, not_regular
+    if not hasattr(os, "O_NOFOLLOW") and os.path.islink(path):  # Windows: ask first
+        return {}, _not_regular(path)
     try:
         # One open that never follows a link (ELOOP) nor blocks on a FIFO, then fstat: no
         # gap between a check of the path and the read for another file to take its place.
-        fd = os.open(path, _READ_FLAGS)
+        fd = os.open(path, fileio.READ_NOFOLLOW)
     except FileNotFoundError:
         return None, []
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            return {}, not_regular
+            return {}, _not_regular(path)
         return {}, [diag("SR510", f"cannot read the sentinel: {exc.strerror}", file=path)]
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return {}, not_regular
+            return {}, _not_regular(path)
         data = os.read(fd, _MAX_BYTES + 1)
     except OSError as exc:
         return {}, [diag("SR510", f"cannot read the sentinel: {exc.strerror}", file=path)]
     finally:
         os.close(fd)
     if len(data) > _MAX_BYTES:
-        return {}, [diag("SR510", "the sentinel is larger than 64 KiB", file=str(path))]
-    value = parse_json_bytes(data, file=str(path)).value
+        return {}, [diag("SR510", "the sentinel is larger than 64 KiB", file=path)]
+    value = parse_json_bytes(data, file=path).value
     if value is None:
-        return {}, [diag("SR510", "the sentinel is not a JSON object", file=str(path))]
+        return {}, [diag("SR510", "the sentinel is not a JSON object", file=path)]
     pid = value.get("pid")
     if pid is not None and (
         not isinstance(pid, int) or isinstance(pid, bool) or not 0 < pid <= PID_MAX
     ):
         return {}, [
-            diag("SR510", f"the sentinel's pid is not a process id (1..{PID_MAX})", file=str(path))
+            diag("SR510", f"the sentinel's pid is not a process id (1..{PID_MAX})", file=path)
         ]
     if not isinstance(value.get("session"), str) or parse_ts(value.get("heartbeat")) is None:
         return value, [
-            diag("SR510", "the sentinel is not a valid lease (session, heartbeat)", file=str(path))
+            diag("SR510", "the sentinel is not a valid lease (session, heartbeat)", file=path)
         ]
     return value, []
 

@@ -103,7 +103,7 @@ class Session:
         root_real = os.path.realpath(self.root) if self.root is not None else None
         problems = []
         for p in (self.dir, self.state, self.bak, self.lock_path):
-            if _is_link(p):
+            if os.path.islink(p):
                 target = os.path.realpath(p)
                 if root_real is None or not fileio.within(target, root_real):
                     problems.append(
@@ -136,13 +136,6 @@ class Session:
                 )
         if problems:
             raise StoreError(problems)
-
-
-def _is_link(path: Path) -> bool:
-    try:
-        return stat.S_ISLNK(os.lstat(path).st_mode)
-    except (OSError, ValueError):
-        return False
 
 
 def _real_dir_below(name: str, root_abs: str, root_real: str) -> str | None:

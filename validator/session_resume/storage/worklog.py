@@ -51,9 +51,9 @@ MAX_LINE = DEFAULT_MAX_SIZE  # a record longer than this is never parsed (nor he
 _RECORD_START = b'{"v":'  # every record this module writes starts so
 # One compact encoder for every record (json.dumps with options builds one per call).
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-# O_NONBLOCK: opening a FIFO must not wait for a writer; O_NOFOLLOW: a worklog that is a link
-# is never followed (the appender refuses it too), so no file outside reaches the output.
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+# A worklog that is a link is never followed (the appender refuses it too), so no file
+# outside reaches the output; a FIFO in its place never blocks the reader.
+_READ_FLAGS = fileio.READ_NOFOLLOW
 
 
 @dataclass
