@@ -25,6 +25,7 @@ from session_resume import __version__
 from session_resume.mcp import content
 from session_resume.mcp.lease_keeper import HEARTBEAT_SECONDS, LeaseKeeper
 from session_resume.mcp.runtime import Runtime
+from session_resume.mcp.stdio import loop_stdio
 from session_resume.mcp.tools import call, tools
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
@@ -171,7 +172,12 @@ async def _on_signal(rt: Runtime) -> None:
 async def serve(rt: Runtime, heartbeat: float = HEARTBEAT_SECONDS) -> None:
     """Serve one client over stdio until it closes stdin."""
     server = build_server(rt)
-    async with stdio_server() as (read, write), anyio.create_task_group() as tg:
+    async with (
+        loop_stdio() as (stdin, stdout),
+        # duck-typed: stdio_server only iterates stdin and awaits stdout.write and .flush
+        stdio_server(stdin, stdout) as (read, write),  # type: ignore[arg-type]
+        anyio.create_task_group() as tg,
+    ):
         tg.start_soon(_heartbeat, rt, heartbeat)
         if sys.platform != "win32":  # no signal receiver on Windows' event loop
             tg.start_soon(_on_signal, rt)

@@ -1,0 +1,224 @@
+"""The MCP server's stdio (session_resume.mcp.stdio): the loop's own pipe reader and writer
+when the client starts the server with pipes, the SDK's streams otherwise.
+
+Real server processes over real pipes and a regular file: framing (several messages in one
+write, one split over writes, CRLF, a 3 MiB line, bytes that are not UTF-8), a client that
+stops reading (the heartbeat goes on, every reply arrives later), and the descriptors: 0 and 1
+diverted while serving, the wire back and blocking afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import select
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import run_cli
+
+pytest.importorskip("mcp", reason="the optional MCP SDK is not installed (pip install -e '.[mcp]')")
+
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS  # noqa: E402  (installed with mcp)
+
+SENTINEL = "00-session.active"
+
+
+def _repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    return root
+
+
+def _msg(id_: int | None, method: str, params: dict[str, Any] | None = None) -> bytes:
+    m: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if id_ is not None:
+        m["id"] = id_
+    if params is not None:
+        m["params"] = params
+    return json.dumps(m).encode()
+
+
+def _hello() -> bytes:
+    init = {
+        "protocolVersion": sorted(HANDSHAKE_PROTOCOL_VERSIONS)[-1],
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    }
+    return _msg(1, "initialize", init) + b"\n" + _msg(None, "notifications/initialized") + b"\n"
+
+
+def _server(root: Path, stdin: Any, *extra: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "session_resume", "mcp", "--root", str(root), *extra],
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=root,
+    )
+
+
+def _read_replies(proc: subprocess.Popen[bytes], ids: set[int]) -> dict[int, dict[str, Any]]:
+    """Replies read from the server until every one of ``ids`` came (the SDK drops the
+    requests still running when stdin closes, so a client waits before closing)."""
+    assert proc.stdout is not None
+    got: dict[int, dict[str, Any]] = {}
+    deadline = time.monotonic() + 120
+    while not ids <= got.keys():
+        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+        assert ready, f"no reply to {sorted(ids - got.keys())} within 120 s"
+        line = proc.stdout.readline()
+        assert line, f"the server closed stdout before replying to {sorted(ids - got.keys())}"
+        reply = json.loads(line)
+        if "id" in reply:
+            got[reply["id"]] = reply
+    return got
+
+
+def _replies(out: bytes) -> dict[int, dict[str, Any]]:
+    got = {}
+    for line in out.splitlines():
+        reply = json.loads(line)
+        if "id" in reply:
+            got[reply["id"]] = reply
+    return got
+
+
+def test_framing_over_a_pipe(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    proc = _server(root, subprocess.PIPE)
+    assert proc.stdin is not None
+    big = "x" * (3 << 20)  # one 3 MiB line: longer than any buffer on the way
+    proc.stdin.write(_hello() + _msg(2, "ping", {}) + b"\n" + _msg(3, "ping", {})[:10])
+    proc.stdin.flush()
+    time.sleep(0.3)  # the rest of message 3 comes later: one message over two writes
+    proc.stdin.write(_msg(3, "ping", {})[10:] + b"\r\n")  # CRLF
+    proc.stdin.write(_msg(4, "ping", {"_meta": {"pad": big}}) + b"\n")
+    proc.stdin.write(b'{"jsonrpc": "2.0", "id": 5, "method": "ping\xff"}\n')  # not UTF-8
+    proc.stdin.write(_msg(6, "ping", {}) + b"\n")
+    proc.stdin.flush()
+    got = _read_replies(proc, {1, 2, 3, 4, 5, 6})
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err.decode()
+    assert got[1]["result"]["serverInfo"]["name"] == "session-resume"
+    assert got[2]["result"] == {} and got[3]["result"] == {} and got[6]["result"] == {}
+    assert got[4]["result"] == {}, got[4]  # the 3 MiB line read whole
+    assert "error" in got[5]  # the replaced byte names no method: an error reply, no crash
+
+
+def test_a_regular_file_as_stdin_uses_the_sdk_streams(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    requests = tmp_path / "requests.jsonl"
+    requests.write_bytes(_hello() + _msg(2, "ping", {}) + b"\n" + _msg(3, "tools/list", {}))
+    with requests.open("rb") as f:
+        proc = _server(root, f)
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err.decode()
+    got = _replies(out)
+    assert got[2]["result"] == {}
+    assert "decide" in {t["name"] for t in got[3]["result"]["tools"]}
+
+
+def test_a_client_that_stops_reading_holds_no_heartbeat(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    d = root / "agent-output" / "demo"
+    run_cli("init", "demo", "--workflow", "apex", "--root", str(root), cwd=root)
+    run_cli("session", "end", "--project", "demo", "--root", str(root), cwd=root)
+    proc = _server(root, subprocess.PIPE, "--heartbeat", "0.2")
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(_hello())
+        proc.stdin.write(
+            _msg(2, "tools/call", {"name": "session_start", "arguments": {"project": "demo"}})
+            + b"\n"
+        )
+        proc.stdin.flush()
+        for _ in range(600):  # the lease exists once the call is done
+            if (d / SENTINEL).exists():
+                break
+            time.sleep(0.05)
+        first = json.loads((d / SENTINEL).read_text())["heartbeat"]
+        # Replies far larger than a pipe holds, and nobody reading them.
+        uri = "session-resume://skills/apex/SKILL.md"
+        n = 300
+        for i in range(n):
+            proc.stdin.write(_msg(10 + i, "resources/read", {"uri": uri}) + b"\n")
+        proc.stdin.flush()
+        later = first
+        for _ in range(300):  # the heartbeat has one-second resolution
+            time.sleep(0.1)
+            later = json.loads((d / SENTINEL).read_text())["heartbeat"]
+            if later != first:
+                break
+        assert later > first  # the loop went on while the replies waited for the pipe
+        got = _read_replies(proc, {10 + i for i in range(n)})
+        proc.stdin.close()
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert all(got[10 + i]["result"]["contents"][0]["uri"] == uri for i in range(n))
+    assert sum(len(json.dumps(got[10 + i])) for i in range(n)) > 1 << 20
+    assert proc.returncode == 0
+
+
+_DESCRIPTORS = textwrap.dedent(
+    """
+    import asyncio, json, os, sys
+    from session_resume.mcp.stdio import loop_stdio
+
+    wire_in_r, wire_in_w = os.pipe()
+    wire_out_r, wire_out_w = os.pipe()
+    os.dup2(wire_in_r, 0)
+    os.dup2(wire_out_w, 1)
+    os.write(wire_in_w, b"hello\\n")
+
+    async def main():
+        async with loop_stdio() as (stdin, stdout):
+            async for line in stdin:
+                break
+            await stdout.write("reply " + line)
+            os.write(1, b"stray\\n")  # a handler printing: not on the wire
+            inside = (os.read(0, 10), os.path.samestat(os.fstat(1), os.fstat(2)))
+        return line, inside
+
+    line, inside = asyncio.run(main())
+    os.write(wire_in_w, b"after\\n")
+    report = {
+        "line": line,
+        "inside_stdin": inside[0].decode(),
+        "inside_stdout_is_stderr": inside[1],
+        "wire": os.read(wire_out_r, 100).decode(),
+        "stdin_back": os.read(0, 100).decode(),
+        "blocking": [os.get_blocking(0), os.get_blocking(1)],
+    }
+    sys.stderr.write(json.dumps(report))
+    """
+)
+
+
+def test_descriptors_are_diverted_while_serving_and_given_back(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", _DESCRIPTORS],
+        capture_output=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    err = proc.stderr.decode()
+    report = json.loads(err[err.index("{") :])
+    assert "stray" in err[: err.index("{")]  # fd 1 pointed at stderr while serving
+    assert report == {
+        "line": "hello\n",
+        "inside_stdin": "",  # fd 0 read the null device
+        "inside_stdout_is_stderr": True,
+        "wire": "reply hello\n",
+        "stdin_back": "after\n",
+        "blocking": [True, True],
+    }

@@ -1,0 +1,194 @@
+"""The server's stdin and stdout, read and written by the event loop itself.
+
+The SDK's stdio transport reads every line and writes every reply through anyio's worker
+threads: a thread hop per line read and two per reply (write, then flush), about 0.6 ms of a
+tool call on the 2-core benchmark machine (docs/benchmarks.md, mcp-write). It accepts the two
+streams as arguments; :func:`loop_stdio` gives it streams that the asyncio loop watches, with no
+thread, when stdin and stdout are pipes or sockets: how every MCP client starts a server.
+Anything else (a terminal, a regular file, Windows) keeps the SDK's own streams: a loop cannot
+watch a regular file, and a terminal left non-blocking would break the shell that owns it.
+
+As with the SDK's streams, descriptors 0 and 1 point at the null device and at stderr while the
+server runs (a handler or a child process that prints cannot corrupt the wire), and the wire is
+put back, blocking again, when it stops. No MCP SDK import here (``server`` is the module that
+imports it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import stat
+import sys
+from collections import deque
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+HIGH_WATER = 1 << 20  # complete lines queued before the loop stops reading the client
+FLUSH_AT_EXIT_SECONDS = 5.0  # replies still buffered when serving ends: then given up
+
+
+def watchable(fd: int) -> bool:
+    """A pipe or a socket: what the loop can watch, and private to the client and server."""
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+class LineReader(asyncio.Protocol):
+    """The client's messages, ``async for line in reader``: one a line, as text (UTF-8 with
+    bad bytes replaced, as the SDK's own reader decodes them), of any length. A newline ends a
+    line (so does ``\\r\\n``: the JSON reader ignores the ``\\r``); a last line without one
+    is still read at the end of the input."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._scanned = 0  # no newline before this offset of _buf
+        self._lines: deque[bytes] = deque()
+        self._queued = 0  # bytes in _lines
+        self._eof = False
+        self._paused = False
+        self._wake: asyncio.Future[None] | None = None
+        self._transport: asyncio.ReadTransport | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self._buf += data
+        while (i := self._buf.find(b"\n", self._scanned)) >= 0:
+            line = bytes(self._buf[: i + 1])
+            del self._buf[: i + 1]  # cheap: a bytearray drops its head without copying
+            self._scanned = 0
+            self._lines.append(line)
+            self._queued += len(line)
+        self._scanned = len(self._buf)  # a long line is searched once, not per chunk
+        if self._queued > HIGH_WATER and not self._paused and self._transport is not None:
+            self._transport.pause_reading()  # a flooding client waits; a long line does not
+            self._paused = True
+        self._wakeup()
+
+    def eof_received(self) -> bool | None:
+        self._eof = True
+        self._wakeup()
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._eof = True
+        self._wakeup()
+
+    def _wakeup(self) -> None:
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
+
+    def __aiter__(self) -> LineReader:
+        return self
+
+    async def __anext__(self) -> str:
+        while not self._lines:
+            if self._eof:
+                if not self._buf:
+                    raise StopAsyncIteration
+                line = bytes(self._buf)
+                self._buf.clear()
+                return line.decode("utf-8", "replace")
+            self._wake = asyncio.get_running_loop().create_future()
+            await self._wake
+        line = self._lines.popleft()
+        self._queued -= len(line)
+        if self._paused and self._queued <= HIGH_WATER // 2 and self._transport is not None:
+            self._transport.resume_reading()
+            self._paused = False
+        return line.decode("utf-8", "replace")
+
+
+class PipeWriter(asyncio.BaseProtocol):
+    """The replies, ``await writer.write(text)``: handed to the loop's transport, which writes
+    at once or keeps the rest until the pipe has room. A client that stops reading holds the
+    writing task (flow control), never the loop: the heartbeat and the signal handler go on."""
+
+    def __init__(self) -> None:
+        self._transport: asyncio.WriteTransport | None = None
+        self._paused = False
+        self._lost: Exception | None = None
+        self._wake: asyncio.Future[None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._transport = transport  # type: ignore[assignment]
+
+    def pause_writing(self) -> None:
+        self._paused = True
+
+    def resume_writing(self) -> None:
+        self._paused = False
+        self._wakeup()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._lost = exc or BrokenPipeError("the client closed the server's stdout")
+        self._wakeup()
+
+    def _wakeup(self) -> None:
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
+
+    async def write(self, text: str) -> None:
+        if self._lost is not None:
+            raise self._lost
+        assert self._transport is not None
+        self._transport.write(text.encode("utf-8"))
+        while self._paused and self._lost is None:
+            self._wake = asyncio.get_running_loop().create_future()
+            await self._wake
+
+    async def flush(self) -> None:
+        """Nothing to do: :meth:`write` hands the bytes to the pipe itself."""
+
+    def pending(self) -> int:
+        """Bytes of replies the pipe has not taken yet."""
+        gone = self._transport is None or self._lost is not None
+        return 0 if gone else self._transport.get_write_buffer_size()  # type: ignore[union-attr]
+
+
+@contextlib.asynccontextmanager
+async def loop_stdio() -> AsyncIterator[tuple[LineReader | None, PipeWriter | None]]:
+    """``(stdin, stdout)`` for the SDK's ``stdio_server``: streams the running asyncio loop
+    watches, or ``(None, None)`` (the SDK's own streams) where it cannot watch them."""
+    if sys.platform == "win32" or not (watchable(0) and watchable(1)):
+        yield None, None
+        return
+    # lazy: fcntl is POSIX-only (Windows took the branch above)
+    import fcntl
+
+    loop = asyncio.get_running_loop()
+    # The wire moves to private descriptors (file objects: the transports close them, and
+    # `closed` says when they did, so a number reused since is never touched).
+    wire_in = open(fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3), "rb", buffering=0)  # noqa: SIM115
+    wire_out = open(fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3), "wb", buffering=0)  # noqa: SIM115
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    reader, writer = LineReader(), PipeWriter()
+    transports: list[asyncio.BaseTransport] = []
+    try:
+        transports.append((await loop.connect_read_pipe(lambda: reader, wire_in))[0])
+        transports.append((await loop.connect_write_pipe(lambda: writer, wire_out))[0])
+        yield reader, writer
+        deadline = loop.time() + FLUSH_AT_EXIT_SECONDS
+        while writer.pending() and loop.time() < deadline:
+            await asyncio.sleep(0.01)  # the last replies, to a client still reading
+    finally:
+        for trans in transports:  # each stops watching now; its file closes on the next turn
+            trans.abort() if isinstance(trans, asyncio.WriteTransport) else trans.close()
+        for n, wire in ((0, wire_in), (1, wire_out)):
+            if not wire.closed:
+                with contextlib.suppress(OSError):
+                    os.set_blocking(wire.fileno(), True)  # the transport made it non-blocking
+                    os.dup2(wire.fileno(), n)
+                if len(transports) <= n:
+                    wire.close()  # never handed to a transport
