@@ -386,6 +386,43 @@ def test_closing_stdin_ends_the_session_and_the_heartbeat_is_kept(tmp_path: Path
     assert not (d / SENTINEL).exists()
 
 
+@pytest.mark.parametrize(
+    ("interval", "writes_beat"),
+    [("60", False), ("151", True)],  # the stale threshold is 300 s: half of it is 150
+)
+def test_writes_leave_the_heartbeat_to_the_timer(
+    tmp_path: Path, interval: str, writes_beat: bool
+) -> None:
+    root = _repo(tmp_path)
+    d = root / "agent-output" / "demo"
+    run_cli("init", "demo", "--workflow", "apex", "--root", str(root), cwd=root)
+    run_cli("session", "end", "--project", "demo", "--root", str(root), cwd=root)
+
+    async def go() -> tuple[bytes, list[bytes]]:
+        async with server(root, "--heartbeat", interval) as c:
+            r = await c.call_tool("session_start", {"project": "demo"})
+            assert not r.is_error, _text(r)
+            taken = (d / SENTINEL).read_bytes()
+            after = []
+            for value in ("simple", "standard", "complex"):
+                await anyio.sleep(1.1)  # the heartbeat has one-second resolution
+                w = await c.call_tool(
+                    "decide", {"project": "demo", "key": "complexity", "value": value}
+                )
+                assert not w.is_error, _text(w)
+                after.append((d / SENTINEL).read_bytes())
+            return taken, after
+
+    taken, after = run(go)
+    beats = [json.loads(b)["heartbeat"] for b in after]
+    if writes_beat:  # a timer slower than half the threshold: every write refreshes it
+        assert beats == sorted(set(beats)) and beats[0] > json.loads(taken)["heartbeat"]
+    else:  # the timer's: three writes, the sentinel untouched
+        assert after == [taken] * 3
+    assert [e["event"] for e in _worklog(d)].count("decision") == 3
+    _assert_valid(d)
+
+
 # --- the lease: SIGKILL, eight servers ------------------------------------------------------
 
 

@@ -5,8 +5,9 @@ One session id per server process. The first write to a session directory (or th
 process's own pid (the host is recorded by the lease itself), so a reader on this host sees at
 once that the owner died (``storage.lease_file.owner_alive``). While the process lives,
 :meth:`LeaseKeeper.beat` refreshes the heartbeat of every lease it holds
-(:func:`services.leases.ping_session`); :meth:`LeaseKeeper.end_all` ends them when the client
-goes away.
+(:func:`services.leases.ping_session`) every ``interval`` seconds, so the server's writes need
+not (unless the interval is over half the stale threshold); :meth:`LeaseKeeper.end_all` ends
+them when the client goes away.
 """
 
 from __future__ import annotations
@@ -42,6 +43,12 @@ class LeaseKeeper:
     owner: str = field(default_factory=lambda: f"{default_owner()}@{socket.gethostname()} (mcp)")
     held: dict[Path, WriteContext] = field(default_factory=dict)
     log: Callable[[str], None] = lambda _msg: None
+    interval: float = HEARTBEAT_SECONDS  # how often the server task calls beat()
+
+    def beats_in_time(self, stale_seconds: float) -> bool:
+        """Whether the timer alone keeps a lease live: a heartbeat never older than half the
+        stale threshold. Then the writes leave the heartbeat to it (docs/spec.md §7)."""
+        return self.interval * 2 <= stale_seconds
 
     def context(self, ctx: WriteContext) -> WriteContext:
         """``ctx`` acting as this server's session."""

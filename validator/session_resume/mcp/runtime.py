@@ -61,6 +61,7 @@ class Runtime:
             session=self.keeper.session,
             stale_seconds=self.stale_seconds,
             default_workflow=self.workflow or DEFAULT_WORKFLOW,
+            heartbeat_on_write=not self.keeper.beats_in_time(self.stale_seconds),
         )
 
 

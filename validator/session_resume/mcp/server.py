@@ -169,7 +169,7 @@ async def _on_signal(rt: Runtime) -> None:
             os._exit(0)
 
 
-async def serve(rt: Runtime, heartbeat: float = HEARTBEAT_SECONDS) -> None:
+async def serve(rt: Runtime) -> None:
     """Serve one client over stdio until it closes stdin."""
     server = build_server(rt)
     async with (
@@ -178,7 +178,7 @@ async def serve(rt: Runtime, heartbeat: float = HEARTBEAT_SECONDS) -> None:
         stdio_server(stdin, stdout) as (read, write),  # type: ignore[arg-type]
         anyio.create_task_group() as tg,
     ):
-        tg.start_soon(_heartbeat, rt, heartbeat)
+        tg.start_soon(_heartbeat, rt, rt.keeper.interval)
         if sys.platform != "win32":  # no signal receiver on Windows' event loop
             tg.start_soon(_on_signal, rt)
         await server.run(read, write, server.create_initialization_options())
@@ -193,10 +193,10 @@ def run(
     heartbeat: float = HEARTBEAT_SECONDS,
 ) -> int:
     """Serve until the client goes away, then end every session this process holds."""
-    keeper = LeaseKeeper(log=_log)
+    keeper = LeaseKeeper(log=_log, interval=heartbeat)
     rt = Runtime(root=root, keeper=keeper, workflow=workflow, stale_seconds=stale_seconds)
     try:
-        anyio.run(serve, rt, heartbeat)
+        anyio.run(serve, rt)
     except KeyboardInterrupt:
         pass
     finally:

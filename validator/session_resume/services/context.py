@@ -37,7 +37,8 @@ class WriteContext:
 
     ``session``: the caller's session id when given explicitly (``--session`` or
     ``$SESSION_RESUME_SESSION``), else None. ``default_workflow``: for a state without a
-    ``workflow`` field.
+    ``workflow`` field. ``heartbeat_on_write``: whether a write refreshes the lease's
+    heartbeat (every write does, but for an owner whose timer does it).
     """
 
     session_dir: Path
@@ -47,6 +48,9 @@ class WriteContext:
     owner: str = field(default_factory=default_owner)
     stale_seconds: int = lease_rules.DEFAULT_STALE_SECONDS
     default_workflow: str = DEFAULT_WORKFLOW
+    # False: the lease's owner refreshes the heartbeat on a timer well inside the stale
+    # threshold (the MCP server, docs/spec.md §7), so a write leaves the sentinel alone.
+    heartbeat_on_write: bool = True
 
     @property
     def store_session(self) -> store.Session:

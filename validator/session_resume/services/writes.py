@@ -176,6 +176,8 @@ class _Heartbeat:
         self.failure: store.StoreError | None = None
 
     def __call__(self) -> None:
+        if not self.ctx.heartbeat_on_write:  # the lease's owner beats on a timer of its own
+            return
         try:
             refresh_locked(self.ctx, self.session)
         except store.StoreError as exc:

@@ -39,7 +39,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         type=float,
         default=60.0,
         metavar="SECONDS",
-        help="how often the lease's heartbeat is refreshed (default 60)",
+        help="how often the lease's heartbeat is refreshed (default 60); at most half the "
+        "stale threshold, the server's writes leave the heartbeat to this timer",
     )
     p.set_defaults(func=run)
 
