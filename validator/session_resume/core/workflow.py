@@ -224,20 +224,30 @@ def load_workflow(name_or_path: str | os.PathLike[str] = DEFAULT_WORKFLOW) -> Wo
     """
     spec = os.fspath(name_or_path)
     if spec in BUILTINS:
-        path = _builtin_path(spec)
-    else:
-        path = Path(spec)
-        if not path.is_file():
-            raise WorkflowError(
-                [
-                    diag(
-                        "SR403",
-                        f"no built-in workflow named {spec!r} and no file at that path "
-                        f"(built-ins: {', '.join(BUILTINS)})",
-                        file=spec,
-                    )
-                ]
-            )
+        return _load_builtin(spec)
+    path = Path(spec)
+    if not path.is_file():
+        raise WorkflowError(
+            [
+                diag(
+                    "SR403",
+                    f"no built-in workflow named {spec!r} and no file at that path "
+                    f"(built-ins: {', '.join(BUILTINS)})",
+                    file=spec,
+                )
+            ]
+        )
+    return _load_file(path)
+
+
+@functools.cache
+def _load_builtin(name: str) -> Workflow:
+    # Read once a process, like the schemas (resources.load_schema): the package's own data
+    # files change only with the package. A workflow file of a project is read every time.
+    return _load_file(_builtin_path(name))
+
+
+def _load_file(path: Path) -> Workflow:
     try:
         data = path.read_bytes()
     except OSError as exc:

@@ -222,17 +222,22 @@ def _tail_has(fd: int, size: int, want: int, needles: tuple[bytes, ...]) -> bool
         step = min(_TAIL_CHUNK, pos)
         pos -= step
         chunk = os.pread(fd, step, pos)
-        count = chunk.count(b"\n")
-        if newlines + count >= want:
+        window = chunk + after
+        found = any(n in window for n in needles)
+        if not found and pos == 0:
+            return False  # the whole file, tail and all: not there
+        count = chunk.count(b"\n")  # lines counted only when it matters (a slow C loop)
+        if not found:
+            if newlines + count >= want:
+                return False  # the tail is a part of this window: not there either
+        elif newlines + count < want:
+            return True
+        else:  # found, maybe before the tail's start: cut the window there (a line at a time)
             cut = len(chunk)
             for _ in range(want - newlines):
                 cut = chunk.rfind(b"\n", 0, cut)
-            chunk = chunk[cut + 1 :]
-            pos = 0  # the tail starts in this chunk
+            return any(n in window[cut + 1 :] for n in needles)
         newlines += count
-        window = chunk + after
-        if any(n in window for n in needles):
-            return True
         after = window[:overlap]  # the start of what follows, for a needle cut by the boundary
     return False
 
