@@ -72,3 +72,17 @@ def test_smoke_run_gives_every_benchmark_a_row_with_a_ratio(tmp_path: Path) -> N
             assert re.search(
                 rf"^{re.escape(name)}: {re.escape(goal['contender'])}\s", proc.stdout, re.M
             )
+
+
+@pytest.mark.parametrize("n", range(1, 8))
+def test_the_timing_order_puts_every_contender_after_every_other_equally_often(n: int) -> None:
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        from runner import balanced_order
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    cycle = balanced_order(n)
+    assert sorted(cycle) == sorted(i for i in range(n) for _ in range(max(1, n - 1)))
+    if n > 1:  # repeated, each contender comes right after each other one exactly once
+        follows = sorted(zip(cycle, cycle[1:] + cycle[:1], strict=True))
+        assert follows == [(a, b) for a in range(n) for b in range(n) if a != b]
