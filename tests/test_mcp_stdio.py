@@ -3,8 +3,9 @@ when the client starts the server with pipes, the SDK's streams otherwise.
 
 Real server processes over real pipes and a regular file: framing (several messages in one
 write, one split over writes, CRLF, a 3 MiB line, bytes that are not UTF-8), a client that
-stops reading (the heartbeat goes on, every reply arrives later), and the descriptors: 0 and 1
-diverted while serving, the wire back and blocking afterwards.
+stops reading (the heartbeat goes on, every reply arrives later), one that closes the server's
+stdout (its session ends, exit 0, no SR900), and the descriptors: 0 and 1 diverted while
+serving, the wire back and blocking afterwards.
 """
 
 from __future__ import annotations
@@ -111,15 +112,29 @@ def test_framing_over_a_pipe(tmp_path: Path) -> None:
     assert "error" in got[5]  # the replaced byte names no method: an error reply, no crash
 
 
-def test_a_regular_file_as_stdin_uses_the_sdk_streams(tmp_path: Path) -> None:
+def test_a_regular_file_as_stdout_keeps_the_sdk_streams(tmp_path: Path) -> None:
     root = _repo(tmp_path)
-    requests = tmp_path / "requests.jsonl"
-    requests.write_bytes(_hello() + _msg(2, "ping", {}) + b"\n" + _msg(3, "tools/list", {}))
-    with requests.open("rb") as f:
-        proc = _server(root, f)
-        out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err.decode()
-    got = _replies(out)
+    out = tmp_path / "replies.jsonl"
+    with out.open("wb") as f:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "session_resume", "mcp", "--root", str(root)],
+            stdin=subprocess.PIPE,
+            stdout=f,  # a loop cannot watch a regular file: the SDK's own streams
+            stderr=subprocess.PIPE,
+            cwd=root,
+        )
+        assert proc.stdin is not None
+        proc.stdin.write(_hello() + _msg(2, "ping", {}) + b"\n" + _msg(3, "tools/list", {}) + b"\n")
+        proc.stdin.flush()
+        got: dict[int, dict[str, Any]] = {}
+        deadline = time.monotonic() + 120
+        while not {1, 2, 3} <= got.keys() and time.monotonic() < deadline:
+            time.sleep(0.05)
+            got = _replies(out.read_bytes().rpartition(b"\n")[0])
+        proc.stdin.close()
+        proc.wait(timeout=120)
+    assert proc.stderr is not None
+    assert proc.returncode == 0, proc.stderr.read().decode()
     assert got[2]["result"] == {}
     assert "decide" in {t["name"] for t in got[3]["result"]["tools"]}
 
@@ -222,3 +237,36 @@ def test_descriptors_are_diverted_while_serving_and_given_back(tmp_path: Path) -
         "stdin_back": "after\n",
         "blocking": [True, True],
     }
+
+
+def test_a_client_that_closes_the_servers_stdout_ends_the_session(tmp_path: Path) -> None:
+    root = _repo(tmp_path)
+    d = root / "agent-output" / "demo"
+    proc = _server(root, subprocess.PIPE)
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write(_hello())
+        call = {"name": "session_start", "arguments": {"project": "demo"}}
+        proc.stdin.write(_msg(2, "tools/call", call) + b"\n")
+        proc.stdin.flush()
+        assert not _read_replies(proc, {1, 2})[2]["result"]["isError"]
+        proc.stdout.close()  # the client stops listening, stdin still open
+        try:
+            for i in range(50):  # the next reply finds the pipe closed
+                proc.stdin.write(_msg(10 + i, "ping", {}) + b"\n")
+                proc.stdin.flush()
+                time.sleep(0.05)
+        except BrokenPipeError:
+            pass  # the server is gone
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.stderr is not None
+    err = proc.stderr.read().decode()
+    assert proc.returncode == 0, err
+    assert "the client closed the server's stdout" in err and "SR900" not in err
+    events = [json.loads(line) for line in (d / "00-worklog.jsonl").read_text().splitlines()]
+    assert [e["event"] for e in events] == ["session_start", "session_end"]
+    assert not (d / SENTINEL).exists()

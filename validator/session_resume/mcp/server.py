@@ -192,13 +192,22 @@ def run(
     stale_seconds: int = 300,
     heartbeat: float = HEARTBEAT_SECONDS,
 ) -> int:
-    """Serve until the client goes away, then end every session this process holds."""
+    """Serve until the client goes away (closes stdin, or the server's stdout), then end every
+    session this process holds."""
     keeper = LeaseKeeper(log=_log, interval=heartbeat)
     rt = Runtime(root=root, keeper=keeper, workflow=workflow, stale_seconds=stale_seconds)
     try:
-        anyio.run(serve, rt)
+        _serve_until_gone(rt)
     except KeyboardInterrupt:
         pass
     finally:
         keeper.end_all(datetime.now(UTC))
     return 0
+
+
+def _serve_until_gone(rt: Runtime) -> None:
+    try:
+        anyio.run(serve, rt)
+    except* (BrokenPipeError, ConnectionResetError):
+        # A reply found the pipe closed: the client is gone, as when it closes stdin.
+        _log("the client closed the server's stdout: ending the sessions held")

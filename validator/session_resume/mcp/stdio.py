@@ -184,6 +184,8 @@ async def loop_stdio() -> AsyncIterator[tuple[LineReader | None, PipeWriter | No
             await asyncio.sleep(0.01)  # the last replies, to a client still reading
     finally:
         for trans in transports:  # each stops watching now; its file closes on the next turn
+            if trans.is_closing():
+                continue  # closed already (the client closed its end)
             trans.abort() if isinstance(trans, asyncio.WriteTransport) else trans.close()
         for n, wire in ((0, wire_in), (1, wire_out)):
             if not wire.closed:
