@@ -11,7 +11,9 @@ serving, the wire back and blocking afterwards.
 from __future__ import annotations
 
 import json
+import os
 import select
+import socket
 import subprocess
 import sys
 import textwrap
@@ -81,6 +83,15 @@ def _read_replies(proc: subprocess.Popen[bytes], ids: set[int]) -> dict[int, dic
     return got
 
 
+def _threads(pid: int) -> int | None:
+    """How many threads the server runs (the SDK's own streams read stdin in a worker
+    thread; the loop's do not). None where /proc does not say."""
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return None
+
+
 def _replies(out: bytes) -> dict[int, dict[str, Any]]:
     got = {}
     for line in out.splitlines():
@@ -104,7 +115,9 @@ def test_framing_over_a_pipe(tmp_path: Path) -> None:
     proc.stdin.write(_msg(6, "ping", {}) + b"\n")
     proc.stdin.flush()
     got = _read_replies(proc, {1, 2, 3, 4, 5, 6})
+    threads = _threads(proc.pid)
     _, err = proc.communicate(timeout=120)
+    assert threads in (1, None)  # the loop reads the pipe itself: no reader thread
     assert proc.returncode == 0, err.decode()
     assert got[1]["result"]["serverInfo"]["name"] == "session-resume"
     assert got[2]["result"] == {} and got[3]["result"] == {} and got[6]["result"] == {}
@@ -131,12 +144,57 @@ def test_a_regular_file_as_stdout_keeps_the_sdk_streams(tmp_path: Path) -> None:
         while not {1, 2, 3} <= got.keys() and time.monotonic() < deadline:
             time.sleep(0.05)
             got = _replies(out.read_bytes().rpartition(b"\n")[0])
+        threads = _threads(proc.pid)
         proc.stdin.close()
         proc.wait(timeout=120)
     assert proc.stderr is not None
     assert proc.returncode == 0, proc.stderr.read().decode()
+    assert threads is None or threads >= 2  # the SDK's reader thread
     assert got[2]["result"] == {}
     assert "decide" in {t["name"] for t in got[3]["result"]["tools"]}
+
+
+@pytest.mark.parametrize("one_socket", [False, True], ids=["two socket pairs", "one socket"])
+def test_sockets_as_stdin_and_stdout(tmp_path: Path, one_socket: bool) -> None:
+    """Node's clients give the server socket pairs; socat's EXEC and inetd one socket for
+    both ends, which the loop's write transport would take for the client closing it."""
+    root = _repo(tmp_path)
+    srv_in, cli_out = socket.socketpair()
+    srv_out, cli_in = (srv_in, cli_out) if one_socket else socket.socketpair()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "session_resume", "mcp", "--root", str(root)],
+        stdin=srv_in.fileno(),
+        stdout=srv_out.fileno(),
+        stderr=subprocess.PIPE,
+        cwd=root,
+    )
+    for sock in {srv_in, srv_out}:
+        sock.close()
+    reader = cli_in.makefile("rb")
+    try:
+        cli_out.sendall(_hello() + _msg(2, "ping", {}) + b"\n")
+        got: dict[int, dict[str, Any]] = {}
+        cli_in.settimeout(120)
+        while not {1, 2} <= got.keys():
+            line = reader.readline()
+            assert line, "the server closed its stdout"
+            reply = json.loads(line)
+            got[reply.get("id", 0)] = reply
+        threads = _threads(proc.pid)
+        cli_out.shutdown(socket.SHUT_WR)  # the client's end of stdin: EOF
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        reader.close()
+        for sock in {cli_in, cli_out}:
+            sock.close()
+    assert proc.stderr is not None
+    assert proc.returncode == 0, proc.stderr.read().decode()
+    assert got[2]["result"] == {}
+    if threads is not None:  # one socket: the SDK's streams (a reader thread); two: the loop's
+        assert (threads >= 2) if one_socket else threads == 1
 
 
 def test_a_client_that_stops_reading_holds_no_heartbeat(tmp_path: Path) -> None:
@@ -266,7 +324,7 @@ def test_a_client_that_closes_the_servers_stdout_ends_the_session(tmp_path: Path
     assert proc.stderr is not None
     err = proc.stderr.read().decode()
     assert proc.returncode == 0, err
-    assert "the client closed the server's stdout" in err and "SR900" not in err
+    assert "the client's end of the server's stdout: closed" in err and "SR900" not in err
     events = [json.loads(line) for line in (d / "00-worklog.jsonl").read_text().splitlines()]
     assert [e["event"] for e in events] == ["session_start", "session_end"]
     assert not (d / SENTINEL).exists()

@@ -25,7 +25,7 @@ from session_resume import __version__
 from session_resume.mcp import content
 from session_resume.mcp.lease_keeper import HEARTBEAT_SECONDS, LeaseKeeper
 from session_resume.mcp.runtime import Runtime
-from session_resume.mcp.stdio import loop_stdio
+from session_resume.mcp.stdio import loop_stdio, wires_blocking
 from session_resume.mcp.tools import call, tools
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
@@ -159,13 +159,15 @@ async def _heartbeat(rt: Runtime, every: float) -> None:
 
 async def _on_signal(rt: Runtime) -> None:
     """SIGTERM or SIGINT: end the sessions held, then exit at once. Tool calls run on this
-    loop, so none is half-done here; the exit is immediate because the SDK's stdin reader
-    thread may sit in a blocking read that nothing else would interrupt."""
+    loop, so none is half-done here; the exit is immediate because with the SDK's own streams
+    (stdio.loop_stdio's fallback) a reader thread may sit in a blocking read that nothing
+    else would interrupt."""
     with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
         async for signum in signals:
             _log(f"signal {signum}: ending the sessions held")
             rt.keeper.end_all(rt.clock())
             sys.stderr.flush()
+            wires_blocking()  # os._exit skips loop_stdio's own cleanup
             os._exit(0)
 
 
@@ -208,6 +210,11 @@ def run(
 def _serve_until_gone(rt: Runtime) -> None:
     try:
         anyio.run(serve, rt)
-    except* (BrokenPipeError, ConnectionResetError):
-        # A reply found the pipe closed: the client is gone, as when it closes stdin.
-        _log("the client closed the server's stdout: ending the sessions held")
+    except* OSError as group:
+        # A reply found the wire closed (or broken): the client is gone, as when it closes
+        # stdin. Tool calls catch their own OSErrors, so only the transport's arrive here.
+        first = group.exceptions[0]
+        while isinstance(first, BaseExceptionGroup):  # nested task groups keep their nesting
+            first = first.exceptions[0]
+        why = "closed" if isinstance(first, BrokenPipeError | ConnectionResetError) else first
+        _log(f"the client's end of the server's stdout: {why}; ending the sessions held")

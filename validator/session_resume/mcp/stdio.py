@@ -4,9 +4,10 @@ The SDK's stdio transport reads every line and writes every reply through anyio'
 threads: a thread hop per line read and two per reply (write, then flush), about 0.6 ms of a
 tool call on the 2-core benchmark machine (docs/benchmarks.md, mcp-write). It accepts the two
 streams as arguments; :func:`loop_stdio` gives it streams that the asyncio loop watches, with no
-thread, when stdin and stdout are pipes or sockets: how every MCP client starts a server.
-Anything else (a terminal, a regular file, Windows) keeps the SDK's own streams: a loop cannot
-watch a regular file, and a terminal left non-blocking would break the shell that owns it.
+thread, when stdin and stdout are pipes or sockets (two of them): how MCP clients start a
+server (pipes from Python's SDK, socket pairs from Node's). Anything else (a terminal, a
+regular file, one socket for both, Windows) keeps the SDK's own streams: a loop cannot watch a
+regular file, and a terminal left non-blocking would break the shell that owns it.
 
 As with the SDK's streams, descriptors 0 and 1 point at the null device and at stderr while the
 server runs (a handler or a child process that prints cannot corrupt the wire), and the wire is
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import os
 import stat
 import sys
@@ -27,17 +29,30 @@ TYPE_CHECKING = False  # typing is imported for the type checker only (cold star
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
+_WIRES: list[io.FileIO] = []  # the wire's private descriptors while serving (wires_blocking)
 HIGH_WATER = 1 << 20  # complete lines queued before the loop stops reading the client
 FLUSH_AT_EXIT_SECONDS = 5.0  # replies still buffered when serving ends: then given up
 
 
 def watchable(fd: int) -> bool:
-    """A pipe or a socket: what the loop can watch, and private to the client and server."""
+    """A pipe or a socket: what the loop can watch."""
     try:
         mode = os.fstat(fd).st_mode
     except OSError:
         return False
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def _separate_wires() -> bool:
+    """stdin and stdout are two watchable descriptions, not one socket for both (socat's
+    EXEC, inetd): the loop's write transport takes its descriptor turning readable for the
+    client closing it, which a request arriving on a shared socket would mimic."""
+    if not (watchable(0) and watchable(1)):
+        return False
+    try:
+        return not os.path.samestat(os.fstat(0), os.fstat(1))
+    except OSError:
+        return False
 
 
 class LineReader(asyncio.Protocol):
@@ -158,7 +173,7 @@ class PipeWriter(asyncio.BaseProtocol):
 async def loop_stdio() -> AsyncIterator[tuple[LineReader | None, PipeWriter | None]]:
     """``(stdin, stdout)`` for the SDK's ``stdio_server``: streams the running asyncio loop
     watches, or ``(None, None)`` (the SDK's own streams) where it cannot watch them."""
-    if sys.platform == "win32" or not (watchable(0) and watchable(1)):
+    if sys.platform == "win32" or not _separate_wires():
         yield None, None
         return
     # lazy: fcntl is POSIX-only (Windows took the branch above)
@@ -169,6 +184,7 @@ async def loop_stdio() -> AsyncIterator[tuple[LineReader | None, PipeWriter | No
     # `closed` says when they did, so a number reused since is never touched).
     wire_in = open(fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3), "rb", buffering=0)  # noqa: SIM115
     wire_out = open(fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3), "wb", buffering=0)  # noqa: SIM115
+    _WIRES[:] = [wire_in, wire_out]
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)
@@ -186,11 +202,24 @@ async def loop_stdio() -> AsyncIterator[tuple[LineReader | None, PipeWriter | No
         for trans in transports:  # each stops watching now; its file closes on the next turn
             if trans.is_closing():
                 continue  # closed already (the client closed its end)
-            trans.abort() if isinstance(trans, asyncio.WriteTransport) else trans.close()
+            if isinstance(trans, asyncio.WriteTransport):
+                trans.abort()  # what the deadline above left unsent is given up
+            else:
+                trans.close()
+        wires_blocking()  # the transports made them non-blocking
         for n, wire in ((0, wire_in), (1, wire_out)):
             if not wire.closed:
                 with contextlib.suppress(OSError):
-                    os.set_blocking(wire.fileno(), True)  # the transport made it non-blocking
                     os.dup2(wire.fileno(), n)
                 if len(transports) <= n:
                     wire.close()  # never handed to a transport
+        _WIRES.clear()
+
+
+def wires_blocking() -> None:
+    """Put the wire's descriptions back in blocking mode (they may be shared with a wrapper
+    process): on the way out, and before an exit that skips the context's own cleanup."""
+    for wire in _WIRES:
+        if not wire.closed:
+            with contextlib.suppress(OSError):
+                os.set_blocking(wire.fileno(), True)
