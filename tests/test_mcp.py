@@ -18,6 +18,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -421,6 +422,44 @@ def test_writes_leave_the_heartbeat_to_the_timer(
         assert after == [taken] * 3
     assert [e["event"] for e in _worklog(d)].count("decision") == 3
     _assert_valid(d)
+
+
+def test_a_write_refreshes_a_heartbeat_its_timer_let_grow_old(tmp_path: Path) -> None:
+    """A suspended machine or a busy loop holds the 60 s timer up: a write still revives a
+    heartbeat older than half the stale threshold (300 s), and leaves a younger one alone."""
+    root = _repo(tmp_path)
+    d = root / "agent-output" / "demo"
+    run_cli("init", "demo", "--workflow", "apex", "--root", str(root), cwd=root)
+    run_cli("session", "end", "--project", "demo", "--root", str(root), cwd=root)
+
+    def age(seconds: int) -> str:
+        sent = json.loads((d / SENTINEL).read_text())
+        then = datetime.now(UTC) - timedelta(seconds=seconds)
+        sent["heartbeat"] = then.strftime("%Y-%m-%dT%H:%M:%SZ")
+        tmp = d / "sentinel.tmp"
+        tmp.write_text(json.dumps(sent))
+        tmp.replace(d / SENTINEL)  # as the server's own timer would have left it
+        return str(sent["heartbeat"])
+
+    async def go() -> list[tuple[str, str]]:
+        seen = []
+        async with server(root) as c:
+            r = await c.call_tool("session_start", {"project": "demo"})
+            assert not r.is_error, _text(r)
+            for seconds, value in ((100, "simple"), (200, "standard")):
+                planted = age(seconds)
+                w = await c.call_tool(
+                    "decide", {"project": "demo", "key": "complexity", "value": value}
+                )
+                assert not w.is_error, _text(w)
+                seen.append((planted, json.loads((d / SENTINEL).read_text())["heartbeat"]))
+        return seen
+
+    (young, after_young), (old, after_old) = run(go)
+    assert after_young == young  # 100 s: the timer's business
+    assert after_old > old  # 200 s: revived by the write
+    now = datetime.now(UTC)
+    assert now - datetime.fromisoformat(after_old.replace("Z", "+00:00")) < timedelta(seconds=60)
 
 
 # --- the lease: SIGKILL, eight servers ------------------------------------------------------

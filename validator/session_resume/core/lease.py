@@ -2,9 +2,9 @@
 
 A sentinel is a JSON object: ``v``, ``session`` (id), ``owner``, ``pid`` (optional long-lived
 owner process), ``host``, ``started``, ``heartbeat``. Agents call the CLI once per write, so
-the CLI's own pid proves nothing: the heartbeat, refreshed by every write and by ``ping``,
-is the liveness signal. Reading and writing the file, and probing a pid, are
-:mod:`session_resume.storage.lease_file`'s.
+the CLI's own pid proves nothing: the heartbeat, refreshed by every write and by ``ping``
+(by its timer for a long-lived owner, docs/spec.md §7), is the liveness signal. Reading and
+writing the file, and probing a pid, are :mod:`session_resume.storage.lease_file`'s.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ process's own pid (the host is recorded by the lease itself), so a reader on thi
 once that the owner died (``storage.lease_file.owner_alive``). While the process lives,
 :meth:`LeaseKeeper.beat` refreshes the heartbeat of every lease it holds
 (:func:`services.leases.ping_session`) every ``interval`` seconds, so the server's writes need
-not (unless the interval is over half the stale threshold); :meth:`LeaseKeeper.end_all` ends
-them when the client goes away.
+not (unless the interval is over half the stale threshold, or the timer fell behind);
+:meth:`LeaseKeeper.end_all` ends them when the client goes away.
 """
 
 from __future__ import annotations

@@ -37,8 +37,8 @@ class WriteContext:
 
     ``session``: the caller's session id when given explicitly (``--session`` or
     ``$SESSION_RESUME_SESSION``), else None. ``default_workflow``: for a state without a
-    ``workflow`` field. ``heartbeat_on_write``: whether a write refreshes the lease's
-    heartbeat (every write does, but for an owner whose timer does it).
+    ``workflow`` field. ``heartbeat_on_write``: whether every write refreshes the lease's
+    heartbeat (false for an owner whose timer does it: then only an old one).
     """
 
     session_dir: Path
@@ -49,7 +49,8 @@ class WriteContext:
     stale_seconds: int = lease_rules.DEFAULT_STALE_SECONDS
     default_workflow: str = DEFAULT_WORKFLOW
     # False: the lease's owner refreshes the heartbeat on a timer well inside the stale
-    # threshold (the MCP server, docs/spec.md §7), so a write leaves the sentinel alone.
+    # threshold (the MCP server, docs/spec.md §7), so a write leaves the sentinel alone
+    # unless the heartbeat grew old all the same (writes._heartbeat_due).
     heartbeat_on_write: bool = True
 
     @property

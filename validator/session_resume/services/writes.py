@@ -5,7 +5,8 @@ Every state-changing operation is exactly one atomic :func:`store.save` of a who
 built by a pure function of :mod:`session_resume.core.changes`, with ``expected_revision`` set
 to the revision just loaded (the whole load-modify-save is retried up to
 :data:`MAX_ATTEMPTS` times when another writer saved first), one worklog event, and a
-heartbeat refresh of the session's lease (``00-session.active``).
+heartbeat refresh of the session's lease (``00-session.active``; for an owner with a timer of
+its own, only of a heartbeat the timer let grow old: :func:`_heartbeat_due`).
 """
 
 from __future__ import annotations
@@ -171,12 +172,13 @@ class _Heartbeat:
     after the state and the worklog event. A failure to write the lease (SR515) is raised
     once the save has returned, as when the refresh took the lock again after it."""
 
-    def __init__(self, ctx: WriteContext, session: str) -> None:
-        self.ctx, self.session = ctx, session
+    def __init__(self, ctx: WriteContext, plan: LeasePlan) -> None:
+        self.ctx, self.session = ctx, plan.session
+        self.due = _heartbeat_due(ctx, plan)
         self.failure: store.StoreError | None = None
 
     def __call__(self) -> None:
-        if not self.ctx.heartbeat_on_write:  # the lease's owner beats on a timer of its own
+        if not self.due:
             return
         try:
             refresh_locked(self.ctx, self.session)
@@ -186,6 +188,19 @@ class _Heartbeat:
     def raise_failure(self) -> None:
         if self.failure is not None:
             raise self.failure
+
+
+def _heartbeat_due(ctx: WriteContext, plan: LeasePlan) -> bool:
+    """Whether the write refreshes the heartbeat: always, but for an owner that beats on a
+    timer of its own (``heartbeat_on_write`` false, docs/spec.md §7). Its writes refresh only
+    a heartbeat older than half the stale threshold (its timer held up: a suspended machine,
+    a busy loop) or in the future; a lease just acquired has a fresh one."""
+    if ctx.heartbeat_on_write:
+        return True
+    if plan.action != "keep":
+        return False
+    age = plan.lease.age_seconds
+    return plan.lease.state != "live" or age is None or not 0 <= age <= ctx.stale_seconds / 2
 
 
 @no_lease_left_on_failure  # a lease this write created goes if it is refused (leases.py)
@@ -216,7 +231,7 @@ def write_state(ctx: WriteContext, build: Build) -> WriteResult:
                 continue
             acquired = plan
             orphan_seen = orphan_seen or plan.orphaned
-        heartbeat = _Heartbeat(ctx, plan.session)
+        heartbeat = _Heartbeat(ctx, plan)
         try:
             res = store.save(
                 s,
@@ -363,7 +378,7 @@ def init_session(
         detail["archived_to"] = archived.relative_to(ctx.session_dir).as_posix()
     # A session that already held the lease (and keeps its worklog) has logged its start.
     event = "note" if plan.action in ("keep", "adopt") and archived is None else "session_start"
-    heartbeat = _Heartbeat(ctx, plan.session)
+    heartbeat = _Heartbeat(ctx, plan)
     try:
         res = store.save(
             s,
