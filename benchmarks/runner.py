@@ -3,8 +3,8 @@
 Rules every benchmark follows:
 
 * Contenders of one benchmark are timed alternately in ONE run, on this machine, with no
-  network, each right after each other one equally often (:func:`balanced_order`); the
-  report gives medians, p90s and ratios against the benchmark's anchor.
+  network, in rounds whose order is shuffled (:func:`round_orders`); the report gives
+  medians, p90s and ratios against the benchmark's anchor.
 * A target is a ratio (``Target``: "session-resume <= 0.15x check-jsonschema"; against the
   anchor unless ``against`` names another contender; ``max_ratio=None`` reports the ratio with
   no goal) or, in a benchmark with a ``unit`` whose contenders return a value instead of being
@@ -45,12 +45,13 @@ from __future__ import annotations
 
 import functools
 import json
+import random
 import shutil
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -59,7 +60,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent  # console scripts of the environment running this file
 EXAMPLE = ROOT / "examples" / "agent-output" / "contoso-portal" / "00-session-state.json"
-SMOKE_RUNS = 2  # timed runs per contender under --smoke (two: each follows another)
+SMOKE_RUNS = 2  # timed runs per contender under --smoke (two rounds)
 
 
 # --- registry ------------------------------------------------------------------------------
@@ -243,30 +244,22 @@ def _prepare(b: Benchmark, tmpdir: Path, result: dict[str, Any]) -> Prepared:
     return prepared
 
 
-def balanced_order(n: int) -> list[int]:
-    """A cycle of contender indexes in which each contender comes right after each other one
-    exactly once: an Eulerian circuit of the complete directed graph on ``n`` vertices,
-    n·(n-1) calls long (for two: 0, 1). Timed in this order, over and over, every contender
-    meets the after-effects of every other one (a process that evicted the caches, a write
-    that left the disk busy) equally often; in a plain rotation one contender may follow a
-    heavy one in most rounds and another never."""
-    if n < 2:
-        return list(range(n))
-    unused = {v: [w for w in range(n) if w != v] for v in range(n)}  # edges left, per vertex
-    path, circuit = [0], []
-    while path:  # Hierholzer: follow unused edges, back up when stuck
-        v = path[-1]
-        if unused[v]:
-            path.append(unused[v].pop())
-        else:
-            circuit.append(path.pop())
-    circuit.reverse()
-    return circuit[:-1]  # the last step returns to the first contender
+def round_orders(names: list[str], seed: str) -> Iterator[list[str]]:
+    """The order of every round: each contender once, shuffled with a seed fixed by the
+    benchmark's name (the same orders in every run). No contender follows a given other one
+    in most rounds: a heavy contender's after-effects (a CLI process leaves the caches cold,
+    about 1 ms on the next call, whoever makes it) land on all alike. A plain rotation had
+    the write service of mcp-write follow the CLI in three rounds of four, its MCP call never."""
+    rng = random.Random(seed)
+    while True:
+        order = list(names)
+        rng.shuffle(order)
+        yield order
 
 
 def _time(b: Benchmark, prepared: Prepared, runs: int, warmup: int) -> dict[str, list[float]]:
-    """Warm up, then time every contender ``runs`` times, interleaved in a balanced order
-    (:func:`balanced_order`); with a ``unit``, record the value each call returns instead of
+    """Warm up, then time every contender ``runs`` times, once a round in the round's order
+    (:func:`round_orders`); with a ``unit``, record the value each call returns instead of
     its time."""
     order = [n for n in b.contenders if n in prepared.runs]
     for _ in range(warmup):
@@ -278,27 +271,21 @@ def _time(b: Benchmark, prepared: Prepared, runs: int, warmup: int) -> dict[str,
     times: dict[str, list[float]] = {name: [] for name in order}
     show = fmt_s if b.unit is None else functools.partial(fmt_value, unit=b.unit)
     last_report = 0.0
-    cycle = [order[i] for i in balanced_order(len(order))]
-    step = 0
-    while any(len(xs) < runs for xs in times.values()):
-        name = cycle[step % len(cycle)]
-        step += 1
-        if len(times[name]) >= runs:
-            continue  # the last cycle: this one has its runs
-        run = prepared.runs[name]
-        if run.before is not None:
-            run.before()
-        start = time.perf_counter()
-        value = run.call()
-        elapsed = time.perf_counter() - start
-        times[name].append(elapsed if b.unit is None else float(value))
-        done = min(len(xs) for xs in times.values())
+    for i, names in zip(range(runs), round_orders(order, b.name), strict=False):
+        for name in names:
+            run = prepared.runs[name]
+            if run.before is not None:
+                run.before()
+            start = time.perf_counter()
+            value = run.call()
+            elapsed = time.perf_counter() - start
+            times[name].append(elapsed if b.unit is None else float(value))
         now = time.perf_counter()
-        if step % len(order) == 0 and (runs <= 50 or done == runs or now - last_report >= 2.0):
+        if runs <= 50 or i + 1 == runs or now - last_report >= 2.0:
             last_report = now
             progress(
-                f"{b.name}: {done}/{runs} runs each: "
-                + ", ".join(f"{n} {show(times[n][-1])}" for n in order if times[n])
+                f"{b.name}: round {i + 1}/{runs}: "
+                + ", ".join(f"{n} {show(times[n][-1])}" for n in order)
             )
     return times
 
