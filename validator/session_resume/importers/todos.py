@@ -35,7 +35,6 @@ in progress by an earlier list becomes pending.
 
 from __future__ import annotations
 
-import copy
 import difflib
 import re
 from datetime import datetime
@@ -44,6 +43,7 @@ from session_resume import records
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.timeutil import format_ts
+from session_resume.core.write_moments import copy_document
 from session_resume.importers.common import current_step_of, pending_step, step_int
 from session_resume.records import dataclass, field
 
@@ -357,8 +357,8 @@ def merge(doc: dict[str, Any], items: list[TodoItem], now: datetime) -> MergeRes
     """Merge ``items`` into the steps of ``doc`` (a v3.0 generic state). Pure: returns a new
     document; ``changes`` lists what happened (empty: nothing to write)."""
     if not items:  # an emptied list says nothing about the steps, and keeps the last order
-        return MergeResult(copy.deepcopy(doc))
-    new = copy.deepcopy(doc)
+        return MergeResult(copy_document(doc))
+    new: dict[str, Any] = copy_document(doc)  # a JSON document: no memo needed
     steps: dict[str, Any] = new.setdefault("steps", {})
     ids = load_ids(new)
     res = MergeResult(new)
