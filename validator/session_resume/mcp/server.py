@@ -176,8 +176,7 @@ async def serve(rt: Runtime) -> None:
     server = build_server(rt)
     async with (
         loop_stdio() as (stdin, stdout),
-        # duck-typed: stdio_server only iterates stdin and awaits stdout.write and .flush
-        stdio_server(stdin, stdout) as (read, write),  # type: ignore[arg-type]
+        stdio_server(stdin, stdout) as (read, write),
         anyio.create_task_group() as tg,
     ):
         tg.start_soon(_heartbeat, rt, rt.keeper.interval)

@@ -28,6 +28,7 @@ from collections import deque
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
+    from typing import Any
 
 _WIRES: list[io.FileIO] = []  # the wire's private descriptors while serving (wires_blocking)
 HIGH_WATER = 1 << 20  # complete lines queued before the loop stops reading the client
@@ -170,9 +171,11 @@ class PipeWriter(asyncio.BaseProtocol):
 
 
 @contextlib.asynccontextmanager
-async def loop_stdio() -> AsyncIterator[tuple[LineReader | None, PipeWriter | None]]:
-    """``(stdin, stdout)`` for the SDK's ``stdio_server``: streams the running asyncio loop
-    watches, or ``(None, None)`` (the SDK's own streams) where it cannot watch them."""
+async def loop_stdio() -> AsyncIterator[tuple[Any, Any]]:
+    """``(stdin, stdout)`` for the SDK's ``stdio_server``: a :class:`LineReader` and a
+    :class:`PipeWriter` the running asyncio loop watches, or ``(None, None)`` (the SDK's own
+    streams) where it cannot watch them. Typed Any: the SDK asks for anyio's ``AsyncFile``,
+    of which it uses async iteration, ``write`` and ``flush``."""
     if sys.platform == "win32" or not _separate_wires():
         yield None, None
         return
