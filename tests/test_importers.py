@@ -695,6 +695,41 @@ def _steps(repo: Path, d: str) -> dict[str, tuple[str, str]]:
     return {k: (s["name"], s["status"]) for k, s in state(repo, d)["steps"].items()}
 
 
+@pytest.mark.parametrize("writer_between", [False, True])
+def test_sync_todos_merges_once_unless_another_writer_came_between(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, writer_between: bool
+) -> None:
+    """The preview's merge is the write's when the state did not change in between (merge is
+    pure); a write in between (here a decision, right after the preview) is merged again."""
+    from session_resume.services import importing
+    from session_resume.services.context import WriteContext
+
+    d = repo / _generic_session(repo)
+    items = todos.parse_list([{"content": f"task {i}", "status": "pending"} for i in range(5)])
+    merges: list[int] = []
+    real_merge = todos.merge
+
+    def counted(doc: dict[str, Any], its: Any, now: datetime) -> Any:
+        merges.append(doc["revision"])
+        res = real_merge(doc, its, now)
+        if writer_between and len(merges) == 1:
+            cur = store.load(d, root=repo).document
+            assert cur is not None
+            cur["decisions"]["iac_tool"] = "bicep"
+            store.save(d, cur, now=NOW_DT, workflow="generic", root=repo)
+        return res
+
+    monkeypatch.setattr(todos, "merge", counted)
+    ctx = WriteContext(session_dir=d, now=NOW_DT, root=repo)
+    res = importing.sync_todos(ctx, items)
+    assert res.written is not None
+    assert merges == ([1, 2] if writer_between else [1])  # the revisions each merge saw
+    doc = state(repo, str(d.relative_to(repo)))
+    assert [s["name"] for s in doc["steps"].values()] == [f"task {i}" for i in range(5)]
+    assert doc.get("decisions", {}).get("iac_tool") == ("bicep" if writer_between else None)
+    assert_valid(repo, str(d.relative_to(repo)))
+
+
 def test_sync_todowrite_list_merges_without_deleting(repo: Path) -> None:
     d = _generic_session(repo)
     first = [

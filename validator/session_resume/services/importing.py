@@ -148,7 +148,9 @@ def sync_todos(
     def build(doc: dict[str, Any], wf: Workflow, _orphaned: bool) -> Change:
         if not wf.free_steps:
             raise TransitionError([_closed(wf.id, "")])
-        r = todos.merge(doc, items, ctx.now)
+        # merge is pure: on the state the preview merged (no writer in between, the common
+        # case) its result is this one (10,000 items: a tenth of a second not spent twice).
+        r = preview if doc == loaded.document else todos.merge(doc, items, ctx.now)
         notes[:] = r.diagnostics
         detail = {
             "todo_sync": {
