@@ -56,7 +56,21 @@ def _separate_wires() -> bool:
         return False
 
 
-class LineReader(asyncio.Protocol):
+class _Waiter:
+    """One task waiting for a protocol's callback (data, room in the pipe, the end)."""
+
+    _wake: asyncio.Future[None] | None = None
+
+    def _wakeup(self) -> None:
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
+
+    async def _wait(self) -> None:
+        self._wake = asyncio.get_running_loop().create_future()
+        await self._wake
+
+
+class LineReader(_Waiter, asyncio.Protocol):
     """The client's messages, ``async for line in reader``: one a line, as text (UTF-8 with
     bad bytes replaced, as the SDK's own reader decodes them), of any length. A newline ends a
     line (so does ``\\r\\n``: the JSON reader ignores the ``\\r``); a last line without one
@@ -69,7 +83,6 @@ class LineReader(asyncio.Protocol):
         self._queued = 0  # bytes in _lines
         self._eof = False
         self._paused = False
-        self._wake: asyncio.Future[None] | None = None
         self._transport: asyncio.ReadTransport | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -98,10 +111,6 @@ class LineReader(asyncio.Protocol):
         self._eof = True
         self._wakeup()
 
-    def _wakeup(self) -> None:
-        if self._wake is not None and not self._wake.done():
-            self._wake.set_result(None)
-
     def __aiter__(self) -> LineReader:
         return self
 
@@ -113,8 +122,7 @@ class LineReader(asyncio.Protocol):
                 line = bytes(self._buf)
                 self._buf.clear()
                 return line.decode("utf-8", "replace")
-            self._wake = asyncio.get_running_loop().create_future()
-            await self._wake
+            await self._wait()
         line = self._lines.popleft()
         self._queued -= len(line)
         if self._paused and self._queued <= HIGH_WATER // 2 and self._transport is not None:
@@ -123,7 +131,7 @@ class LineReader(asyncio.Protocol):
         return line.decode("utf-8", "replace")
 
 
-class PipeWriter(asyncio.BaseProtocol):
+class PipeWriter(_Waiter, asyncio.BaseProtocol):
     """The replies, ``await writer.write(text)``: handed to the loop's transport, which writes
     at once or keeps the rest until the pipe has room. A client that stops reading holds the
     writing task (flow control), never the loop: the heartbeat and the signal handler go on."""
@@ -132,7 +140,6 @@ class PipeWriter(asyncio.BaseProtocol):
         self._transport: asyncio.WriteTransport | None = None
         self._paused = False
         self._lost: Exception | None = None
-        self._wake: asyncio.Future[None] | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = transport  # type: ignore[assignment]
@@ -148,18 +155,13 @@ class PipeWriter(asyncio.BaseProtocol):
         self._lost = exc or BrokenPipeError("the client closed the server's stdout")
         self._wakeup()
 
-    def _wakeup(self) -> None:
-        if self._wake is not None and not self._wake.done():
-            self._wake.set_result(None)
-
     async def write(self, text: str) -> None:
         if self._lost is not None:
             raise self._lost
         assert self._transport is not None
         self._transport.write(text.encode("utf-8"))
         while self._paused and self._lost is None:
-            self._wake = asyncio.get_running_loop().create_future()
-            await self._wake
+            await self._wait()
 
     async def flush(self) -> None:
         """Nothing to do: :meth:`write` hands the bytes to the pipe itself."""

@@ -227,16 +227,15 @@ def _tail_has(fd: int, size: int, want: int, needles: tuple[bytes, ...]) -> bool
         if not found and pos == 0:
             return False  # the whole file, tail and all: not there
         count = chunk.count(b"\n")  # lines counted only when it matters (a slow C loop)
-        if not found:
-            if newlines + count >= want:
+        if newlines + count >= want:  # the tail starts in this chunk
+            if not found:
                 return False  # the tail is a part of this window: not there either
-        elif newlines + count < want:
-            return True
-        else:  # found, maybe before the tail's start: cut the window there (a line at a time)
-            cut = len(chunk)
+            cut = len(chunk)  # found, maybe before the tail's start: cut there, line by line
             for _ in range(want - newlines):
                 cut = chunk.rfind(b"\n", 0, cut)
             return any(n in window[cut + 1 :] for n in needles)
+        if found:
+            return True  # the whole window is in the tail
         newlines += count
         after = window[:overlap]  # the start of what follows, for a needle cut by the boundary
     return False
