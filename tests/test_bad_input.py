@@ -10,6 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from session_resume.core.jsonread import parse_json_bytes
 
 from conftest import apex_state, dump, run_cli
 
@@ -261,3 +265,37 @@ def test_malformed_version(tmp_path: Path, value: object) -> None:
     p.write_bytes(dump(doc))
     rc, diags = _validate(p)
     assert rc == 1 and _codes(diags) == ["SR142"]
+
+
+def _depth(value: object) -> int:
+    """How many containers nest at the deepest point (0 for a scalar)."""
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+_json_trees = st.recursive(
+    st.none() | st.integers(-5, 5) | st.sampled_from(["", "{", "[[", "a{b[", "}]"]),
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.sampled_from("abc["), kids),
+    max_leaves=80,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(tree=_json_trees, max_depth=st.integers(1, 12))
+def test_the_depth_limit_is_the_trees_depth(tree: object, max_depth: int) -> None:
+    """SR123 exactly when more than ``max_depth`` containers nest, whether the reader walks
+    the tree or counts the brackets in the text (strings holding brackets included)."""
+    parsed = parse_json_bytes(json.dumps({"t": tree}).encode(), max_depth=max_depth)
+    refused = "SR123" in [d.code for d in parsed.diagnostics]
+    assert refused == (_depth({"t": tree}) > max_depth)
+
+
+@pytest.mark.parametrize(("depth", "refused"), [(64, False), (65, True)])
+def test_a_chain_at_the_limit(depth: int, refused: bool) -> None:
+    """64 nested containers and nothing else is the limit (the bracket count alone decides)."""
+    data = b'{"a":' * (depth - 1) + b"[]" + b"}" * (depth - 1)
+    parsed = parse_json_bytes(data)
+    assert ("SR123" in [d.code for d in parsed.diagnostics]) is refused
