@@ -40,19 +40,27 @@ def _timed(fn: Callable[[], object]) -> float:
         gc.unfreeze()
 
 
-def costs(small: Callable[[], object], big: Callable[[], object]) -> tuple[float, float]:
-    """The best of three runs of each, small and big alternating: a shared machine's noise
-    lands on both sizes rather than on one (the ratio was seen at 9-16 for one reader from run
-    to run with the best of two, each size timed in one block)."""
+def costs(
+    small: Callable[[], object], big: Callable[[], object], rounds: int = 3
+) -> tuple[float, float]:
+    """The best of ``rounds`` runs of each, small and big alternating: a shared machine's
+    noise lands on both sizes rather than on one (the ratio was seen at 9-16 for one reader
+    from run to run with the best of two, each size timed in one block)."""
     t_small = t_big = float("inf")
-    for _ in range(3):
+    for _ in range(rounds):
         t_small = min(t_small, _timed(small))
         t_big = min(t_big, _timed(big))
     return t_small, t_big
 
 
 def assert_near_linear(make: Callable[[int], Callable[[], object]], n: int) -> None:
-    t_small, t_big = costs(make(n), make(10 * n))
+    """10x the input in at most 15x the time. A ratio over 15 is measured again with twice
+    the runs before it fails: the best of more runs only drops a noisy phase of the machine,
+    while a super-linear reader (100x for a quadratic one) stays over the line every time."""
+    small, big = make(n), make(10 * n)
+    t_small, t_big = costs(small, big)
+    if t_big / max(t_small, FLOOR) > 15:
+        t_small, t_big = costs(small, big, rounds=6)
     ratio = t_big / max(t_small, FLOOR)
     assert ratio <= 15, f"{n}: {t_small:.4f} s, {10 * n}: {t_big:.4f} s (x{ratio:.1f})"
 
