@@ -93,3 +93,21 @@ def test_rounds_are_shuffled_so_no_contender_mostly_follows_another(n: int) -> N
     mean = sum(follows[p] for p in pairs) / len(pairs)
     # A rotation would give some pairs every round and others never.
     assert all(0.7 * mean <= follows[p] <= 1.3 * mean for p in pairs), follows
+
+
+def test_the_save_breakdown_prints_the_floor_of_the_durability_contract() -> None:
+    """save-vs-bare-io says what no validating save() with these system calls can beat: its
+    system calls plus its checks, against the bare durable I/O."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import bench_save as b
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    med = {b._SAVE: 2.0e-3, b._BARE: 1.0e-3, b._CALLS: 1.2e-3, b._CHECKS: 0.5e-3}
+    zero = dict.fromkeys(b._COUNTED, 0)
+    info = {"counted": 5, "per_save": zero, "per_bare": zero, "bytes": 3069, "line": 130}
+    lines = b._breakdown(med, info)
+    floor = [line for line in lines if line.startswith("save()'s system calls plus its checks")]
+    assert len(floor) == 1 and "= 1.70x the bare durable I/O" in floor[0], lines
+    del med[b._CHECKS]
+    assert not any("plus its checks" in line for line in b._breakdown(med, info))
