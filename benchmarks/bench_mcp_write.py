@@ -22,14 +22,24 @@ from typing import IO, Any
 
 from bench_save import counting_os
 from commandline import bench_env, process, tool
-from runner import EXAMPLE, BenchAbort, BenchUnavailable, Prepared, Run, Target, benchmark
+from runner import (
+    EXAMPLE,
+    BenchAbort,
+    BenchUnavailable,
+    Prepared,
+    Run,
+    Target,
+    benchmark,
+    fmt_s,
+)
 from states import STATE_FILE
 
-_MCP, _CLI, _SERVICE, _SAVE = (
+_MCP, _CLI, _SERVICE, _SAVE, _EMPTY = (
     "MCP tools/call decide",
     "CLI session-resume decide",
     "services.writes.set_decision()",
     "store.save()",
+    "MCP tools/call refused",
 )
 _VALUES = ("simple", "standard")  # alternated: every call is a real change
 _MCP_GOAL_VS_CLI = 0.05
@@ -122,6 +132,14 @@ def _ratios(med: dict[str, float], info: dict[str, Any]) -> list[str]:
         f"JSON-RPC framing, schema check of the arguments, the pipe)",
         f"the write service / store.save(): {svc / save:.2f}x (load, plan, lease check)",
     ]
+    if _EMPTY in med:
+        empty = med[_EMPTY]
+        lines.append(
+            f"a tools/call that does no work (its arguments refused by the server): "
+            f"{fmt_s(empty)} = {empty / save:.2f}x store.save(); with the write service, an "
+            f"MCP write moment through this SDK costs at least {(empty + svc) / save:.2f}x "
+            f"store.save()"
+        )
     for who in (_SERVICE, _SAVE):
         if who in info:
             calls = ", ".join(f"{v:g} {k}" for k, v in info[who].items())
@@ -143,8 +161,9 @@ def _count_io(call: Any, n: int) -> dict[str, float]:
     "example session: a tools/call to a running `session-resume mcp` over stdio vs the CLI "
     "`session-resume decide` (a process per call) vs services.writes.set_decision() in "
     "process vs store.save() in process of the same change with its worklog event (anchor: "
-    "the state and its event, the durable work of every write moment)",
-    contenders=(_MCP, _CLI, _SERVICE, _SAVE),
+    "the state and its event, the durable work of every write moment); a fifth contender is "
+    "a tools/call the server refuses (bad arguments): the SDK's and the pipe's share alone",
+    contenders=(_MCP, _CLI, _SERVICE, _SAVE, _EMPTY),
     anchor=_SAVE,
     target=Target(_MCP, 1.5),
     runs=40,
@@ -202,12 +221,18 @@ def mcp_write(tmpdir: Path) -> Prepared:
         if res.get("isError"):
             raise BenchAbort("MCP decide refused: " + str(res.get("content")))
 
+    def empty() -> None:
+        # "project" must be a string: refused by the server's argument check, before any I/O
+        res = pipe.request("tools/call", {"name": "decide", "arguments": {"project": 5}})
+        if not res.get("isError"):
+            raise BenchAbort("MCP decide with a bad project was not refused")
+
     cli = process(
         [tool("session-resume"), "decide", "complexity", "standard", "--project", "bench-cli"],
         cwd=tmpdir,
         env=env,
     )
-    for call in (save, service, mcp, cli.call):
+    for call in (save, service, mcp, cli.call, empty):
         call()
     for d in (svc_dir, mcp_dir, cli_dir):
         if store.load(d, root=tmpdir).status != "ok":
@@ -224,6 +249,7 @@ def mcp_write(tmpdir: Path) -> Prepared:
                 "writes.set_decision(ctx, 'complexity', value), ctx as the server makes it "
                 "(heartbeat_on_write=False)",
             ),
+            _EMPTY: Run(empty, 'tools/call decide {"project": 5} (refused: SR180)'),
             _SAVE: Run(
                 save,
                 "store.save(dir, doc with the decision, now=..., workflow=apex, root=..., "
