@@ -397,6 +397,9 @@ def _summarise(
     if b.derive is not None:
         result["derived"] = b.derive(medians, prepared.info)
     result["targets"] = [_verdict(b, g, medians, unstable) for g in b.targets]
+    for g in result["targets"]:
+        if g["contender"] in prepared.unavailable:
+            g["unavailable"] = prepared.unavailable[g["contender"]]
     if result["targets"]:
         result["met"] = result["targets"][0]["met"]
 
@@ -520,9 +523,12 @@ def fmt_s(x: float) -> str:
 def fmt_value(x: float, unit: str) -> str:
     if unit == "s":  # a duration returned as the value (a command's own wall time)
         return fmt_s(x)
+    if unit == "chars":  # a count of characters
+        return f"{x:,.0f} chars"
     return f"{x:.1f} {unit}"
 
 
+_UNIT_NAMES = {"chars": "characters", "s": "seconds"}
 _HEADER = [
     "benchmark", "contender", "median", "p90", "p90/med", "runs", "ratio vs anchor", "target",
     "met?",
@@ -546,6 +552,8 @@ def fmt_spread(c: dict[str, Any]) -> str:
 def _met_text(goal: dict[str, Any]) -> str:
     if "not_comparable" in goal:
         return NOT_COMPARABLE
+    if "unavailable" in goal:
+        return "not available"
     return "" if goal.get("max_ratio", 0) is None else _MET[goal["met"]]
 
 
@@ -729,9 +737,12 @@ def print_results(
                     f"(target <= {fmt_value(g['max_value'], g['unit'])})"
                 )
             else:
+                unit = res.get("unit")
+                what = "the time" if unit is None else f"the {_UNIT_NAMES.get(unit, unit)}"
                 print(
-                    f"target missed: {res['name']}: {g['contender']} takes "
-                    f"{fmt_ratio(g['ratio'])} the time of {g['against']} "
+                    f"target missed: {res['name']}: {g['contender']} "
+                    f"{'takes' if unit is None else 'measures'} "
+                    f"{fmt_ratio(g['ratio'])} {what} of {g['against']} "
                     f"(target <= {g['max_ratio']:.2f}x)"
                 )
     if skipped:
@@ -752,8 +763,12 @@ def write_json(
     machine: dict[str, Any],
     skipped: list[str],
     results: list[dict[str, Any]],
+    only: Sequence[str] | None = None,
+    runs: int | None = None,
+    registered: Sequence[str] = (),
 ) -> None:
-    """The figures as JSON: every individual time, the machine, the source revision."""
+    """The figures as JSON: every individual time, the machine, the source revision, and
+    what kind of run it was (``default``: no --quick, --smoke, --only or --runs)."""
     payload = {
         "format": 1,
         "command": command,
@@ -761,6 +776,10 @@ def write_json(
         "elapsed_s": round(elapsed, 1),
         "quick": OPTIONS.quick,
         "smoke": OPTIONS.smoke,
+        "only": list(only) if only else None,
+        "runs": runs,
+        "default": not (OPTIONS.quick or OPTIONS.smoke or only or runs is not None),
+        "registered": list(registered),
         "machine": machine,
         "skipped": skipped,
         "benchmarks": results,

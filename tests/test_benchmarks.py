@@ -79,7 +79,9 @@ def test_smoke_run_gives_every_benchmark_a_row_with_a_ratio(tmp_path: Path) -> N
         assert re.search(rf"^{re.escape(name)}\s", proc.stdout, re.M), name
         # every goal has its verdict, and a line in the goals table
         for goal in res["targets"]:
-            assert "ratio" in goal or "value" in goal or goal["not_comparable"], (name, goal)
+            # (or why not: not comparable here, or its contender not available here)
+            why_not = goal.get("not_comparable") or goal.get("unavailable")
+            assert "ratio" in goal or "value" in goal or why_not, (name, goal)
             assert re.search(
                 rf"^{re.escape(name)}: {re.escape(goal['contender'])}\s", proc.stdout, re.M
             )
@@ -223,3 +225,34 @@ def test_verbose_output_names_compiled_sources_and_loaded_distributions() -> Non
     err = f"# code object from '{site}/packaging/__pycache__/version.cpython-311.pyc'\n"
     assert commandline.loaded_distributions(err) == {"packaging"}
     assert "packaging" in commandline.requirement_closure("packaging")
+
+
+def test_resume_context_counts_characters_on_tiny_data() -> None:
+    """resume-context's counting: the CLI path is the skill plus the answer; the upstream
+    reading is its SKILL.md, the state file(s) and the step's context-budget row; the hook
+    path is the additionalContext alone, in either place the hosts put it."""
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import bench_resume_context as rc
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    assert rc.cli_reading("skill", "é!") == 7  # characters, not bytes
+    row = rc.budget_row("2")
+    assert row.startswith("| 2    | Architect") and len(row) == 126
+    assert all(len(r) == 126 for r in rc.UPSTREAM_BUDGET_ROWS.values())
+    assert rc.upstream_reading(["{}", '{"a"'], "2") == rc.UPSTREAM_SKILL_CHARS + 6 + 126
+    assert rc.upstream_reading(["{}"], "3_5") == rc.UPSTREAM_SKILL_CHARS + 2  # no row
+    specific = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "ab"}}
+    assert rc.hook_context(json.dumps(specific)) == "ab"
+    assert rc.hook_context(json.dumps({"additionalContext": "abc"})) == "abc"
+    for nothing in ("", "{}", "not json", "[1]", json.dumps({"hookSpecificOutput": 5})):
+        assert rc.hook_context(nothing) is None, nothing
+    # every situation has both goals, each against its own upstream reading
+    goals = {(g.contender, g.against, g.max_ratio) for g in rc._goals()}
+    for s in rc.SITUATIONS:
+        assert (f"{s}: CLI", f"{s}: upstream", 0.8) in goals
+        assert (f"{s}: hook", f"{s}: upstream", 0.4) in goals
+    med = {f"{s}: {p}": 10.0 for s in rc.SITUATIONS for p in ("CLI", "upstream")}
+    parts = {"skill": 6, "answer": 4, "state": 2, "row": 1}
+    (line,) = rc._derive(med, {"parts": {"mid-step": parts}})
+    assert "SKILL.md 6 + resume answer 4 = 1.00x" in line and "hook not available" in line
