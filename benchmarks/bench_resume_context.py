@@ -333,5 +333,7 @@ def resume_context(tmpdir: Path) -> Prepared:
         f"({V2_FIXTURE.relative_to(ROOT).as_posix()}); the example with another session's live "
         "lease; the example after `transition --complete 2 --start 3` (Design, optional) and "
         f"80 silent minutes; resume at {NOW}",
+        "the ratio column is against the mid-step's upstream reading (the anchor); each "
+        "situation's own ratios are in the lines below and in the goals table",
     ]
     return Prepared(runs, notes=notes, unavailable=unavailable, info={"parts": parts})

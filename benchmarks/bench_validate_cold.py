@@ -47,7 +47,8 @@ def startup_parts(tmpdir: Path, env: dict[str, str]) -> dict[str, Run]:
 def startup_breakdown(command: str) -> Callable[[dict[str, float], dict[str, Any]], list[str]]:
     """The derived line: ``command``'s median, made of the bare interpreter, site and the
     environment's .pth files, the CLI's import, and the rest (the command's own imports and
-    work). Each part is a difference of medians of the same run."""
+    work). Each part is a difference of medians of the same run (a negative one is noise: the
+    part costs less than the spread of the runs)."""
 
     def derive(med: dict[str, float], info: dict[str, Any]) -> list[str]:
         if not all(k in med for k in (command, BARE, SITE, IMPORT)):
@@ -59,7 +60,9 @@ def startup_breakdown(command: str) -> Callable[[dict[str, float], dict[str, Any
             ("importing the CLI (session_resume.cli.main)", med[IMPORT] - med[SITE]),
             ("the command's own imports and work", total - med[IMPORT]),
         ]
-        shown = ", ".join(f"{what} {fmt_s(x)} ({x / total:.0%})" for what, x in parts)
+        shown = ", ".join(
+            f"{what} {'-' if x < 0 else ''}{fmt_s(abs(x))} ({x / total:.0%})" for what, x in parts
+        )
         return [f"what {command}'s median {fmt_s(total)} is made of: {shown}"]
 
     return derive
