@@ -256,3 +256,29 @@ def test_resume_context_counts_characters_on_tiny_data() -> None:
     parts = {"skill": 6, "answer": 4, "state": 2, "row": 1}
     (line,) = rc._derive(med, {"parts": {"mid-step": parts}})
     assert "SKILL.md 6 + resume answer 4 = 1.00x" in line and "hook not available" in line
+
+
+def test_the_benchmark_page_is_what_its_run_gives() -> None:
+    """docs/benchmarks.md is generated from docs/benchmarks.json (one run): it cannot drift."""
+    proc = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "docpage.py"), "check"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_page_says_when_its_run_is_not_a_default_one() -> None:
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        import docpage
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    report = json.loads((REPO / "docs" / "benchmarks.json").read_text(encoding="utf-8"))
+    default = {**report, "default": True, "quick": False, "smoke": False, "only": None}
+    page = docpage.render({**default, "runs": None})
+    assert "Not a default run" not in page and report["command"] in page
+    quick = docpage.render({**default, "default": False, "quick": True, "only": ["x", "y"]})
+    assert "**Not a default run** (--quick, --only x y)" in quick
+    assert "## Method" in page and "## Goals, side by side in this run" in page
+    assert "CHANGELOG.md" in page
