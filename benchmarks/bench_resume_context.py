@@ -30,6 +30,7 @@ import shutil
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,8 @@ UPSTREAM_BUDGET_ROWS = {
 
 CLI_GOAL = 0.8
 HOOK_GOAL = 0.4
-NOW = "2026-11-20T16:00:00Z"  # the fresh agent's clock (80 minutes after the gate handover)
+LIVE_FOR = timedelta(minutes=1)  # the other session's heartbeat: fresh (stale after 300 s)
+SILENT_FOR = timedelta(minutes=80)  # since the gate handover: the chat ended there
 PROJECT = "contoso-portal"
 V2_FIXTURE = ROOT / "tests" / "fixtures" / "migrate" / "v2-nordic-fresh-foods.json"
 
@@ -117,6 +119,10 @@ def hook_context(stdout: str) -> str | None:
 # --- the situations (built with the real CLI, untimed) -------------------------------------
 
 
+def _ts(dt: datetime) -> str:
+    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 @dataclass
 class Situation:
     name: str
@@ -131,7 +137,9 @@ def _cli(root: Path, env: dict[str, str], *args: str) -> subprocess.CompletedPro
     return check_output([tool("session-resume"), *args], cwd=root, env=env, what="setup")
 
 
-def build_situations(tmpdir: Path, env: dict[str, str]) -> list[Situation]:
+def build_situations(tmpdir: Path, env: dict[str, str], now: datetime) -> list[Situation]:
+    """The five situations, each in its own repository under ``tmpdir``, as they stand at
+    ``now`` (the real clock: the hook, as a host runs it, reads the clock itself)."""
     out: list[Situation] = []
     p = ("--project", PROJECT)
 
@@ -156,40 +164,35 @@ def build_situations(tmpdir: Path, env: dict[str, str]) -> list[Situation]:
     out.append(Situation(SITUATIONS[2], root, sdir, step, "migrate_first", [sdir / STATE_FILE]))
 
     root, sdir = prepare_session(tmpdir / "live")
-    _cli(root, env, "session", "start", *p, "--session", "agent-1", "--now", "2026-11-20T15:59:00Z")
+    live = _ts(now - LIVE_FOR)
+    _cli(root, env, "session", "start", *p, "--session", "agent-1", "--now", live)
     out.append(Situation(SITUATIONS[3], root, sdir, "2", "session_active", [sdir / STATE_FILE]))
 
     root, sdir = prepare_session(tmpdir / "gate")
-    _cli(
-        root,
-        env,
-        "transition",
-        "--complete",
-        "2",
-        "--start",
-        "3",
-        *p,
-        "--now",
-        "2026-11-20T14:40:00Z",
-    )
+    gate = ("transition", "--complete", "2", "--start", "3", *p)
+    _cli(root, env, *gate, "--now", _ts(now - SILENT_FOR))
     out.append(Situation(SITUATIONS[4], root, sdir, "3", "start", [sdir / STATE_FILE]))
+    for s in out:
+        (s.root / ".git").mkdir(exist_ok=True)  # a repository, as the hook looks for one
     return out
 
 
-def _resume(s: Situation, env: dict[str, str], fmt: str) -> subprocess.CompletedProcess[str]:
+def _resume(
+    s: Situation, env: dict[str, str], fmt: str, now: datetime
+) -> subprocess.CompletedProcess[str]:
     rel = s.session_dir.relative_to(s.root).as_posix()
-    return _cli(s.root, env, "resume", rel, "--now", NOW, "--format", fmt)
+    return _cli(s.root, env, "resume", rel, "--now", _ts(now), "--format", fmt)
 
 
-def check_answer(s: Situation, env: dict[str, str]) -> None:
+def check_answer(s: Situation, env: dict[str, str], now: datetime) -> None:
     """The data check: the expected action, and a complete answer for the mid-step resume."""
-    decision = json.loads(_resume(s, env, "json").stdout)
+    decision = json.loads(_resume(s, env, "json", now).stdout)
     if decision.get("action") != s.expected_action:
         raise BenchAbort(
             f"{s.name}: resume answered {decision.get('action')!r}, expected {s.expected_action!r}"
         )
     if s.name == SITUATIONS[0]:
-        text = _resume(s, env, "text").stdout
+        text = _resume(s, env, "text", now).stdout
         if "phase_3_cost" not in text or "checkpoint 2 phase_3_cost" not in text:
             raise BenchAbort(f"{s.name}: the answer no longer names the next checkpoint's write")
 
@@ -227,7 +230,7 @@ def run_hook(s: Situation, env: dict[str, str]) -> str | None:
     res = subprocess.run(
         [tool("session-resume"), "hook", "session-start"],
         cwd=s.root,
-        env={**env, "SESSION_RESUME_NOW": NOW},
+        env=env,
         input=json.dumps(event),
         capture_output=True,
         text=True,
@@ -290,14 +293,15 @@ def _derive(med: dict[str, float], info: dict[str, Any]) -> list[str]:
 def resume_context(tmpdir: Path) -> Prepared:
     env = bench_env(tmpdir)
     skill = render_skill(tmpdir, env)
-    situations = build_situations(tmpdir, env)
+    now = datetime.now(UTC).replace(microsecond=0)
+    situations = build_situations(tmpdir, env, now)
     no_hook = hook_available(env)
     runs: dict[str, Run] = {}
     unavailable: dict[str, str] = {}
     parts: dict[str, dict[str, int]] = {}
     for s in situations:
-        check_answer(s, env)
-        res = _resume(s, env, "text")
+        check_answer(s, env, now)
+        res = _resume(s, env, "text", now)
         answer = res.stdout + res.stderr
         states = [f.read_bytes().decode("utf-8", "replace") for f in s.upstream_files]
         rel = s.session_dir.relative_to(s.root).as_posix()
@@ -332,7 +336,8 @@ def resume_context(tmpdir: Path) -> Prepared:
         "partial deliverable); the same with its state torn in half and a .bak; a 2.0 state "
         f"({V2_FIXTURE.relative_to(ROOT).as_posix()}); the example with another session's live "
         "lease; the example after `transition --complete 2 --start 3` (Design, optional) and "
-        f"80 silent minutes; resume at {NOW}",
+        "80 silent minutes; the clock is the real one (the hook reads it), the durations "
+        "fixed: the same counts in every run",
         "the ratio column is against the mid-step's upstream reading (the anchor); each "
         "situation's own ratios are in the lines below and in the goals table",
     ]

@@ -33,7 +33,6 @@ BENCHMARK_MODULES = (
     "bench_resume_context",
     "bench_validate_cold",
     "bench_write_cold",
-    "bench_hooks",
     "bench_validate_batch",
     "bench_save",
     "bench_mcp_write",
@@ -43,6 +42,7 @@ BENCHMARK_MODULES = (
     "bench_resume_worklog",
     "bench_conformance",
     "bench_hostile",
+    "bench_hooks",
 )
 # Listed modules that may be absent from this tree (another branch adds them): until then the
 # goals table shows their goal as "not measured". (module, what, goal)
