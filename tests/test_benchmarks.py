@@ -1,8 +1,11 @@
-"""The benchmark runner still runs every benchmark (benchmarks/run.py --smoke).
+"""The benchmarks: every one still runs (benchmarks/run.py --smoke), and their own logic,
+tested on tiny data: the stability check that refuses a contender not in its installed
+condition (a planted one compiles on every run), resume-context's counting of characters, and
+the benchmark page generated from one run's JSON.
 
-A smoke run: tiny data, two timed runs per contender. No timing is asserted (benchmarks are
-never timed assertions in the test suite); the test checks that every registered benchmark
-set up, ran, and produced its table row with a ratio against its anchor.
+No timing is asserted (benchmarks are never timed assertions in the test suite): the smoke test
+checks that every registered benchmark set up, ran, and produced its table row with a ratio
+against its anchor, or says why it has none.
 """
 
 from __future__ import annotations
