@@ -80,6 +80,19 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session
+def bench_docs(session: nox.Session) -> None:
+    """docs/benchmarks.md (and docs/benchmarks.json) from one default benchmark run: run it
+    on a quiet machine. `-- FILE` writes the page from a run's JSON already made instead."""
+    if session.posargs:
+        run_json = session.posargs[0]
+    else:
+        session.install("-e", ".[bench,mcp]")  # the environment of `nox -s bench`
+        run_json = f"{session.create_tmp()}/bench.json"
+        session.run("python", "benchmarks/run.py", "--json", run_json)
+    session.run("python", "benchmarks/docpage.py", "write", run_json)
+
+
+@nox.session
 def stress(session: nox.Session) -> None:
     """Crash and concurrency stress: 10,000 SIGKILLs mid-save and 16 concurrent writers.
 

@@ -5,8 +5,9 @@ service in process, and store.save() in process (the anchor).
 The MCP contender is the round trip of one `tools/call` over the server's stdio pipes
 (JSON-RPC, newline-delimited, as the MCP stdio transport frames it) to a server started once,
 as an agent host keeps it; the client side is a minimal synchronous JSON-RPC writer/reader, so
-the time is the server's and the pipe's, not a host SDK's. Goals: the MCP round
-trip <= 1.5x save() and <= 0.05x the CLI call; reported, never enforced.
+the time is the server's and the pipe's, not a host SDK's. Goal: the MCP round trip <= 1.1x
+its floor, the sum of a refused tools/call (the SDK's and the pipe's share) and the write
+service in process; its ratios to save() and to the CLI call are reported. Never enforced.
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ _MCP, _CLI, _SERVICE, _SAVE, _EMPTY = (
     "MCP tools/call refused",
 )
 _VALUES = ("simple", "standard")  # alternated: every call is a real change
-_MCP_GOAL_VS_CLI = 0.05
+_MCP_GOAL_VS_FLOOR = 1.1
 _SAVE_SESSION = "5e55b1d0c0ffee42"
 
 
@@ -124,10 +125,9 @@ def _start_server(tmpdir: Path, env: dict[str, str]) -> _Pipe:
 def _ratios(med: dict[str, float], info: dict[str, Any]) -> list[str]:
     mcp, cli, svc, save = med[_MCP], med[_CLI], med[_SERVICE], med[_SAVE]
     vs_cli = mcp / cli
-    verdict = "met" if vs_cli <= _MCP_GOAL_VS_CLI else "missed"
     lines = [
-        f"MCP round trip / CLI call: {vs_cli:.3f}x (goal <= {_MCP_GOAL_VS_CLI}x: {verdict})",
-        f"MCP round trip / store.save(): {mcp / save:.2f}x (goal <= 1.5x, the target above)",
+        f"MCP round trip / CLI call: {vs_cli:.3f}x (reported)",
+        f"MCP round trip / store.save(): {mcp / save:.2f}x (reported)",
         f"MCP round trip / the same write service in process: {mcp / svc:.2f}x (the rest: "
         f"JSON-RPC framing, schema check of the arguments, the pipe)",
         f"the write service / store.save(): {svc / save:.2f}x (load, plan, lease check)",
@@ -139,6 +139,15 @@ def _ratios(med: dict[str, float], info: dict[str, Any]) -> list[str]:
             f"{fmt_s(empty)} = {empty / save:.2f}x store.save(); with the write service, an "
             f"MCP write moment through this SDK costs at least {(empty + svc) / save:.2f}x "
             f"store.save()"
+        )
+        floor = empty + svc
+        lines.append(
+            f"the MCP round trip {fmt_s(mcp)} against its floor {fmt_s(floor)} (refused "
+            f"tools/call {fmt_s(empty)} + write service {fmt_s(svc)}): {mcp / floor:.2f}x "
+            f"(goal <= {_MCP_GOAL_VS_FLOOR}x); the rest, {fmt_s(mcp - floor)}, is the part of a "
+            "write's tools/call that neither the refused call nor the service in process has "
+            "(its result built and serialised, the server's caches after the other "
+            "contenders' runs); this benchmark does not split it further"
         )
     for who in (_SERVICE, _SAVE):
         if who in info:
@@ -165,7 +174,10 @@ def _count_io(call: Any, n: int) -> dict[str, float]:
     "a tools/call the server refuses (bad arguments): the SDK's and the pipe's share alone",
     contenders=(_MCP, _CLI, _SERVICE, _SAVE, _EMPTY),
     anchor=_SAVE,
-    target=Target(_MCP, 1.5),
+    targets=(
+        Target(_MCP, _MCP_GOAL_VS_FLOOR, against=(_EMPTY, _SERVICE)),
+        Target(_MCP, None),
+    ),
     runs=40,
     quick_runs=10,
     warmup=3,

@@ -87,7 +87,9 @@ def migrate_check_1000(tmpdir: Path) -> Prepared:
                 sr, cwd=tmpdir, env=env, ok_codes=(1,), shown=shlex.join(sr) + "  (exit 1)"
             ),
             "check-jsonschema (own version)": Run(
-                Sequential(anchors), "  &&  ".join(r.shown for r in anchors)
+                Sequential(anchors),
+                "  &&  ".join(r.shown for r in anchors),
+                probe=anchors[0].probe,
             ),
         },
         notes=[

@@ -193,7 +193,7 @@ def _evicted(large: Run, big: Path) -> Run:
         finally:
             os.close(fd)
 
-    return Run(large.call, large.shown + "  (after fadvise DONTNEED)", evict)
+    return Run(large.call, large.shown + "  (after fadvise DONTNEED)", evict, large.probe)
 
 
 def large_size() -> tuple[int, str]:

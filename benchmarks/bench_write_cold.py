@@ -8,7 +8,7 @@ import json
 import shutil
 from pathlib import Path
 
-from bench_validate_cold import BARE, bare_python
+from bench_validate_cold import BARE, IMPORT, SITE, bare_python, startup_breakdown, startup_parts
 from commandline import bench_env, check_output, process, tool
 from runner import EXAMPLE, BenchAbort, Run, Target, benchmark
 from states import STATE_FILE
@@ -59,7 +59,7 @@ def _alternating(runs: list[Run]) -> Run:
     def call() -> None:
         next(turn).call()
 
-    return Run(call, " / ".join(r.shown for r in runs) + "  (in turn)")
+    return Run(call, " / ".join(r.shown for r in runs) + "  (in turn)", probe=runs[0].probe)
 
 
 @benchmark(
@@ -67,11 +67,12 @@ def _alternating(runs: list[Run]) -> Run:
     description="a CLI write moment: one cold `session-resume checkpoint 2 <id>` on a copy of "
     "the bundled example session (lock, load, checks, save with .bak, worklog event, lease "
     "heartbeat), two checkpoint ids in turn so every run writes, vs the bare interpreter",
-    contenders=(_CHECKPOINT, BARE),
+    contenders=(_CHECKPOINT, BARE, SITE, IMPORT),
     anchor=BARE,
     target=Target(_CHECKPOINT, 5.0),
     runs=30,
     quick_runs=15,
+    derive=startup_breakdown(_CHECKPOINT),
 )
 def checkpoint_cold(tmpdir: Path) -> dict[str, Run]:
     env = bench_env(tmpdir)
@@ -84,4 +85,8 @@ def checkpoint_cold(tmpdir: Path) -> dict[str, Run]:
     state = json.loads((sdir / STATE_FILE).read_text(encoding="utf-8"))
     if state["steps"]["2"].get("sub_step") != _CHECKPOINTS[-1]:
         raise BenchAbort(f"checkpoint did not record {_CHECKPOINTS[-1]}: {state['steps']['2']}")
-    return {_CHECKPOINT: _alternating(runs), BARE: bare_python(root, env)}
+    return {
+        _CHECKPOINT: _alternating(runs),
+        BARE: bare_python(root, env),
+        **startup_parts(root, env),
+    }

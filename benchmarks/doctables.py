@@ -18,7 +18,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from runner import fmt_ratio, fmt_s, fmt_value, goal_rows  # noqa: E402
+from runner import fmt_anchor_ratio, fmt_s, fmt_spread, fmt_value, goal_rows  # noqa: E402
 
 
 def _md(header: list[str], rows: list[list[str]]) -> str:
@@ -53,15 +53,16 @@ def benchmark_table(res: dict[str, Any]) -> str:
     for c in res["contenders"]:
         name = c["name"] + (" (anchor)" if c["name"] == res["anchor"] else "")
         if "unavailable" in c:
-            rows.append([name, "not available", "", "", ""])
+            rows.append([name, "not available", "", "", "", ""])
         elif unit is None:
             rows.append(
                 [
                     name,
                     fmt_s(c["median_s"]),
                     fmt_s(c["p90_s"]),
+                    fmt_spread(c),
                     str(c["runs"]),
-                    fmt_ratio(c["ratio_vs_anchor"]),
+                    fmt_anchor_ratio(c),
                 ]
             )
         else:
@@ -70,14 +71,25 @@ def benchmark_table(res: dict[str, Any]) -> str:
                     name,
                     fmt_value(c["median"], unit),
                     fmt_value(c["max"], unit),
+                    "-",
                     str(c["runs"]),
-                    fmt_ratio(c["ratio_vs_anchor"]),
+                    fmt_anchor_ratio(c),
                 ]
             )
     spread = "p90" if unit is None else "max"
-    out = _md(["contender", "median", spread, "runs", "ratio"], rows)
-    derived = res.get("derived") or []
-    return out + ("\n\n" + "\n".join(f"- {d}" for d in derived) if derived else "")
+    out = _md(["contender", "median", spread, "p90/median", "runs", "ratio"], rows)
+    extra = [
+        f"{c['name']}: not available: {c['unavailable']}"
+        for c in res["contenders"]
+        if "unavailable" in c
+    ]
+    extra += [
+        f"{c['name']}: **not comparable**: {c['not_comparable']}"
+        for c in res["contenders"]
+        if "not_comparable" in c
+    ]
+    extra += res.get("derived") or []
+    return out + ("\n\n" + "\n".join(f"- {d}" for d in extra) if extra else "")
 
 
 def main(argv: list[str]) -> int:

@@ -4,7 +4,7 @@ of checkpoint-cold), the top 15 imports by cumulative time.
 
     python benchmarks/importtime.py [--runs N] [--top N]
 
-Each command runs once untimed (warm bytecode and OS caches, isolated as in the benchmarks),
+Each command runs once untimed (warm OS caches, bytecode as installed, as in the benchmarks),
 then N times under ``-X importtime``; a module's figures are the medians over the runs.
 """
 

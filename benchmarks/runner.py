@@ -16,10 +16,17 @@ Rules every benchmark follows:
   in the test suite.
 * Command-line contenders are the console scripts installed next to ``sys.executable`` (the
   same environment for every contender). Each timed run is a fresh process ("cold") but on
-  a warm machine: an untimed run of every contender first warms the OS file cache, the
-  bytecode cache and session-resume's workflow cache (both isolated in the benchmark's
-  temporary directory, see ``commandline.bench_env``). A setup that already ran the exact
-  timed commands to check the data counts as that warm-up (``warmup=0``).
+  a warm machine: an untimed run of every contender first warms the OS file cache and
+  session-resume's workflow cache (isolated in the benchmark's temporary directory, see
+  ``commandline.bench_env``). A setup that already ran the exact timed commands to check the
+  data counts as that warm-up (``warmup=0``). Every contender loads as installed: nothing
+  redirects or disables its bytecode (no ``PYTHONPYCACHEPREFIX``).
+* Contenders cannot flatter us (:func:`stability`): a timed contender whose first timed run
+  takes more than ``FIRST_RUN_LIMIT`` times its median, or that compiles Python sources on
+  every warm run (``Run.probe``: one untimed run under ``PYTHONVERBOSE=1`` after the timed
+  ones, counting the modules whose code object came from a ``.py`` file, not its ``.pyc``),
+  is reported "not comparable": no ratio against it or of it is printed, and its goals are not
+  judged. Every timed contender's p90/median is reported.
 * Benchmark data is checked before timing: every contender must accept it (exit 0), and
   session-resume must report no diagnostic at all, or the benchmark is aborted with the
   reason.
@@ -85,6 +92,10 @@ class Run:
     call: Callable[[], Any]
     shown: str
     before: Callable[[], None] | None = None
+    # untimed, once after the timed runs: {"compiled": the source files this contender
+    # compiles in a warm run, "foreign": the distributions it loads that its installation
+    # does not require}; both empty: it loads as installed (see ``commandline.probe``)
+    probe: Callable[[], dict[str, list[str]]] | None = None
 
 
 @dataclass
@@ -101,11 +112,12 @@ class Prepared:
 @dataclass(frozen=True)
 class Target:
     """``contender`` should take at most ``max_ratio`` times the median of ``against`` (the
-    anchor if None). ``max_ratio=None``: the ratio is reported, with no goal."""
+    anchor if None; a tuple: the sum of those contenders' medians, a floor made of parts).
+    ``max_ratio=None``: the ratio is reported, with no goal."""
 
     contender: str
     max_ratio: float | None
-    against: str | None = None
+    against: str | tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -179,7 +191,7 @@ def benchmark(
     if anchor not in contenders:
         raise ValueError(f"{name}: anchor {anchor!r} is not a contender")
     for g in goals:
-        others = [g.contender] + ([g.against] if isinstance(g, Target) and g.against else [])
+        others = [g.contender] + (list(_parts(g.against)) if isinstance(g, Target) else [])
         if any(c not in contenders for c in others):
             raise ValueError(f"{name}: goal {g} names a contender it does not have")
         if isinstance(g, Limit) and unit is None:
@@ -209,6 +221,49 @@ def benchmark(
 
 
 # --- running one benchmark ----------------------------------------------------------------
+
+
+def _parts(against: str | tuple[str, ...] | None) -> tuple[str, ...]:
+    if against is None:
+        return ()
+    return (against,) if isinstance(against, str) else tuple(against)
+
+
+def against_name(against: str | tuple[str, ...]) -> str:
+    """How a goal's comparison is named: a contender, or "a + b" for a sum of them."""
+    return " + ".join(_parts(against))
+
+
+FIRST_RUN_LIMIT = 3.0  # a first timed run over 3x the median: the contender was not warm
+
+
+def stability(
+    times: Sequence[float], compiled: Sequence[str] = (), foreign: Sequence[str] = ()
+) -> str | None:
+    """Why a timed contender's figures cannot be compared with another's, or None if they
+    can: its first timed run took more than ``FIRST_RUN_LIMIT`` times its median (a cache it
+    fills on first use, a warm-up it did not get), it compiles ``compiled`` source files on
+    every warm run, or it loads ``foreign`` distributions its own installation would not have
+    (in both cases it does not load as its users' installation does)."""
+    reasons: list[str] = []
+    med = statistics.median(times)
+    if med > 0 and times[0] > FIRST_RUN_LIMIT * med:
+        reasons.append(
+            f"its first timed run took {times[0] / med:.1f}x its median "
+            f"(limit {FIRST_RUN_LIMIT:g}x): it was not warm"
+        )
+    if compiled:
+        reasons.append(
+            f"it compiles {len(compiled)} Python source file(s) on every warm run "
+            f"(e.g. {compiled[0]}): it does not load bytecode as installed"
+        )
+    if foreign:
+        reasons.append(
+            f"it loads {', '.join(foreign)}, which its installation does not require (another "
+            "package's extra put them in this environment): run it where only it is "
+            "installed, e.g. `nox -s bench`"
+        )
+    return "; ".join(reasons) or None
 
 
 def progress(msg: str) -> None:
@@ -296,11 +351,21 @@ def _summarise(
     times: dict[str, list[float]],
     tmpdir: Path,
     result: dict[str, Any],
+    probed: dict[str, dict[str, list[str]]] | None = None,
 ) -> None:
-    """Medians, p90s and ratios against the anchor; the derived lines; the goals' verdicts."""
+    """Medians, p90s and ratios against the anchor (none against or of a contender that is not
+    comparable); the derived lines; the goals' verdicts."""
+    probed = probed or {}
     anchor_median = statistics.median(times[b.anchor])
     rows: list[dict[str, Any]] = []
     medians: dict[str, float] = {}
+    unstable: dict[str, str] = {}
+    if b.unit is None:
+        for name, xs in times.items():
+            found = probed.get(name, {})
+            why = stability(xs, found.get("compiled", ()), found.get("foreign", ()))
+            if why is not None:
+                unstable[name] = why
     for name in b.contenders:
         if name not in times:
             rows.append({"name": name, "unavailable": prepared.unavailable[name]})
@@ -314,29 +379,50 @@ def _summarise(
         }
         if b.unit is None:
             row.update(median_s=med, p90_s=p90(xs), min_s=min(xs), times_s=xs)
+            row["p90_over_median"] = p90(xs) / med if med > 0 else None
+            row["first_over_median"] = xs[0] / med if med > 0 else None
+            if name in probed:
+                row["compiled_sources"] = len(probed[name].get("compiled", []))
+                row["foreign_distributions"] = probed[name].get("foreign", [])
         else:
             row.update(unit=b.unit, median=med, max=max(xs), min=min(xs), values=xs)
-        row["ratio_vs_anchor"] = med / anchor_median
+        if name in unstable:
+            row["not_comparable"] = unstable[name]
+        if name in unstable or b.anchor in unstable:
+            row["ratio_vs_anchor"] = None
+        else:
+            row["ratio_vs_anchor"] = med / anchor_median
         rows.append(row)
     result["contenders"] = rows
     if b.derive is not None:
         result["derived"] = b.derive(medians, prepared.info)
-    result["targets"] = [_verdict(b, g, medians) for g in b.targets]
+    result["targets"] = [_verdict(b, g, medians, unstable) for g in b.targets]
+    for g in result["targets"]:
+        if g["contender"] in prepared.unavailable:
+            g["unavailable"] = prepared.unavailable[g["contender"]]
     if result["targets"]:
         result["met"] = result["targets"][0]["met"]
 
 
-def _verdict(b: Benchmark, goal: Goal, medians: dict[str, float]) -> dict[str, Any]:
-    """One goal, with what was measured and whether it is met (None: not checked)."""
+def _verdict(
+    b: Benchmark, goal: Goal, medians: dict[str, float], unstable: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """One goal, with what was measured and whether it is met (None: not checked). A goal
+    that involves a contender that is not comparable gets no ratio, only the reason."""
+    unstable = unstable or {}
     out = _goal_json(b, goal)
     if isinstance(goal, Limit):
         value = medians.get(goal.contender)
         out["value"] = value
         out["met"] = None if value is None else value <= goal.max_value
         return out
-    against = goal.against or b.anchor
-    if goal.contender in medians and against in medians:
-        ratio = medians[goal.contender] / medians[against]
+    parts = _parts(goal.against) or (b.anchor,)
+    bad = [f"{n}: {unstable[n]}" for n in (goal.contender, *parts) if n in unstable]
+    if bad:
+        out["not_comparable"] = "; ".join(bad)
+        out["met"] = None
+    elif goal.contender in medians and all(p in medians for p in parts):
+        ratio = medians[goal.contender] / sum(medians[p] for p in parts)
         out["ratio"] = ratio
         out["met"] = None if goal.max_ratio is None else ratio <= goal.max_ratio
     else:
@@ -349,7 +435,7 @@ def _goal_json(b: Benchmark, goal: Goal) -> dict[str, Any]:
         return {"contender": goal.contender, "max_value": goal.max_value, "unit": b.unit}
     return {
         "contender": goal.contender,
-        "against": goal.against or b.anchor,
+        "against": against_name(goal.against or b.anchor),
         "max_ratio": goal.max_ratio,
     }
 
@@ -369,6 +455,7 @@ def run_benchmark(
     try:
         prepared = _prepare(b, tmpdir, result)
         times = _time(b, prepared, runs, b.warmup if warmup is None else warmup)
+        probed = _probe(b, prepared)
     except BenchUnavailable as exc:
         result["unavailable"] = str(exc)
         progress(f"{b.name}: not available: {exc}")
@@ -379,8 +466,19 @@ def run_benchmark(
         return result
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
-    _summarise(b, prepared, times, tmpdir, result)
+    _summarise(b, prepared, times, tmpdir, result, probed)
     return result
+
+
+def _probe(b: Benchmark, prepared: Prepared) -> dict[str, dict[str, list[str]]]:
+    """Untimed, after the timed runs: what each probed contender compiles and loads."""
+    out: dict[str, dict[str, list[str]]] = {}
+    if b.unit is not None:
+        return out
+    for name, run in prepared.runs.items():
+        if run.probe is not None:
+            out[name] = run.probe()
+    return out
 
 
 def run_selected(
@@ -425,11 +523,38 @@ def fmt_s(x: float) -> str:
 def fmt_value(x: float, unit: str) -> str:
     if unit == "s":  # a duration returned as the value (a command's own wall time)
         return fmt_s(x)
+    if unit == "chars":  # a count of characters
+        return f"{x:,.0f} chars"
     return f"{x:.1f} {unit}"
 
 
-_HEADER = ["benchmark", "contender", "median", "p90", "runs", "ratio vs anchor", "target", "met?"]
+_UNIT_NAMES = {"chars": "characters", "s": "seconds"}
+_HEADER = [
+    "benchmark", "contender", "median", "p90", "p90/med", "runs", "ratio vs anchor", "target",
+    "met?",
+]  # fmt: skip
 _MET = {True: "yes", False: "NO - target missed", None: "not checked"}
+NOT_COMPARABLE = "not comparable"
+
+
+def fmt_anchor_ratio(c: dict[str, Any]) -> str:
+    """A contender's ratio against the anchor, or "not comparable"."""
+    ratio = c.get("ratio_vs_anchor")
+    return NOT_COMPARABLE if ratio is None else fmt_ratio(ratio)
+
+
+def fmt_spread(c: dict[str, Any]) -> str:
+    """p90/median of a timed contender ("-" for a value)."""
+    x = c.get("p90_over_median")
+    return "-" if x is None else f"{x:.2f}"
+
+
+def _met_text(goal: dict[str, Any]) -> str:
+    if "not_comparable" in goal:
+        return NOT_COMPARABLE
+    if "unavailable" in goal:
+        return "not available"
+    return "" if goal.get("max_ratio", 0) is None else _MET[goal["met"]]
 
 
 def _goal_text(goal: dict[str, Any], anchor: str) -> str:
@@ -445,14 +570,14 @@ def _table_rows(res: dict[str, Any]) -> list[list[str]]:
     """The table rows of one benchmark: one per contender, with the goal column (a contender
     with several goals gets one line per goal)."""
     if "error" in res:
-        return [[res["name"], "-", "-", "-", "-", "-", "-", "ABORTED (see above)"]]
+        return [[res["name"], "-", "-", "-", "-", "-", "-", "-", "ABORTED (see above)"]]
     if "unavailable" in res:
-        return [[res["name"], "-", "-", "-", "-", "-", "-", "not available (see above)"]]
+        return [[res["name"], "-", "-", "-", "-", "-", "-", "-", "not available (see above)"]]
     rows: list[list[str]] = []
     unit = res.get("unit")
     for c in res["contenders"]:
         goals = [
-            (_goal_text(g, res["anchor"]), "" if g.get("max_ratio", 0) is None else _MET[g["met"]])
+            (_goal_text(g, res["anchor"]), _met_text(g))
             for g in res.get("targets", [])
             if g["contender"] == c["name"]
         ]
@@ -460,9 +585,11 @@ def _table_rows(res: dict[str, Any]) -> list[list[str]]:
             goals = [("(anchor)" if c["name"] == res["anchor"] else "-", "")]
         for n, (target, met) in enumerate(goals):
             if n:
-                rows.append(["", "", "", "", "", "", target, met])
+                rows.append(["", "", "", "", "", "", "", target, met])
             elif "unavailable" in c:
-                rows.append([res["name"], c["name"], "-", "-", "-", "-", target, "not available"])
+                rows.append(
+                    [res["name"], c["name"], "-", "-", "-", "-", "-", target, "not available"]
+                )
             elif unit is None:
                 rows.append(
                     [
@@ -470,8 +597,9 @@ def _table_rows(res: dict[str, Any]) -> list[list[str]]:
                         c["name"],
                         fmt_s(c["median_s"]),
                         fmt_s(c["p90_s"]),
+                        fmt_spread(c),
                         str(c["runs"]),
-                        fmt_ratio(c["ratio_vs_anchor"]),
+                        fmt_anchor_ratio(c),
                         target,
                         met,
                     ]
@@ -483,8 +611,9 @@ def _table_rows(res: dict[str, Any]) -> list[list[str]]:
                         c["name"],
                         fmt_value(c["median"], unit),
                         "max " + fmt_value(c["max"], unit),
+                        "-",
                         str(c["runs"]),
-                        fmt_ratio(c["ratio_vs_anchor"]),
+                        fmt_anchor_ratio(c),
                         target,
                         met,
                     ]
@@ -508,7 +637,7 @@ def _render(header: list[str], rows: list[list[str]], right: set[int]) -> str:
 
 def render_table(results: list[dict[str, Any]]) -> str:
     rows = [row for res in results for row in _table_rows(res)]
-    return _render(_HEADER, rows, {2, 3, 4, 5})
+    return _render(_HEADER, rows, {2, 3, 4, 5, 6})
 
 
 # Goals whose benchmark is not in this tree yet: (module, what, goal), listed in the goals
@@ -535,7 +664,9 @@ def goal_rows(results: list[dict[str, Any]]) -> list[list[str]]:
                 ratio = g.get("ratio")
                 measured = "-" if ratio is None else fmt_ratio(ratio)
                 goal = "reported" if g["max_ratio"] is None else f"<= {g['max_ratio']:.2f}x"
-                met = "" if g["max_ratio"] is None else _MET[g["met"]]
+                met = _met_text(g)
+                if "not_comparable" in g:
+                    measured = NOT_COMPARABLE
             if "error" in res or "unavailable" in res:
                 measured, met = "-", "not run (see above)"
             rows.append([what, measured, goal, met])
@@ -576,6 +707,8 @@ def print_results(
                 print(f"    {c['name']}: not available: {c['unavailable']}")
             else:
                 print(f"    {c['name']}: {c['command']}")
+            if "not_comparable" in c:
+                print(f"    {c['name']}: NOT COMPARABLE: {c['not_comparable']}")
         for extra in res.get("derived", []):
             print(f"    => {extra}")
         if "error" in res:
@@ -590,6 +723,11 @@ def print_results(
     print()
     for res in results:
         for g in res.get("targets", []):
+            if "not_comparable" in g:
+                print(
+                    f"not comparable: {res['name']}: {g['contender']} vs {g['against']}: "
+                    f"no ratio ({g['not_comparable']})"
+                )
             if g["met"] is not False:
                 continue
             if "max_value" in g:
@@ -599,9 +737,12 @@ def print_results(
                     f"(target <= {fmt_value(g['max_value'], g['unit'])})"
                 )
             else:
+                unit = res.get("unit")
+                what = "the time" if unit is None else f"the {_UNIT_NAMES.get(unit, unit)}"
                 print(
-                    f"target missed: {res['name']}: {g['contender']} takes "
-                    f"{fmt_ratio(g['ratio'])} the time of {g['against']} "
+                    f"target missed: {res['name']}: {g['contender']} "
+                    f"{'takes' if unit is None else 'measures'} "
+                    f"{fmt_ratio(g['ratio'])} {what} of {g['against']} "
                     f"(target <= {g['max_ratio']:.2f}x)"
                 )
     if skipped:
@@ -622,8 +763,12 @@ def write_json(
     machine: dict[str, Any],
     skipped: list[str],
     results: list[dict[str, Any]],
+    only: Sequence[str] | None = None,
+    runs: int | None = None,
+    registered: Sequence[str] = (),
 ) -> None:
-    """The figures as JSON: every individual time, the machine, the source revision."""
+    """The figures as JSON: every individual time, the machine, the source revision, and
+    what kind of run it was (``default``: no --quick, --smoke, --only or --runs)."""
     payload = {
         "format": 1,
         "command": command,
@@ -631,6 +776,10 @@ def write_json(
         "elapsed_s": round(elapsed, 1),
         "quick": OPTIONS.quick,
         "smoke": OPTIONS.smoke,
+        "only": list(only) if only else None,
+        "runs": runs,
+        "default": not (OPTIONS.quick or OPTIONS.smoke or only or runs is not None),
+        "registered": list(registered),
         "machine": machine,
         "skipped": skipped,
         "benchmarks": results,
