@@ -41,6 +41,7 @@ BENCHMARK_MODULES = (
     "bench_resume_worklog",
     "bench_conformance",
     "bench_hostile",
+    "bench_hooks",
 )
 # Listed modules that may be absent from this tree (another branch adds them): until then the
 # goals table shows their goal as "not measured". (module, what, goal)

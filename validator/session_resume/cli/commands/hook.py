@@ -167,13 +167,14 @@ def event_of(doc: dict[str, Any], given: str | None) -> str | None:
 
 
 def detect_host(doc: dict[str, Any], given: str | None) -> str:
-    """The host: ``--host`` when it names one; VS Code when the input has camelCase common
-    fields (``hookEventName``); Copilot for its camelCase fields or its VS Code compatible
-    payload (``hook_event_name`` with a ``timestamp``); else Claude Code."""
-    if given in HOSTS:
-        return given
+    """The host: VS Code when the input has its camelCase common fields (``hookEventName``;
+    VS Code also runs the hooks of .claude/settings.json, configured ``--host claude``);
+    else ``--host`` when it names one; Copilot for its camelCase fields or its VS Code
+    compatible payload (``hook_event_name`` with a ``timestamp``); else Claude Code."""
     if "hookEventName" in doc:
         return "vscode"
+    if given in HOSTS:
+        return given
     if any(k in doc for k in _COPILOT_KEYS) or ("sessionId" in doc):
         return "copilot"
     if "hook_event_name" in doc and "timestamp" in doc:
