@@ -319,6 +319,8 @@ HOSTILE = {
     "lone-surrogate-cwd": b'{"cwd": "\\udc80CWD", "hook_event_name": "Stop", "source": "\\ud800"}',
     "big-number": b'{"cwd": "CWD", "stop_hook_active": ' + b"9" * 10_000 + b"}",
     "wrong-types": _TYPES,
+    "long-command": b'{"cwd": "CWD", "hook_event_name": "PreToolUse", "tool_name": "Bash", '
+    b'"tool_input": {"command": "sed -i ' + b"x " * 200_000 + b'"}}',
     "utf16": '{"cwd": "CWD", "hook_event_name": "Stop"}'.encode("utf-16"),
 }
 

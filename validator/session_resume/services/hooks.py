@@ -34,6 +34,7 @@ _OWN_PREFIXES = ("00-session", "00-worklog", "00-handoff", ".00-session", ".arch
 MAX_SESSIONS = 200  # session directories looked at under the session root
 MAX_WALK = 2000  # files looked at under one session directory at a stop
 MAX_STATE = 8 * 1024 * 1024  # a state larger than the readers' limit is not read here
+MAX_ORDER_READ = 1024 * 1024  # states read to order the sessions (a larger one is last)
 MAX_PATHS = 200  # path strings taken from one tool input
 _MAX_DEPTH = 6  # levels of a tool input searched for paths
 
@@ -82,7 +83,6 @@ _WRITE_WORDS = (
 )
 _SHELL_WORDS = ("bash", "shell", "powershell", "terminal", "command", "exec")
 _READ_COMMANDS = frozenset({"view", "read", "open", "show", "list"})
-_SEGMENT = r"[^;|&\n]*"
 
 
 @dataclass(frozen=True)
@@ -123,12 +123,21 @@ def find_sessions(cwd: str | os.PathLike[str]) -> Sessions | None:
                 state = d / STATE
                 if not (os.path.lexists(state) or os.path.lexists(d / BAK)):
                     continue
-                doc = read_state(d)
+                # the order needs the step in progress: read only states of a usual size
+                small = _size(state) <= MAX_ORDER_READ
+                doc = read_state(d) if small else None
                 found.append((in_progress(doc) is None, -_mtime(state), d))
     except OSError:
         return Sessions(cfg.root, here, (), cfg.workflow)
     found.sort()
     return Sessions(cfg.root, here, tuple(d for _, _, d in found), cfg.workflow)
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.lstat(path).st_size
+    except OSError:
+        return 0
 
 
 def _mtime(path: Path) -> float:
@@ -282,24 +291,36 @@ def protected_kind(path: str, sessions: Sessions) -> tuple[str, Path] | None:
     return None
 
 
+_REDIRECT = re.compile(r""">>?[ \t]*["']?([^\s;|&<>"']+)""")
+_SEPARATORS = re.compile(r"[;|&\n]")
+_DELETES = frozenset({"rm", "mv", "tee", "truncate", "unlink", "shred"})
+_COPIES = frozenset({"cp", "ln", "install", "dd"})
+_WRAPPERS = frozenset({"sudo", "env", "xargs", "command", "nohup", "time", "doas"})
+
+
 def _shell_targets(command: str) -> list[str]:
-    """The protocol files a shell command line writes, moves or deletes: a redirect into one,
-    or one named by rm, mv, tee, truncate, sed -i, git checkout/restore (or as the last
-    argument of cp, ln, install)."""
-    names = "|".join(re.escape(n) for n in PROTECTED)
-    target = rf"[^\s;|&<>]*(?:{names})"
-    patterns = (
-        rf">>?\s*[\"']?({target})",
-        rf"\b(?:rm|mv|tee|truncate|unlink|shred)\b{_SEGMENT}?({target})",
-        rf"\b(?:sed|perl)\s+-\S*i{_SEGMENT}?({target})",
-        rf"\bgit\s+(?:checkout|restore|rm|mv)\b{_SEGMENT}?({target})",
-        rf"\b(?:cp|ln|install|dd)\b{_SEGMENT}?\s[\"']?({target})[\"']?\s*(?:$|[;|&\n])",
-    )
-    out: list[str] = []
+    """The words of a shell command line that it may write, move or delete: a redirect's
+    target; every argument of rm, mv, tee, truncate, unlink, shred, of sed/perl -i and of git
+    checkout/restore/rm/mv; the last argument of cp, ln, install, dd. One linear pass (no
+    pattern that backtracks over a long line)."""
     text = command[:100_000]
-    for pattern in patterns:
-        out += [m.group(1) for m in re.finditer(pattern, text)]
-    return out
+    out = [m.group(1) for m in _REDIRECT.finditer(text)]
+    for segment in _SEPARATORS.split(text):
+        words = [w.strip("\"'") for w in segment.split()]
+        at = 0  # the command word: past assignments and wrappers (sudo, env, xargs, ...)
+        while at < len(words) and ("=" in words[at] or words[at] in _WRAPPERS):
+            at += 1
+        if at >= len(words):
+            continue
+        name, rest = os.path.basename(words[at]), words[at + 1 :]
+        in_place = name in ("sed", "perl") and any(w[:1] == "-" and "i" in w for w in rest)
+        if name in _DELETES or in_place:
+            out += rest
+        elif name == "git" and rest[:1] and rest[0] in ("checkout", "restore", "rm", "mv"):
+            out += rest[1:]
+        elif name in _COPIES and rest:
+            out.append(rest[-1])
+    return [w for w in out if os.path.basename(w) in PROTECTED]
 
 
 def guard(sessions: Sessions, tool_name: str, tool_input: Any) -> str | None:
