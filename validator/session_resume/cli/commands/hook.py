@@ -193,7 +193,9 @@ def answer(doc: dict[str, Any] | None, given_event: str | None, given_host: str 
     if given_host == "claude" and "hookEventName" in doc and _vscode_configured(doc):
         # VS Code reads .claude/settings.json as well as .github/hooks: answer once, there
         return None
-    if event == "stop" and doc.get("stop_hook_active") is True:
+    if event == "stop" and doc.get("stop_hook_active") is not False:
+        # Block once: only a host that says whether this stop follows a block (Claude Code,
+        # VS Code: stop_hook_active) can be blocked without looping; Copilot's input does not
         return None
     cwd = _text(doc, "cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
     # lazy: the hook's decisions, imported once there is an event to decide
