@@ -259,6 +259,17 @@ def test_a_link_to_the_state_is_denied_too(tmp_path: Path) -> None:
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
+def test_a_session_root_linked_out_of_the_repository_is_not_used(tmp_path: Path) -> None:
+    elsewhere, _ = make_repo(tmp_path / "decoy")
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    (root / "agent-output").symlink_to(elsewhere / "agent-output")
+    before = snapshot(elsewhere)
+    for name in ("session-start", "pre-compact"):
+        assert hook(name, data=fixture_input("claude", name, root, root / "x")) is None
+    assert snapshot(elsewhere) == before
+
+
 def test_a_listed_artifact_gets_no_context(tmp_path: Path) -> None:
     root, sdir = make_repo(tmp_path)
     write_artifact(sdir)

@@ -111,6 +111,8 @@ def find_sessions(cwd: str | os.PathLike[str]) -> Sessions | None:
     except (ConfigError, OSError, ValueError):
         return None
     base = cfg.root / cfg.session_root
+    if not _within(os.path.realpath(base), os.path.realpath(cfg.root)):
+        return Sessions(cfg.root, here, (), cfg.workflow)  # a session root linked elsewhere
     found: list[tuple[bool, float, Path]] = []
     try:
         with os.scandir(base) as it:
