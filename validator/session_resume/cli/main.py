@@ -56,6 +56,7 @@ COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("session_resume.cli.commands.importers", ("import", "sync-todos")),
     ("session_resume.cli.commands.completion", ("completion",)),
     ("session_resume.cli.commands.mcp", ("mcp",)),
+    ("session_resume.cli.commands.hook", ("hook", "hooks")),
 )
 KNOWN = frozenset({"validate"} | {n for _, names in COMMANDS for n in names})
 
@@ -425,6 +426,12 @@ def _json_error(diags: list[Diagnostic], message: str = "") -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     first = next((a for a in args_list if not a.startswith("-")), None)
+    if args_list[:1] == ["hook"] and not {"-h", "--help"} & set(args_list):
+        # An agent host's hook skips the parser: a usage error's exit 2 would block the host.
+        # lazy: a hook imports only what its event needs (the host waits)
+        from session_resume.cli.commands.hook import run_hook_argv
+
+        return run_hook_argv(args_list[1:])
     if "_ARGCOMPLETE" in os.environ:  # a shell asks for completions (argcomplete's protocol)
         # lazy: argcomplete only when a shell asks for completions
         import argcomplete

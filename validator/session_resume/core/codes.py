@@ -958,6 +958,18 @@ _ALL = [
         "session-resume session start DIR --owner $'\\xff'",
         "Pass the value as UTF-8 text without control characters.",
     ),
+    Code(
+        "SR190",
+        "hook-config-invalid",
+        E,
+        "`hooks install` or `hooks uninstall` found a hook configuration file "
+        "(.claude/settings.json, .github/hooks/session-resume.json) that is not a JSON object "
+        "whose `hooks` maps event names to lists; nothing was written, the file is kept as it "
+        "is.",
+        '.claude/settings.json holding `{"hooks": []}`',
+        "Repair the file (the message says what is wrong) or move it aside, then run the "
+        "command again.",
+    ),
     # --- SR8xx: importing other formats (session-tracker, dotagent, TodoWrite) ---------------
     Code(
         "SR800",

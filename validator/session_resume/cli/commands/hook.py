@@ -1,0 +1,413 @@
+"""`session-resume hook [EVENT]`: the agent host's hook (VS Code, Claude Code, the Copilot
+agents). It reads the host's JSON on standard input and answers in that host's format
+(schema/hooks/); `hooks install|uninstall` writes or removes the configuration.
+
+A hook must never break the host: whatever the input (none, garbage, huge, deep, not UTF-8),
+a hook that cannot decide prints nothing and exits 0. `cli/main.py` sends `hook` here before
+its own parser (a usage error's exit 2 would block the host's tool call), so only what the
+event needs is imported (the host waits for the answer).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    import argparse
+    from pathlib import Path
+    from typing import Any
+
+    from session_resume.services.hooks import Sessions
+
+EVENTS = ("session-start", "pre-tool-use", "post-tool-use", "stop", "pre-compact")
+HOSTS = ("vscode", "claude", "copilot")
+# An event's names in the hosts' inputs and configurations, folded (lower case, no - or _).
+_EVENT_NAMES = {
+    "sessionstart": "session-start",
+    "pretooluse": "pre-tool-use",
+    "posttooluse": "post-tool-use",
+    "stop": "stop",
+    "agentstop": "stop",
+    "subagentstop": "stop",
+    "precompact": "pre-compact",
+}
+# The event names the output's `hookEventName` carries.
+_HOOK_EVENT = {
+    "session-start": "SessionStart",
+    "pre-tool-use": "PreToolUse",
+    "post-tool-use": "PostToolUse",
+    "stop": "Stop",
+    "pre-compact": "PreCompact",
+}
+MAX_INPUT = 4 * 1024 * 1024  # a larger input is not read: the hook allows
+PLAN_LIMIT = 3000  # characters of the session-start context
+COMPACTED = "Your context was compacted: the plan above is the truth."
+# Copilot's own (camelCase) input fields: a payload with one of them comes from Copilot.
+_COPILOT_KEYS = ("toolName", "toolArgs", "toolResult", "transcriptPath", "stopReason")
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser(
+        "hook",
+        help="answer an agent host's hook (VS Code, Claude Code, Copilot) from its JSON on stdin",
+        description="Read the host's hook input (JSON) on standard input and answer in its "
+        "format: session-start injects the resume plan of the session in progress, "
+        "pre-tool-use denies a file tool writing a protocol file, post-tool-use names the "
+        "checkpoint that records a new file, stop asks once for unrecorded work, pre-compact "
+        "notes the compaction in the worklog. Whatever the input, a hook that cannot decide "
+        "prints nothing and exits 0.",
+    )
+    p.add_argument(
+        "event",
+        nargs="?",
+        metavar="EVENT",
+        help=f"{', '.join(EVENTS)} (default: the input's event name)",
+    )
+    p.add_argument(
+        "--host",
+        metavar="HOST",
+        help=f"{', '.join(HOSTS)} (default: detected from the input)",
+    )
+    p.set_defaults(func=_run_parsed, format="json")
+
+    h = sub.add_parser(
+        "hooks",
+        help="install or uninstall the hook configuration of this repository",
+        description="Write the hooks' configuration: .github/hooks/session-resume.json (VS "
+        "Code and the Copilot agents) and a merge into .claude/settings.json (Claude Code) "
+        "that keeps every existing key and hook. A second install changes nothing; "
+        "uninstall removes exactly the entries install adds.",
+    )
+    actions = h.add_subparsers(dest="action", metavar="ACTION")
+    actions.required = True
+    for action, text in (("install", "write the configuration"), ("uninstall", "remove it")):
+        a = actions.add_parser(action, help=text)
+        a.add_argument(
+            "--host",
+            action="append",
+            choices=HOSTS,
+            help="only this host's file (repeatable; default: all; vscode and copilot share "
+            ".github/hooks/session-resume.json)",
+        )
+        a.add_argument("--dry-run", action="store_true", help="print the changes, write nothing")
+        a.add_argument("--root", metavar="DIR", help="repository root (default: from .git)")
+        a.add_argument("--format", choices=["text", "json"], default="text")
+        a.set_defaults(func=_run_install)
+
+
+# --- the hook ------------------------------------------------------------------------------
+
+
+def run_hook_argv(argv: list[str]) -> int:
+    """`session-resume hook [EVENT] [--host HOST]`, without the parser: an unknown option is
+    ignored, never a usage error (exit 2 blocks the host)."""
+    event = host = None
+    it = iter(argv)
+    for arg in it:
+        if arg == "--host":
+            host = next(it, None)
+        elif arg.startswith("--host="):
+            host = arg.split("=", 1)[1]
+        elif not arg.startswith("-") and event is None:
+            event = arg
+    return run_hook(event, host)
+
+
+def _run_parsed(args: argparse.Namespace) -> int:
+    return run_hook(args.event, args.host)
+
+
+def run_hook(event: str | None, host: str | None) -> int:
+    try:
+        out = answer(read_input(), event, host)
+    except Exception:  # noqa: BLE001 - a hook that cannot decide allows; never a traceback
+        out = None
+    if out is not None:
+        try:
+            sys.stdout.write(json.dumps(out, ensure_ascii=True) + "\n")
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+    return 0
+
+
+def read_input() -> dict[str, Any] | None:
+    """The host's JSON object on standard input, or None (none, too large, not JSON, not an
+    object, nested too deeply, not UTF-8)."""
+    stdin = sys.stdin
+    if stdin is None or stdin.isatty():
+        return None
+    try:
+        data = stdin.buffer.read(MAX_INPUT + 1)
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not data or len(data) > MAX_INPUT:
+        return None
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _text(doc: dict[str, Any], *keys: str) -> str:
+    for k in keys:
+        v = doc.get(k)
+        if isinstance(v, str):
+            return v
+    return ""
+
+
+def event_of(doc: dict[str, Any], given: str | None) -> str | None:
+    name = given or _text(doc, "hookEventName", "hook_event_name")
+    return _EVENT_NAMES.get(name.lower().replace("-", "").replace("_", "")) if name else None
+
+
+def detect_host(doc: dict[str, Any], given: str | None) -> str:
+    """The host: VS Code when the input has its camelCase common fields (``hookEventName``;
+    VS Code also runs the hooks of .claude/settings.json, configured ``--host claude``);
+    else ``--host`` when it names one; Copilot for its camelCase fields or its VS Code
+    compatible payload (``hook_event_name`` with a ``timestamp``); else Claude Code."""
+    if "hookEventName" in doc:
+        return "vscode"
+    if given in HOSTS:
+        return given
+    if any(k in doc for k in _COPILOT_KEYS) or ("sessionId" in doc):
+        return "copilot"
+    if "hook_event_name" in doc and "timestamp" in doc:
+        return "copilot"
+    return "claude"
+
+
+def answer(doc: dict[str, Any] | None, given_event: str | None, given_host: str | None) -> Any:
+    """The JSON to print for this input, or None for nothing (allow, no context)."""
+    if doc is None:
+        return None
+    event = event_of(doc, given_event)
+    if event is None:
+        return None
+    host = detect_host(doc, given_host)
+    if given_host == "claude" and "hookEventName" in doc and _vscode_configured(doc):
+        # VS Code reads .claude/settings.json as well as .github/hooks: answer once, there
+        return None
+    if event == "stop" and doc.get("stop_hook_active") is not False:
+        # Block once: only a host that says whether this stop follows a block (Claude Code,
+        # VS Code: stop_hook_active) can be blocked without looping; Copilot's input does not
+        return None
+    cwd = _text(doc, "cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+    # lazy: the hook's decisions, imported once there is an event to decide
+    from session_resume.services import hooks
+
+    sessions = hooks.find_sessions(cwd)
+    if sessions is None or not sessions.dirs:
+        return None
+    if event == "session-start":
+        source = _text(doc, "source")
+        return _context(host, event, session_start_text(sessions, source))
+    if event == "pre-tool-use":
+        name, tool_input = _tool(doc)
+        reason = hooks.guard(sessions, name, tool_input)
+        return None if reason is None else _deny(host, reason)
+    if event == "post-tool-use":
+        name, tool_input = _tool(doc)
+        return _context(host, event, hooks.unlisted_written(sessions, name, tool_input))
+    if event == "stop":
+        reason = hooks.unrecorded_work(sessions)
+        return None if reason is None else _block(host, reason)
+    _record_compaction(sessions, doc, host)
+    return None
+
+
+def _vscode_configured(doc: dict[str, Any]) -> bool:
+    # lazy: only a hook configured for Claude Code that VS Code runs asks
+    from session_resume.services.hook_config import GITHUB_FILE, find_root
+
+    root = find_root(_text(doc, "cwd") or os.getcwd())
+    return root is not None and os.path.isfile(root / GITHUB_FILE)
+
+
+def _tool(doc: dict[str, Any]) -> tuple[str, Any]:
+    name = _text(doc, "tool_name", "toolName")
+    tool_input = doc.get("tool_input", doc.get("toolArgs"))
+    if isinstance(tool_input, str):  # Copilot's toolArgs may be the arguments' JSON text
+        try:
+            tool_input = json.loads(tool_input)
+        except (ValueError, RecursionError):
+            tool_input = {"command": tool_input}
+    return name, tool_input
+
+
+def _record_compaction(sessions: Sessions, doc: dict[str, Any], host: str) -> None:
+    # lazy: a hook imports only what its event needs (the host waits)
+    from datetime import UTC, datetime
+
+    # lazy: a hook imports only what its event needs (the host waits)
+    from session_resume.services import hooks
+
+    trigger = _printable(_text(doc, "trigger") or "unknown")
+    host_session = _printable(_text(doc, "session_id", "sessionId"))
+    hooks.record_compaction(
+        sessions,
+        now=datetime.now(UTC),
+        trigger=trigger,
+        host=host,
+        host_session=host_session,
+    )
+
+
+def _printable(value: str) -> str:
+    """``value`` without control characters or text that has no UTF-8 form (lone
+    surrogates): what may be written into the worklog."""
+    kept = "".join(c for c in value if c.isprintable())
+    return kept.encode("utf-8", "ignore").decode("utf-8")
+
+
+# --- answers in each host's format (schema/hooks/<host>-output.json) ---------------------------
+
+
+def _context(host: str, event: str, text: str | None) -> dict[str, Any] | None:
+    if not text:
+        return None
+    if host == "copilot":
+        return {"additionalContext": text}
+    return {"hookSpecificOutput": {"hookEventName": _HOOK_EVENT[event], "additionalContext": text}}
+
+
+def _deny(host: str, reason: str) -> dict[str, Any]:
+    if host == "copilot":
+        return {"permissionDecision": "deny", "permissionDecisionReason": reason}
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }
+
+
+def _block(host: str, reason: str) -> dict[str, Any]:
+    if host == "vscode":
+        return {
+            "hookSpecificOutput": {"hookEventName": "Stop", "decision": "block", "reason": reason}
+        }
+    return {"decision": "block", "reason": reason}
+
+
+# --- the plan ------------------------------------------------------------------------------
+
+
+def plan_text(session_dir: Path, sessions: Sessions, session: str | None) -> str:
+    """The resume plan of one session as text: THE one place the hook builds it (the
+    orchestrator's answer, for the session ``session`` when it is this agent's own)."""
+    # lazy: a hook imports only what its event needs (the host waits)
+    from datetime import UTC, datetime
+
+    # lazy: the resume service and its text, for session-start only
+    from session_resume.cli.commands.resume import render_text
+
+    # lazy: a hook imports only what its event needs (the host waits)
+    from session_resume.reporters.text import clean_tree
+
+    # lazy: a hook imports only what its event needs (the host waits)
+    from session_resume.services import resume as resume_service
+
+    result = resume_service.resume(
+        session_dir,
+        now=datetime.now(UTC),
+        root=sessions.root,
+        default_workflow=sessions.workflow,
+        session=session,
+    )
+    return str(render_text(clean_tree(result)))
+
+
+def session_start_text(sessions: Sessions, source: str) -> str | None:
+    """The session-start context: who holds the lease and which id to pass, the plan, the
+    other sessions, and after a compaction that the plan is the truth; at most
+    :data:`PLAN_LIMIT` characters."""
+    # lazy: a hook imports only what its event needs (the host waits)
+    from session_resume.services import hooks
+
+    d = sessions.dirs[0]
+    shown = hooks.shown_path(d, sessions)
+    lease = hooks.lease_of(d)
+    # Claude Code's resume and compact continue this chat: a lease it holds is its own.
+    own = lease["session"] if lease is not None and source in ("compact", "resume") else None
+    try:
+        plan = plan_text(d, sessions, own)
+    except Exception:  # noqa: BLE001 - a plan that cannot be built: the command still can
+        plan = f"(the plan could not be built here: run `session-resume resume {shown}`)\n"
+    state = "in progress" if hooks.in_progress(hooks.read_state(d)) else "found"
+    head = [f"session-resume: a session is {state} in {shown}. Its plan (`session-resume "]
+    head[0] += f"resume {shown}`) follows; record each step of it with the command it names."
+    if own is not None:
+        head.append(f"This chat holds its lease: pass `--session {own}` to every command.")
+    elif lease is not None:
+        head.append(
+            f"Its lease names session {lease['session']}: pass `--session {lease['session']}` "
+            f"only if that is yours; otherwise `session-resume session start {shown}` takes a "
+            "lease and prints your id (a live lease of another agent is taken only with the "
+            "user's consent)."
+        )
+    else:
+        head.append(
+            f"No session holds its lease: `session-resume session start {shown}` takes it and "
+            "prints the id to pass as `--session`."
+        )
+    others = [hooks.shown_path(o, sessions) for o in sessions.dirs[1:6]]
+    tail = []
+    if others:
+        more = len(sessions.dirs) - 1 - len(others)
+        tail.append(
+            "Other sessions here: " + ", ".join(others) + (f" and {more} more" if more else "")
+        )
+    if source == "compact":
+        tail.append(COMPACTED)
+    return fit("\n".join(head) + "\n", plan, "\n".join(tail), shown)
+
+
+def fit(head: str, plan: str, tail: str, shown: str, limit: int = PLAN_LIMIT) -> str:
+    """``head``, ``plan`` and ``tail`` in at most ``limit`` characters: the plan is cut at a
+    line end (with a line saying so and how to read the rest) so that the head and the tail
+    always fit."""
+    tail = tail.strip()
+    full = head + plan.rstrip("\n") + ("\n" + tail if tail else "")
+    if len(full) <= limit:
+        return full
+    cut_note = f"… (cut at {limit:,} characters: `session-resume resume {shown}` prints it all)"
+    room = limit - len(head) - len(cut_note) - (len(tail) + 1 if tail else 0) - 1
+    if room <= 0:
+        return (head + (tail and tail + "\n") + cut_note)[:limit]
+    body = plan[:room]
+    body = body[: body.rindex("\n") + 1] if "\n" in body else ""
+    return head + body + cut_note + ("\n" + tail if tail else "")
+
+
+# --- hooks install / uninstall -------------------------------------------------------------
+
+
+def _run_install(args: argparse.Namespace) -> int:
+    # lazy: only the install command needs it
+    from session_resume.cli.commands.common import emit_json
+
+    # lazy: a hook imports only what its event needs (the host waits)
+    from session_resume.services.hook_config import install, uninstall
+
+    hosts = tuple(dict.fromkeys(args.host or HOSTS))
+    fn = install if args.action == "install" else uninstall
+    changes = fn(args.root, hosts, dry_run=args.dry_run)
+    if args.format == "json":
+        emit_json({"ok": True, "dry_run": args.dry_run, "changes": [c.to_json() for c in changes]})
+        return 0
+    for c in changes:
+        verb = c.action if not args.dry_run else f"would be {c.action}"
+        sys.stdout.write(f"{c.shown}: {verb}\n")
+        if args.dry_run and c.content is not None:
+            sys.stdout.write(c.content)
+    for c in changes:
+        if c.warning:
+            sys.stderr.write(f"session-resume: warning: {c.warning}\n")
+    return 0

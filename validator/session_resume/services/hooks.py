@@ -1,0 +1,643 @@
+"""What the agent host's hooks decide (docs/spec.md §13): which
+session a hook is about, whether a file tool touches a protocol file, whether a written file
+is not recorded yet, whether work is unrecorded at a stop, and the compaction note.
+
+Every function here reads only, except :func:`record_compaction` (one ``note`` event appended
+to the worklog under the session lock). None raises for bad input: a hook that cannot decide
+allows (the front end, ``cli/commands/hook.py``, prints nothing). Imports are kept to what the
+cheap events need; the resume plan is built by the front end through ``services.resume``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from pathlib import Path
+
+from session_resume.records import dataclass
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from datetime import datetime
+    from typing import Any
+
+STATE = "00-session-state.json"
+BAK = STATE + ".bak"
+WORKLOG = "00-worklog.jsonl"
+LEASE = "00-session.active"
+# The protocol files a file tool may not write, move or delete, and what each one is.
+PROTECTED = {STATE: "state", BAK: "bak", WORKLOG: "worklog", LEASE: "lease"}
+# Names in a session directory that are the protocol's own, never an artifact.
+_OWN_PREFIXES = ("00-session", "00-worklog", "00-handoff", ".00-session", ".archive")
+MAX_SESSIONS = 200  # session directories looked at under the session root
+MAX_WALK = 2000  # files looked at under one session directory at a stop
+MAX_STATE = 8 * 1024 * 1024  # a state larger than the readers' limit is not read here
+MAX_ORDER_READ = 1024 * 1024  # states read to order the sessions (a larger one is last)
+MAX_PATHS = 200  # path strings taken from one tool input
+_MAX_DEPTH = 6  # levels of a tool input searched for paths
+
+# Keys of a tool input that name a file (Claude Code, VS Code, Copilot tools).
+_PATH_KEYS = frozenset(
+    {
+        "file_path",
+        "filePath",
+        "path",
+        "paths",
+        "files",
+        "file",
+        "filename",
+        "fileName",
+        "target",
+        "target_file",
+        "targetFile",
+        "destination",
+        "dest",
+        "source",
+        "src",
+        "old_path",
+        "new_path",
+        "oldPath",
+        "newPath",
+        "notebook_path",
+        "uri",
+    }
+)
+_PATCH_KEYS = frozenset({"input", "patch", "diff"})
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$|^\*\*\* Move to: (.+)$", re.M)
+_WRITE_WORDS = (
+    "write",
+    "edit",
+    "create",
+    "replace",
+    "insert",
+    "delete",
+    "remove",
+    "rename",
+    "move",
+    "patch",
+    "notebook",
+    "update",
+    "save",
+)
+_SHELL_WORDS = ("bash", "shell", "powershell", "terminal", "command", "exec")
+_READ_COMMANDS = frozenset({"view", "read", "open", "show", "list"})
+
+
+@dataclass(frozen=True)
+class Sessions:
+    """The repository a hook runs in and its session directories, the one with a step in
+    progress first (then the most recently written)."""
+
+    root: Path
+    cwd: Path
+    dirs: tuple[Path, ...]
+    workflow: str | None = None  # the project configuration's workflow
+
+
+def find_sessions(cwd: str | os.PathLike[str]) -> Sessions | None:
+    """The sessions of the repository holding ``cwd`` (its configured session root's
+    directories that hold a state or a ``.bak``); None when ``cwd`` is not a directory or the
+    configuration cannot be read."""
+    # lazy: a hook imports the configuration reader only once it has a directory to look at
+    from session_resume.storage.config import ConfigError, load_config
+
+    try:
+        here = Path(os.path.abspath(cwd))
+        if not here.is_dir():
+            return None
+        cfg = load_config(here)
+    except (ConfigError, OSError, ValueError):
+        return None
+    base = cfg.root / cfg.session_root
+    if not _within(os.path.realpath(base), os.path.realpath(cfg.root)):
+        return Sessions(cfg.root, here, (), cfg.workflow)  # a session root linked elsewhere
+    found: list[tuple[bool, float, Path]] = []
+    try:
+        with os.scandir(base) as it:
+            for n, entry in enumerate(it):
+                if n >= MAX_SESSIONS:
+                    break
+                if entry.is_symlink() or not entry.is_dir(follow_symlinks=False):
+                    continue
+                d = Path(entry.path)
+                state = d / STATE
+                if not (os.path.lexists(state) or os.path.lexists(d / BAK)):
+                    continue
+                # the order needs the step in progress: read only states of a usual size
+                small = _size(state) <= MAX_ORDER_READ
+                doc = read_state(d) if small else None
+                found.append((in_progress(doc) is None, -_mtime(state), d))
+    except OSError:
+        return Sessions(cfg.root, here, (), cfg.workflow)
+    found.sort()
+    return Sessions(cfg.root, here, tuple(d for _, _, d in found), cfg.workflow)
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.lstat(path).st_size
+    except OSError:
+        return 0
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return os.lstat(path).st_mtime
+    except OSError:
+        return 0.0
+
+
+def read_state(session_dir: Path) -> dict[str, Any] | None:
+    """The state document as JSON, read without following a link and without the checks a
+    write makes (a hook only needs the step in progress); None when unreadable."""
+    try:
+        fd = os.open(session_dir / STATE, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        if not _regular(fd):
+            return None
+        data = os.read(fd, MAX_STATE + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_STATE:
+        return None
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def _regular(fd: int) -> bool:
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        return False
+
+
+def in_progress(doc: dict[str, Any] | None) -> tuple[str, dict[str, Any]] | None:
+    """The step in progress of a state document (its key and its entry), or None."""
+    steps = (doc or {}).get("steps")
+    if not isinstance(steps, dict):
+        return None
+    for key, step in steps.items():
+        if isinstance(step, dict) and step.get("status") == "in_progress":
+            return str(key), step
+    return None
+
+
+def lease_of(session_dir: Path) -> dict[str, Any] | None:
+    """The lease file's JSON (session, heartbeat, implicit), or None."""
+    try:
+        fd = os.open(session_dir / LEASE, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        if not _regular(fd):
+            return None
+        data = os.read(fd, 64 * 1024)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    return doc if isinstance(doc, dict) and isinstance(doc.get("session"), str) else None
+
+
+# --- paths a tool names ----------------------------------------------------------------------
+
+
+def is_shell_tool(tool_name: str) -> bool:
+    name = tool_name.lower()
+    return any(w in name for w in _SHELL_WORDS)
+
+
+def is_write_tool(tool_name: str, tool_input: Any) -> bool:
+    """Whether a file tool of this name writes, edits, moves or deletes what it names. A tool
+    whose input says it only views (``command: view``) does not."""
+    name = tool_name.lower().replace("_", "").replace("-", "")
+    if isinstance(tool_input, dict):
+        cmd = tool_input.get("command")
+        if isinstance(cmd, str) and cmd.lower() in _READ_COMMANDS:
+            return False
+    return any(w in name for w in _WRITE_WORDS)
+
+
+def tool_paths(tool_input: Any) -> list[str]:
+    """The file paths a tool input names: the values of its path keys (strings or lists of
+    them, at any depth up to a few levels) and the files an apply-patch text names."""
+    out: list[str] = []
+
+    def walk(value: Any, key: str | None, depth: int) -> None:
+        if depth > _MAX_DEPTH or len(out) >= MAX_PATHS:
+            return
+        if isinstance(value, dict):
+            for k, v in value.items():
+                walk(v, k if isinstance(k, str) else None, depth + 1)
+        elif isinstance(value, list):
+            for v in value[:MAX_PATHS]:
+                walk(v, key, depth + 1)
+        elif isinstance(value, str) and key is not None:
+            if key in _PATH_KEYS and 0 < len(value) <= 4096:
+                out.append(value)
+            elif key in _PATCH_KEYS:
+                for m in _PATCH_FILE.finditer(value[:1_000_000]):
+                    out.append((m.group(1) or m.group(2)).strip())
+
+    walk(tool_input, None, 0)
+    return out[:MAX_PATHS]
+
+
+def _absolute(path: str, cwd: Path) -> str | None:
+    if path.startswith("file://"):
+        path = path[len("file://") :]
+    if "\x00" in path:
+        return None
+    return os.path.normpath(path if os.path.isabs(path) else os.path.join(cwd, path))
+
+
+def _within(path: str, top: str) -> bool:
+    return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def protected_kind(path: str, sessions: Sessions) -> tuple[str, Path] | None:
+    """(kind, session directory) when ``path`` names a protocol file (state, ``.bak``,
+    worklog, lease) inside the repository, directly or through a link; else None."""
+    p = _absolute(path, sessions.cwd)
+    if p is None:
+        return None
+    try:
+        real = os.path.realpath(p)
+    except (OSError, ValueError):
+        return None
+    root = os.path.realpath(sessions.root)
+    for candidate in (p, real):
+        kind = PROTECTED.get(os.path.basename(candidate))
+        if kind is None:
+            continue
+        parent = os.path.dirname(candidate)
+        try:
+            parent_real = os.path.realpath(parent)
+        except (OSError, ValueError):
+            continue
+        if _within(parent_real, root) or _within(parent, os.path.abspath(sessions.root)):
+            return kind, Path(parent)
+    return None
+
+
+_REDIRECT = re.compile(r""">>?[ \t]*["']?([^\s;|&<>"']+)""")
+_SEPARATORS = re.compile(r"[;|&\n]")
+_DELETES = frozenset({"rm", "mv", "tee", "truncate", "unlink", "shred"})
+_COPIES = frozenset({"cp", "ln", "install", "dd"})
+_WRAPPERS = frozenset({"sudo", "env", "xargs", "command", "nohup", "time", "doas"})
+
+
+def _shell_targets(command: str) -> list[str]:
+    """The words of a shell command line that it may write, move or delete: a redirect's
+    target; every argument of rm, mv, tee, truncate, unlink, shred, of sed/perl -i and of git
+    checkout/restore/rm/mv; the last argument of cp, ln, install, dd. One linear pass (no
+    pattern that backtracks over a long line)."""
+    text = command[:100_000]
+    out = [m.group(1) for m in _REDIRECT.finditer(text)]
+    for segment in _SEPARATORS.split(text):
+        words = [w.strip("\"'") for w in segment.split()]
+        at = 0  # the command word: past assignments and wrappers (sudo, env, xargs, ...)
+        while at < len(words) and ("=" in words[at] or words[at] in _WRAPPERS):
+            at += 1
+        if at >= len(words):
+            continue
+        name, rest = os.path.basename(words[at]), words[at + 1 :]
+        in_place = name in ("sed", "perl") and any(w[:1] == "-" and "i" in w for w in rest)
+        if name in _DELETES or in_place:
+            out += rest
+        elif name == "git" and rest[:1] and rest[0] in ("checkout", "restore", "rm", "mv"):
+            out += rest[1:]
+        elif name in _COPIES and rest:
+            out.append(rest[-1])
+    return [w for w in out if os.path.basename(w) in PROTECTED]
+
+
+def guard(sessions: Sessions, tool_name: str, tool_input: Any) -> str | None:
+    """The reason to deny a tool call that would write, edit, move or delete a protocol file
+    (naming the command and the MCP tool that make that change), or None to allow it."""
+    if is_shell_tool(tool_name):
+        command = tool_input.get("command") if isinstance(tool_input, dict) else tool_input
+        paths = _shell_targets(command) if isinstance(command, str) else []
+    elif is_write_tool(tool_name, tool_input):
+        paths = tool_paths(tool_input)
+    else:
+        return None
+    for path in paths:
+        hit = protected_kind(path, sessions)
+        if hit is not None:
+            return deny_reason(hit[0], hit[1], sessions)
+    return None
+
+
+def shown_path(path: Path, sessions: Sessions) -> str:
+    """``path`` as the agent should type it: relative to its working directory when inside
+    it, else absolute; quoted for a shell."""
+    # lazy: a hook imports only what its event needs (the host waits)
+    import shlex
+
+    p = os.path.abspath(path)
+    cwd = os.path.abspath(sessions.cwd)
+    rel = os.path.relpath(p, cwd) if _within(p, cwd) else p
+    return shlex.quote(rel)
+
+
+def deny_reason(kind: str, session_dir: Path, sessions: Sessions) -> str:
+    d = shown_path(session_dir, sessions)
+    name = {v: k for k, v in PROTECTED.items()}[kind]
+    head = f"session-resume: {name} is written only by session-resume, never by hand. "
+    if kind == "state":
+        return head + (
+            f"Ask what to record with `session-resume resume {d}`, then record it with its "
+            f"write: `session-resume checkpoint STEP CHECKPOINT --session-dir {d}`, "
+            f"`session-resume start|complete|skip STEP --session-dir {d}` or `session-resume "
+            f"decide ... --session-dir {d}` (MCP tools `checkpoint`, `start`, `complete`, "
+            "`skip`, `decide`); a damaged state is repaired with "
+            f"`session-resume recover {d}` (MCP `recover`)."
+        )
+    if kind == "bak":
+        return head + (
+            "It is the previous state, kept by every write; to restore it run "
+            f"`session-resume recover {d}` (MCP tool `recover`)."
+        )
+    if kind == "worklog":
+        return head + (
+            "It is append-only: every write moment appends its event, so record the work "
+            f"itself (`session-resume checkpoint STEP CHECKPOINT --session-dir {d}`, MCP tool "
+            f"`checkpoint`; `session-resume resume {d}` says which write is next)."
+        )
+    return head + (
+        f"It is the session's lease: take it with `session-resume session start {d}`, release "
+        f"it with `session-resume session end {d}` (MCP tools `session_start`, `session_end`)."
+    )
+
+
+# --- written files not recorded yet ------------------------------------------------------------
+
+
+def _own_file(rel_parts: tuple[str, ...]) -> bool:
+    return any(p.startswith(_OWN_PREFIXES) for p in rel_parts[:1]) or rel_parts[-1].endswith(
+        (".tmp", ".lock")
+    )
+
+
+def _session_of(path: str, sessions: Sessions) -> tuple[Path, str] | None:
+    """(session directory, repository-relative POSIX path) when ``path`` is a file under
+    one of the sessions' directories that is not a protocol file."""
+    p = _absolute(path, sessions.cwd)
+    if p is None:
+        return None
+    for d in sessions.dirs:
+        top = os.path.abspath(d)
+        if _within(p, top) and p != top:
+            parts = Path(os.path.relpath(p, top)).parts
+            if _own_file(parts):
+                return None
+            return d, Path(os.path.relpath(p, os.path.abspath(sessions.root))).as_posix()
+    return None
+
+
+@dataclass(frozen=True)
+class StepPlace:
+    """Where the step in progress of one session stands: its key, the next checkpoint (None
+    when every checkpoint is recorded) and the artifacts it lists."""
+
+    session_dir: Path
+    step: str
+    next_checkpoint: str | None
+    artifacts: frozenset[str]
+    session: str | None  # the explicit lease's session id, to name in commands
+
+
+def step_place(session_dir: Path, sessions: Sessions) -> StepPlace | None:
+    doc = read_state(session_dir)
+    current = in_progress(doc)
+    if current is None or doc is None:
+        return None
+    key, step = current
+    arts = step.get("artifacts")
+    listed = frozenset(a for a in arts if isinstance(a, str)) if isinstance(arts, list) else ()
+    lease = lease_of(session_dir)
+    session = None
+    if lease is not None and not lease.get("implicit"):
+        session = lease["session"]
+    return StepPlace(
+        session_dir,
+        key,
+        _next_checkpoint(doc, key, step, sessions.workflow),
+        frozenset(listed),
+        session,
+    )
+
+
+def _next_checkpoint(
+    doc: dict[str, Any], key: str, step: dict[str, Any], configured: str | None
+) -> str | None:
+    # lazy: the workflow is loaded only when a hook has something to say about a step
+    from session_resume.core.workflow import WorkflowError, load_workflow, state_workflow_spec
+
+    try:
+        wf = load_workflow(state_workflow_spec(doc.get("workflow"), configured))
+    except (WorkflowError, OSError, ValueError):
+        return None
+    stepdef = next((s for s in wf.steps if s.key == key), None)
+    if stepdef is None:
+        return None
+    ids = stepdef.checkpoint_ids
+    sub = step.get("sub_step")
+    if sub in ids:
+        later = ids[ids.index(sub) + 1 :]
+        return later[0] if later else None
+    return ids[0] if ids else None
+
+
+def _listed(rel: str, place: StepPlace) -> bool:
+    """Whether the step lists ``rel`` (repository-relative, or a bare name as v2 states have)."""
+    return rel in place.artifacts or Path(rel).name in place.artifacts
+
+
+def record_command(place: StepPlace, sessions: Sessions, artifacts: list[str]) -> str:
+    """The write that records ``artifacts`` for the step in progress, as a command line."""
+    # lazy: a hook imports only what its event needs (the host waits)
+    import shlex
+
+    d = shown_path(place.session_dir, sessions)
+    tail = f" --session-dir {d}"
+    if place.session:
+        tail += f" --session {shlex.quote(place.session)}"
+    arts = "".join(f" --artifact {shlex.quote(a)}" for a in artifacts)
+    step = shlex.quote(place.step)
+    if place.next_checkpoint is None:
+        return f"session-resume complete {step}{tail}"
+    return f"session-resume checkpoint {step} {shlex.quote(place.next_checkpoint)}{arts}{tail}"
+
+
+def unlisted_written(sessions: Sessions, tool_name: str, tool_input: Any) -> str | None:
+    """After a file tool wrote files under a session directory that the step in progress does
+    not list yet: the text naming the checkpoint write that records them; else None."""
+    if not is_write_tool(tool_name, tool_input):
+        return None
+    by_dir: dict[Path, list[str]] = {}
+    for path in tool_paths(tool_input):
+        hit = _session_of(path, sessions)
+        if hit is not None and os.path.isfile(os.path.join(sessions.root, hit[1])):
+            by_dir.setdefault(hit[0], []).append(hit[1])
+    for d, rels in by_dir.items():
+        place = step_place(d, sessions)
+        if place is None:
+            continue
+        new = [r for r in dict.fromkeys(rels) if not _listed(r, place)]
+        if not new:
+            continue
+        files = ", ".join(new)
+        if place.next_checkpoint is None:
+            return (
+                f"session-resume: {files} is not recorded in step {place.step} yet and every "
+                f"checkpoint is; when the step is done record it with "
+                f"`{record_command(place, sessions, new)}`."
+            )
+        return (
+            f"session-resume: {files} is not recorded in step {place.step} yet. When the work "
+            f"of checkpoint {place.next_checkpoint} is done, record it: "
+            f"`{record_command(place, sessions, new)}`."
+        )
+    return None
+
+
+# --- work not recorded at a stop ---------------------------------------------------------------
+
+
+def last_recorded_write(session_dir: Path) -> float | None:
+    """When the session's last write moment happened: the later of the state file's
+    modification time (every write moment replaces it) and the time of the worklog's last
+    event that is not a note or a heartbeat (which record no work)."""
+    # lazy: the worklog reader is needed only at a stop
+    from session_resume.core.timeutil import parse_ts
+
+    # lazy: a hook imports only what its event needs (the host waits)
+    from session_resume.storage.worklog import read_tail
+
+    times = [_mtime(session_dir / STATE)]
+    try:
+        tail = read_tail(session_dir / WORKLOG, 20)
+    except (OSError, ValueError):
+        tail = None
+    for ev in reversed(tail.events if tail is not None else []):
+        if isinstance(ev, dict) and ev.get("event") not in ("note", "heartbeat"):
+            ts = parse_ts(ev.get("ts"))
+            if ts is not None:
+                times.append(ts.timestamp())
+            break
+    best = max(times)
+    return best or None
+
+
+def changed_since(session_dir: Path, since: float) -> list[str]:
+    """Files under ``session_dir`` (not the protocol's own, not through a link) modified after
+    ``since``, as paths relative to it; at most :data:`MAX_WALK` files are looked at."""
+    out: list[str] = []
+    seen = 0
+    top = os.fspath(session_dir)
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        rel_dir = os.path.relpath(dirpath, top)
+        if rel_dir == ".":
+            dirnames[:] = [n for n in dirnames if not n.startswith(_OWN_PREFIXES)]
+        dirnames.sort()
+        for name in sorted(filenames):
+            seen += 1
+            if seen > MAX_WALK:
+                return out
+            rel = name if rel_dir == "." else os.path.join(rel_dir, name)
+            if _own_file(Path(rel).parts):
+                continue
+            try:
+                st = os.lstat(os.path.join(dirpath, name))
+            except OSError:
+                continue
+            if st.st_mtime > since:
+                out.append(Path(rel).as_posix())
+    return out
+
+
+def unrecorded_work(sessions: Sessions) -> str | None:
+    """At a stop: when a session's step is in progress and files under its directory changed
+    after its last recorded write, the reason naming the write to make; else None."""
+    for d in sessions.dirs:
+        place = step_place(d, sessions)
+        if place is None:
+            continue
+        since = last_recorded_write(d)
+        if since is None:
+            continue
+        changed = changed_since(d, since)
+        if not changed:
+            continue
+        root = os.path.abspath(sessions.root)
+        rels = [Path(os.path.relpath(os.path.join(d, c), root)).as_posix() for c in changed]
+        new = [r for r in rels if not _listed(r, place)][:10]
+        shown = ", ".join(rels[:10]) + (f" and {len(rels) - 10} more" if len(rels) > 10 else "")
+        cmd = record_command(place, sessions, new)
+        done = record_command(
+            StepPlace(d, place.step, None, place.artifacts, place.session), sessions, []
+        )
+        return (
+            f"session-resume: work under {shown_path(d, sessions)} is not recorded: {shown} "
+            f"changed after the session's last write (step {place.step} is in progress). "
+            f"Before you end the turn, record it: `{cmd}` once the work of that checkpoint is "
+            f"done, or `{done}` when the step is finished (`session-resume transition` at a "
+            "gate). If the work is not at a checkpoint yet, say so and end the turn: you are "
+            "asked once."
+        )
+    return None
+
+
+# --- the compaction note -------------------------------------------------------------------
+
+
+def record_compaction(
+    sessions: Sessions, *, now: datetime, trigger: str, host: str, host_session: str
+) -> dict[str, Any] | None:
+    """Append a ``note`` event (the context was compacted, and how) to the worklog of the
+    session in progress, under the session lock; the only write a hook makes. None when there
+    is no session or the note could not be written (a hook never fails the host)."""
+    # lazy: only this hook writes
+    from session_resume.core.timeutil import format_ts
+
+    # lazy: a hook imports only what its event needs (the host waits)
+    from session_resume.storage import store, worklog
+
+    for d in sessions.dirs[:1]:
+        if in_progress(read_state(d)) is None and not os.path.lexists(d / WORKLOG):
+            return None
+        lease = lease_of(d)
+        detail = {
+            "note": "context_compacted",
+            "trigger": trigger[:40],
+            "host": host,
+        }
+        if host_session:
+            detail["host_session"] = host_session[:200]
+        try:
+            with store.locked(store.Session(d, sessions.root), timeout=2.0):
+                return worklog.append(
+                    d,
+                    "note",
+                    ts=format_ts(now),
+                    session=lease["session"] if lease else "",
+                    detail=detail,
+                )
+        except (store.StoreError, OSError, ValueError):
+            return None
+    return None
