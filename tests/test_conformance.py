@@ -80,7 +80,8 @@ def test_lint_checks_that_the_cited_section_names_every_expected_code(tmp_path: 
     (tmp_path / "docs" / "spec.md").write_text(
         "# spec\n\n## 2. State\n\n### 2.1 Bytes\n\nZero bytes: SR110.\n\n```text\n"
         "## a layout line in a code fence is not a heading\n```\n\nSR111 is still in 2.1.\n\n"
-        "### 2.2 Versions\n\nSR140; the range SR120–SR124 names SR121.\n"
+        "### 2.2 Versions\n\nSR140; the range SR120–SR124 names SR121.\n\n"
+        "### 2.3 Steps\n\n1. first (SR150)\n2. second\n   1. nested\n3. third\n"
     )
     for cid, spec, codes in (
         ("named", "§2.1", "[SR110, SR111]"),
@@ -88,6 +89,10 @@ def test_lint_checks_that_the_cited_section_names_every_expected_code(tmp_path: 
         ("subsection-counts-for-its-parent", "§2", "[SR110, SR140]"),
         ("not-named", "§2.1", "[SR110, SR120]"),
         ("no-such-section", "§9", "[SR110]"),
+        ("numbered-item", "§2.3.2", "[SR150]"),
+        ("nested-item", "§2.3.2.1", "[SR150]"),
+        ("no-such-item", "§2.3.4", "[SR150]"),
+        ("no-such-nested-item", "§2.3.1.1", "[SR150]"),
     ):
         d = tmp_path / "cases" / "g" / cid
         (d / "files").mkdir(parents=True)
@@ -96,8 +101,11 @@ def test_lint_checks_that_the_cited_section_names_every_expected_code(tmp_path: 
             f"now: '2026-03-02T12:00:00Z'\nexpected: {{codes: {codes}}}\n"
         )
     problems = [p for p in lint_suite(tmp_path / "cases", tmp_path).problems if p.startswith("g/")]
+    missing = "names no numbered rule of docs/spec.md (a numbered section, or a numbered item of one: §9.2.6)"
     assert problems == [
-        "g/no-such-section: spec §9 names no section of docs/spec.md",
+        f"g/no-such-item: spec §2.3.4 {missing}",
+        f"g/no-such-nested-item: spec §2.3.1.1 {missing}",
+        f"g/no-such-section: spec §9 {missing}",
         "g/not-named: expects SR120, which docs/spec.md §2.1 does not name (the cited section "
         "must state every rule the case checks)",
     ]

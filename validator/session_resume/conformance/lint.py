@@ -67,6 +67,7 @@ NOT_PRODUCIBLE_GROUPS: dict[str, str] = {
 ALLOWED_ENTRIES = {CASE_FILE, "files", "expected", "outside"}
 _GROUP = re.compile(r"^[a-z0-9][a-z0-9-]*\Z")
 _SECTION = re.compile(r"^(#{2,3}) ([0-9]+(?:\.[0-9]+)?)[. ]")
+_ITEM = re.compile(r"^( *)([0-9]+)\. ")  # a numbered item of an ordered list
 _CODE = re.compile(r"\bSR([0-9]{3})\b")
 # ``SR110–SR124`` (en dash or hyphen) names every catalogue code in the range.
 _CODE_RANGE = re.compile(r"\bSR([0-9]{3})\s*[–-]\s*SR([0-9]{3})\b")
@@ -108,11 +109,16 @@ def not_producible_reason(code: str) -> str | None:
 
 
 def spec_sections(text: str) -> dict[str, set[str]]:
-    """Each numbered section of spec.md (``## 5.`` / ``### 2.1``) and the codes its text names,
-    subsections included: a code written out (``SR152``) or inside a range (``SR110–SR124``)."""
+    """Each numbered rule of spec.md and the codes its section names: a numbered section
+    (``## 5.`` / ``### 2.1``, subsections included) and each numbered item of a section's
+    ordered lists (``§9.2.6``: item 6 of §9.2; ``§9.2.8.4``: item 4 nested under it), which
+    shares its section's codes. A code is written out (``SR152``) or inside a range
+    (``SR110–SR124``). A section number wins over an item of the same number."""
     texts: dict[str, list[str]] = {}
+    items: dict[str, str] = {}  # item number -> its section
     open_: list[tuple[str, int]] = []
     fenced = False
+    path: list[tuple[int, str]] = []  # (indent, number) of the open list items
     for line in text.splitlines():
         if line.startswith("```"):
             fenced = not fenced
@@ -122,8 +128,17 @@ def spec_sections(text: str) -> dict[str, set[str]]:
             open_ = [(s, lv) for s, lv in open_ if lv < level]
             open_.append((m.group(2), level))
             texts.setdefault(m.group(2), [])
+            path = []
         elif line.startswith("## ") and not fenced:
             open_ = []  # an unnumbered top-level section ends the numbered ones
+            path = []
+        item = None if fenced or not open_ else _ITEM.match(line)
+        if item:
+            indent = len(item.group(1))
+            path = [(i, n) for i, n in path if i < indent]
+            path.append((indent, item.group(2)))
+            section = open_[-1][0]
+            items.setdefault(".".join([section, *(n for _, n in path)]), section)
         for s, _ in open_:
             texts[s].append(line)
     out: dict[str, set[str]] = {}
@@ -133,6 +148,8 @@ def spec_sections(text: str) -> dict[str, set[str]]:
         for lo, hi in _CODE_RANGE.findall(body):
             codes |= {c for c in CATALOGUE if lo <= c[2:] <= hi}
         out[s] = codes
+    for number, section in items.items():
+        out.setdefault(number, out[section])
     return out
 
 
@@ -211,7 +228,10 @@ def _check_case(case: Case, sections: dict[str, set[str]] | None) -> list[str]:
     if sections is not None:
         named = sections.get(case.spec.lstrip("§"))
         if named is None:
-            out.append(f"{where}: spec {case.spec} names no section of docs/spec.md")
+            out.append(
+                f"{where}: spec {case.spec} names no numbered rule of docs/spec.md (a numbered "
+                "section, or a numbered item of one: §9.2.6)"
+            )
         else:
             unnamed = sorted(set(_expected_codes(case)) - named)
             if unnamed:
