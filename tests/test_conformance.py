@@ -101,7 +101,10 @@ def test_lint_checks_that_the_cited_section_names_every_expected_code(tmp_path: 
             f"now: '2026-03-02T12:00:00Z'\nexpected: {{codes: {codes}}}\n"
         )
     problems = [p for p in lint_suite(tmp_path / "cases", tmp_path).problems if p.startswith("g/")]
-    missing = "names no numbered rule of docs/spec.md (a numbered section, or a numbered item of one: §9.2.6)"
+    missing = (
+        "names no numbered rule of docs/spec.md (a numbered section, or a numbered item of "
+        "one: §9.2.6)"
+    )
     assert problems == [
         f"g/no-such-item: spec §2.3.4 {missing}",
         f"g/no-such-nested-item: spec §2.3.1.1 {missing}",
