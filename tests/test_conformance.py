@@ -114,6 +114,63 @@ def test_lint_checks_that_the_cited_section_names_every_expected_code(tmp_path: 
     ]
 
 
+def _prose_case(root: Path, cid: str, expected: str, state_in: Any, state_out: Any) -> None:
+    d = root / "cases" / "g" / cid
+    (d / "files").mkdir(parents=True)
+    (d / "expected").mkdir()
+    (d / "files" / "00-session-state.json").write_text(json.dumps(state_in))
+    (d / "expected" / "00-session-state.json").write_text(json.dumps(state_out))
+    (d / "case.yaml").write_text(
+        f"id: {cid}\ntitle: t\nspec: '§9'\noperation: migrate\n"
+        f"now: '2026-03-02T12:00:00Z'\nexpected:\n{textwrap.indent(expected, '  ')}"
+    )
+
+
+def test_lint_refuses_a_case_comparing_prose_exactly(tmp_path: Path) -> None:
+    """docs/conformance.md, "Prose": a text the implementation composes where prose can stand
+    (a skip_reason, a finding, a placeholder rationale) must be declared free text; text copied
+    from the input is not prose; a resume case never names a reason's message or hint."""
+    added = {"steps": {"3_5": {"status": "skipped", "skip_reason": "added by migration"}}}
+    log_in = {"decision_log": [{"decision": "Bicep", "reason": ""}]}
+    log_out = {"decision_log": [{"title": "Bicep", "choice": "Bicep", "rationale": "(none)"}]}
+    codes = "status: migrated\ncodes: [SR150]\nfiles: expected\n"
+    _prose_case(tmp_path, "undeclared", codes, {}, added)
+    _prose_case(
+        tmp_path,
+        "declared",
+        codes + "free_text:\n  00-session-state.json: [/steps/3_5/skip_reason]\n",
+        {},
+        added,
+    )
+    _prose_case(tmp_path, "placeholder", codes, log_in, log_out)
+    _prose_case(tmp_path, "copied-from-input", codes, {"open_findings": [{"title": "x"}]}, {
+        "open_findings": ["x"]
+    })  # fmt: skip
+    d = tmp_path / "cases" / "g" / "resume-message"
+    (d / "files").mkdir(parents=True)
+    (d / "case.yaml").write_text(
+        "id: resume-message\ntitle: t\nspec: '§10'\noperation: resume\n"
+        "now: '2026-03-02T12:00:00Z'\nexpected:\n  action: fresh_start\n  reasons: [SR700]\n"
+        "  warnings: []\n"
+        "  decision:\n    briefing: {skip: [{path: a, reason: b}]}\n    x: [{message: m}]\n"
+    )
+    problems = [p for p in lint_suite(tmp_path / "cases", tmp_path).problems if p.startswith("g/")]
+    prose = [p for p in problems if "prose" in p]
+    assert [p for p in problems if "resume-message" in p and "prose" not in p] == []
+    assert prose == [
+        "g/placeholder: 00-session-state.json /decision_log/0/rationale is prose the "
+        'implementation writes (docs/conformance.md, "Prose"): list it in expected.free_text, '
+        "never compare it exactly",
+        "g/resume-message: expected.decision /briefing/skip/0/reason is prose (docs/"
+        'conformance.md, "Prose"): never compared, remove it',
+        "g/resume-message: expected.decision /x/0/message is prose (docs/conformance.md, "
+        '"Prose"): never compared, remove it',
+        "g/undeclared: 00-session-state.json /steps/3_5/skip_reason is prose the implementation "
+        'writes (docs/conformance.md, "Prose"): list it in expected.free_text, never compare it '
+        "exactly",
+    ]
+
+
 # --- the two implementations ------------------------------------------------------------
 
 

@@ -222,6 +222,7 @@ def _check_case(case: Case, sections: dict[str, set[str]] | None) -> list[str]:
     elif has_expected:
         out.append(f"{where}: {case.operation} writes nothing; expected/ is not used")
     out += _file_options_problems(case, where, files_mode == "expected" and has_expected)
+    out += _prose_problems(case, where, files_mode == "expected" and has_expected)
     for code in _expected_codes(case):
         if code not in CATALOGUE:
             out.append(f"{where}: {code} is not a code of the catalogue")
@@ -281,6 +282,78 @@ def _file_options_problems(case: Case, where: str, has_files: bool) -> list[str]
             found, parent, key = resolve_pointer(doc, pointer_parts(ptr))
             if not found or not isinstance(parent[key], str):
                 out.append(f"{where}: free_text {name} {ptr} is not a string in expected/")
+    return out
+
+
+def _strings(value: Any, out: set[str]) -> set[str]:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            out.add(v)
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return out
+
+
+def _input_strings(case: Case) -> set[str]:
+    """Every string of the case's input files that parse as JSON (or JSON lines)."""
+    out: set[str] = set()
+    if not case.files_dir.is_dir():
+        return out
+    for path in case.files_dir.rglob("*"):
+        if not path.is_file() or path.is_symlink():
+            continue
+        data = path.read_bytes()
+        for chunk in [data, *data.split(b"\n")] if path.suffix == ".jsonl" else [data]:
+            try:
+                _strings(json.loads(chunk), out)
+            except (ValueError, RecursionError):
+                continue
+    return out
+
+
+def _prose_problems(case: Case, where: str, has_files: bool) -> list[str]:
+    """Prose is never compared exactly (docs/conformance.md, "Prose"): an ``expected.decision``
+    names no prose key, and every string an expected file holds where prose can stand that the
+    implementation wrote itself (no string of the input) is listed in ``expected.free_text``."""
+
+    # lazy: `conformance list` and `lint` need no runner
+    from session_resume.conformance.compare import prose_in_decision, prose_strings
+
+    out: list[str] = []
+    decision = case.expected.get("decision")
+    for ptr in prose_in_decision(decision) if isinstance(decision, dict) else []:
+        out.append(
+            f'{where}: expected.decision {ptr} is prose (docs/conformance.md, "Prose"): '
+            "never compared, remove it"
+        )
+    if not has_files:
+        return out
+    declared = case.expected.get("free_text") or {}
+    as_bytes = set(case.expected.get("bytes", []))
+    inputs: set[str] | None = None
+    for path in sorted(case.expected_dir.rglob("*")):
+        name = path.relative_to(case.expected_dir).as_posix()
+        if not path.is_file() or name in as_bytes or ".corrupt-" in name or name.endswith(".jsonl"):
+            continue
+        try:
+            doc = json.loads(path.read_bytes())
+        except (ValueError, RecursionError):
+            continue
+        for ptr, text in prose_strings(doc):
+            if ptr in declared.get(name, ()):
+                continue
+            inputs = _input_strings(case) if inputs is None else inputs
+            if text not in inputs:
+                out.append(
+                    f"{where}: {name} {ptr} is prose the implementation writes (docs/"
+                    'conformance.md, "Prose"): list it in expected.free_text, never compare '
+                    "it exactly"
+                )
     return out
 
 
