@@ -26,7 +26,7 @@ from xml.etree import ElementTree as ET
 import jsonschema
 import pytest
 
-from session_resume.conformance.lint import NOT_PRODUCIBLE, lint_suite
+from session_resume.conformance.lint import NOT_PRODUCIBLE, PROSE_RULE, lint_suite
 from session_resume.conformance.runner import parse_skip_file
 
 REPO = Path(__file__).resolve().parents[1]
@@ -127,9 +127,10 @@ def _prose_case(root: Path, cid: str, expected: str, state_in: Any, state_out: A
 
 
 def test_lint_refuses_a_case_comparing_prose_exactly(tmp_path: Path) -> None:
-    """docs/conformance.md, "Prose": a text the implementation composes where prose can stand
-    (a skip_reason, a finding, a placeholder rationale) must be declared free text; text copied
-    from the input is not prose; a resume case never names a reason's message or hint."""
+    """docs/conformance.md, "How results are compared": a text the implementation composes
+    where prose can stand (a skip_reason, a finding, a placeholder rationale) must be declared
+    free text; text copied from the input is not prose; a resume case never names a reason's
+    message or hint."""
     added = {"steps": {"3_5": {"status": "skipped", "skip_reason": "added by migration"}}}
     log_in = {"decision_log": [{"decision": "Bicep", "reason": ""}]}
     log_out = {"decision_log": [{"title": "Bicep", "choice": "Bicep", "rationale": "(none)"}]}
@@ -159,15 +160,14 @@ def test_lint_refuses_a_case_comparing_prose_exactly(tmp_path: Path) -> None:
     assert [p for p in problems if "resume-message" in p and "prose" not in p] == []
     assert prose == [
         "g/placeholder: 00-session-state.json /decision_log/0/rationale is prose the "
-        'implementation writes (docs/conformance.md, "Prose"): list it in expected.free_text, '
-        "never compare it exactly",
-        "g/resume-message: expected.decision /briefing/skip/0/reason is prose (docs/"
-        'conformance.md, "Prose"): never compared, remove it',
-        "g/resume-message: expected.decision /x/0/message is prose (docs/conformance.md, "
-        '"Prose"): never compared, remove it',
+        f"implementation writes ({PROSE_RULE}): list it in expected.free_text, never compare "
+        "it exactly",
+        f"g/resume-message: expected.decision /briefing/skip/0/reason is prose ({PROSE_RULE}): "
+        "never compared, remove it",
+        f"g/resume-message: expected.decision /x/0/message is prose ({PROSE_RULE}): never "
+        "compared, remove it",
         "g/undeclared: 00-session-state.json /steps/3_5/skip_reason is prose the implementation "
-        'writes (docs/conformance.md, "Prose"): list it in expected.free_text, never compare it '
-        "exactly",
+        f"writes ({PROSE_RULE}): list it in expected.free_text, never compare it exactly",
     ]
 
 

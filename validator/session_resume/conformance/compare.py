@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 MAX_DIFF_LINES = 40
 
 # Where a state file (or a .bak compared as JSON) can hold prose an implementation composes
-# itself (docs/spec.md §9, "Free text"; docs/conformance.md, "Prose"): `*` is any key or index.
+# itself (docs/spec.md §9, "Free text"; docs/conformance.md, "How results are compared"):
+# `*` is any key or index.
 # A string there that is no string of the case's input files was written by the
 # implementation, so a case must list it in `expected.free_text` (the lint checks).
 PROSE_POINTERS = (

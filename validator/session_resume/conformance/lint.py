@@ -67,6 +67,7 @@ NOT_PRODUCIBLE_GROUPS: dict[str, str] = {
 ALLOWED_ENTRIES = {CASE_FILE, "files", "expected", "outside"}
 _GROUP = re.compile(r"^[a-z0-9][a-z0-9-]*\Z")
 _SECTION = re.compile(r"^(#{2,3}) ([0-9]+(?:\.[0-9]+)?)[. ]")
+PROSE_RULE = 'docs/conformance.md, "How results are compared"'  # where prose is defined
 _ITEM = re.compile(r"^( *)([0-9]+)\. ")  # a numbered item of an ordered list
 _CODE = re.compile(r"\bSR([0-9]{3})\b")
 # ``SR110–SR124`` (en dash or hyphen) names every catalogue code in the range.
@@ -317,8 +318,8 @@ def _input_strings(case: Case) -> set[str]:
 
 
 def _prose_problems(case: Case, where: str, has_files: bool) -> list[str]:
-    """Prose is never compared exactly (docs/conformance.md, "Prose"): an ``expected.decision``
-    names no prose key, and every string an expected file holds where prose can stand that the
+    """Prose is never compared exactly (:data:`PROSE_RULE`): an ``expected.decision`` names
+    no prose key, and every string an expected file holds where prose can stand that the
     implementation wrote itself (no string of the input) is listed in ``expected.free_text``."""
 
     # lazy: `conformance list` and `lint` need no runner
@@ -328,8 +329,7 @@ def _prose_problems(case: Case, where: str, has_files: bool) -> list[str]:
     decision = case.expected.get("decision")
     for ptr in prose_in_decision(decision) if isinstance(decision, dict) else []:
         out.append(
-            f'{where}: expected.decision {ptr} is prose (docs/conformance.md, "Prose"): '
-            "never compared, remove it"
+            f"{where}: expected.decision {ptr} is prose ({PROSE_RULE}): never compared, remove it"
         )
     if not has_files:
         return out
@@ -350,9 +350,8 @@ def _prose_problems(case: Case, where: str, has_files: bool) -> list[str]:
             inputs = _input_strings(case) if inputs is None else inputs
             if text not in inputs:
                 out.append(
-                    f"{where}: {name} {ptr} is prose the implementation writes (docs/"
-                    'conformance.md, "Prose"): list it in expected.free_text, never compare '
-                    "it exactly"
+                    f"{where}: {name} {ptr} is prose the implementation writes ({PROSE_RULE}): "
+                    "list it in expected.free_text, never compare it exactly"
                 )
     return out
 
