@@ -26,7 +26,7 @@ from xml.etree import ElementTree as ET
 import jsonschema
 import pytest
 
-from session_resume.conformance.lint import NOT_PRODUCIBLE, lint_suite
+from session_resume.conformance.lint import NOT_PRODUCIBLE, PROSE_RULE, lint_suite
 from session_resume.conformance.runner import parse_skip_file
 
 REPO = Path(__file__).resolve().parents[1]
@@ -80,7 +80,8 @@ def test_lint_checks_that_the_cited_section_names_every_expected_code(tmp_path: 
     (tmp_path / "docs" / "spec.md").write_text(
         "# spec\n\n## 2. State\n\n### 2.1 Bytes\n\nZero bytes: SR110.\n\n```text\n"
         "## a layout line in a code fence is not a heading\n```\n\nSR111 is still in 2.1.\n\n"
-        "### 2.2 Versions\n\nSR140; the range SR120–SR124 names SR121.\n"
+        "### 2.2 Versions\n\nSR140; the range SR120–SR124 names SR121.\n\n"
+        "### 2.3 Steps\n\n1. first (SR150)\n2. second\n   1. nested\n3. third\n"
     )
     for cid, spec, codes in (
         ("named", "§2.1", "[SR110, SR111]"),
@@ -88,6 +89,10 @@ def test_lint_checks_that_the_cited_section_names_every_expected_code(tmp_path: 
         ("subsection-counts-for-its-parent", "§2", "[SR110, SR140]"),
         ("not-named", "§2.1", "[SR110, SR120]"),
         ("no-such-section", "§9", "[SR110]"),
+        ("numbered-item", "§2.3.2", "[SR150]"),
+        ("nested-item", "§2.3.2.1", "[SR150]"),
+        ("no-such-item", "§2.3.4", "[SR150]"),
+        ("no-such-nested-item", "§2.3.1.1", "[SR150]"),
     ):
         d = tmp_path / "cases" / "g" / cid
         (d / "files").mkdir(parents=True)
@@ -96,10 +101,73 @@ def test_lint_checks_that_the_cited_section_names_every_expected_code(tmp_path: 
             f"now: '2026-03-02T12:00:00Z'\nexpected: {{codes: {codes}}}\n"
         )
     problems = [p for p in lint_suite(tmp_path / "cases", tmp_path).problems if p.startswith("g/")]
+    missing = (
+        "names no numbered rule of docs/spec.md (a numbered section, or a numbered item of "
+        "one: §9.2.6)"
+    )
     assert problems == [
-        "g/no-such-section: spec §9 names no section of docs/spec.md",
+        f"g/no-such-item: spec §2.3.4 {missing}",
+        f"g/no-such-nested-item: spec §2.3.1.1 {missing}",
+        f"g/no-such-section: spec §9 {missing}",
         "g/not-named: expects SR120, which docs/spec.md §2.1 does not name (the cited section "
         "must state every rule the case checks)",
+    ]
+
+
+def _prose_case(root: Path, cid: str, expected: str, state_in: Any, state_out: Any) -> None:
+    d = root / "cases" / "g" / cid
+    (d / "files").mkdir(parents=True)
+    (d / "expected").mkdir()
+    (d / "files" / "00-session-state.json").write_text(json.dumps(state_in))
+    (d / "expected" / "00-session-state.json").write_text(json.dumps(state_out))
+    (d / "case.yaml").write_text(
+        f"id: {cid}\ntitle: t\nspec: '§9'\noperation: migrate\n"
+        f"now: '2026-03-02T12:00:00Z'\nexpected:\n{textwrap.indent(expected, '  ')}"
+    )
+
+
+def test_lint_refuses_a_case_comparing_prose_exactly(tmp_path: Path) -> None:
+    """docs/conformance.md, "How results are compared": a text the implementation composes
+    where prose can stand (a skip_reason, a finding, a placeholder rationale) must be declared
+    free text; text copied from the input is not prose; a resume case never names a reason's
+    message or hint."""
+    added = {"steps": {"3_5": {"status": "skipped", "skip_reason": "added by migration"}}}
+    log_in = {"decision_log": [{"decision": "Bicep", "reason": ""}]}
+    log_out = {"decision_log": [{"title": "Bicep", "choice": "Bicep", "rationale": "(none)"}]}
+    codes = "status: migrated\ncodes: [SR150]\nfiles: expected\n"
+    _prose_case(tmp_path, "undeclared", codes, {}, added)
+    _prose_case(
+        tmp_path,
+        "declared",
+        codes + "free_text:\n  00-session-state.json: [/steps/3_5/skip_reason]\n",
+        {},
+        added,
+    )
+    _prose_case(tmp_path, "placeholder", codes, log_in, log_out)
+    _prose_case(tmp_path, "copied-from-input", codes, {"open_findings": [{"title": "x"}]}, {
+        "open_findings": ["x"]
+    })  # fmt: skip
+    d = tmp_path / "cases" / "g" / "resume-message"
+    (d / "files").mkdir(parents=True)
+    (d / "case.yaml").write_text(
+        "id: resume-message\ntitle: t\nspec: '§10'\noperation: resume\n"
+        "now: '2026-03-02T12:00:00Z'\nexpected:\n  action: fresh_start\n  reasons: [SR700]\n"
+        "  warnings: []\n"
+        "  decision:\n    briefing: {skip: [{path: a, reason: b}]}\n    x: [{message: m}]\n"
+    )
+    problems = [p for p in lint_suite(tmp_path / "cases", tmp_path).problems if p.startswith("g/")]
+    prose = [p for p in problems if "prose" in p]
+    assert [p for p in problems if "resume-message" in p and "prose" not in p] == []
+    assert prose == [
+        "g/placeholder: 00-session-state.json /decision_log/0/rationale is prose the "
+        f"implementation writes ({PROSE_RULE}): list it in expected.free_text, never compare "
+        "it exactly",
+        f"g/resume-message: expected.decision /briefing/skip/0/reason is prose ({PROSE_RULE}): "
+        "never compared, remove it",
+        f"g/resume-message: expected.decision /x/0/message is prose ({PROSE_RULE}): never "
+        "compared, remove it",
+        "g/undeclared: 00-session-state.json /steps/3_5/skip_reason is prose the implementation "
+        f"writes ({PROSE_RULE}): list it in expected.free_text, never compare it exactly",
     ]
 
 

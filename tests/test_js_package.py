@@ -402,7 +402,7 @@ def test_cli_resume_migrate_recover_match_python(tmp_path: Path) -> None:
             (f["status"], f["from_version"]) for f in pj["files"]
         ]
         # one note per change, the values kept aside included (SR151 and the x-legacy keys,
-        # docs/spec.md §9.2)
+        # docs/spec.md §9.6)
         assert [_codes(f["notes"]) for f in jj["files"]] == [
             _codes(f["notes"]) for f in pj["files"]
         ]

@@ -91,3 +91,24 @@ def test_malformed_lists_are_refused(tmp_path: Path, body: str) -> None:
     code, _, text = _mutate(tmp_path, "--mutants", str(bad))
     assert code == 2, text
     assert text.startswith("mutation: ")
+
+
+def test_covers_lists_numbered_rules_of_the_spec(tmp_path: Path) -> None:
+    """Each mutant of the list names the rules of docs/spec.md it breaks (`covers`), and each
+    resolves to a numbered rule of the spec."""
+    # lazy: only this test reads the spec's rules
+    from session_resume.conformance.lint import spec_sections
+
+    rules = spec_sections((mutation.package_dir().parents[1] / "docs/spec.md").read_text("utf-8"))
+    mutants = mutation.load_mutants(mutation.default_mutants_file())
+    assert [m.id for m in mutants if not m.covers] == []
+    assert {c.lstrip("§") for m in mutants for c in m.covers} <= set(rules)
+    for prefix in ("xlegacy-", "seq-", "complexity-", "core-"):
+        assert all(m.covers for m in mutants if m.id.startswith(prefix)), prefix
+    bad = tmp_path / "mutants.yaml"
+    bad.write_text(
+        "mutants:\n  - id: x\n    description: d\n    module: session_resume.core.jsonread\n"
+        "    find: 'MAX_DEPTH = 64'\n    replace: 'MAX_DEPTH = 65'\n    covers: [section 9]\n"
+    )
+    with pytest.raises(mutation.MutationError, match="covers is a list of spec rules"):
+        mutation.load_mutants(bad)

@@ -153,7 +153,7 @@ def test_migration_result_never_exceeds_the_depth_limit(session_dir: Path) -> No
 
 def test_migrated_integral_float_stays_within_the_number_limit() -> None:
     """Once a bug: 1e308 became a 309-digit integer the reader refuses (SR122). Beyond 2^53 a
-    float is no step number: kept under x-legacy (docs/spec.md §9.1)."""
+    float is no step number: kept under x-legacy (docs/spec.md §9.2)."""
     doc = apex_state()
     doc["current_step"] = 1e308
     assert store.classify(dumps(doc)).status == "ok"

@@ -5,6 +5,8 @@
 //   {"schemas": ["schema/session-state/3.0.json", ...],
 //    "cases": [{"schema": "schema/session-state/3.0.json",
 //               "instance_file": "tests/fixtures/schema/3.0/valid/x.json"}, ...]}
+//   A case may carry the instance itself ("instance": {...}); its "instance_file" is then
+//   only its label (e.g. "conformance/cases/x/y/files/00-worklog.jsonl:3").
 // Prints one JSON object on stdout:
 //   {"compiled": {"<schema path>": true | "<error message>"},
 //    "results": [{"instance_file", "schema", "valid", "errors": [{"instancePath", "keyword", ...}]}],
@@ -89,7 +91,7 @@ function main() {
   const results = [];
   for (const c of cases) {
     const validate = validators[c.schema];
-    const instance = readJson(c.instance_file);
+    const instance = "instance" in c ? c.instance : readJson(c.instance_file);
     if (!validate) {
       results.push({ instance_file: c.instance_file, schema: c.schema, valid: null,
                      errors: [], error: `schema did not compile: ${compiled[c.schema]}` });

@@ -15,6 +15,8 @@ The rules (docs/conformance.md, "How results are compared"):
 - free text (docs/spec.md §9: a ``skip_reason``, a finding title, a placeholder rationale migration
   writes itself) is compared by presence and type only: the JSON pointers a case lists in
   ``expected.free_text`` (per file) must hold a string, non-empty when the expected one is.
+  Where prose can stand is fixed (:data:`PROSE_POINTERS` in files, :func:`prose_in_decision` in
+  a resume answer); the lint refuses a case that would compare prose exactly.
 """
 
 from __future__ import annotations
@@ -29,6 +31,23 @@ if TYPE_CHECKING:
     from typing import Any
 
 MAX_DIFF_LINES = 40
+
+# Where a state file (or a .bak compared as JSON) can hold prose an implementation composes
+# itself (docs/spec.md §9, "Free text"; docs/conformance.md, "How results are compared"):
+# `*` is any key or index.
+# A string there that is no string of the case's input files was written by the
+# implementation, so a case must list it in `expected.free_text` (the lint checks).
+PROSE_POINTERS = (
+    "/steps/*/skip_reason",
+    "/open_findings/*",
+    "/decision_log/*/title",
+    "/decision_log/*/choice",
+    "/decision_log/*/rationale",
+)
+# Keys of a resume answer that hold prose, at any depth (a reason's or diagnostic's text) or at
+# a fixed place (why the briefing loads or skips a file): never named in `expected.decision`.
+PROSE_KEYS = ("message", "hint")
+PROSE_DECISION_POINTERS = ("/briefing/load/*/why", "/briefing/skip/*/reason")
 
 
 def _show(value: Any) -> str:
@@ -300,3 +319,47 @@ def clip(lines: list[str]) -> list[str]:
     if len(lines) <= MAX_DIFF_LINES:
         return lines
     return [*lines[:MAX_DIFF_LINES], f"... and {len(lines) - MAX_DIFF_LINES} more difference(s)"]
+
+
+def _expand(doc: Any, parts: list[str], path: list[str]) -> list[tuple[str, Any]]:
+    if not parts:
+        return [(_ptr(list(path)), doc)]
+    head, rest = parts[0], parts[1:]
+    if isinstance(doc, dict):
+        keys = list(doc) if head == "*" else [head] if head in doc else []
+        return [x for k in keys for x in _expand(doc[k], rest, [*path, k])]
+    if isinstance(doc, list):
+        idx = range(len(doc)) if head == "*" else [int(head)] if head.isdigit() else []
+        return [x for i in idx if i < len(doc) for x in _expand(doc[i], rest, [*path, str(i)])]
+    return []
+
+
+def prose_strings(doc: Any, patterns: Iterable[str] = PROSE_POINTERS) -> list[tuple[str, str]]:
+    """(JSON pointer, text) of every string ``doc`` holds where prose can stand."""
+    out = []
+    for pattern in patterns:
+        for ptr, value in _expand(doc, pointer_parts(pattern), []):
+            if isinstance(value, str):
+                out.append((ptr, value))
+    return out
+
+
+def prose_in_decision(decision: Any) -> list[str]:
+    """Pointers of an ``expected.decision`` that name prose (which is never compared)."""
+    out = [p for p, _ in _expand_any(decision, [])]
+    for pattern in PROSE_DECISION_POINTERS:
+        out += [p for p, _ in _expand(decision, pointer_parts(pattern), [])]
+    return sorted(set(out))
+
+
+def _expand_any(doc: Any, path: list[str]) -> list[tuple[str, Any]]:
+    out: list[tuple[str, Any]] = []
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            if k in PROSE_KEYS:
+                out.append((_ptr([*path, k]), v))
+            out += _expand_any(v, [*path, k])
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            out += _expand_any(v, [*path, str(i)])
+    return out

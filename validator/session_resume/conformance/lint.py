@@ -67,6 +67,8 @@ NOT_PRODUCIBLE_GROUPS: dict[str, str] = {
 ALLOWED_ENTRIES = {CASE_FILE, "files", "expected", "outside"}
 _GROUP = re.compile(r"^[a-z0-9][a-z0-9-]*\Z")
 _SECTION = re.compile(r"^(#{2,3}) ([0-9]+(?:\.[0-9]+)?)[. ]")
+PROSE_RULE = 'docs/conformance.md, "How results are compared"'  # where prose is defined
+_ITEM = re.compile(r"^( *)([0-9]+)\. ")  # a numbered item of an ordered list
 _CODE = re.compile(r"\bSR([0-9]{3})\b")
 # ``SR110–SR124`` (en dash or hyphen) names every catalogue code in the range.
 _CODE_RANGE = re.compile(r"\bSR([0-9]{3})\s*[–-]\s*SR([0-9]{3})\b")
@@ -108,11 +110,16 @@ def not_producible_reason(code: str) -> str | None:
 
 
 def spec_sections(text: str) -> dict[str, set[str]]:
-    """Each numbered section of spec.md (``## 5.`` / ``### 2.1``) and the codes its text names,
-    subsections included: a code written out (``SR152``) or inside a range (``SR110–SR124``)."""
+    """Each numbered rule of spec.md and the codes its section names: a numbered section
+    (``## 5.`` / ``### 2.1``, subsections included) and each numbered item of a section's
+    ordered lists (``§9.2.6``: item 6 of §9.2; ``§9.2.8.4``: item 4 nested under it), which
+    shares its section's codes. A code is written out (``SR152``) or inside a range
+    (``SR110–SR124``). A section number wins over an item of the same number."""
     texts: dict[str, list[str]] = {}
+    items: dict[str, str] = {}  # item number -> its section
     open_: list[tuple[str, int]] = []
     fenced = False
+    path: list[tuple[int, str]] = []  # (indent, number) of the open list items
     for line in text.splitlines():
         if line.startswith("```"):
             fenced = not fenced
@@ -122,8 +129,17 @@ def spec_sections(text: str) -> dict[str, set[str]]:
             open_ = [(s, lv) for s, lv in open_ if lv < level]
             open_.append((m.group(2), level))
             texts.setdefault(m.group(2), [])
+            path = []
         elif line.startswith("## ") and not fenced:
             open_ = []  # an unnumbered top-level section ends the numbered ones
+            path = []
+        item = None if fenced or not open_ else _ITEM.match(line)
+        if item:
+            indent = len(item.group(1))
+            path = [(i, n) for i, n in path if i < indent]
+            path.append((indent, item.group(2)))
+            section = open_[-1][0]
+            items.setdefault(".".join([section, *(n for _, n in path)]), section)
         for s, _ in open_:
             texts[s].append(line)
     out: dict[str, set[str]] = {}
@@ -133,6 +149,8 @@ def spec_sections(text: str) -> dict[str, set[str]]:
         for lo, hi in _CODE_RANGE.findall(body):
             codes |= {c for c in CATALOGUE if lo <= c[2:] <= hi}
         out[s] = codes
+    for number, section in items.items():
+        out.setdefault(number, out[section])
     return out
 
 
@@ -205,13 +223,17 @@ def _check_case(case: Case, sections: dict[str, set[str]] | None) -> list[str]:
     elif has_expected:
         out.append(f"{where}: {case.operation} writes nothing; expected/ is not used")
     out += _file_options_problems(case, where, files_mode == "expected" and has_expected)
+    out += _prose_problems(case, where, files_mode == "expected" and has_expected)
     for code in _expected_codes(case):
         if code not in CATALOGUE:
             out.append(f"{where}: {code} is not a code of the catalogue")
     if sections is not None:
         named = sections.get(case.spec.lstrip("§"))
         if named is None:
-            out.append(f"{where}: spec {case.spec} names no section of docs/spec.md")
+            out.append(
+                f"{where}: spec {case.spec} names no numbered rule of docs/spec.md (a numbered "
+                "section, or a numbered item of one: §9.2.6)"
+            )
         else:
             unnamed = sorted(set(_expected_codes(case)) - named)
             if unnamed:
@@ -261,6 +283,76 @@ def _file_options_problems(case: Case, where: str, has_files: bool) -> list[str]
             found, parent, key = resolve_pointer(doc, pointer_parts(ptr))
             if not found or not isinstance(parent[key], str):
                 out.append(f"{where}: free_text {name} {ptr} is not a string in expected/")
+    return out
+
+
+def _strings(value: Any, out: set[str]) -> set[str]:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, str):
+            out.add(v)
+        elif isinstance(v, dict):
+            stack.extend(v.keys())
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    return out
+
+
+def _input_strings(case: Case) -> set[str]:
+    """Every string of the case's input files that parse as JSON (or JSON lines)."""
+    out: set[str] = set()
+    if not case.files_dir.is_dir():
+        return out
+    for path in case.files_dir.rglob("*"):
+        if not path.is_file() or path.is_symlink():
+            continue
+        data = path.read_bytes()
+        for chunk in [data, *data.split(b"\n")] if path.suffix == ".jsonl" else [data]:
+            try:
+                _strings(json.loads(chunk), out)
+            except (ValueError, RecursionError):
+                continue
+    return out
+
+
+def _prose_problems(case: Case, where: str, has_files: bool) -> list[str]:
+    """Prose is never compared exactly (:data:`PROSE_RULE`): an ``expected.decision`` names
+    no prose key, and every string an expected file holds where prose can stand that the
+    implementation wrote itself (no string of the input) is listed in ``expected.free_text``."""
+
+    # lazy: `conformance list` and `lint` need no runner
+    from session_resume.conformance.compare import prose_in_decision, prose_strings
+
+    out: list[str] = []
+    decision = case.expected.get("decision")
+    for ptr in prose_in_decision(decision) if isinstance(decision, dict) else []:
+        out.append(
+            f"{where}: expected.decision {ptr} is prose ({PROSE_RULE}): never compared, remove it"
+        )
+    if not has_files:
+        return out
+    declared = case.expected.get("free_text") or {}
+    as_bytes = set(case.expected.get("bytes", []))
+    inputs: set[str] | None = None
+    for path in sorted(case.expected_dir.rglob("*")):
+        name = path.relative_to(case.expected_dir).as_posix()
+        if not path.is_file() or name in as_bytes or ".corrupt-" in name or name.endswith(".jsonl"):
+            continue
+        try:
+            doc = json.loads(path.read_bytes())
+        except (ValueError, RecursionError):
+            continue
+        for ptr, text in prose_strings(doc):
+            if ptr in declared.get(name, ()):
+                continue
+            inputs = _input_strings(case) if inputs is None else inputs
+            if text not in inputs:
+                out.append(
+                    f"{where}: {name} {ptr} is prose the implementation writes ({PROSE_RULE}): "
+                    "list it in expected.free_text, never compare it exactly"
+                )
     return out
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -36,7 +37,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 ADAPTER = [sys.executable, "-m", "session_resume.conformance.adapter"]
-_FIELDS = {"id", "description", "module", "find", "replace", "freedom"}
+_RULE = re.compile(r"^§[0-9]+(\.[0-9]+){0,3}\Z")  # a numbered rule of docs/spec.md
+_FIELDS = {"id", "description", "module", "find", "replace", "freedom", "covers"}
 
 
 class MutationError(Exception):
@@ -51,6 +53,7 @@ class Mutant:
     find: str
     replace: str
     freedom: str = ""
+    covers: list[str] = field(default_factory=list)  # the numbered rules of docs/spec.md broken
 
 
 @dataclass
@@ -101,14 +104,21 @@ def load_mutants(path: Path) -> list[Mutant]:
                     + ([f"missing keys {sorted(missing)}"] if missing else [])
                 )
             )
+        covers = item.pop("covers", [])
         if not all(isinstance(item[k], str) for k in item):
             raise MutationError(f"{path}: mutant {item['id']}: every value is a string")
+        if not (
+            isinstance(covers, list) and all(isinstance(c, str) and _RULE.match(c) for c in covers)
+        ):
+            raise MutationError(
+                f"{path}: mutant {item['id']}: covers is a list of spec rules such as §9.2.6"
+            )
         if item["id"] in seen:
             raise MutationError(f"{path}: mutant id {item['id']} is used twice")
         if item["find"] == item["replace"]:
             raise MutationError(f"{path}: mutant {item['id']}: the replacement changes nothing")
         seen.add(item["id"])
-        out.append(Mutant(**item))
+        out.append(Mutant(**item, covers=list(covers)))
     return out
 
 
@@ -230,7 +240,8 @@ def render(results: list[MutantResult], cases: int) -> str:
             what = f"by {first}"
         else:
             what = "(a freedom of the spec)" if r.mutant.freedom else "(no case sees it)"
-        lines.append(f"{r.status.upper():8} {r.mutant.id} [{r.file}] {what}")
+        covers = f" covers {', '.join(r.mutant.covers)}" if r.mutant.covers else ""
+        lines.append(f"{r.status.upper():8} {r.mutant.id} [{r.file}]{covers} {what}")
     if survived:
         lines.append("")
         lines.append("survivors and the freedom the spec leaves:")
@@ -264,6 +275,7 @@ def to_json(results: list[MutantResult], cases: int) -> dict[str, Any]:
                 "status": r.status,
                 "killed_by": r.killed_by,
                 "freedom": r.mutant.freedom,
+                "covers": r.mutant.covers,
                 "note": r.note,
                 "duration_s": r.duration,
             }

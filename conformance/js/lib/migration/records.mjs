@@ -1,5 +1,5 @@
 // The 3.0 repair of the session-wide records: review audit, findings, decisions and the
-// decision log (docs/spec.md §9, §9.1). Mirrors Python's core/migration/repair_v3/records.py.
+// decision log (docs/spec.md §9.2). Mirrors Python's core/migration/repair_v3/records.py.
 
 import { parseTimestamp } from "../timestamps.mjs";
 import { clone, deepEqual, has, isObject, LEGACY, legacyOf, pointer, sameShape } from "./context.mjs";
@@ -33,7 +33,7 @@ const PASS_NAME = /^(?:pass_?)?([0-9]+)$/;
 
 /** `skipped` holds pass numbers. Upstream wrote strings: "2" and "pass_3" are the pass numbers
  * 2 and 3 (SR150); a name such as "challenger-review" names no pass and moves to the entry's
- * x-legacy.skipped (SR151; docs/spec.md §9.1). */
+ * x-legacy.skipped (SR151; docs/spec.md §9.2). */
 function skipped(key, entry, ctx) {
   const items = entry.skipped;
   const ints = [];
@@ -172,7 +172,7 @@ function mirroredFields(doc, dec, wf, ctx) {
 const stepOk = (step) => step === undefined || step === null || (isInt(step) && step >= 0) || (typeof step === "string" && STEP_KEY.test(step));
 
 /** A decision's step as 3.0 writes it: "3.5" and the number 3.5 are the step key "3_5", 2.0
- * is 2 (docs/spec.md §9.1); anything else moves to x-legacy-step. */
+ * is 2 (docs/spec.md §9.2); anything else moves to x-legacy-step. */
 function logStep(e) {
   const step = e.step;
   if (typeof step === "number" && !isInt(step)) {
@@ -237,7 +237,7 @@ export function repairDecisionLog(doc, ctx) {
 }
 
 /** title, choice, rationale from the apex-recall {decision, rationale, step, timestamp} and the
- * docs-site {key, value, reason} shapes (docs/spec.md §9.1). */
+ * docs-site {key, value, reason} shapes (docs/spec.md §9.2). */
 function toEntryShape(e) {
   if (!has(e, "title")) {
     const title = e.decision || e.key;

@@ -1,4 +1,4 @@
-// The 3.0 repair of the step records and current_step (docs/spec.md §9, §9.1). Mirrors
+// The 3.0 repair of the step records and current_step (docs/spec.md §9.2). Mirrors
 // Python's core/migration/repair_v3/steps.py.
 
 import { clone, has, isObject, LEGACY, legacyOf, MigrationError, pointer, sameShape } from "./context.mjs";
@@ -10,7 +10,7 @@ const LETTER_KEY = /^([0-9]+)([a-z])$/;
 
 /** Letter-suffixed step keys (3a, 3b: an execution plan's inserted steps) have no form in any
  * version: each becomes the next free sub-number of its step (3a -> 3_1, in key order), the
- * original key kept as the step's x-legacy.key (SR151; docs/spec.md §9.1). */
+ * original key kept as the step's x-legacy.key (SR151; docs/spec.md §9.2). */
 export function renameLetterKeys(doc, ctx) {
   const steps = doc.steps;
   if (!isObject(steps) || !Object.keys(steps).some((k) => LETTER_KEY.test(k))) return;

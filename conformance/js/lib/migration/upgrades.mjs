@@ -17,7 +17,7 @@ export function v1ToV2(doc, ctx) {
   const cur = out.current_step;
   // 3.5: step "3.5", which 2.0 can hold (a string)
   if (typeof cur === "number" && !Number.isInteger(cur) && Number.isFinite(cur)) out.current_step = String(cur);
-  renameLetterKeys(out, ctx); // 3a: no version has a form for it (docs/spec.md §9.1)
+  renameLetterKeys(out, ctx); // 3a: no version has a form for it (docs/spec.md §9.2)
   out.schema_version = "2.0";
   return out;
 }
