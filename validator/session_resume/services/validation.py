@@ -146,15 +146,16 @@ def validate(
     options: ValidateOptions | None = None,
     *,
     progress: Callable[[int, int], None] | None = None,
+    patterns: bool = True,
 ) -> list[FileReport]:
     """Validate state files and directories (each directory searched for state files, globs
-    expanded: :func:`session_resume.storage.discovery.discover`).
+    expanded unless ``patterns`` is false: :func:`session_resume.storage.discovery.discover`).
 
     Returns one :class:`FileReport` per file; a directory without state files yields a
     report carrying SR101. ``progress(done, total)`` is called after each file.
     """
     opts = options or ValidateOptions()
-    files, problems = discover(paths)
+    files, problems = discover(paths, root=opts.root, patterns=patterns)
     reports = [FileReport(path=d.file, diagnostics=[d]) for d in problems]
     for n, f in enumerate(files, start=1):
         reports.append(validate_file(f, opts))
