@@ -958,6 +958,16 @@ _ALL = [
         "session-resume session start DIR --owner $'\\xff'",
         "Pass the value as UTF-8 text without control characters.",
     ),
+    Code(
+        "SR183",
+        "invalid-argument-value",
+        E,
+        "A number given as an argument lies outside the range the session files can hold: a "
+        "lease's owner pid must be a process id, 1 to 2^31-1; nothing was written.",
+        "session-resume session start DIR --pid 0",
+        "Pass the pid of the long-lived process that owns the session (`--pid $PPID`), or "
+        "leave `--pid` out.",
+    ),
     # --- SR8xx: importing other formats (session-tracker, dotagent, TodoWrite) ---------------
     Code(
         "SR800",
