@@ -10,10 +10,14 @@ hashed before and after, and its canary (a key name) never reaches a reply.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import select
 import shutil
 import stat
+import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +29,7 @@ pytest.importorskip("mcp", reason="the optional MCP SDK is not installed (pip in
 
 import anyio  # noqa: E402  (installed with mcp)
 from mcp import Client, StdioServerParameters  # noqa: E402
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS  # noqa: E402  (installed with mcp)
 
 from session_resume.mcp.schemas import INPUT_SCHEMAS  # noqa: E402
 
@@ -161,3 +166,88 @@ def test_a_nul_in_a_path_is_a_coded_refusal_in_every_tool(tmp_path: Path) -> Non
         assert "NUL" in text
     assert tree_hash(decoy) == before
     assert (repo / "agent-output" / "demo" / STATE).read_bytes() == dump(apex_state())
+
+
+# --- framing: every request gets an answer (finding 23) --------------------------------------
+
+
+def _line(obj: dict[str, Any]) -> bytes:
+    return json.dumps(obj).encode() + b"\n"
+
+
+def _call(id_: Any, arguments: Any, name: str = "validate") -> dict[str, Any]:
+    params = {"name": name, "arguments": arguments}
+    return {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": params}
+
+
+def test_every_request_the_sdk_cannot_read_is_answered(tmp_path: Path) -> None:
+    """Finding 23: a lone surrogate anywhere in a request, or nesting deeper than about 200,
+    got no reply at all (the SDK's parser refused the line and the server dropped it): the
+    host waited forever. The real server over real pipes answers each with a JSON-RPC error,
+    to its id (id null when the line does not say), and goes on serving."""
+    repo, decoy = make_repo(tmp_path)
+    state = repo / "agent-output" / "demo" / STATE
+    before, state_before = tree_hash(decoy), state.read_bytes()
+    hello = {
+        "protocolVersion": sorted(HANDSHAKE_PROTOCOL_VERSIONS)[-1],
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    }
+    sd = {"session_dir": "agent-output/demo"}
+    lines = [
+        _line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _line(_call(2, {**sd, "workflow": "a\ud800"})),  # json.dumps escapes it: \ud800
+        _line(_call(3, {**sd, "x": json.loads("[" * 300 + "]" * 300)})),
+        b'{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"validate",'
+        b'"arguments":{"x":' + b"[" * 100_000 + b"]" * 100_000 + b"}}}\n",
+        _line({"jsonrpc": "2.0", "id": 5, "method": "tools/c\udfffall", "params": {}}),
+        _line(_call("\ud800", sd)),  # an id that is no text: answered to id null
+        _line({"jsonrpc": "2.0", "method": "notifications/x", "params": {"a": "\ud800"}}),
+        b"not json at all\n",  # answered to id null
+        _line({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": 7}),
+        _line(_call(10, {"session_dir": "agent-output/dem\udc00o"}, "migrate")),
+        _line(_call(11, sd)),  # a good call still answered
+        _line({"jsonrpc": "2.0", "id": 12, "method": "ping"}),
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "session_resume", "mcp", "--root", str(repo)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=repo,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"".join(lines))
+    proc.stdin.flush()
+    want = {1, 2, 3, 4, 5, 9, 10, 11, 12}
+    replies: list[dict[str, Any]] = []
+    deadline = time.monotonic() + 120  # a generous bound: a dropped request fails the test
+    try:
+        while not want <= {r.get("id") for r in replies}:
+            ready, _, _ = select.select([proc.stdout], [], [], deadline - time.monotonic())
+            assert ready, f"no answer to {want - {r.get('id') for r in replies}} in 120 s"
+            line = proc.stdout.readline()
+            assert line, "the server closed its stdout"
+            replies.append(json.loads(line))
+        rest, err = proc.communicate(timeout=120)  # closes stdin: the server ends
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    replies += [json.loads(x) for x in rest.splitlines()]
+    by_id = {r["id"]: r for r in replies if r.get("id") is not None}
+    nulls = [r for r in replies if "id" in r and r["id"] is None]
+    assert proc.returncode == 0 and b"Traceback" not in err, err.decode()
+    for id_ in (2, 5, 10):
+        assert by_id[id_]["error"]["code"] == -32700
+        assert by_id[id_]["error"]["message"].startswith("SR182"), by_id[id_]
+    for id_ in (3, 4):
+        assert by_id[id_]["error"]["code"] == -32700
+        assert by_id[id_]["error"]["message"].startswith("SR180"), by_id[id_]
+    assert by_id[9]["error"]["code"] == -32600
+    assert len(nulls) == 2 and all(r["error"]["code"] == -32700 for r in nulls), nulls
+    assert by_id[11]["result"]["structuredContent"]["ok"] is True
+    assert by_id[12]["result"] == {}
+    assert set(by_id) == want  # the notification got no answer
+    assert tree_hash(decoy) == before and state.read_bytes() == state_before
