@@ -10,6 +10,7 @@ from pathlib import Path
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic, FileReport
+from session_resume.core.findings import capped as cap_findings
 from session_resume.core.jsonread import CORRUPT_CODES
 from session_resume.core.validation import ValidateOptions, validate_document
 from session_resume.storage.discovery import discover
@@ -39,6 +40,13 @@ def validate_file(
         _check_backup(name, report, opts)
     if os.path.basename(name) == STATE_FILE:
         report.diagnostics.extend(session_integrity(Path(name).parent))
+    return capped(report)
+
+
+def capped(report: FileReport) -> FileReport:
+    """The report with at most 100 findings of each code and a count of the rest
+    (:mod:`session_resume.core.findings`): the same list in every format."""
+    report.diagnostics = cap_findings(report.diagnostics, report.path)
     return report
 
 
@@ -167,4 +175,4 @@ def validate(
 def validate_bytes(data: bytes, name: str, options: ValidateOptions | None = None) -> FileReport:
     """Validate a state document that is not a file (standard input): no session
     directory, so no checks of the session's other files; ``name`` is used in messages."""
-    return validate_document(data, file=name, options=options or ValidateOptions())
+    return capped(validate_document(data, file=name, options=options or ValidateOptions()))
