@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import stat
 from pathlib import Path
 
@@ -139,3 +140,65 @@ def test_the_schema_check_explains_at_most_a_thousand_errors() -> None:
     messages = [x.message for x in report.diagnostics]
     assert any(m.startswith("900 more SR202") for m in messages), messages[-3:]
     assert any("the schema check stops after the first 1,000" in m for m in messages)
+
+
+# --- import sources (finding 15) ---------------------------------------------------------------
+
+FIXTURES = Path(__file__).parent / "fixtures" / "import" / "dotagent"
+
+
+def _dotagent(repo: Path, name: str) -> Path:
+    (inner,) = list((FIXTURES / name).iterdir())
+    dst = repo / inner.name
+    shutil.copytree(inner, dst)
+    return dst
+
+
+def _everything_written(top: Path) -> str:
+    """Every name and byte under ``top``."""
+    parts = []
+    for p in sorted(top.rglob("*")):
+        parts.append(str(p))
+        if p.is_file() and not p.is_symlink():
+            parts.append(p.read_text(errors="replace"))
+    return "\n".join(parts)
+
+
+@pytest.mark.parametrize("linked", ["reports/designs", "reports"])
+def test_a_dotagent_import_never_follows_a_link_out_of_its_source(
+    tmp_path: Path, linked: str
+) -> None:
+    """Finding 15: `import dotagent` followed a linked `reports/designs` out of the source and
+    recorded the names of the files there. Nothing behind a link out of the source is listed,
+    stat-ed or read: the import proceeds as if it were not there."""
+    repo, _, decoy = make_repo(tmp_path)
+    mem = _dotagent(repo, "approval-pending")
+    target = decoy / "elsewhere"
+    (target / "designs").mkdir(parents=True)
+    (target / f"{CANARY}.json").write_text(json.dumps({"secret": CANARY}))
+    (target / "designs" / f"{CANARY}-design.json").write_text(json.dumps({"secret": CANARY}))
+    (target / "demand.json").write_text(json.dumps({"secret": CANARY}))
+    src = mem / linked
+    if src.exists():
+        shutil.rmtree(src)
+    src.parent.mkdir(parents=True, exist_ok=True)
+    os.symlink(target, src)
+    before = tree_hash(decoy)
+    out = run_cli("import", "dotagent", str(mem), "--to", "agent-output/auth", cwd=repo)
+    assert out.returncode in (0, 1), out.stdout + out.stderr
+    assert "SR900" not in out.stdout + out.stderr
+    assert CANARY not in out.stdout + out.stderr
+    assert CANARY not in _everything_written(repo / "agent-output" / "auth")
+    assert tree_hash(decoy) == before
+
+
+def test_a_dotagent_state_directory_linked_out_is_refused(tmp_path: Path) -> None:
+    repo, _, decoy = make_repo(tmp_path)
+    mem = _dotagent(repo, "approval-pending")
+    shutil.move(str(mem / "state"), str(decoy / "state"))
+    os.symlink(decoy / "state", mem / "state")
+    before = tree_hash(decoy)
+    out = run_cli("import", "dotagent", str(mem), "--to", "agent-output/auth", cwd=repo)
+    assert out.returncode == 1 and "SR105" in out.stderr, out.stdout + out.stderr
+    assert not (repo / "agent-output" / "auth").exists()
+    assert tree_hash(decoy) == before
