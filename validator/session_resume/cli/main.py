@@ -261,7 +261,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     # lazy: discovery only when paths are checked
     from session_resume.storage.discovery import pattern_matches
 
-    missing = [p for p in paths if not os.path.lexists(p) and not pattern_matches(p)]
+    missing = [p for p in paths if not os.path.lexists(p) and not pattern_matches(p, root)]
     if missing:
         # lazy: the CLI imports only what the command it runs needs
         from session_resume.core.codes import diag

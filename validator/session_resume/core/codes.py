@@ -959,6 +959,16 @@ _ALL = [
         "Pass the value as UTF-8 text without control characters.",
     ),
     Code(
+        "SR183",
+        "invalid-argument-value",
+        E,
+        "A number given as an argument lies outside the range the session files can hold: a "
+        "lease's owner pid must be a process id, 1 to 2^31-1; nothing was written.",
+        "session-resume session start DIR --pid 0",
+        "Pass the pid of the long-lived process that owns the session (`--pid $PPID`), or "
+        "leave `--pid` out.",
+    ),
+    Code(
         "SR190",
         "hook-config-invalid",
         E,

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic, pointer_join
+from session_resume.core.findings import Findings
 from session_resume.core.timeutil import looks_like_ts, parse_ts
 from session_resume.core.workflow import Workflow
 from session_resume.records import dataclass
@@ -77,7 +78,7 @@ def ordered_step_keys(doc_steps: dict[str, Any], workflow: Workflow | None) -> l
 def check_state(
     doc: dict[str, Any], workflow: Workflow | None, opts: RuleOptions, file: str = ""
 ) -> list[Diagnostic]:
-    out: list[Diagnostic] = []
+    out = Findings()  # at most 100 of a code listed, the rest counted (core.findings)
     steps = doc.get("steps") if isinstance(doc.get("steps"), dict) else {}
     assert isinstance(steps, dict)
     updated = _ts(doc.get("updated"), ["updated"], out, file)
@@ -161,7 +162,7 @@ def check_state(
             )
     if workflow is not None:
         out.extend(check_workflow(doc, steps, workflow, file))
-    return out
+    return out.listed(file)
 
 
 def _ts(value: Any, path: list[str | int], out: list[Diagnostic], file: str) -> datetime | None:
@@ -286,23 +287,25 @@ def _path_rules(
 ) -> None:
     if not isinstance(paths, list):
         return
+    room = out.room if isinstance(out, Findings) else lambda _code: True
     seen: set[str] = set()
     for i, raw in enumerate(paths):
         if not isinstance(raw, str):
             continue
         bad = path_problem(raw)
-        if bad:
-            out.append(diag(bad[0], f"{bad[1]}: {raw!r}", file=file, pointer=_at(base, i)))
+        if bad:  # a finding is built only when it will be listed (a list can hold 140,000)
+            if room(bad[0]):
+                out.append(diag(bad[0], f"{bad[1]}: {raw!r}", file=file, pointer=_at(base, i)))
             continue
-        if "\\" in raw:
+        if "\\" in raw and room("SR315"):
             out.append(
                 diag("SR315", f"path uses backslashes: {raw!r}", file=file, pointer=_at(base, i))
             )
         norm = posixpath.normpath(raw.replace("\\", "/"))
-        if norm in seen:
+        if norm in seen and room("SR313"):
             out.append(diag("SR313", f"{raw!r} is listed twice", file=file, pointer=_at(base, i)))
         seen.add(norm)
-        if check_exists and opts.exists is not None and not opts.exists(norm):
+        if check_exists and opts.exists is not None and not opts.exists(norm) and room("SR314"):
             out.append(
                 diag("SR314", f"artifact {raw!r} does not exist", file=file, pointer=_at(base, i))
             )

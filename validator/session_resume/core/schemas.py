@@ -218,7 +218,14 @@ def explain_with(
 ) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     seen: set[tuple[str, str, str]] = set()
-    for err in sorted(validator.iter_errors(instance), key=_sort_key):
+    errors: list[Any] = []
+    more = False
+    for err in validator.iter_errors(instance):  # lazily: the engine costs ~1 ms an error
+        if len(errors) == MAX_EXPLAINED:
+            more = True
+            break
+        errors.append(err)
+    for err in sorted(errors, key=_sort_key):
         for code, path, message in _describe(err):
             if code_for is not None:
                 code = code_for(err.validator, path, err) or code
@@ -228,7 +235,20 @@ def explain_with(
                 continue
             seen.add(key)
             out.append(diag(code, message, file=file, pointer=ptr))
+    if more:
+        out.append(
+            diag(
+                "SR209",
+                f"more schema findings, not listed: the schema check stops after the first "
+                f"{MAX_EXPLAINED:,} (a 0.9 MB state can break it 140,000 times)",
+                file=file,
+                hint="fix the findings listed, then validate again to see the next",
+            )
+        )
     return out
+
+
+MAX_EXPLAINED = 1000  # schema errors explained per document (core.findings caps each code)
 
 
 def _sort_key(err: Any) -> tuple[list[str], str]:

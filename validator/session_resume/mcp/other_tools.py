@@ -66,7 +66,7 @@ def do_validate(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
         now=rt.clock(),
         root=rt.root,
     )
-    reports = validate([str(d)], opts)
+    reports = validate([str(d)], opts, patterns=False)  # a name, never a glob
     strict = bool(a.get("strict", False))
     return {
         "ok": all(r.ok(strict) for r in reports),
@@ -98,7 +98,12 @@ def do_migrate(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     if not dry_run:
         rt.keeper.ensure(ctx)
     rep = maintenance.migrate(
-        [str(d)], now=ctx.now, write=not dry_run, workflow=a.get("workflow"), root=rt.root
+        [str(d)],
+        now=ctx.now,
+        write=not dry_run,
+        workflow=a.get("workflow"),
+        root=rt.root,
+        patterns=False,  # a name, never a glob
     )
     if rep.refused:
         raise ServiceError(

@@ -4,23 +4,27 @@ keeper, clock), the :class:`Tool` record, and the coded refusal of bad arguments
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from session_resume.core.codes import diag
-from session_resume.core.workflow import DEFAULT_WORKFLOW
+from session_resume.core.workflow import BUILTINS, DEFAULT_WORKFLOW, WorkflowError, load_workflow
+from session_resume.core.yamlsafe import MAX_YAML_BYTES
 from session_resume.mcp.lease_keeper import LeaseKeeper
 from session_resume.mcp.schemas import INPUT_SCHEMAS
 from session_resume.records import dataclass, field
 from session_resume.services.context import WriteContext, session_dir_for_project
 from session_resume.services.errors import ServiceError
+from session_resume.storage.fileio import within
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
     from typing import Any
 
 BAD_ARGUMENTS = "SR180"
+_YAML = (".yaml", ".yml")
 
 
 @dataclass
@@ -33,6 +37,52 @@ class Runtime:
     workflow: str | None = None  # the project config's workflow
     stale_seconds: int = 300
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
+
+    def checked(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The arguments with ``workflow`` resolved (:meth:`workflow_spec`) and no path holding
+        a NUL (the system refuses it; it was SR900 in every tool)."""
+        for key in ("session_dir", "workflow"):
+            if isinstance(args.get(key), str) and "\0" in args[key]:
+                raise bad(f"{key} holds a NUL character, which no path can hold")
+        if isinstance(args.get("workflow"), str):
+            args["workflow"] = self.workflow_spec(args["workflow"])
+        return args
+
+    def workflow_spec(self, value: str) -> str:
+        """A tool's ``workflow`` argument, as the spec to load: a built-in workflow's id, the
+        project's configured workflow (its path or its id), or a workflow YAML file
+        (``.yaml``/``.yml``) inside the repository, relative to the root. Nothing else is
+        read: a path out of the repository (``../x.yaml``, an absolute path, a link out) or to
+        any other file is refused (SR180) before it is opened, and the refusal names only the
+        argument, never anything read from the file."""
+        if value in BUILTINS or (self.workflow is not None and value == self.workflow):
+            return value
+        if self.workflow is not None and "/" not in value and not value.endswith(_YAML):
+            try:
+                if load_workflow(self.workflow).id == value:
+                    return self.workflow
+            except WorkflowError:
+                pass
+        if not value.endswith(_YAML):
+            raise bad(
+                f"workflow {value[:200]!r} is neither built in ({', '.join(BUILTINS)}), nor "
+                "the project's configured workflow, nor a .yaml file in the repository"
+            )
+        p = Path(value)
+        full = os.path.abspath(p if p.is_absolute() else self.root / p)
+        root = os.path.abspath(self.root)
+        if not (within(full, root) and within(os.path.realpath(full), os.path.realpath(root))):
+            raise bad(f"workflow {value[:200]!r} is outside the repository root {root}; not read")
+        try:
+            st = os.stat(full)
+        except OSError:
+            return full  # load_workflow says SR403 (no such file), naming the argument only
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_YAML_BYTES:
+            raise bad(
+                f"workflow {value[:200]!r} is not a regular file of at most "
+                f"{MAX_YAML_BYTES} bytes; not read"
+            )
+        return full
 
     def session_dir(self, args: dict[str, Any]) -> Path:
         """The session directory named by ``project`` or ``session_dir``, inside the root."""

@@ -30,8 +30,8 @@ WORKFLOW = {
     "type": "string",
     "minLength": 1,
     "maxLength": 256,
-    "description": "workflow: apex, dotagent, generic or a YAML file (default: the state's "
-    "own, then the project config)",
+    "description": "workflow: apex, dotagent, generic, the project's configured one, or a "
+    ".yaml file inside the repository (default: the state's own, then the project config)",
 }
 STEP = {"type": "string", "minLength": 1, "maxLength": 128, "description": "the step key"}
 TEXT = {"type": "string", "minLength": 1, "maxLength": 4096}

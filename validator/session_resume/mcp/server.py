@@ -20,12 +20,13 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 
 from session_resume import __version__
 from session_resume.mcp import content
 from session_resume.mcp.lease_keeper import HEARTBEAT_SECONDS, LeaseKeeper
 from session_resume.mcp.runtime import Runtime
-from session_resume.mcp.stdio import loop_stdio, wires_blocking
+from session_resume.mcp.stdio import envelope, loop_stdio, unreadable, wires_blocking
 from session_resume.mcp.tools import call, tools
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
@@ -151,6 +152,76 @@ def build_server(rt: Runtime) -> Server[Any]:
     )
 
 
+class AnswerUnreadable:
+    """The SDK's read stream, with every line its parser refused answered.
+
+    The SDK's stdio reader puts a line it cannot parse (a lone surrogate escape anywhere in
+    it, nesting past its parser's limit of about 200, a shape that is no JSON-RPC message) on
+    the stream as an exception, and the server drops it: the request got no reply at all and
+    the client waited forever. Here such a line is answered with a JSON-RPC error: to its id
+    when the line is a request whose id can be read (:func:`stdio.envelope`, linear, no
+    recursion), to id null when nothing in it says what it is; a notification or a response
+    gets no answer, as JSON-RPC says. The error names the problem with a code, never the
+    line's content."""
+
+    def __init__(self, read: Any, write: Any) -> None:
+        self._read, self._write = read, write
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._read, "last_context", None)
+
+    async def receive(self) -> Any:
+        while True:
+            item = await self._read.receive()
+            if not isinstance(item, Exception):
+                return item
+            await self._answer(item)
+
+    async def _answer(self, exc: Exception) -> None:
+        errors = getattr(exc, "errors", None)
+        details = errors() if callable(errors) else []
+        line = next((e.get("input") for e in details if isinstance(e.get("input"), str)), None)
+        doc = next((e.get("input") for e in details if isinstance(e.get("input"), dict)), None)
+        if line is not None:
+            kind, rid = envelope(line)
+            code, message = unreadable(str(details[0].get("msg", "")) if details else "")
+        elif doc is not None:
+            rid = doc.get("id") if type(doc.get("id")) in (int, str) else None
+            kind = "request" if "method" in doc else "unknown"
+            if "method" not in doc and ("result" in doc or "error" in doc):
+                kind = "response"
+            code, message = unreadable("")
+        else:
+            kind, rid = "unknown", None
+            code, message = unreadable(str(exc))
+        _log(f"a {kind} the SDK could not read: {message.split(';')[0]}")
+        if kind in ("notification", "response"):
+            return
+        error = types.JSONRPCError(
+            jsonrpc="2.0", id=rid, error=types.ErrorData(code=code, message=message)
+        )
+        await self._write.send(SessionMessage(error))
+
+    def __aiter__(self) -> AnswerUnreadable:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._read.aclose()
+
+    async def __aenter__(self) -> AnswerUnreadable:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
 async def _heartbeat(rt: Runtime, every: float) -> None:
     while True:
         await anyio.sleep(every)
@@ -182,7 +253,8 @@ async def serve(rt: Runtime) -> None:
         tg.start_soon(_heartbeat, rt, rt.keeper.interval)
         if sys.platform != "win32":  # no signal receiver on Windows' event loop
             tg.start_soon(_on_signal, rt)
-        await server.run(read, write, server.create_initialization_options())
+        answered = AnswerUnreadable(read, write)
+        await server.run(answered, write, server.create_initialization_options())
         tg.cancel_scope.cancel()
 
 

@@ -20,7 +20,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import json
 import os
+import re
 import stat
 import sys
 from collections import deque
@@ -228,3 +230,111 @@ def wires_blocking() -> None:
         if not wire.closed:
             with contextlib.suppress(OSError):
                 os.set_blocking(wire.fileno(), True)
+
+
+# --- lines the SDK cannot read ----------------------------------------------------------------
+
+# One JSON token: a string (an unterminated one runs to the end: one match, not one attempt
+# per character), a bracket or punctuation, or a bare word (number, true, false, null).
+_TOKEN = re.compile(r'"(?:[^"\\]++|\\.)*+(?:"|\Z)|[{}\[\]:,]|[^\s{}\[\]:,"]++', re.DOTALL)
+_INT = re.compile(r"-?(?:0|[1-9][0-9]{0,17})")
+_SHORT = 40  # a key longer than this is no key we look for
+
+
+def envelope(line: str) -> tuple[str, int | str | None]:
+    """What a line the SDK's parser refused says about itself, in one linear pass over its
+    tokens that keeps only a depth (no recursion: a line nested 100,000 deep is read like a
+    flat one): ``("request", id)`` when its top-level object has ``method`` and ``id``;
+    ``("notification", None)`` with ``method`` and no ``id``; ``("response", None)`` without
+    ``method`` but with ``result`` or ``error``; else ``("unknown", id)`` (``id`` when one was
+    found). An ``id`` that is not a JSON-RPC id (an integer, or a string that is text) is None:
+    the answer then goes to id null, as JSON-RPC 2.0 says for a request whose id cannot be
+    read."""
+    depth = 0
+    expect_key = after_colon = False
+    key: str | None = None
+    keys: dict[str, int | str | None] = {}
+    for n, m in enumerate(_TOKEN.finditer(line)):
+        tok = m.group()
+        if n == 0:
+            if tok != "{":
+                return "unknown", None
+            depth, expect_key = 1, True
+            continue
+        if tok in ("{", "["):
+            if depth == 1 and after_colon and key is not None:
+                keys.setdefault(key, None)  # a container value: only its key counts
+            after_colon = False
+            depth += 1
+        elif tok in ("}", "]"):
+            depth -= 1
+            if depth == 0:
+                break
+        elif depth != 1:
+            continue
+        elif tok == ":":
+            after_colon = True
+        elif tok == ",":
+            expect_key, key = True, None
+        elif expect_key:
+            expect_key = False
+            key = _key(tok)
+        elif after_colon:
+            after_colon = False
+            if key is not None and key not in keys:
+                keys[key] = _id_value(tok) if key == "id" else None
+    if "method" in keys:
+        return ("request", keys["id"]) if "id" in keys else ("notification", None)
+    if "result" in keys or "error" in keys:
+        return "response", None
+    return "unknown", keys.get("id")
+
+
+def _key(tok: str) -> str | None:
+    if not tok.startswith('"') or len(tok) > _SHORT:
+        return None
+    try:
+        value = json.loads(tok)
+    except ValueError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _id_value(tok: str) -> int | str | None:
+    if _INT.fullmatch(tok):
+        return int(tok)
+    if tok.startswith('"'):
+        try:
+            value = json.loads(tok)
+            value.encode("utf-8")  # a lone surrogate is no id we can send back
+        except (ValueError, UnicodeEncodeError):
+            return None
+        return value if isinstance(value, str) else None
+    return None
+
+
+def unreadable(message: str) -> tuple[int, str]:
+    """The JSON-RPC error (code, message) for a line the SDK's parser refused with
+    ``message`` (pydantic's text, which quotes the input: never echoed)."""
+    low = message.lower()
+    if "surrogate" in low or "hex escape" in low:
+        return PARSE_ERROR, (
+            "SR182 invalid-argument-text: the request holds a \\u escape that is no text "
+            "(a lone surrogate, \\ud800-\\udfff, or a broken escape); nothing was done. "
+            "Send the text as UTF-8."
+        )
+    if "recursion limit" in low:
+        return PARSE_ERROR, (
+            "SR180 invalid-tool-arguments: the request nests deeper than the server reads "
+            "(about 200 levels); nothing was done. Send flatter arguments."
+        )
+    if "invalid json" in low or "json_invalid" in low or "eof" in low:
+        return PARSE_ERROR, "SR180 invalid-tool-arguments: the line is not JSON; nothing was done."
+    return INVALID_REQUEST, (
+        "SR180 invalid-tool-arguments: the message is not a JSON-RPC 2.0 request the server "
+        "knows; nothing was done."
+    )
+
+
+PARSE_ERROR = -32700  # JSON-RPC 2.0
+INVALID_REQUEST = -32600

@@ -108,7 +108,7 @@ def call(rt: Runtime, name: str, arguments: Any) -> ToolOutcome:
     if problems:
         return refused(problems)
     try:
-        result = tool.handler(rt, dict(arguments or {}))
+        result = tool.handler(rt, rt.checked(dict(arguments or {})))
     except (ServiceError, StoreError) as exc:  # a store refusal a service let through is coded too
         return refused(exc.diagnostics)
     except OSError as exc:

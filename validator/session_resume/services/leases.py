@@ -183,6 +183,23 @@ def check_owner(owner: str, *, file: str) -> None:
         )
 
 
+def check_pid(pid: int | None, *, file: str) -> None:
+    """Refuse (SR183, exit 2) an owner pid a lease cannot hold: the reader calls a lease whose
+    pid is not 1..PID_MAX unreadable (SR510), so writing one lost the session's lease."""
+    if pid is not None and not 0 < pid <= sentinel_mod.PID_MAX:
+        raise ServiceError(
+            [
+                diag(
+                    "SR183",
+                    f"--pid {pid} is not a process id (1..{sentinel_mod.PID_MAX}); nothing "
+                    "was written",
+                    file=file,
+                )
+            ],
+            exit_code=2,
+        )
+
+
 def acquire(
     ctx: WriteContext,
     plan: LeasePlan,
@@ -316,6 +333,7 @@ def start_session(
     caller's own session already holds it, or take over an orphaned lease, or a live one
     with ``takeover`` (logging ``takeover``). A live lease of another session: SR511."""
     check_owner(owner or ctx.owner, file=ctx.sentinel_path)
+    check_pid(pid, file=ctx.sentinel_path)
     ctx.session_dir.mkdir(parents=True, exist_ok=True)
     for _ in range(MAX_ATTEMPTS):
         lease = read_lease(ctx)

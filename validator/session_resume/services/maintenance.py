@@ -63,12 +63,14 @@ def migrate(
     root: Path | None = None,
     salvage: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    patterns: bool = True,
 ) -> MigrateReport:
     """Migrate every state file found under ``paths`` to the current version (chained one
     version at a time; the pre-migration file is kept as ``.bak``). ``write=False``: report
     what would change (the JSON Patch) and write nothing. ``salvage``: resolve contradictions
-    (docs/spec.md §9.4) instead of refusing them."""
-    files, problems = discover(paths)
+    (docs/spec.md §9.4) instead of refusing them. ``patterns`` false: no path is a glob (the
+    MCP server names one directory, literally)."""
+    files, problems = discover(paths, root=root, patterns=patterns)
     report = MigrateReport(problems=problems)
     for n, f in enumerate(files, start=1):
         report.outcomes.append(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic, FileReport
+from session_resume.core.findings import capped as cap_findings
 from session_resume.core.jsonread import CORRUPT_CODES
 from session_resume.core.validation import ValidateOptions, validate_document
 from session_resume.storage.discovery import discover
@@ -39,6 +40,13 @@ def validate_file(
         _check_backup(name, report, opts)
     if os.path.basename(name) == STATE_FILE:
         report.diagnostics.extend(session_integrity(Path(name).parent))
+    return capped(report)
+
+
+def capped(report: FileReport) -> FileReport:
+    """The report with at most 100 findings of each code and a count of the rest
+    (:mod:`session_resume.core.findings`): the same list in every format."""
+    report.diagnostics = cap_findings(report.diagnostics, report.path)
     return report
 
 
@@ -146,15 +154,16 @@ def validate(
     options: ValidateOptions | None = None,
     *,
     progress: Callable[[int, int], None] | None = None,
+    patterns: bool = True,
 ) -> list[FileReport]:
     """Validate state files and directories (each directory searched for state files, globs
-    expanded: :func:`session_resume.storage.discovery.discover`).
+    expanded unless ``patterns`` is false: :func:`session_resume.storage.discovery.discover`).
 
     Returns one :class:`FileReport` per file; a directory without state files yields a
     report carrying SR101. ``progress(done, total)`` is called after each file.
     """
     opts = options or ValidateOptions()
-    files, problems = discover(paths)
+    files, problems = discover(paths, root=opts.root, patterns=patterns)
     reports = [FileReport(path=d.file, diagnostics=[d]) for d in problems]
     for n, f in enumerate(files, start=1):
         reports.append(validate_file(f, opts))
@@ -166,4 +175,4 @@ def validate(
 def validate_bytes(data: bytes, name: str, options: ValidateOptions | None = None) -> FileReport:
     """Validate a state document that is not a file (standard input): no session
     directory, so no checks of the session's other files; ``name`` is used in messages."""
-    return validate_document(data, file=name, options=options or ValidateOptions())
+    return capped(validate_document(data, file=name, options=options or ValidateOptions()))

@@ -224,7 +224,9 @@ def _add_session_parsers(
         "(SR511) unless --takeover; an orphaned one is taken over. Both are logged.",
     )
     sp.add_argument("--owner", help="who runs the session (default: $USER)")
-    sp.add_argument("--pid", type=int, help="a long-lived owner process whose death ends it")
+    sp.add_argument(
+        "--pid", type=int, help="a long-lived owner process whose death ends it (1..2^31-1)"
+    )
     sp.add_argument("--takeover", action="store_true", help="take over a live lease (logged)")
     sp.set_defaults(func=run_session_start)
     sp = ssub.add_parser("end", parents=[common], help="log session_end and remove the lease")

@@ -24,19 +24,38 @@ from session_resume.importers.dotagent.source import (
     memory_relative,
     task_output,
 )
-from session_resume.storage.fileio import read_limited
+from session_resume.storage.fileio import read_limited, within
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
     from typing import Any
 
 
-def _load_json(path: Path, what: str, *, required: bool) -> Any:
+def _inside(path: Path, root: str) -> bool:
+    """``path`` resolves inside the source directory (real path ``root``): no link on the way,
+    in its parents as in its last component, leads out of the source, which is untrusted."""
+    try:
+        return within(os.path.realpath(path), root)
+    except (OSError, ValueError):
+        return False
+
+
+def _load_json(path: Path, what: str, *, required: bool, root: str) -> Any:
     if not os.path.lexists(path):
         if not required:
             return None
         raise ImportRefused([diag("SR800", f"no {what} here", file=str(path))], exit_code=2)
-    res = read_limited(path, root=path.parent)  # never a link out of the source
+    if not _inside(path, root):
+        raise ImportRefused(
+            [
+                diag(
+                    "SR105",
+                    f"{what} leads outside the import source through a link; not read",
+                    file=str(path),
+                )
+            ]
+        )
+    res = read_limited(path, root=root)  # never a link out of the source
     if res.data is None:
         raise ImportRefused(
             [
@@ -60,14 +79,16 @@ def _load_json(path: Path, what: str, *, required: bool) -> Any:
     return parsed.value
 
 
-def _facts(path: Path, *, keep_value: bool) -> FileFacts:
+def _facts(path: Path, *, keep_value: bool, root: str) -> FileFacts:
+    if not _inside(path, root):
+        return FileFacts()  # through a link out of the source: as if it were not there
     try:
         st = os.stat(path)
     except OSError:
         return FileFacts()
     if not path.is_file():
         return FileFacts(st.st_mtime)
-    res = read_limited(path, root=path.parent)  # never a link out of the source
+    res = read_limited(path, root=root)  # never a link out of the source
     if res.data is None:
         return FileFacts(st.st_mtime)
     parsed = parse_json_bytes(res.data, require_object=False)
@@ -75,16 +96,25 @@ def _facts(path: Path, *, keep_value: bool) -> FileFacts:
     return FileFacts(st.st_mtime, ok, parsed.value if ok and keep_value else None)
 
 
-def _json_files(d: Path) -> list[Path]:
+def _json_files(d: Path, root: str) -> list[Path]:
+    """The ``.json`` files of ``d``; neither ``d`` nor a file may lead out of the source (a
+    linked ``reports/designs`` listed the names of a directory elsewhere)."""
+    if not _inside(d, root):
+        return []
     try:
-        return sorted(p for p in d.iterdir() if p.suffix == ".json" and p.is_file())
+        return sorted(
+            p for p in d.iterdir() if p.suffix == ".json" and _inside(p, root) and p.is_file()
+        )
     except OSError:
         return []
 
 
 def list_archives(memory_dir: Path) -> list[ArchiveEntry]:
     base = memory_dir / ARCHIVE_DIR
+    root = os.path.realpath(memory_dir)
     out = []
+    if not _inside(base, root):
+        return []
     try:
         entries = sorted(p for p in base.iterdir() if p.is_dir() and not p.is_symlink())
     except OSError:
@@ -93,7 +123,7 @@ def list_archives(memory_dir: Path) -> list[ArchiveEntry]:
         wid = None
         updated = None
         try:
-            ph = _load_json(p / "phase.json", "phase.json", required=False)
+            ph = _load_json(p / "phase.json", "phase.json", required=False, root=root)
         except ImportRefused:
             ph = None
         if isinstance(ph, dict):
@@ -102,7 +132,10 @@ def list_archives(memory_dir: Path) -> list[ArchiveEntry]:
             updated = lu if isinstance(lu, str) else None
         out.append(
             ArchiveEntry(
-                p.name, wid, updated, tuple(sorted(x.name for x in p.iterdir() if x.is_file()))
+                p.name,
+                wid,
+                updated,
+                tuple(sorted(x.name for x in p.iterdir() if _inside(x, root) and x.is_file())),
             )
         )
     return out
@@ -166,8 +199,11 @@ def read_source(
             ],
             exit_code=2,
         )
-    phase = _load_json(state_dir / "phase.json", "phase.json", required=True)
-    execution = _load_json(state_dir / "execution.json", "execution.json", required=False)
+    root = os.path.realpath(d)  # the source named on the command line; nothing past it
+    phase = _load_json(state_dir / "phase.json", "phase.json", required=True, root=root)
+    execution = _load_json(
+        state_dir / "execution.json", "execution.json", required=False, root=root
+    )
     mem = d.as_posix()
     wanted: set[str] = {DEMAND, FINAL_DESIGN, *VERIFICATION}
     for entry in phase.get("completed_phases") or []:
@@ -183,14 +219,15 @@ def read_source(
             rel = task_output(t, mem)
             if rel is not None:
                 outputs.add(rel)
-    designs = [f"{DESIGNS}/{p.name}" for p in _json_files(d / DESIGNS)]
-    reflections = [f"{REFLECTIONS}/{p.name}" for p in _json_files(d / REFLECTIONS)]
+    designs = [f"{DESIGNS}/{p.name}" for p in _json_files(d / DESIGNS, root)]
+    reflections = [f"{REFLECTIONS}/{p.name}" for p in _json_files(d / REFLECTIONS, root)]
     facts = {
-        rel: _facts(d / rel, keep_value=False) for rel in wanted | set(designs) | set(reflections)
+        rel: _facts(d / rel, keep_value=False, root=root)
+        for rel in wanted | set(designs) | set(reflections)
     }
-    facts.update({rel: _facts(d / rel, keep_value=True) for rel in outputs})
+    facts.update({rel: _facts(d / rel, keep_value=True, root=root) for rel in outputs})
     exec_rel = f"{ARCHIVE_DIR}/{chosen}/execution.json" if chosen else EXECUTION_FILE
-    facts[exec_rel] = _facts(d / exec_rel, keep_value=False)
+    facts[exec_rel] = _facts(d / exec_rel, keep_value=False, root=root)
     try:
         prefix: str | None = d.relative_to(Path(os.path.abspath(repo_root))).as_posix()
         prefix = "" if prefix == "." else prefix
@@ -198,7 +235,7 @@ def read_source(
         prefix = None
     temps = sorted(
         f"{state_dir.relative_to(d).as_posix()}/{p.name}"
-        for p in state_dir.iterdir()
+        for p in (state_dir.iterdir() if _inside(state_dir, root) else [])
         if p.name.endswith(".tmp")
     )
     return DotagentSource(
