@@ -82,7 +82,7 @@ def test_package_json_is_a_real_package() -> None:
 
 def test_code_catalogue_is_the_python_one() -> None:
     """lib/codes.json gives the JS CLI the severity, summary and fix of every code; it is
-    generated from session_resume.core.codes (regenerate: `python tests/test_js_package.py`)."""
+    generated from session_resume.core.codes by `nox -s docs` (docgen's `js_codes`)."""
     assert json.loads((PKG / "lib" / "codes.json").read_text()) == _catalogue()
 
 
@@ -447,12 +447,6 @@ def test_cli_resume_migrate_recover_match_python(tmp_path: Path) -> None:
         assert _codes(jj["found"]) == _codes(pj["found"])
         assert _codes(jj["backup_problems"]) == _codes(pj["backup_problems"])
         assert (jj["corrupt_kept_as"] is None) == (pj["corrupt_kept_as"] is None)
-
-
-if __name__ == "__main__":  # regenerate lib/codes.json from the Python catalogue
-    (PKG / "lib" / "codes.json").write_text(
-        json.dumps(_catalogue(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
 
 
 # --- the lock: the two implementations exclude each other ----------------------------------
