@@ -25,6 +25,9 @@ import pytest
 
 from conftest import run_cli
 
+# Test tier (README "Test tiers"): `session-resume mcp` servers over real pipes.
+pytestmark = pytest.mark.mcp
+
 pytest.importorskip("mcp", reason="the optional MCP SDK is not installed (pip install -e '.[mcp]')")
 
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS  # noqa: E402  (installed with mcp)
