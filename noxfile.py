@@ -24,15 +24,39 @@ def _npm_ci(session: nox.Session) -> None:
         session.run("npm", "ci", "--no-audit", "--no-fund", external=True)
 
 
+# The test tiers (README "Test tiers"): `tests` runs every one. Tests marked `timing` (ratios of
+# timings, disturbed by anything running beside them) or `serial` (they write into the
+# checkout other tests read) run after the parallel pass, alone.
+ALONE = "timing or serial"
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
-    """The whole test suite (installs the package, its test extras and the Node tools; the
-    JavaScript package's `node --test` unit tests run from tests/test_js_package.py)."""
+    """Every test tier (installs the package, its test extras and the Node tools; the
+    JavaScript package's `node --test` unit tests run from tests/test_js_package.py): all but
+    the `timing` and `serial` tests in parallel with pytest-xdist (one worker per core, each
+    test file on one worker, so a module's expensive fixture is built once), then those alone.
+    Each pass prints its slowest tests. Extra arguments go to both passes, e.g.
+    `nox -s tests -- tests/test_store.py -x`."""
     # bench: the benchmark smoke test compares with check-jsonschema; mcp: tests/test_mcp.py
     # drives `session-resume mcp` with the SDK's own client
     session.install("-e", ".[test,bench,mcp]")
     _npm_ci(session)
-    session.run("pytest", *session.posargs)
+    # Arguments that name some tests may leave a pass with none to run (exit code 5).
+    codes = [0, 5] if session.posargs else [0]
+    session.run(
+        "pytest",
+        "-n",
+        "auto",
+        "--dist",
+        "loadfile",
+        "-m",
+        f"not ({ALONE})",
+        "--durations=30",
+        *session.posargs,
+        success_codes=codes,
+    )
+    session.run("pytest", "-m", ALONE, "--durations=15", *session.posargs, success_codes=codes)
 
 
 @nox.session

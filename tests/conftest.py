@@ -1,4 +1,5 @@
-"""Shared helpers: a valid apex state to mutate, and the real CLI as a subprocess."""
+"""Shared helpers: a valid apex state to mutate, and the real CLI as a subprocess; and the test
+tiers: ``pytest`` with nothing to select runs the fast tier (README "Test tiers")."""
 
 from __future__ import annotations
 
@@ -13,6 +14,40 @@ from typing import Any
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+# --- test tiers ---------------------------------------------------------------------------
+# A module names its tier with `pytestmark = pytest.mark.<tier>` (a test with none is in the
+# fast tier); the markers are registered in pyproject.toml, and --strict-markers refuses any
+# other. `pytest` alone (no path, node id, -m or -k) runs the fast tier; naming what to run
+# runs it whatever its tier; `pytest --all-tiers` and `nox -s tests` run every tier.
+SLOW_TIERS = ("slow", "timing", "packaging", "node", "mcp", "stress")
+FAST_TIER = "not (" + " or ".join(SLOW_TIERS) + ")"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--all-tiers",
+        action="store_true",
+        help="run every test tier, not only the fast one (`nox -s tests` runs them all)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The selection is made here, as a -m expression, so that pytest-xdist's workers get it
+    # with the other options.
+    asked = config.getoption("all_tiers") or config.option.markexpr or config.option.keyword
+    if not asked and config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.option.markexpr = FAST_TIER
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if config.option.markexpr != FAST_TIER:
+        return None
+    return (
+        f"tier: fast (without {', '.join(SLOW_TIERS)}); "
+        "`pytest --all-tiers` or `nox -s tests` runs every tier"
+    )
+
 
 _APEX_NAMES = [
     ("1", "Requirements", "02-Requirements"),

@@ -22,6 +22,9 @@ import pytest
 
 from conftest import REPO
 
+# Test tier (README "Test tiers"): a smoke run of every benchmark (a minute of CPU).
+pytestmark = pytest.mark.slow
+
 RUN = REPO / "benchmarks" / "run.py"
 
 

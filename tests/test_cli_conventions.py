@@ -20,6 +20,9 @@ import pytest
 
 from conftest import REPO
 
+# Test tier (README "Test tiers"): shells, terminals and many CLI processes.
+pytestmark = pytest.mark.slow
+
 EXAMPLE = REPO / "examples/agent-output/contoso-portal/00-session-state.json"
 EXE = shutil.which("session-resume") or str(Path(sys.executable).parent / "session-resume")
 

@@ -39,7 +39,11 @@ from session_resume.storage import store, worklog
 
 from conftest import apex_state
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX processes and locks")
+# Test tier (README "Test tiers"): racing writer processes.
+pytestmark = [
+    pytest.mark.stress,
+    pytest.mark.skipif(os.name != "posix", reason="POSIX processes and locks"),
+]
 
 WRITER_PY = Path(__file__).parent / "helpers" / "writer.py"
 _spec = importlib.util.spec_from_file_location("session_resume_test_writer", WRITER_PY)

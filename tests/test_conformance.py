@@ -29,6 +29,9 @@ import pytest
 from session_resume.conformance.lint import NOT_PRODUCIBLE, PROSE_RULE, lint_suite
 from session_resume.conformance.runner import parse_skip_file
 
+# Test tier (README "Test tiers"): the whole suite through the adapters, and the runner.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 SUITE = REPO / "conformance" / "cases"
 PY_ADAPTER = f"{shlex.quote(sys.executable)} -m session_resume.conformance.adapter"
@@ -204,6 +207,7 @@ def test_python_reference_adapter() -> None:
     assert report["operations"] == ["validate", "migrate", "recover", "resume"]
 
 
+@pytest.mark.node  # test tier (README "Test tiers"): Node and `npm ci`
 def test_node_adapter(capsys: pytest.CaptureFixture[str]) -> None:
     node = shutil.which("node")
     if node is None or not (REPO / "node_modules" / "yaml").is_dir():

@@ -58,7 +58,11 @@ from session_resume.storage import store, worklog
 
 from conftest import apex_state
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="SIGKILL and fork are POSIX")
+# Test tier (README "Test tiers"): SIGKILLs mid-save (`nox -s stress` runs 10,000).
+pytestmark = [
+    pytest.mark.stress,
+    pytest.mark.skipif(os.name != "posix", reason="SIGKILL and fork are POSIX"),
+]
 
 WRITER_PY = Path(__file__).parent / "helpers" / "writer.py"
 _spec = importlib.util.spec_from_file_location("session_resume_test_writer", WRITER_PY)

@@ -12,10 +12,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from session_resume.storage import lease_file as sentinel
 from session_resume.storage import worklog
 
 from conftest import run_cli
+
+# Test tier (README "Test tiers"): whole agent life cycles through the CLI.
+pytestmark = pytest.mark.slow
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 

@@ -15,9 +15,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from session_resume.storage import store
 
 from conftest import apex_state, dump, run_cli
+
+# Test tier (README "Test tiers"): whole agent life cycles through the CLI.
+pytestmark = pytest.mark.slow
 
 T0 = datetime(2026, 3, 2, 11, 0, tzinfo=UTC)
 

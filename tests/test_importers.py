@@ -37,6 +37,9 @@ from session_resume.storage import store, worklog
 
 from conftest import REPO, run_cli
 
+# Test tier (README "Test tiers"): each importer through the CLI.
+pytestmark = pytest.mark.slow
+
 FIX = REPO / "tests" / "fixtures" / "import"
 NOW = "2026-03-02T12:00:00Z"
 NOW_DT = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)

@@ -27,6 +27,9 @@ from hypothesis import strategies as st
 from session_resume.cli.main import main as py_cli
 from session_resume.core.workflow import load_workflow
 
+# Test tier (README "Test tiers"): Node and `npm ci`.
+pytestmark = pytest.mark.node
+
 REPO = Path(__file__).resolve().parents[1]
 DRIVER = REPO / "tests" / "node" / "cli_batch.mjs"
 WORKFLOWS = ("apex", "dotagent", "generic")

@@ -33,6 +33,9 @@ import pytest
 
 from session_resume.core.codes import CATALOGUE
 
+# Test tier (README "Test tiers"): Node and `npm ci`; the npm tarball tests are `packaging` too.
+pytestmark = pytest.mark.node
+
 REPO = Path(__file__).resolve().parents[1]
 PKG = REPO / "conformance" / "js"
 CLI_JS = PKG / "bin" / "session-resume.mjs"
@@ -82,7 +85,7 @@ def test_package_json_is_a_real_package() -> None:
 
 def test_code_catalogue_is_the_python_one() -> None:
     """lib/codes.json gives the JS CLI the severity, summary and fix of every code; it is
-    generated from session_resume.core.codes (regenerate: `python tests/test_js_package.py`)."""
+    generated from session_resume.core.codes by `nox -s docs` (docgen's `js_codes`)."""
     assert json.loads((PKG / "lib" / "codes.json").read_text()) == _catalogue()
 
 
@@ -127,6 +130,8 @@ def test_type_declarations_check() -> None:
 # --- npm pack: the bundle, and an offline install in an empty directory --------------------
 
 
+# `npm pack` writes conformance/js/schema/ into the checkout for a moment (prepack, postpack),
+# where other tests read the schemas: the tests of the tarball are `serial`.
 @pytest.fixture(scope="module")
 def tarball(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tools = _need("node", "npm")
@@ -138,6 +143,8 @@ def tarball(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return dest / name
 
 
+@pytest.mark.packaging
+@pytest.mark.serial
 def test_pack_bundles_the_top_level_schema(tarball: Path) -> None:
     with tarfile.open(tarball) as tar:
         packed = {
@@ -203,6 +210,8 @@ def _offline_project(tarball: Path, where: Path) -> None:
     (where / "package-lock.json").write_text(json.dumps(lock, indent=2))
 
 
+@pytest.mark.packaging
+@pytest.mark.serial
 def test_tarball_installs_offline_and_runs_cli_and_adapter(tarball: Path, tmp_path: Path) -> None:
     tools = _need("node", "npm")
     project = tmp_path / "consumer"
@@ -447,12 +456,6 @@ def test_cli_resume_migrate_recover_match_python(tmp_path: Path) -> None:
         assert _codes(jj["found"]) == _codes(pj["found"])
         assert _codes(jj["backup_problems"]) == _codes(pj["backup_problems"])
         assert (jj["corrupt_kept_as"] is None) == (pj["corrupt_kept_as"] is None)
-
-
-if __name__ == "__main__":  # regenerate lib/codes.json from the Python catalogue
-    (PKG / "lib" / "codes.json").write_text(
-        json.dumps(_catalogue(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
 
 
 # --- the lock: the two implementations exclude each other ----------------------------------

@@ -22,6 +22,9 @@ from session_resume.storage import worklog
 
 from conftest import apex_state, run_cli
 
+# Test tier (README "Test tiers"): ratios of timings; `nox -s tests` runs them alone.
+pytestmark = pytest.mark.timing
+
 FLOOR = 0.05  # seconds: a small run faster than this counts as this
 
 

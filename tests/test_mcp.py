@@ -28,6 +28,9 @@ from hypothesis import strategies as st
 
 from conftest import REPO, run_cli
 
+# Test tier (README "Test tiers"): `session-resume mcp` servers and the SDK's client.
+pytestmark = pytest.mark.mcp
+
 pytest.importorskip("mcp", reason="the optional MCP SDK is not installed (pip install -e '.[mcp]')")
 
 import anyio  # noqa: E402  (installed with mcp)

@@ -25,6 +25,9 @@ import pytest
 
 from conftest import run_cli
 
+# Test tier (README "Test tiers"): `session-resume mcp` servers over real pipes.
+pytestmark = pytest.mark.mcp
+
 pytest.importorskip("mcp", reason="the optional MCP SDK is not installed (pip install -e '.[mcp]')")
 
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS  # noqa: E402  (installed with mcp)
@@ -68,18 +71,30 @@ def _server(root: Path, stdin: Any, *extra: str) -> subprocess.Popen[bytes]:
 
 def _read_replies(proc: subprocess.Popen[bytes], ids: set[int]) -> dict[int, dict[str, Any]]:
     """Replies read from the server until every one of ``ids`` came (the SDK drops the
-    requests still running when stdin closes, so a client waits before closing)."""
+    requests still running when stdin closes, so a client waits before closing).
+
+    Read with ``os.read`` from the pipe's descriptor, never through ``proc.stdout``: a
+    buffered ``readline`` may pull several replies out of the pipe at once, and ``select`` on
+    the descriptor would then wait for bytes that already sit in Python's buffer (the cause
+    of a 120 s hang when replies arrive together). Bytes of a line still incomplete when the
+    last reply wanted came are dropped; ``proc.stdout`` itself is left unread."""
     assert proc.stdout is not None
+    fd = proc.stdout.fileno()
     got: dict[int, dict[str, Any]] = {}
+    pending = bytearray()  # bytes of a line not yet complete
     deadline = time.monotonic() + 120
     while not ids <= got.keys():
-        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
         assert ready, f"no reply to {sorted(ids - got.keys())} within 120 s"
-        line = proc.stdout.readline()
-        assert line, f"the server closed stdout before replying to {sorted(ids - got.keys())}"
-        reply = json.loads(line)
-        if "id" in reply:
-            got[reply["id"]] = reply
+        chunk = os.read(fd, 1 << 16)
+        assert chunk, f"the server closed stdout before replying to {sorted(ids - got.keys())}"
+        pending += chunk
+        *lines, rest = pending.split(b"\n")
+        pending = bytearray(rest)
+        for line in lines:
+            reply = json.loads(line)
+            if "id" in reply:
+                got[reply["id"]] = reply
     return got
 
 

@@ -14,6 +14,9 @@ import pytest
 
 from session_resume.conformance import mutation
 
+# Test tier (README "Test tiers"): the mutation harness on a copy of the package.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 
 

@@ -39,6 +39,9 @@ from session_resume.core.migration import MigrationError, migrate
 from session_resume.core.timeutil import parse_now
 from session_resume.storage import state_repair, store
 
+# Test tier (README "Test tiers"): every suggested command, run (465 CLI processes).
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 UPSTREAM = REPO / "tests" / "fixtures" / "upstream"
 NOW = "2026-11-22T12:00:00Z"

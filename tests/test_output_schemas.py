@@ -32,6 +32,9 @@ from referencing import Registry, Resource
 
 from conftest import REPO, apex_state, dump, run_cli
 
+# Test tier (README "Test tiers"): every JSON output of the CLI against its schema.
+pytestmark = pytest.mark.slow
+
 NOW = ("--now", "2026-11-22T00:00:00Z")
 EXAMPLE = REPO / "examples" / "agent-output" / "contoso-portal"
 

@@ -24,6 +24,9 @@ import pytest
 
 from conftest import REPO
 
+# Test tier (README "Test tiers"): builds the sdist and the wheel.
+pytestmark = pytest.mark.packaging
+
 with open(REPO / "pyproject.toml", "rb") as _fh:
     PROJECT = tomllib.load(_fh)["project"]
 NAME = PROJECT["name"].replace("-", "_")

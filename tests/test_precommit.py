@@ -20,7 +20,11 @@ from ruamel.yaml import YAML
 
 from conftest import REPO, apex_state
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+# Test tier (README "Test tiers"): pre-commit installs the hooks from a copy of the checkout.
+pytestmark = [
+    pytest.mark.packaging,
+    pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
+]
 
 
 def _git(repo: Path, *args: str) -> None:

@@ -28,6 +28,9 @@ from markdown_it import MarkdownIt
 
 from conftest import REPO, apex_state, dump, run_cli
 
+# Test tier (README "Test tiers"): SARIF against the official schema, formats checked.
+pytestmark = pytest.mark.slow
+
 SCHEMA_FILE = REPO / "tests" / "fixtures" / "sarif" / "sarif-schema-2.1.0.json"
 NOW = ("--now", "2026-11-22T00:00:00Z")
 DOCS = "https://github.com/session-resume/session-resume/blob/main/docs/"

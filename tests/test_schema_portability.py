@@ -25,6 +25,9 @@ from session_resume import ValidateOptions, validate_document
 from session_resume.core.schemas import generated_check
 from session_resume.core.schemas import reference_for as _project_reference_for
 
+# Test tier (README "Test tiers"): Node and `npm ci` (ajv).
+pytestmark = pytest.mark.node
+
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "schema"
 AJV_SCRIPT = "tests/node/ajv_check.mjs"

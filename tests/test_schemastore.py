@@ -111,6 +111,7 @@ def applied(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[str]]:
     return {rel: d["schemas"] for (rel, _), d in zip(DOCS, answer["documents"], strict=True)}
 
 
+@pytest.mark.node  # test tier (README "Test tiers"): VS Code's JSON service on Node
 @pytest.mark.parametrize(("rel", "selected"), DOCS)
 def test_file_match_selects_state_files_only(
     applied: dict[str, list[str]], rel: str, selected: bool

@@ -19,6 +19,9 @@ from typing import Any
 
 import pytest
 
+# Test tier (README "Test tiers"): the upstream corpus through the CLI.
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent / "fixtures" / "upstream"
 
 _spec = importlib.util.spec_from_file_location("upstream_corpus_tool", HERE / "corpus_tool.py")

@@ -23,6 +23,9 @@ from session_resume import validate_document
 
 from conftest import REPO, apex_state
 
+# Test tier (README "Test tiers"): Node and `npm ci` (VS Code's JSON language service).
+pytestmark = pytest.mark.node
+
 SCRIPT = "tests/node/vscode_diagnostics.mjs"
 NODE_PACKAGES = ("vscode-json-languageservice", "vscode-languageserver-textdocument")
 NODE_TIMEOUT_S = 120

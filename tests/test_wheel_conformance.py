@@ -13,6 +13,9 @@ from pathlib import Path
 
 import pytest
 
+# Test tier (README "Test tiers"): builds the wheel.
+pytestmark = pytest.mark.packaging
+
 REPO = Path(__file__).resolve().parents[1]
 
 

@@ -8,6 +8,7 @@ import json
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -16,6 +17,9 @@ from session_resume.storage import store
 from .profiles import CLI_PROFILE, tried
 from .strategies import ANY_BYTES
 from conftest import run_cli
+
+# Test tier (README "Test tiers"): Hypothesis properties (`nox -s fuzz` runs them at scale).
+pytestmark = pytest.mark.slow
 
 # --- the CLI on random bytes (a few dozen processes) ----------------------------------------
 

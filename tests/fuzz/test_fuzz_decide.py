@@ -8,6 +8,7 @@ import copy
 import json
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,6 +19,9 @@ from .checks import DECISION_SCHEMA, NOW, STATUSES, WORKFLOWS, assert_coded_list
 from .profiles import PROFILE, tried
 from .strategies import _EVENTS, _SENTINELS, dumps, mutated_docs
 from conftest import apex_state
+
+# Test tier (README "Test tiers"): Hypothesis properties (`nox -s fuzz` runs them at scale).
+pytestmark = pytest.mark.slow
 
 # --- decide ---------------------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -14,6 +15,9 @@ from session_resume.storage import store
 from .checks import NOW, WORKFLOWS
 from .profiles import PROFILE, tried
 from .strategies import _TEXT, SEED_DOCS, _pointers, dumps
+
+# Test tier (README "Test tiers"): Hypothesis properties (`nox -s fuzz` runs them at scale).
+pytestmark = pytest.mark.slow
 
 # --- rendering the handoff from a state -----------------------------------------------------
 

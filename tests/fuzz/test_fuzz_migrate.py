@@ -27,6 +27,9 @@ from .sessiondirs import _read, entries, with_dir
 from .strategies import SESSION_DIRS, dumps, mutated_docs
 from conftest import apex_state
 
+# Test tier (README "Test tiers"): Hypothesis properties (`nox -s fuzz` runs them at scale).
+pytestmark = pytest.mark.slow
+
 # --- structured documents: migrate ----------------------------------------------------------
 
 

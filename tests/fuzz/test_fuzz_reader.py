@@ -21,6 +21,9 @@ from .profiles import PROFILE, tried
 from .strategies import ANY_BYTES, dumps
 from conftest import apex_state, run_cli
 
+# Test tier (README "Test tiers"): Hypothesis properties (`nox -s fuzz` runs them at scale).
+pytestmark = pytest.mark.slow
+
 # --- bytes: parse, validate, classify -------------------------------------------------------
 
 

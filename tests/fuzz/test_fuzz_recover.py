@@ -17,6 +17,9 @@ from .profiles import DIR_PROFILE, tried
 from .sessiondirs import entries, temps, with_dir
 from .strategies import SESSION_DIRS
 
+# Test tier (README "Test tiers"): Hypothesis properties (`nox -s fuzz` runs them at scale).
+pytestmark = pytest.mark.slow
+
 # --- session directories: recover -----------------------------------------------------------
 
 

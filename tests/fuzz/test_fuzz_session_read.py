@@ -26,6 +26,9 @@ from .sessiondirs import HANG_SECONDS, _alarm, entries, with_dir
 from .strategies import SESSION_DIRS, dumps
 from conftest import apex_state
 
+# Test tier (README "Test tiers"): Hypothesis properties (`nox -s fuzz` runs them at scale).
+pytestmark = pytest.mark.slow
+
 # --- session directories: reading -----------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -19,6 +20,9 @@ from .checks import NOW, STATUSES, assert_coded
 from .profiles import PROFILE, tried
 from .strategies import dumps, mutated_docs
 from conftest import apex_state, run_cli
+
+# Test tier (README "Test tiers"): Hypothesis properties (`nox -s fuzz` runs them at scale).
+pytestmark = pytest.mark.slow
 
 # --- structured documents: validate ---------------------------------------------------------
 

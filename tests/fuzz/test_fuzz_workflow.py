@@ -22,6 +22,9 @@ from .profiles import PROFILE, tried
 from .strategies import dumps
 from conftest import apex_state, run_cli
 
+# Test tier (README "Test tiers"): Hypothesis properties (`nox -s fuzz` runs them at scale).
+pytestmark = pytest.mark.slow
+
 # --- workflow YAML --------------------------------------------------------------------------
 
 

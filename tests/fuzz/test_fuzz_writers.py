@@ -19,6 +19,9 @@ from .sessiondirs import entries, temps, with_dir
 from .strategies import SEED_DOCS, SESSION_DIRS, _seed, dumps
 from conftest import apex_state
 
+# Test tier (README "Test tiers"): Hypothesis properties (`nox -s fuzz` runs them at scale).
+pytestmark = pytest.mark.slow
+
 # --- session directories: save --------------------------------------------------------------
 
 

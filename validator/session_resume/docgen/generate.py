@@ -1,6 +1,7 @@
-"""Generate the docs that are derived from code: one page per diagnostic code, the code
-index, the CLI reference and the conformance suite's case counts.
-``python -m session_resume.docgen write|check``."""
+"""Generate the files that are derived from code: one page per diagnostic code, the code
+index, the CLI reference, the conformance suite's case counts, the JavaScript package's copy of
+the code catalogue, the schemas' plain descriptions, the skill docs, the pre-commit hooks file
+and the compiled schema checks. ``python -m session_resume.docgen write|check``."""
 
 from __future__ import annotations
 
@@ -55,6 +56,16 @@ def code_index() -> str:
         summary = c.summary.replace("|", "\\|")
         lines.append(f"| [{c.code}]({c.code}.md) | `{c.name}` | {c.severity.value} | {summary} |")
     return "\n".join(lines) + "\n"
+
+
+def js_codes() -> str:
+    """conformance/js/lib/codes.json: the catalogue as the JavaScript package reads it (each
+    code's name, severity, summary and fix; its messages are its own)."""
+    table = {
+        c.code: {"name": c.name, "severity": c.severity.value, "summary": c.summary, "fix": c.fix}
+        for c in CATALOGUE.values()
+    }
+    return json.dumps(table, indent=2, ensure_ascii=False) + "\n"
 
 
 def cli_reference() -> str:
@@ -291,6 +302,8 @@ def expected_files(root: Path) -> dict[Path, str]:
     files.update(annotated_schemas(root)[0])
     files[root / "docs" / "codes" / "README.md"] = code_index()
     files[root / "docs" / "cli.md"] = cli_reference()
+    if (root / "conformance" / "js" / "lib").is_dir():
+        files[root / "conformance" / "js" / "lib" / "codes.json"] = js_codes()
     if (root / "conformance" / "cases").is_dir():
         files[root / "docs" / "conformance-cases.md"] = conformance_cases(root)
     # lazy: each generated file needs its own part
