@@ -30,7 +30,7 @@ from session_resume.core.lease import Lease
 from session_resume.core.outcomes import LeaseAction, SessionAction
 from session_resume.core.timeutil import format_ts
 from session_resume.records import dataclass, field
-from session_resume.services.context import WriteContext
+from session_resume.services.context import WriteContext, make_session_dir
 from session_resume.services.errors import ServiceError
 from session_resume.storage import lease_file as sentinel_mod
 from session_resume.storage import store, worklog
@@ -316,7 +316,7 @@ def start_session(
     caller's own session already holds it, or take over an orphaned lease, or a live one
     with ``takeover`` (logging ``takeover``). A live lease of another session: SR511."""
     check_owner(owner or ctx.owner, file=ctx.sentinel_path)
-    ctx.session_dir.mkdir(parents=True, exist_ok=True)
+    make_session_dir(ctx)
     for _ in range(MAX_ATTEMPTS):
         lease = read_lease(ctx)
         plan = plan_lease(

@@ -9,8 +9,10 @@ from pathlib import Path
 from session_resume.core.migration import repair_command
 from session_resume.core.resume_decision import Snapshot
 from session_resume.core.rules import path_problem
-from session_resume.storage import fileio, store, worklog
+from session_resume.storage import held as held_mod
 from session_resume.storage import lease_file as sentinel_mod
+from session_resume.storage import store, worklog
+from session_resume.storage.artifacts import ArtifactLookup
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -51,13 +53,14 @@ def take(
     base = Path(root) if root is not None else Path.cwd()
     listed = doc if doc is not None else backup
     if listed is not None:
-        for st in listed.get("steps", {}).values():
-            if isinstance(st, dict):  # every step's: the briefing says which exist
-                for p in st.get("artifacts") or []:
-                    # Untrusted paths: an absolute or ../ path must not make resume reveal
-                    # whether a file outside the repository exists (it counts as missing).
-                    safe = isinstance(p, str) and path_problem(p) is None
-                    artifacts[p] = _mtime(base, d, p) if safe else None
+        with ArtifactLookup(base, d) as look:  # one fstatat per artifact (storage.artifacts)
+            for st in listed.get("steps", {}).values():
+                if isinstance(st, dict):  # every step's: the briefing says which exist
+                    for p in st.get("artifacts") or []:
+                        # Untrusted paths: an absolute or ../ path must not make resume reveal
+                        # whether a file outside the repository exists (it counts as missing).
+                        safe = isinstance(p, str) and path_problem(p) is None
+                        artifacts[p] = look.mtime(p) if safe else None
     return Snapshot(
         state_status=loaded.status,
         document=doc,
@@ -78,7 +81,11 @@ def take(
 def _backup_document(d: Path, root: str | os.PathLike[str] | None) -> dict[str, Any] | None:
     """The valid ``.bak`` beside a corrupt or missing state (for the crash report)."""
     s = store.session_of(d, root)
-    res = fileio.read_limited(s.bak, root=s.root)
+    try:
+        with held_mod.using(s.dir, s.root) as h:
+            res = h.read_limited(store.BAK)
+    except store.StoreError:
+        return None
     if res.data is None:
         return None
     loaded = store.classify(res.data, file=str(s.bak))
@@ -115,17 +122,3 @@ def _repair(loaded: store.Loaded, d: Path) -> str | None:
     if loaded.status != "invalid" or not isinstance(loaded.document, dict):
         return None
     return repair_command(loaded.document, now=datetime.now(UTC), project_hint=d.resolve().name)
-
-
-def _mtime(root: Path, session_dir: Path, rel: str) -> float | None:
-    candidates = [root / rel] + ([session_dir / rel] if "/" not in rel else [])
-    real_root = os.path.realpath(root)
-    for c in candidates:
-        real = os.path.realpath(c)
-        if os.path.commonpath([real, real_root]) != real_root:
-            continue  # a link out of the repository
-        try:
-            return os.stat(real).st_mtime
-        except OSError:
-            continue
-    return None
