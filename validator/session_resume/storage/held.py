@@ -46,7 +46,7 @@ __all__ = ["HeldDir", "LockBusy", "StoreError", "holding", "plain_name", "using"
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
-    from typing import Any
+    pass
 
 TMP_SUFFIX = ".tmp"
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -123,10 +123,16 @@ class HeldDir:
     for resolving a link this directory holds); ``root_real``: the bound a link may lead to
     (None: no link is followed)."""
 
-    def __init__(self, fd: int, path: str, root_real: str | None) -> None:
+    def __init__(self, fd: int, path: str, root: _Root | str | None) -> None:
         self.fd = fd
         self.path = path
-        self.root_real = root_real
+        self._root = _Root(root) if isinstance(root, str) else root
+
+    @property
+    def root_real(self) -> str | None:
+        """The root's real path, resolved the first time a link needs it (a walk that meets
+        no link never resolves it)."""
+        return self._root.real() if self._root is not None else None
 
     # --- opening ---------------------------------------------------------------------------
 
@@ -147,18 +153,18 @@ class HeldDir:
         :class:`StoreError`: SR105 (a link leading outside, or any link without a root),
         SR100 (missing), SR102 (not a directory), SR104 (another OS error)."""
         name = os.path.abspath(os.fspath(path))
-        root_real = os.path.realpath(root) if root is not None else None
-        start, parts = _start_of(name, root, root_real)
+        bound = _Root(os.path.abspath(os.fspath(root))) if root is not None else None
+        start, parts = _start_of(name, bound)
         try:
             fd = os.open(start, _DIR_FLAGS)
         except FileNotFoundError:
-            if not create or root_real is not None:
+            if not create or bound is not None:
                 raise StoreError([diag("SR100", "no such directory", file=start)]) from None
             os.makedirs(start, exist_ok=True)  # no root: the caller named every parent
             fd = os.open(start, _DIR_FLAGS)
         except OSError as exc:
             raise StoreError(_dir_diag(start, exc)) from None
-        h = cls(fd, start, root_real)
+        h = cls(fd, start, bound)
         try:
             for part in parts:
                 nxt = h.sub(part, create=create)
@@ -176,7 +182,7 @@ class HeldDir:
         for _ in range(3):  # a concurrent mkdir/rmdir: look again
             try:
                 fd = os.open(name, _DIR_FLAGS | _NOFOLLOW, dir_fd=self.fd)
-                return HeldDir(fd, display, self.root_real)
+                return HeldDir(fd, display, self._root)
             except FileNotFoundError:
                 if not create:
                     raise StoreError([diag("SR100", "no such directory", file=display)]) from None
@@ -203,7 +209,7 @@ class HeldDir:
     def descend(self, parts: list[str] | tuple[str, ...], *, create: bool = False) -> HeldDir:
         """A new hold of the directory ``parts`` below this one (each component held as by
         :meth:`sub`; none: this directory again). The caller closes it."""
-        h = HeldDir(os.dup(self.fd), self.path, self.root_real)
+        h = HeldDir(os.dup(self.fd), self.path, self._root)
         try:
             for part in parts:
                 nxt = h.sub(part, create=create)
@@ -240,7 +246,7 @@ class HeldDir:
         except BaseException:
             os.close(fd)
             raise
-        return HeldDir(fd, real, self.root_real)
+        return HeldDir(fd, real, self._root)
 
     def _link_target(self, name: str, display: str) -> tuple[str, Diagnostic | None]:
         """The real path of the link ``name`` and None, or a diagnostic: SR105 (no root to
@@ -600,13 +606,28 @@ class HeldDir:
             os.close(fd)
 
 
-def _start_of(name: str, root: Any, root_real: str | None) -> tuple[str, list[str]]:
+class _Root:
+    """The root a held directory is bound by: its absolute path, and its real path resolved
+    once, when first needed."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._real: str | None = None
+
+    def real(self) -> str:
+        if self._real is None:
+            self._real = os.path.realpath(self.path)
+        return self._real
+
+
+def _start_of(name: str, bound: _Root | None) -> tuple[str, list[str]]:
     """Where the walk starts (opened as named) and the components held from there."""
-    if root is not None and root_real is not None:
-        for base in (os.path.abspath(root), root_real):
-            if within(name, base):
-                rest = name[len(base) :].strip(os.sep)
-                return base, rest.split(os.sep) if rest else []
+    if bound is not None:
+        # named below the root as given, or through its real path (resolved only then)
+        base = bound.path if within(name, bound.path) else bound.real()
+        if within(name, base):
+            rest = name[len(base) :].strip(os.sep)
+            return base, rest.split(os.sep) if rest else []
     parent, last = os.path.split(name)
     return (parent, [last]) if last else (name, [])
 
