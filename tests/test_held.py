@@ -458,3 +458,58 @@ def test_a_save_walks_to_the_session_directory_once(
     store.save(session_dir, apex_state(), now=T, event="note", root=session_dir.parents[1])
     assert walks == [str(session_dir)]
     assert worklog.read_tail(session_dir / worklog.WORKLOG, 5).last_seq == 2
+
+
+# --- the MCP writers (finding 8 and 3 through the real server) --------------------------------
+
+
+def test_mcp_writers_create_nothing_at_a_links_target_and_refuse_an_oversized_decide(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip(
+        "mcp", reason="the optional MCP SDK is not installed (pip install -e '.[mcp]')"
+    )
+    import sys
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    repo, _d, decoy = _linked_parent(tmp_path, with_session=False)
+    before = tree_hash(decoy)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "session_resume", "mcp", "--root", str(repo)],
+        cwd=str(repo),
+    )
+    seen: dict[str, Any] = {}
+
+    async def go() -> None:
+        async with Client(params, read_timeout_seconds=120) as c:
+            for tool, args in (
+                ("init", {"workflow": "apex"}),
+                ("session_start", {}),
+                ("decide", {"key": "complexity", "value": "standard"}),
+            ):
+                r = await c.call_tool(tool, {"project": "demo", **args})
+                seen[tool] = (r.is_error, r.structured_content)
+            # an ordinary session next to it, then one decide of 8 MiB
+            os.unlink(repo / "agent-output")
+            r = await c.call_tool("init", {"project": "big", "workflow": "apex"})
+            assert not r.is_error, r
+            state = (repo / "agent-output" / "big" / store.STATE).read_bytes()
+            r = await c.call_tool(
+                "decide", {"project": "big", "key": "notes", "value": "v" * (8 * 1024 * 1024)}
+            )
+            seen["big"] = (r.is_error, r.structured_content)
+            assert (repo / "agent-output" / "big" / store.STATE).read_bytes() == state
+            r = await c.call_tool("resume", {"project": "big"})
+            assert not r.is_error, r  # the server still answers, the state reads
+
+    anyio.run(go)
+    for tool in ("init", "session_start", "decide"):
+        is_error, content = seen[tool]
+        codes = [d["code"] for d in (content or {}).get("diagnostics", [])]
+        assert is_error and "SR105" in codes, (tool, content)
+    assert tree_hash(decoy) == before
+    is_error, content = seen["big"]
+    assert is_error and "SR166" in [d["code"] for d in content["diagnostics"]], content

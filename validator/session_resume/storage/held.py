@@ -551,45 +551,19 @@ class HeldDir:
             )
         return st
 
-    def open_in_place(self, name: str, flags: int) -> int:
-        """Open (creating) a file written in place: never a link (SR105), never a FIFO's
-        wait, a regular file with one name only (SR102, SR107)."""
-        try:
-            fd = self.open(name, flags | os.O_CREAT | _NONBLOCK)
-        except OSError as exc:
-            raise StoreError([self._open_problem(name, exc)]) from None
+    @contextlib.contextmanager
+    def lock(self, name: str, timeout: float) -> Iterator[None]:
+        """An exclusive advisory lock on ``name`` (``flock``; ``msvcrt.locking`` on Windows),
+        held until the block ends: opened without ``O_TRUNC``, never written. Raises
+        ``OSError`` when it cannot be opened as a lock file (a link, even inside the root:
+        ELOOP), :class:`StoreError` (SR102, SR107) when it is not a regular file with one
+        name, :class:`LockBusy` on timeout."""
+        fd = self.open(name, os.O_RDWR | os.O_CREAT | _NONBLOCK)
         try:
             self.single_link(fd, name)
         except BaseException:
             os.close(fd)
             raise
-        return fd
-
-    def _open_problem(self, name: str, exc: OSError) -> Diagnostic:
-        display = self.name(name)
-        try:
-            lst = self.stat(name)
-        except OSError:
-            lst = None
-        if lst is not None and stat.S_ISLNK(lst.st_mode):
-            return diag(
-                "SR105",
-                f"{name} is a symbolic link (to {os.path.realpath(display)!r}); a session "
-                "file written in place never follows one: refusing to use it",
-                file=display,
-            )
-        if lst is not None and not stat.S_ISREG(lst.st_mode):
-            kind = "a directory" if stat.S_ISDIR(lst.st_mode) else "not a regular file"
-            return diag("SR102", f"{name} is {kind}; refusing to use it", file=display)
-        return diag("SR164", f"{name} could not be opened: {exc.strerror or exc}", file=display)
-
-    @contextlib.contextmanager
-    def lock(self, name: str, timeout: float) -> Iterator[None]:
-        """An exclusive advisory lock on ``name`` (``flock``; ``msvcrt.locking`` on Windows),
-        held until the block ends: opened without ``O_TRUNC``, never written. Raises
-        :class:`StoreError` (SR105, SR102, SR107) when it cannot be a lock file,
-        :class:`LockBusy` on timeout."""
-        fd = self.open_in_place(name, os.O_RDWR)
         try:
             deadline = time.monotonic() + timeout
             delay = 0.001

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,6 +14,7 @@ from session_resume.storage import held as held_mod
 from session_resume.storage import lease_file as sentinel_mod
 from session_resume.storage import store, worklog
 from session_resume.storage.artifacts import ArtifactLookup
+from session_resume.storage.held import HeldDir
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -21,9 +23,11 @@ if TYPE_CHECKING:
 TAIL_EVENTS = 200  # enough to find the session's end; read from the end of the file
 
 
-def temp_files(session_dir: Path) -> tuple[str, ...]:
+def temp_files(session_dir: Path | HeldDir) -> tuple[str, ...]:
     try:
-        names = os.listdir(session_dir)
+        names = (
+            session_dir.listdir() if isinstance(session_dir, HeldDir) else os.listdir(session_dir)
+        )
     except OSError:
         return ()
     return tuple(
@@ -37,10 +41,27 @@ def take(
     root: str | os.PathLike[str] | None = None,
     last_events: int = 10,
 ) -> Snapshot:
+    """Everything the resume decision needs, read relative to the session directory held
+    once (walked from ``root``): the state, ``.bak``, lease, worklog tail and temp files."""
     d = Path(session_dir)
+    try:
+        h: HeldDir | None = HeldDir.at(d, root)
+    except store.StoreError:
+        h = None  # missing or refused: each reader below says so in its own terms
+    try:
+        with held_mod.holding(h, d) if h is not None else contextlib.nullcontext():
+            return _take(d, root, last_events, h)
+    finally:
+        if h is not None:
+            h.close()
+
+
+def _take(
+    d: Path, root: str | os.PathLike[str] | None, last_events: int, h: HeldDir | None
+) -> Snapshot:
     loaded = store.load(d, root=root)
-    sent, _ = sentinel_mod.read(d)
-    tail = worklog.read_tail(d / worklog.WORKLOG, TAIL_EVENTS)
+    sent, _ = sentinel_mod.read(h if h is not None else d)
+    tail = worklog.read_tail(d / worklog.WORKLOG, TAIL_EVENTS, held=h)
     ended = False
     if sent is not None:
         sid = sent.get("session")
@@ -71,7 +92,7 @@ def take(
         owner_alive=sentinel_mod.owner_alive(sent),
         last_events=tuple(tail.events[-last_events:]),
         artifacts=artifacts,
-        temp_files=temp_files(d),
+        temp_files=temp_files(h if h is not None else d),
         session_rel=_relative(base, d),
         backup_document=backup,
         repair=_repair(loaded, d),
