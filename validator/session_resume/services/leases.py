@@ -84,7 +84,7 @@ def read_lease(ctx: WriteContext) -> Lease:
     """The lease of the session directory now (none when there is no valid sentinel)."""
     d = ctx.session_dir
     path = d / SENTINEL_FILE
-    sent, problems = sentinel_mod.read(d)
+    sent, problems = sentinel_mod.read(d, ctx.root)
     if problems and os.path.lexists(path) and os.path.isdir(path) and not os.path.islink(path):
         raise ServiceError(
             problems

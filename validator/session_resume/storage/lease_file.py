@@ -37,14 +37,16 @@ def _not_regular(path: str) -> list[Diagnostic]:
 
 def read(
     session_dir: str | os.PathLike[str] | HeldDir,
+    root: str | os.PathLike[str] | None = None,
 ) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
     """The lease as found: None when there is no file; an object, possibly without a usable
     ``heartbeat`` (``{}`` when it is not a JSON object at all), which :func:`lease_state`
     then judges ``unreadable`` (SR510) rather than mistaking it for no lease.
-    ``session_dir``: the held directory, or a path (held now, or the command's own)."""
+    ``session_dir``: the held directory, or a path (the command's own held directory, else
+    held now: walked from ``root``, or, without one, opened as named)."""
     if not isinstance(session_dir, HeldDir):
         try:
-            with held_mod.using(session_dir) as h:
+            with held_mod.using(session_dir, root if root is not None else session_dir) as h:
                 return read(h)
         except StoreError as exc:
             if all(d.code == "SR100" for d in exc.diagnostics):
@@ -100,7 +102,7 @@ def write(session_dir: str | os.PathLike[str] | HeldDir, sentinel: dict[str, Any
     a write moment's fsyncs are the state's and the worklog's."""
     data = (json.dumps(sentinel, indent=2) + "\n").encode()
     if not isinstance(session_dir, HeldDir):
-        with held_mod.using(session_dir) as h:
+        with held_mod.using(session_dir, session_dir) as h:
             return write(h, sentinel)
     path = session_dir.name(SENTINEL)
     try:
@@ -119,7 +121,7 @@ def write(session_dir: str | os.PathLike[str] | HeldDir, sentinel: dict[str, Any
 
 def remove(session_dir: str | os.PathLike[str] | HeldDir) -> bool:
     if not isinstance(session_dir, HeldDir):
-        with held_mod.using(session_dir) as h:
+        with held_mod.using(session_dir, session_dir) as h:
             return remove(h)
     try:
         session_dir.unlink(SENTINEL)

@@ -424,7 +424,7 @@ def append_many(
     if not events:
         return []
     if not isinstance(session_dir, HeldDir):
-        with held_mod.using(session_dir) as h:
+        with held_mod.using(session_dir, session_dir) as h:  # as named, unless held
             return append_many(h, events)
     h = session_dir
     path = h.name(WORKLOG)
