@@ -174,12 +174,6 @@ def _move_all(h: HeldDir, target: HeldDir, names: list[str], base: HeldDir, made
         ) from None
 
 
-def prune(session_dir: Path, keep: int, *, now: datetime | None = None) -> list[str]:
-    """Apply the retention to ``session_dir``'s archives (the directory held, not locked)."""
-    with HeldDir.at(session_dir) as h:
-        return _prune_held(h, keep, now=now, made=None)
-
-
 def _prune_held(h: HeldDir, keep: int, *, now: datetime | None, made: str | None) -> list[str]:
     """Delete the oldest archives beyond ``keep``: only folders named as this module names
     them (a stamp, ``_``, a label), stamped no later than ``now``, plain directories (not

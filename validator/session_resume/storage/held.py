@@ -35,6 +35,7 @@ import os
 import stat
 import time
 from collections.abc import Iterator
+from contextvars import ContextVar
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
@@ -626,20 +627,21 @@ def _read_upto(fd: int, limit: int) -> bytes:
 
 # --- the directory held by the command -------------------------------------------------------
 
-# The directory the innermost :func:`holding` block holds (a command holds one session at a
-# time): a writer called inside it with the same directory uses that descriptor instead of
-# walking again.
-_CURRENT: list[tuple[str, HeldDir]] = []
+# The directories held by the enclosing :func:`holding` blocks, innermost last (a command holds
+# one session at a time): a writer called inside one with the same directory uses that
+# descriptor instead of walking again. A context variable: each thread and each async task
+# sees only its own.
+_CURRENT: ContextVar[tuple[tuple[str, HeldDir], ...]] = ContextVar("held_dirs", default=())
 
 
 @contextlib.contextmanager
 def holding(h: HeldDir, path: str | os.PathLike[str]) -> Iterator[HeldDir]:
     """Make ``h`` (held for ``path``) the one :func:`using` returns inside this block."""
-    _CURRENT.append((os.path.abspath(os.fspath(path)), h))
+    token = _CURRENT.set((*_CURRENT.get(), (os.path.abspath(os.fspath(path)), h)))
     try:
         yield h
     finally:
-        _CURRENT.pop()
+        _CURRENT.reset(token)
 
 
 @contextlib.contextmanager
@@ -652,7 +654,7 @@ def using(
     """The directory ``path`` held: the command's own when one is held for it (by
     :func:`holding`), else a new one (closed at the end of the block)."""
     key = os.path.abspath(os.fspath(path))
-    for held_path, h in reversed(_CURRENT):
+    for held_path, h in reversed(_CURRENT.get()):
         if held_path == key and h.fd >= 0:
             yield h
             return
