@@ -318,7 +318,9 @@ def check_write_paths(s: Session, held: HeldDir | None = None) -> None:
             return check_write_paths(s, h)
     problems = []
     for name in (STATE, BAK, *WRITTEN_FILES):
-        problem = write_target_problem(held, name)
+        # the state and .bak are only checked for links: what is in their place otherwise
+        # (a directory) is the write's own refusal to report (SR163, docs/spec.md §4)
+        problem = write_target_problem(held, name, links_only=name in (STATE, BAK))
         if problem is not None:
             problems.append(problem)
     if problems:
@@ -326,9 +328,12 @@ def check_write_paths(s: Session, held: HeldDir | None = None) -> None:
     return None
 
 
-def write_target_problem(held: HeldDir, name: str) -> Diagnostic | None:
+def write_target_problem(
+    held: HeldDir, name: str, *, links_only: bool = False
+) -> Diagnostic | None:
     """Why ``name`` in ``held`` may not be written (None: it may): a link out of the root or
-    dangling, not a regular file, a file written in place with another name."""
+    dangling, not a regular file (unless ``links_only``), a file written in place with another
+    name."""
     try:
         lst = held.stat(name)
     except OSError as exc:
@@ -343,6 +348,8 @@ def write_target_problem(held: HeldDir, name: str) -> Diagnostic | None:
             lst = os.stat(name, dir_fd=held.fd)
         except OSError as exc:
             return diag("SR104", f"cannot stat: {exc.strerror}", file=held.name(name))
+    if links_only:
+        return None
     if not stat.S_ISREG(lst.st_mode):
         kind = "a directory" if stat.S_ISDIR(lst.st_mode) else "not a regular file"
         return diag("SR102", f"{name} is {kind}; refusing to write it", file=held.name(name))
