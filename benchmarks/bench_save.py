@@ -109,6 +109,16 @@ def _breakdown(med: dict[str, float], info: dict[str, Any]) -> list[str]:
         )
     if _SQLITE in med:
         lines.append(f"store.save() / SQLite: {save / med[_SQLITE]:.2f}x")
+    calls = info.get("syscalls")
+    if isinstance(calls, dict):
+        lines.append(
+            f"system calls per save() (strace -c -f, {_STRACE_SAVES} saves minus none): "
+            f"{calls['total']:.0f}, {calls['stat family']:.0f} of them stat/lstat/readlink; "
+            f"before the held directory (81bf5d0, the same count): {_SYSCALLS_BEFORE['total']}, "
+            f"{_SYSCALLS_BEFORE['stat family']} stat/lstat/readlink"
+        )
+    elif calls is not None:
+        lines.append(f"system calls per save() not counted: {calls}")
     lines.append(f"state file written: {info['bytes']:,} bytes; worklog line {info['line']} bytes")
     return lines
 
@@ -246,60 +256,60 @@ def _checks(doc: dict[str, Any], wf: Any, sdir: Path, root: Path) -> Callable[[]
 
 
 def _calls_bare(calls_dir: Path, data: bytes, line: bytes) -> Callable[[], None]:
-    """The system calls one save() with its event makes, in its order (store.save, fileio,
-    worklog: path checks, lock, read of the current file, temp file, .bak rotation, replace,
-    directory fsync, worklog tail read and append), written out with no work between them:
-    what save() would cost if Python cost nothing. Kept in step with save() by hand; the setup
-    checks it leaves the files save() leaves."""
-    root = calls_dir.parent.parent
-    d = str(calls_dir)
-    state, bak = f"{d}/{STATE_FILE}", f"{d}/{STATE_FILE}.bak"
-    lock, log = f"{state}.lock", f"{d}/00-worklog.jsonl"
-    others = (lock, f"{d}/00-session.active", log, f"{d}/00-handoff.md")
+    """The system calls one save() with its event makes, in its order (store.save through the
+    held directory, storage/held.py, and worklog: the walk from the root, the path policy's
+    fstatat of each session file, lock, read of the current file, temp file, .bak rotation,
+    replace, directory fsync, worklog tail read and append), written out with no work between
+    them: what save() would cost if Python cost nothing. Kept in step with save() by hand; the
+    setup checks it leaves the files save() leaves."""
+    root = str(calls_dir.parent.parent)
+    state, bak = STATE_FILE, f"{STATE_FILE}.bak"
+    lock, log = f"{state}.lock", "00-worklog.jsonl"
+    others = (state, bak, lock, "00-session.active", log, "00-handoff.md")
     nofollow, cloexec = getattr(os, "O_NOFOLLOW", 0), getattr(os, "O_CLOEXEC", 0)
-    nonblock = getattr(os, "O_NONBLOCK", 0)
-    below = [str(calls_dir.parent), d]
+    nonblock, directory = getattr(os, "O_NONBLOCK", 0), getattr(os, "O_DIRECTORY", 0)
+    dflags = os.O_RDONLY | directory | cloexec
+    below = [calls_dir.parent.name, calls_dir.name]
 
-    def lstat(p: str) -> None:
+    def lstat(p: str, d: int) -> None:
         with contextlib.suppress(FileNotFoundError):
-            os.lstat(p)
+            os.stat(p, dir_fd=d, follow_symlinks=False)
 
     def calls() -> None:
         import fcntl
 
-        for p in (d, state, bak, lock):  # the session's links (Session.check_paths)
-            lstat(p)
-        os.path.realpath(root)
-        for p in below:  # the session directory's components below the root
-            os.lstat(p)
-        for p in others:  # the path policy of every file a write opens
-            lstat(p)
-        lfd = os.open(lock, os.O_RDWR | os.O_CREAT | nofollow | nonblock | cloexec, 0o644)
+        d = os.open(root, dflags)  # HeldDir.at (the root's real path: only if a link needs it)
+        for part in below:  # each component relative to its parent, never following a link
+            nxt = os.open(part, dflags | nofollow, dir_fd=d)
+            os.close(d)
+            d = nxt
+        for p in others:  # the path policy of every file a write opens (check_write_paths)
+            lstat(p, d)
+        lfd = os.open(lock, os.O_RDWR | os.O_CREAT | nofollow | nonblock | cloexec, 0o644, dir_fd=d)
         os.fstat(lfd)
         fcntl.flock(lfd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        os.lstat(state)  # read_limited
-        fd = os.open(state, os.O_RDONLY | nonblock | cloexec)
+        fd = os.open(state, os.O_RDONLY | nofollow | nonblock | cloexec, dir_fd=d)  # read_state
         os.fstat(fd)
         while os.read(fd, 1 << 20):
             pass
         os.close(fd)
-        tmp = f"{d}/.{STATE_FILE}.{os.urandom(6).hex()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow | cloexec, 0o644)
+        tmp = f".{STATE_FILE}.{os.urandom(6).hex()}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | nofollow | cloexec
+        fd = os.open(tmp, flags, 0o644, dir_fd=d)
         os.write(fd, data)
         os.fsync(fd)
         os.close(fd)
-        os.lstat(state)  # a regular file to rotate
-        os.lstat(state)  # keep_as: not already the .bak's inode
-        os.lstat(bak)
-        staging = f"{d}/.{STATE_FILE}.{os.urandom(6).hex()}.tmp"
-        os.link(state, staging, follow_symlinks=False)
-        os.replace(staging, bak)
-        os.path.lexists(staging)
-        os.replace(tmp, state)
-        fd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-        os.fsync(fd)
-        os.close(fd)
-        fd = os.open(log, os.O_RDWR | os.O_APPEND | os.O_CREAT | nofollow | nonblock | cloexec)
+        lstat(state, d)  # a regular file to rotate
+        lstat(state, d)  # keep_as: not already the .bak's inode
+        lstat(bak, d)
+        staging = f".{STATE_FILE}.{os.urandom(6).hex()}.tmp"
+        os.link(state, staging, src_dir_fd=d, dst_dir_fd=d, follow_symlinks=False)
+        os.replace(staging, bak, src_dir_fd=d, dst_dir_fd=d)
+        lstat(staging, d)
+        os.replace(tmp, state, src_dir_fd=d, dst_dir_fd=d)
+        os.fsync(d)  # the held directory's own descriptor
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | nofollow | cloexec
+        fd = os.open(log, flags, 0o644, dir_fd=d)
         size = os.fstat(fd).st_size
         if size:
             os.pread(fd, min(size, 4096), max(0, size - 4096))  # the newest record's seq
@@ -309,10 +319,79 @@ def _calls_bare(calls_dir: Path, data: bytes, line: bytes) -> Callable[[], None]
         os.close(fd)
         fcntl.flock(lfd, fcntl.LOCK_UN)
         os.close(lfd)
+        os.close(d)
 
     (calls_dir / STATE_FILE).write_bytes(data)
     (calls_dir / f"{STATE_FILE}.bak").write_bytes(data)
     return calls
+
+
+# System calls per save() (strace -c -f: N saves minus none, over N) on the parent commit of
+# the held directory (81bf5d0, issue 25), measured with _syscalls_per_save on that checkout's
+# package: its path checks resolved the session directory and every session file by path.
+_SYSCALLS_BEFORE = {"total": 47, "stat family": 21}
+_STRACE_SAVES = 40
+_STRACE_CHILD = """
+import json, sys
+from datetime import datetime, timezone
+from session_resume import load_workflow
+from session_resume.storage import store
+d, root, n, doc = sys.argv[1], sys.argv[2], int(sys.argv[3]), json.loads(sys.argv[4])
+wf = load_workflow(doc["workflow"])
+now = datetime(2026, 11, 20, 15, 0, tzinfo=timezone.utc)
+def save():
+    store.save(d, doc, now=now, workflow=wf, root=root, event="checkpoint", event_step="2",
+               event_sub_step="phase_2_waf", session_id="5e55b1d0c0ffee42")
+for _ in range(3 + n):
+    save()
+"""
+_STAT_FAMILY = ("stat", "lstat", "fstat", "newfstatat", "fstatat64", "statx", "readlink")
+
+
+def _strace_totals(out: str) -> dict[str, int]:
+    """The call counts of an ``strace -c`` summary: per system call, and the total."""
+    counts: dict[str, int] = {}
+    for row in out.splitlines():
+        cols = row.split()
+        if len(cols) >= 5 and cols[0].replace(".", "").isdigit() and cols[-1] != "total":
+            counts[cols[-1]] = int(cols[3])
+    return counts
+
+
+def _syscalls_per_save(
+    tmpdir: Path, doc: dict[str, Any], *, pythonpath: str | None = None
+) -> dict[str, float] | str:
+    """The system calls one save() with its event makes, counted by ``strace -c -f`` in a
+    child process: a run of N saves minus a run of none (after the same three warm-up saves),
+    over N; or why it could not be counted. ``pythonpath``: another checkout's package."""
+    import subprocess
+
+    if shutil.which("strace") is None:
+        return "strace is not installed"
+    runs = []
+    for n in (0, _STRACE_SAVES):
+        d = tmpdir / f"strace-{n}" / "agent-output" / doc["project"]
+        d.mkdir(parents=True)
+        env = {**os.environ, **({"PYTHONPATH": pythonpath} if pythonpath else {})}
+        out = tmpdir / f"strace-{n}.txt"
+        argv = [sys.executable, "-c", _STRACE_CHILD, str(d), str(d.parent.parent), str(n)]
+        proc = subprocess.run(
+            ["strace", "-c", "-f", "-o", str(out), *argv, json.dumps(doc)],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=env,
+        )
+        if proc.returncode != 0:
+            return f"strace could not run the saves: {(proc.stderr or proc.stdout)[-300:]}"
+        runs.append(_strace_totals(out.read_text()))
+    none, many = runs
+    per = {k: (many.get(k, 0) - none.get(k, 0)) / _STRACE_SAVES for k in many}
+    return {
+        "total": sum(per.values()),
+        "stat family": sum(v for k, v in per.items() if k in _STAT_FAMILY),
+        **{k: v for k, v in sorted(per.items()) if v},
+    }
 
 
 @benchmark(
@@ -373,7 +452,13 @@ def save_vs_bare_io(tmpdir: Path) -> Prepared:
         calls_dir / "00-worklog.jsonl"
     ).read_bytes() != line:
         raise BenchAbort("the replayed system calls did not leave what save() leaves")
-    info = {"bytes": len(data), "line": len(line), **_count(save, 5), "per_bare": _BARE_CALLS}
+    info = {
+        "bytes": len(data),
+        "line": len(line),
+        **_count(save, 5),
+        "per_bare": _BARE_CALLS,
+        "syscalls": _syscalls_per_save(tmpdir, doc),
+    }
     return Prepared(
         {
             _SAVE: Run(
@@ -393,10 +478,11 @@ def save_vs_bare_io(tmpdir: Path) -> Prepared:
             ),
             _CALLS: Run(
                 calls,
-                "save()'s system calls in its order, no Python work between them: lstat x13, "
-                "realpath(root), lock open+fstat+flock, current file lstat+open+fstat+read, "
-                "temp file + fsync, .bak link + replace, replace, dir fsync, worklog "
-                "open+fstat+pread x2+write+fsync, unlock",
+                "save()'s system calls in its order, no Python work between them: "
+                "the walk from the root (open + openat x2), fstatat x6, "
+                "lock openat+fstat+flock, current file openat+fstat+read, temp file + fsync, "
+                ".bak fstatat x3 + linkat + renameat + fstatat, renameat, fsync(held dir), "
+                "worklog openat+fstat+pread x2+write+fsync, unlock",
             ),
             _CHECKS: Run(
                 checks,

@@ -207,35 +207,43 @@ def test_a_lock_link_never_truncates_its_target(tmp_path: Path, label: str) -> N
     assert tree_hash(decoy) == before
 
 
-def test_the_lock_file_is_never_truncated_nor_chmod_ed(tmp_path: Path) -> None:
-    """A hard link (same file system, no symbolic link to see) is opened as a lock but never
-    truncated or chmod-ed: the lock is opened without O_TRUNC and never written."""
+@pytest.mark.parametrize("name", [store.LOCK, worklog.WORKLOG])
+@pytest.mark.parametrize("label", ["checkpoint", "session start", "archive", "render handoff"])
+def test_a_hard_linked_file_written_in_place_is_refused(
+    tmp_path: Path, name: str, label: str
+) -> None:
+    """Issue 25, finding 6: a file written in place (the lock, the worklog) with a second name
+    outside the repository is refused (SR107) before anything is written: the outside file
+    never gains a record, is never truncated nor chmod-ed, and the state is unchanged."""
     repo, d, decoy = make_repo(tmp_path)
-    os.link(decoy / "file.txt", d / store.LOCK)
+    os.link(decoy / "file.txt", d / name)
     (decoy / "file.txt").chmod(0o600)
-    before = tree_hash(decoy)
-    code, output = cli(*commands(repo, d)["checkpoint"])
-    assert code == 0, output
+    before, state = tree_hash(decoy), (d / store.STATE).read_bytes()
+    code, output = cli(*commands(repo, d)[label])
+    if label == "render handoff":  # writes neither file: nothing to refuse
+        assert code == 0, output
+    else:
+        assert code in (1, 2) and "SR107" in output, output
+        assert (d / store.STATE).read_bytes() == state
     assert tree_hash(decoy) == before
 
 
 def test_the_lock_excludes_a_second_holder(tmp_path: Path) -> None:
-    from session_resume.storage import fileio
+    from session_resume.storage.held import HeldDir
 
-    lock = tmp_path / "x.lock"
-    with fileio.lock_file(lock, 1.0):
+    with HeldDir.at(tmp_path) as h, h.lock("x.lock", 1.0):
         import subprocess
         import sys
 
         code = (
-            "import sys; from pathlib import Path; from session_resume.storage import fileio\n"
+            "import sys; from session_resume.storage.held import HeldDir, LockBusy\n"
             "try:\n"
-            "    with fileio.lock_file(Path(sys.argv[1]), 0.2): sys.exit(0)\n"
-            "except fileio.LockBusy: sys.exit(7)\n"
+            "    with HeldDir.at(sys.argv[1]) as h, h.lock('x.lock', 0.2): sys.exit(0)\n"
+            "except LockBusy: sys.exit(7)\n"
         )
-        held = subprocess.run([sys.executable, "-c", code, str(lock)], check=False)
+        held = subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=False)
         assert held.returncode == 7
-    free = subprocess.run([sys.executable, "-c", code, str(lock)], check=False)
+    free = subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=False)
     assert free.returncode == 0
 
 

@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from session_resume.storage import fileio, known_ok, store
+from session_resume.storage.held import HeldDir
 
 from conftest import apex_state
 
@@ -101,13 +102,15 @@ _LAYOUT = st.lists(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(layout=_LAYOUT, tail=st.lists(st.sampled_from(["a", "b", "..", ".", "x"]), max_size=4))
-def test_the_session_directorys_real_path_is_realpaths(
+def test_the_held_session_directory_is_inside_the_root_or_refused(
     tmp_path_factory: pytest.TempPathFactory, layout: list[tuple[str, str]], tail: list[str]
 ) -> None:
-    """The write path's own resolution of the session directory (only the components below
-    the root are checked for links) answers what ``os.path.realpath`` answers, for chains of
-    directories, links (to decoy directories inside the temp dir, one outside the root) and
-    files, with ``.`` and ``..`` in the name."""
+    """The write path holds the session directory by one walk from the root (storage.held):
+    for chains of directories, links (to decoy directories inside the temp dir, one outside
+    the root) and files, with ``.`` and ``..`` in the name, the directory held is the one the
+    normalised name leads to and (named below the root) its real path is inside it; else the
+    refusal is coded (never another exception). Without any link on the way, an existing
+    directory is held."""
     base = tmp_path_factory.mktemp("real")
     root, outside = base / "repo", base / "outside"
     (outside / "a").mkdir(parents=True)
@@ -126,9 +129,28 @@ def test_the_session_directorys_real_path_is_realpaths(
                 nxt.write_text("x")
         cur = nxt
     name = os.path.join(str(cur), *tail) if tail else str(cur)
-    got = store._real_dir_below(name, os.path.abspath(root), os.path.realpath(root))
-    want = os.path.realpath(name) if os.path.exists(name) else None
-    assert got == want
+    lexical = os.path.abspath(name)
+    try:
+        h = HeldDir.at(name, root)
+    except store.StoreError as exc:
+        assert exc.diagnostics and all(d.code.startswith("SR1") for d in exc.diagnostics)
+        no_link = not any(os.path.islink(p) for p in _prefixes(lexical, str(root)))
+        assert not (no_link and os.path.isdir(lexical)), exc.diagnostics
+        return
+    with h:
+        st = os.fstat(h.fd)
+        assert (st.st_dev, st.st_ino) == (os.stat(lexical).st_dev, os.stat(lexical).st_ino)
+        if fileio.within(lexical, str(root)):  # a name outside the root was chosen as named
+            assert fileio.within(os.path.realpath(lexical), os.path.realpath(root))
+
+
+def _prefixes(path: str, root: str) -> list[str]:
+    rest = path[len(root) :].strip(os.sep)
+    out, cur = [], root
+    for part in rest.split(os.sep) if rest else ():
+        cur = os.path.join(cur, part)
+        out.append(cur)
+    return out
 
 
 @given(

@@ -35,10 +35,10 @@ def _count_locks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     real = store.locked
 
     @contextlib.contextmanager
-    def locked(s: store.Session, *a: Any, **k: Any) -> Iterator[None]:
-        with real(s, *a, **k):
+    def locked(s: store.Session, *a: Any, **k: Any) -> Iterator[Any]:
+        with real(s, *a, **k) as held:
             taken.append("lock")
-            yield
+            yield held
             taken.append("unlock")
 
     monkeypatch.setattr(store, "locked", locked)

@@ -123,6 +123,8 @@ class _Trace:
 def _instrument(trace: _Trace, store: Any, worklog: Any, fileio: Any) -> None:
     """Mark the phases of a save. Only the markers are added: every call still goes to the real
     function (the ``os`` seen by the store module is a forwarding proxy)."""
+    from session_resume.storage import held
+
     real_os = os
 
     class _OsProxy:
@@ -153,21 +155,22 @@ def _instrument(trace: _Trace, store: Any, worklog: Any, fileio: Any) -> None:
             trace(P["bak_link"])
             real_os.link(src, dst, **k)
 
-        def replace(self, src: Any, dst: Any) -> None:
+        def replace(self, src: Any, dst: Any, **k: Any) -> None:
             if str(dst).endswith(store.BAK):
                 trace(P["bak_replace"])
-                real_os.replace(src, dst)
+                real_os.replace(src, dst, **k)
                 trace(P["after_bak"])
             elif str(dst).endswith(store.STATE):
                 trace(P["state_replace"])
-                real_os.replace(src, dst)
+                real_os.replace(src, dst, **k)
                 trace(P["after_replace"])
             else:
-                real_os.replace(src, dst)
+                real_os.replace(src, dst, **k)
 
     proxy = _OsProxy()
     store.os = proxy
-    fileio.os = proxy  # the temp file, the .bak link and the replaces are fileio's
+    fileio.os = proxy
+    held.os = proxy  # the temp file, the .bak link and the replaces are the held directory's
 
     real_locked = store.locked
     real_read_state = store.read_state  # save() reads the current state with it, locked
@@ -175,10 +178,10 @@ def _instrument(trace: _Trace, store: Any, worklog: Any, fileio: Any) -> None:
     real_append = worklog.append
 
     @contextlib.contextmanager
-    def locked(*a: Any, **k: Any) -> Iterator[None]:
+    def locked(*a: Any, **k: Any) -> Iterator[Any]:
         trace(P["lock_wait"])
-        with real_locked(*a, **k):
-            yield
+        with real_locked(*a, **k) as h:
+            yield h
             trace(P["unlock"])
 
     def read_state(*a: Any, **k: Any) -> Any:

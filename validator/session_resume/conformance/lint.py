@@ -56,6 +56,13 @@ NOT_PRODUCIBLE: dict[str, str] = {
     "can append (a directory, FIFO, link out of the root) is refused by the path policy first "
     "(SR102/SR105); what is left is an I/O error or a link inside the session, which a case "
     "that changes files cannot set up (tests/test_full_disk.py, tests/fuzz/test_fuzz_recover.py)",
+    "SR106": "a session file name that is not one plain component: the held directory's own "
+    "API refuses it (storage/held.py); no operation takes a file name from its input "
+    "(tests/test_held.py)",
+    "SR107": "a hard-linked worklog or lock: a case's files cannot hold a hard link "
+    "(tests/test_hostile_dirs.py plants one against a decoy)",
+    "SR166": "a write whose result is over the read limit: the write commands (a decide of "
+    "8 MiB); a case would need a state of nearly 8 MiB (tests/test_held.py)",
     "SR514": "no session lease: the session ping/end commands only",
     "SR515": "the lease write failing (disk full): the write and session commands only "
     "(tests/test_full_disk.py fills a tmpfs)",

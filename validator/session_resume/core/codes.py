@@ -76,6 +76,26 @@ _ALL = [
         "Replace the link with the file itself.",
     ),
     Code(
+        "SR106",
+        "not-a-plain-name",
+        E,
+        "A session file operation was asked for a name that is not one plain component of the "
+        "session directory (empty, `.`, `..`, a separator or a NUL byte); nothing was touched.",
+        "a session file named `../outside.json`",
+        "Name the file inside the session directory by its own name only.",
+    ),
+    Code(
+        "SR107",
+        "hard-linked-session-file",
+        E,
+        "A session file that is written in place (the worklog, the lock) has more than one "
+        "name (a hard link): writing it would change the other name's file too, which may be "
+        "outside the repository. Nothing was written.",
+        "ln /elsewhere/log.jsonl agent-output/demo/00-worklog.jsonl",
+        "Replace the hard link with a copy (`cp FILE FILE.new && mv FILE.new FILE`), then run "
+        "the command again.",
+    ),
+    Code(
         "SR110",
         "empty-file",
         E,
@@ -288,6 +308,16 @@ _ALL = [
         "appended.",
         "EIO from fsync() of the session directory",
         "Check the disk; run `session-resume validate DIR` and repeat the write if it is lost.",
+    ),
+    Code(
+        "SR166",
+        "write-over-size-limit",
+        E,
+        "The state this write would produce is larger than the reader's size limit (8 MiB): "
+        "written, every later read would call it corrupt. The write was refused before "
+        "anything was replaced.",
+        "a `decide` whose value is 8 MiB of text",
+        "Keep large content in an artifact file and record its path in the state instead.",
     ),
     Code(
         "SR201",

@@ -13,7 +13,7 @@ import os
 import re
 import socket
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
@@ -22,8 +22,9 @@ from session_resume.core.validation import ValidateOptions, validate_document
 from session_resume.core.workflow import Workflow, load_workflow
 from session_resume.importers.common import ImportEvent, ImportPlan, ImportRefused
 from session_resume.records import dataclass, field, replace
-from session_resume.storage import archive, fileio, store, worklog
+from session_resume.storage import archive, store, worklog
 from session_resume.storage import lease_file as sentinel
+from session_resume.storage.held import HeldDir
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -87,27 +88,38 @@ def _refuse_existing(to: Path, names: list[str]) -> ImportRefused:
     )
 
 
-def _write_file(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fileio.replace_file(path, data, prefix=store.TMP_PREFIX)
+def _write_file(h: HeldDir, rel: str, data: bytes) -> None:
+    """Replace the plan's file ``rel`` inside the held session directory (its directories
+    made relative to their held parents, never through a link out of the root)."""
+    *dirs, base = PurePosixPath(rel).parts
+    with h.descend(dirs, create=True) as parent:
+        problem = store.write_target_problem(parent, base)
+        if problem is not None:
+            raise store.StoreError([problem])
+        parent.replace_file(base, data, prefix=store.TMP_PREFIX)
 
 
-def _set_aside(to: Path, rels: list[str], archived_to: str | None, now: datetime) -> None:
+def _set_aside(s: store.Session, rels: list[str], archived_to: str | None, now: datetime) -> None:
     """Move existing files of the plan (not protocol files) next to the archived session."""
     if not rels:
         return
-    target = Path(archived_to) if archived_to else None
-    if target is None:
-        label = re.sub(r"[^A-Za-z0-9._-]", "-", to.resolve().name)[:64] or "session"
-        target = to / archive.ARCHIVE_DIR / f"{now.strftime('%Y%m%dT%H%M%SZ')}_{label}"
-        n = 1
-        while target.exists():
-            n += 1
-            target = to / archive.ARCHIVE_DIR / f"{now.strftime('%Y%m%dT%H%M%SZ')}_{label}-{n}"
-    for rel in rels:
-        dst = target / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(to / rel, dst)
+    to = s.dir
+    with store.locked(s) as h:
+        if archived_to:
+            folder = Path(archived_to).name
+        else:
+            label = re.sub(r"[^A-Za-z0-9._-]", "-", to.resolve().name)[:64] or "session"
+            with h.sub(archive.ARCHIVE_DIR, create=True) as base:
+                stem = f"{now.strftime('%Y%m%dT%H%M%SZ')}_{label}"
+                folder, n = stem, 1
+                while base.exists(folder):
+                    n += 1
+                    folder = f"{stem}-{n}"
+        with h.descend([archive.ARCHIVE_DIR, folder], create=True) as target:
+            for rel in rels:
+                *dirs, base_name = PurePosixPath(rel).parts
+                with h.descend(dirs) as src, target.descend(dirs, create=True) as dst:
+                    src.replace(base_name, base_name, into=dst)
 
 
 def apply_plan(
@@ -123,18 +135,24 @@ def apply_plan(
     d = Path(os.path.abspath(to))
     workflow = load_workflow(plan.workflow)
     _check_document(plan, workflow, now, str(d / store.STATE))  # before anything is moved
-    d.mkdir(parents=True, exist_ok=True)
-    existing = existing_files(d, plan)
-    archived_to = None
-    if existing:
-        if not force:
-            raise _refuse_existing(d, existing)
-        try:
-            res = archive.archive_session(d, now=now, keep=keep)
-        except store.StoreError as exc:
-            raise ImportRefused(exc.diagnostics) from None
-        archived_to = res.archived_to
-        _set_aside(d, [rel for rel in plan.files if os.path.lexists(d / rel)], archived_to, now)
+    s = store.Session(d, Path(root) if root is not None else None)
+    try:
+        # each missing component made relative to its held parent: never at a link's target
+        s.hold(create=True).close()
+        existing = existing_files(d, plan)
+        archived_to = None
+        if existing:
+            if not force:
+                raise _refuse_existing(d, existing)
+            res = archive.archive_session(d, now=now, keep=keep, root=root)
+            archived_to = res.archived_to
+            _set_aside(s, [rel for rel in plan.files if os.path.lexists(d / rel)], archived_to, now)
+    except store.StoreError as exc:
+        raise ImportRefused(exc.diagnostics) from None
+    except OSError as exc:
+        raise ImportRefused(
+            [diag("SR164", f"cannot set the old files aside: {exc.strerror or exc}", file=str(d))]
+        ) from None
     detail = dict(plan.imported_detail)
     if archived_to is not None:
         detail["archived_to"] = Path(archived_to).relative_to(d).as_posix()
@@ -152,15 +170,17 @@ def apply_plan(
         )
     except store.StoreError as exc:
         raise ImportRefused(_located(exc.diagnostics, str(d / store.STATE))) from None
-    s = store.Session(d, Path(root) if root is not None else None)
-    with store.locked(s):
-        _append_events(d, plan.events)
-        for rel, data in plan.files.items():
-            _write_file(d / rel, data)
-        lease = None
-        if plan.lease is not None:
-            lease = {**plan.lease, "host": plan.lease.get("host") or socket.gethostname()}
-            sentinel.write(d, lease)
+    try:
+        with store.locked(s) as h:
+            _append_events(h, plan.events)
+            for rel, data in plan.files.items():
+                _write_file(h, rel, data)
+            lease = None
+            if plan.lease is not None:
+                lease = {**plan.lease, "host": plan.lease.get("host") or socket.gethostname()}
+                sentinel.write(h, lease)
+    except store.StoreError as exc:
+        raise ImportRefused(exc.diagnostics) from None
     return ApplyResult(
         to=str(d),
         revision=saved.revision,
@@ -177,9 +197,12 @@ def _check_document(plan: ImportPlan, workflow: Workflow, now: datetime, file: s
     old session was archived)."""
 
     doc = {**plan.document, "updated": format_ts(now), "revision": 1}
-    report = validate_document(
-        store.serialize(doc), file=file, options=ValidateOptions(workflow=workflow, now=now)
-    )
+    data = store.serialize(doc)
+    try:
+        store.check_size(store.Session(Path(file).parent), data)  # SR166: over the read limit
+    except store.StoreError as exc:
+        raise ImportRefused(exc.diagnostics, exit_code=1) from None
+    report = validate_document(data, file=file, options=ValidateOptions(workflow=workflow, now=now))
     if report.errors():
         raise ImportRefused(
             [
@@ -196,7 +219,7 @@ def _check_document(plan: ImportPlan, workflow: Workflow, now: datetime, file: s
         )
 
 
-def _append_events(d: Path, events: list[ImportEvent]) -> None:
+def _append_events(d: HeldDir, events: list[ImportEvent]) -> None:
     """Append the source's history after the ``imported`` event (a tracker worklog has
     thousands of lines: one fsync for all of them). The caller holds the lock."""
     worklog.append_many(

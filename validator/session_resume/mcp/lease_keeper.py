@@ -24,6 +24,7 @@ from session_resume.services import leases
 from session_resume.services.context import WriteContext, default_owner
 from session_resume.services.errors import ServiceError
 from session_resume.services.leases import SessionResult
+from session_resume.storage.held import StoreError
 
 HEARTBEAT_SECONDS = 60.0  # well inside the default 300 s stale threshold
 
@@ -89,22 +90,26 @@ class LeaseKeeper:
         return leases.end_session(mine)
 
     def beat(self, now: datetime) -> None:
-        """Refresh the heartbeat of every lease held; a lease lost to another session (taken
-        over, ended) is dropped, with a note on the log."""
+        """Refresh the heartbeat of every lease held. A lease lost to another session (taken
+        over, ended), or one the session directory no longer lets this process keep (the
+        lease or the lock turned into a directory, a FIFO or a link out of the repository,
+        the directory itself into a link: any coded refusal) is dropped, with a note on the
+        log; the server keeps serving (issue 25, finding 16)."""
         for d, ctx in list(self.held.items()):
             try:
                 leases.ping_session(replace(ctx, now=now))
-            except ServiceError as exc:
+            except (ServiceError, StoreError) as exc:
                 self.held.pop(d, None)
                 codes = ", ".join(x.code for x in exc.diagnostics)
                 self.log(f"lease of {d} lost ({codes}); the next write takes it again")
-            except OSError as exc:
-                self.log(f"heartbeat of {d} failed: {exc}")
+            except (OSError, ValueError) as exc:
+                self.held.pop(d, None)
+                self.log(f"heartbeat of {d} failed ({exc}); the lease is dropped")
 
     def end_all(self, now: datetime) -> None:
         """End every session this process holds (the client closed stdin)."""
         for d, ctx in list(self.held.items()):
             try:
                 self.end(replace(ctx, now=now))
-            except (ServiceError, OSError) as exc:
+            except (ServiceError, StoreError, OSError, ValueError) as exc:
                 self.log(f"could not end the session in {d}: {exc}")

@@ -66,6 +66,16 @@ class WriteContext:
         return str(self.session_dir / SENTINEL_FILE)
 
 
+def make_session_dir(ctx: WriteContext) -> None:
+    """Create the session directory: each missing component by ``mkdir`` relative to its
+    parent's held descriptor, walked from the root without following a link out of it, so
+    nothing is ever created at a link's target (SR105 before anything exists)."""
+    try:
+        ctx.store_session.hold(create=True).close()
+    except store.StoreError as exc:
+        raise ServiceError(exc.diagnostics) from None
+
+
 def session_dir_for_project(root: Path, project: str, workflow: str) -> Path:
     """The session directory of ``project``: the workflow's ``session_dir`` pattern
     (default ``agent-output/{project}``) under the repository root."""

@@ -30,7 +30,7 @@ from session_resume.core.lease import Lease
 from session_resume.core.outcomes import LeaseAction, SessionAction
 from session_resume.core.timeutil import format_ts
 from session_resume.records import dataclass, field
-from session_resume.services.context import WriteContext
+from session_resume.services.context import WriteContext, make_session_dir
 from session_resume.services.errors import ServiceError
 from session_resume.storage import lease_file as sentinel_mod
 from session_resume.storage import store, worklog
@@ -84,7 +84,7 @@ def read_lease(ctx: WriteContext) -> Lease:
     """The lease of the session directory now (none when there is no valid sentinel)."""
     d = ctx.session_dir
     path = d / SENTINEL_FILE
-    sent, problems = sentinel_mod.read(d)
+    sent, problems = sentinel_mod.read(d, ctx.root)
     if problems and os.path.lexists(path) and os.path.isdir(path) and not os.path.islink(path):
         raise ServiceError(
             problems
@@ -334,7 +334,7 @@ def start_session(
     with ``takeover`` (logging ``takeover``). A live lease of another session: SR511."""
     check_owner(owner or ctx.owner, file=ctx.sentinel_path)
     check_pid(pid, file=ctx.sentinel_path)
-    ctx.session_dir.mkdir(parents=True, exist_ok=True)
+    make_session_dir(ctx)
     for _ in range(MAX_ATTEMPTS):
         lease = read_lease(ctx)
         plan = plan_lease(

@@ -89,11 +89,19 @@ def migrate(
 
 
 def archive(
-    session_dir: Path, *, now: datetime, keep: int, prune_only: bool = False
+    session_dir: Path,
+    *,
+    now: datetime,
+    keep: int,
+    prune_only: bool = False,
+    root: Path | None = None,
 ) -> archive_store.ArchiveResult:
     """Move the session's protocol files into ``.archive/<UTC stamp>_<session>/`` and keep
-    the newest ``keep`` archives."""
+    the newest ``keep`` archives (the session directory held from ``root``: never through a
+    link out of it)."""
     try:
-        return archive_store.archive_session(session_dir, now=now, keep=keep, prune_only=prune_only)
+        return archive_store.archive_session(
+            session_dir, now=now, keep=keep, prune_only=prune_only, root=root
+        )
     except store.StoreError as exc:
         raise ServiceError(exc.diagnostics) from None

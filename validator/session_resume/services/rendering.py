@@ -1,10 +1,12 @@
 """Render services: write ``00-handoff.md`` of a session, or the skill docs of a workflow.
-Every file is written atomically through :func:`session_resume.storage.fileio.replace_file`."""
+Every file is written atomically (temp file, rename) inside a held directory
+(:class:`session_resume.storage.held.HeldDir`): never through a link."""
 
 from __future__ import annotations
 
+import os
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from session_resume.core.codes import diag
 from session_resume.core.handoff_rules import HANDOFF
@@ -12,7 +14,8 @@ from session_resume.core.workflow import WorkflowError, state_workflow_spec
 from session_resume.records import dataclass
 from session_resume.services.context import load_workflow_or_fail
 from session_resume.services.errors import ServiceError
-from session_resume.storage import fileio, store
+from session_resume.storage import store
+from session_resume.storage.held import HeldDir, StoreError
 
 
 @dataclass(frozen=True)
@@ -68,11 +71,28 @@ def render_handoff(
     # that is a link to a directory must not lead the write elsewhere.
     target = session_dir / HANDOFF
     if out is not None:
-        target = out / HANDOFF if out.is_dir() else out
-    problem = fileio.check_target(target, root or session_dir, write=True)
-    if problem is not None:
-        raise ServiceError([problem], 1)
-    fileio.replace_file(target, text.encode("utf-8"))
+        target = out / HANDOFF if out.is_dir() and not out.is_symlink() else out
+    try:
+        # The target's directory held (walked from the root without following a link out of
+        # it); the file replaced by name inside it, never written through a link.
+        with HeldDir.at(target.parent, root or session_dir) as h:
+            problem = store.write_target_problem(h, target.name)
+            if problem is not None:
+                raise ServiceError([problem], 1)
+            h.replace_file(target.name, text.encode("utf-8"))
+    except StoreError as exc:
+        raise ServiceError(exc.diagnostics, 1) from None
+    except OSError as exc:  # a read-only directory, a full disk: the old handoff is intact
+        raise ServiceError(
+            [
+                diag(
+                    "SR164",
+                    f"the handoff could not be written: {exc.strerror or exc}; nothing was changed",
+                    file=str(target),
+                )
+            ],
+            1,
+        ) from None
     return HandoffResult(text, target, wf.id)
 
 
@@ -84,11 +104,33 @@ def render_skill(out: Path, workflow: str, *, name: str, digest: bool = False) -
     wf = load_workflow_or_fail(workflow)
     files = render(wf, name=name, digest=digest)
     written = []
-    for rel, text in files.items():
-        path = out / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fileio.replace_file(path, text.encode("utf-8"))
-        written.append(path)
+    try:
+        os.makedirs(out, exist_ok=True)  # the directory the user named, as named
+        # ``out`` held as its own root: a link planted below it (``references``) is followed
+        # only to a directory inside it, and each file is replaced by name, never written
+        # through a link.
+        with HeldDir.at(out, out) as top:
+            for rel, text in files.items():
+                *dirs, base = PurePosixPath(rel).parts
+                with top.descend(dirs, create=True) as h:
+                    problem = store.write_target_problem(h, base)
+                    if problem is not None:
+                        raise StoreError([problem])
+                    h.replace_file(base, text.encode("utf-8"))
+                written.append(out / rel)
+    except StoreError as exc:
+        raise ServiceError(exc.diagnostics, 1) from None
+    except OSError as exc:
+        raise ServiceError(
+            [
+                diag(
+                    "SR164",
+                    f"the skill could not be written: {exc.strerror or exc}",
+                    file=str(exc.filename or out),
+                )
+            ],
+            1,
+        ) from None
     return written
 
 

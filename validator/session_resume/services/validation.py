@@ -13,8 +13,9 @@ from session_resume.core.diagnostics import Diagnostic, FileReport
 from session_resume.core.findings import capped as cap_findings
 from session_resume.core.jsonread import CORRUPT_CODES
 from session_resume.core.validation import ValidateOptions, validate_document
+from session_resume.storage.artifacts import ArtifactLookup
 from session_resume.storage.discovery import discover
-from session_resume.storage.fileio import is_within, read_limited
+from session_resume.storage.fileio import read_limited
 
 STATE_FILE = "00-session-state.json"
 
@@ -32,10 +33,16 @@ def validate_file(
     if res.data is None:
         return FileReport(path=name, diagnostics=res.diagnostics)
     exists = None
+    look = None
     if opts.check_artifacts:
         root = (opts.root or Path.cwd()).resolve()
-        exists = _exists_under(root, Path(name).resolve().parent)
-    report = validate_document(res.data, file=name, options=opts, exists=exists)
+        look = ArtifactLookup(root, Path(name).resolve().parent)
+        exists = look.exists
+    try:
+        report = validate_document(res.data, file=name, options=opts, exists=exists)
+    finally:
+        if look is not None:
+            look.close()
     if any(d.code in _CORRUPTISH for d in report.diagnostics):
         _check_backup(name, report, opts)
     if os.path.basename(name) == STATE_FILE:
@@ -131,22 +138,10 @@ def _check_backup(name: str, report: FileReport, opts: ValidateOptions) -> None:
 
 def _exists_under(root: Path, session_dir: Path) -> Callable[[str], bool]:
     """Artifact paths are repository-relative; bare file names are looked up in the session
-    directory too (the upstream convention). A path may not resolve out of the root."""
-
-    def exists(rel: str) -> bool:
-        candidates = [root / rel]
-        if "/" not in rel:
-            candidates.append(session_dir / rel)
-        for c in candidates:
-            try:  # a name over NAME_MAX (255 bytes) or holding NUL is simply not there
-                real = Path(os.path.realpath(c))
-                if is_within(real, root) and real.exists():
-                    return True
-            except (OSError, ValueError):
-                continue
-        return False
-
-    return exists
+    directory too (the upstream convention). A path may not resolve out of the root. One
+    ``fstatat`` per artifact relative to held directories (storage.artifacts); the
+    descriptors are closed when the lookup is collected (validate_file closes it itself)."""
+    return ArtifactLookup(root, session_dir).exists
 
 
 def validate(

@@ -25,7 +25,7 @@ from session_resume.core.versions import CURRENT
 from session_resume.core.workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
 from session_resume.core.write_moments import TransitionError
 from session_resume.records import dataclass, replace
-from session_resume.services.context import WriteContext
+from session_resume.services.context import WriteContext, make_session_dir
 from session_resume.services.errors import ServiceError
 from session_resume.services.leases import (
     LEASE_TAIL_EVENTS,
@@ -307,7 +307,7 @@ def init_session(
         doc = transitions.init_state(wf, project, ctx.now)
     except TransitionError as exc:
         raise ServiceError(_located(exc.diagnostics, ctx.state_path)) from None
-    ctx.session_dir.mkdir(parents=True, exist_ok=True)
+    make_session_dir(ctx)
     s = ctx.store_session
     loaded = store.load(s)
     if loaded.status == "refused":

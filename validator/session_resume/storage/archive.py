@@ -2,27 +2,38 @@
 
 Only the protocol's own files move (state, .bak, handoff, worklog, lease, kept corrupt files,
 leftover temp files); artifacts stay. Nothing is ever deleted except archives beyond the
-retention count.
+retention count, and never the archive the same command has just made, a folder whose name
+this module does not make, or one stamped later than the command's own time.
+
+Every operation is relative to the session directory held once
+(:class:`~session_resume.storage.held.HeldDir`): the walk from the root refuses a parent that
+is a link out of it, ``.archive`` and each archive folder are held without following a link,
+the moves are renames between two held descriptors, and pruning removes a folder through
+descriptors (never following a link inside it). The moves are all or nothing: a move that
+fails puts the files already moved back, so a refused command leaves the session as it was.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
-import shutil
+import stat
 from datetime import datetime
 from pathlib import Path
 
 from session_resume.core.codes import diag
 from session_resume.core.lease import SENTINEL as SENTINEL_FILE
 from session_resume.records import dataclass, field
-from session_resume.storage import fileio, store, worklog
 from session_resume.storage import lease_file as sentinel_mod
+from session_resume.storage import store, worklog
+from session_resume.storage.held import HeldDir, StoreError
 
 ARCHIVE_DIR = ".archive"
 HANDOFF = "00-handoff.md"
 _SESSION_FILES = (store.STATE, store.BAK, HANDOFF, worklog.WORKLOG, SENTINEL_FILE)
-_NAME = re.compile(r"^[0-9]{8}T[0-9]{6}Z_[A-Za-z0-9._-]+\Z")
+_NAME = re.compile(r"^([0-9]{8}T[0-9]{6}Z)_[A-Za-z0-9._-]+\Z")
+_STAMP = "%Y%m%dT%H%M%SZ"
 
 
 @dataclass
@@ -32,12 +43,12 @@ class ArchiveResult:
     pruned: list[str] = field(default_factory=list)
 
 
-def _label(session_dir: Path) -> str:
-    sent, _ = sentinel_mod.read(session_dir)
+def _label(h: HeldDir, session_dir: Path) -> str:
+    sent, _ = sentinel_mod.read(h)
     if sent and isinstance(sent.get("session"), str):
         label = sent["session"]
     else:
-        tail = worklog.read_tail(session_dir / worklog.WORKLOG, 1)
+        tail = worklog.read_tail(session_dir / worklog.WORKLOG, 1, held=h)
         label = next(
             (
                 e["session"]
@@ -50,18 +61,19 @@ def _label(session_dir: Path) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "-", label)[:64] or "session"
 
 
-def session_files(session_dir: Path, *, include_lease: bool = True) -> list[str]:
-    names = []
-    for n in sorted(os.listdir(session_dir)):
-        if n == SENTINEL_FILE and not include_lease:
-            continue
-        if (
-            n in _SESSION_FILES
-            or n.startswith(store.STATE + ".corrupt-")
-            or (n.startswith(store.TMP_PREFIX) and n.endswith(store.TMP_SUFFIX))
-        ):
-            names.append(n)
-    return names
+def _is_session_file(n: str, include_lease: bool) -> bool:
+    if n == SENTINEL_FILE and not include_lease:
+        return False
+    return (
+        n in _SESSION_FILES
+        or n.startswith(store.STATE + ".corrupt-")
+        or (n.startswith(store.TMP_PREFIX) and n.endswith(store.TMP_SUFFIX))
+    )
+
+
+def session_files(session_dir: Path | HeldDir, *, include_lease: bool = True) -> list[str]:
+    names = session_dir.listdir() if isinstance(session_dir, HeldDir) else os.listdir(session_dir)
+    return [n for n in sorted(names) if _is_session_file(n, include_lease)]
 
 
 def archive_session(
@@ -75,54 +87,121 @@ def archive_session(
     root: str | os.PathLike[str] | None = None,
 ) -> ArchiveResult:
     """Move the session's protocol files into a new archive folder (under the session lock),
-    then keep only the newest ``keep`` archives. ``include_lease=False`` leaves the lease in
-    place (``init --fresh`` continues the same session); ``label`` names the folder (default:
-    the session id)."""
+    then keep only the newest ``keep`` archives (the new one counts, and is never pruned).
+    ``include_lease=False`` leaves the lease in place (``init --fresh`` continues the same
+    session); ``label`` names the folder (default: the session id)."""
     d = Path(session_dir)
     out = ArchiveResult()
     s = store.Session(d, Path(root) if root is not None else None)
-    s.check_paths()
-    with store.locked(s):
-        names = [] if prune_only else session_files(d, include_lease=include_lease)
+    with store.locked(s) as h:
+        names = [] if prune_only else session_files(h, include_lease=include_lease)
+        made = None
         if names:
-            base = d / ARCHIVE_DIR
-            if os.path.islink(base) or (os.path.lexists(base) and not base.is_dir()):
-                raise store.StoreError(
-                    [
-                        diag(
-                            "SR105",
-                            ".archive is not a plain directory; refusing to archive into it",
-                            file=str(base),
-                        )
-                    ]
-                )
-            base.mkdir(exist_ok=True)
-            name = re.sub(r"[^A-Za-z0-9._-]", "-", label)[:64] if label else _label(d)
-            stamp = now.strftime("%Y%m%dT%H%M%SZ")
-            target = base / f"{stamp}_{name or 'session'}"
-            n = 1
-            while os.path.lexists(target):
-                n += 1
-                target = base / f"{stamp}_{name or 'session'}-{n}"
-            target.mkdir()
-            for entry in names:
-                os.replace(d / entry, target / entry)  # same file system: a rename, atomic
-                out.moved.append(entry)
-            fileio.fsync_dir(target)
-            fileio.fsync_dir(d)
-            out.archived_to = str(target)
-        out.pruned = prune(d, keep)
+            with _hold_archive_dir(h, create=True) as base:
+                name = re.sub(r"[^A-Za-z0-9._-]", "-", label)[:64] if label else _label(h, d)
+                made = _make_folder(base, f"{now.strftime(_STAMP)}_{name or 'session'}")
+                with base.sub(made) as target:
+                    _move_all(h, target, names, base, made)
+                    target.fsync()
+                base.fsync()
+                h.fsync()
+            out.moved = names
+            out.archived_to = str(d / ARCHIVE_DIR / made)
+        out.pruned = _prune_held(h, keep, now=now, made=made)
     return out
 
 
-def prune(session_dir: Path, keep: int) -> list[str]:
-    base = session_dir / ARCHIVE_DIR
-    if keep < 0 or not base.is_dir() or os.path.islink(base):
+@contextlib.contextmanager
+def _hold_archive_dir(h: HeldDir, *, create: bool):  # type: ignore[no-untyped-def]
+    st = h.stat(ARCHIVE_DIR)
+    if st is not None and not stat.S_ISDIR(st.st_mode):
+        raise StoreError(
+            [
+                diag(
+                    "SR105" if stat.S_ISLNK(st.st_mode) else "SR102",
+                    ".archive is not a plain directory; refusing to archive into it",
+                    file=h.name(ARCHIVE_DIR),
+                )
+            ]
+        )
+    with h.sub(ARCHIVE_DIR, create=create) as base:
+        yield base
+
+
+def _make_folder(base: HeldDir, stem: str) -> str:
+    name, n = stem, 1
+    while True:
+        try:
+            base.mkdir(name)
+            return name
+        except FileExistsError:
+            n += 1
+            name = f"{stem}-{n}"
+
+
+def _move_all(h: HeldDir, target: HeldDir, names: list[str], base: HeldDir, made: str) -> None:
+    """Rename every name into ``target``, or none: on a failure the files already moved go
+    back, the empty folder is removed, and the refusal says nothing was archived."""
+    moved: list[str] = []
+    try:
+        for entry in names:
+            h.replace(entry, entry, into=target)  # same file system: a rename, atomic
+            moved.append(entry)
+    except OSError as exc:
+        back_failed = []
+        for entry in reversed(moved):
+            try:
+                target.replace(entry, entry, into=h)
+            except OSError:
+                back_failed.append(entry)
+        if not back_failed:
+            with contextlib.suppress(OSError):
+                base.rmdir(made)
+        where = (
+            "the session is as it was"
+            if not back_failed
+            else f"{', '.join(back_failed)} could not be moved back from .archive/{made}"
+        )
+        raise StoreError(
+            [
+                diag(
+                    "SR164",
+                    f"{exc.filename or entry} could not be archived: {exc.strerror or exc}; "
+                    f"nothing was archived ({where})",
+                    file=h.name(entry),
+                )
+            ]
+        ) from None
+
+
+def _prune_held(h: HeldDir, keep: int, *, now: datetime | None, made: str | None) -> list[str]:
+    """Delete the oldest archives beyond ``keep``: only folders named as this module names
+    them (a stamp, ``_``, a label), stamped no later than ``now``, plain directories (not
+    links), and never ``made`` (the folder this command has just made, which counts as one
+    of the ``keep``)."""
+    if keep < 0:
         return []
-    archives = sorted(
-        p.name for p in base.iterdir() if p.is_dir() and not p.is_symlink() and _NAME.match(p.name)
-    )
-    doomed = archives[: max(0, len(archives) - keep)]
-    for name in doomed:
-        shutil.rmtree(base / name)
+    st = h.stat(ARCHIVE_DIR)
+    if st is None or not stat.S_ISDIR(st.st_mode):
+        return []
+    latest = now.strftime(_STAMP) if now is not None else None
+    with h.sub(ARCHIVE_DIR) as base:
+        candidates = []
+        for n in base.listdir():
+            m = _NAME.match(n)
+            if m is None or n == made or (latest is not None and m.group(1) > latest):
+                continue
+            try:
+                lst = base.stat(n)
+            except OSError:
+                continue
+            if lst is not None and stat.S_ISDIR(lst.st_mode):
+                candidates.append(n)
+        candidates.sort()
+        room = keep - (1 if made is not None else 0)
+        doomed = candidates[: max(0, len(candidates) - max(room, 0))]
+        for name in doomed:
+            base.rmtree(name)
+        if doomed:
+            base.fsync()
     return doomed

@@ -202,6 +202,16 @@ def load_config(start: str | os.PathLike[str] | None = None) -> Config:
         values[k] = v
     if "docs_url" in values and not absolute_url(values["docs_url"]):
         raise ConfigError(diag("SR405", "docs_url must be an absolute http(s) URL", file=str(path)))
+    if values.get("archive_keep", 1) < 1:
+        # 0 would prune the archive a command has just made (issue 25, finding 1)
+        raise ConfigError(
+            diag(
+                "SR405",
+                f"archive_keep must be 1 or more (got {values['archive_keep']}): the archive "
+                "a command makes is always kept",
+                file=str(path),
+            )
+        )
     wf = values.get("workflow")
     if wf and (wf.endswith((".yaml", ".yml")) or "/" in wf):
         target = path.parent / wf

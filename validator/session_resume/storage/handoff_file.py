@@ -11,18 +11,23 @@ from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.handoff_rules import HANDOFF, MAX_HANDOFF_BYTES, check_handoff_text
 from session_resume.core.jsonread import parse_json_bytes
 from session_resume.core.timeutil import parse_ts
-from session_resume.storage.fileio import read_limited
+from session_resume.storage.held import HeldDir, StoreError
 
 
 def check_session_handoff(session_dir: str | os.PathLike[str]) -> list[Diagnostic]:
     """Check the session directory's ``00-handoff.md`` against its state (I/O shell);
-    nothing to say when there is no handoff."""
+    nothing to say when there is no handoff. Both are read relative to the session directory
+    held (a link is followed only inside it)."""
     d = Path(session_dir)
-    path = d / HANDOFF
-    if not os.path.lexists(path):
-        return []
-    name = str(path)
-    res = read_limited(path, max_size=MAX_HANDOFF_BYTES, root=d)
+    name = str(d / HANDOFF)
+    try:
+        with HeldDir.at(d, d) as h:
+            if not h.exists(HANDOFF):
+                return []
+            res = h.read_limited(HANDOFF, max_size=MAX_HANDOFF_BYTES)
+            state = h.read_limited("00-session-state.json")
+    except StoreError:
+        return []  # no directory to hold: no handoff either
     if res.data is None:
         why = "; ".join(x.message for x in res.diagnostics) or "cannot read it"
         return [diag("SR600", f"the handoff cannot be read: {why}", file=name)]
@@ -32,7 +37,6 @@ def check_session_handoff(session_dir: str | os.PathLike[str]) -> list[Diagnosti
         return [diag("SR600", f"the handoff is not UTF-8 (byte {exc.start})", file=name)]
     state_updated = None
     project = None
-    state = read_limited(d / "00-session-state.json", root=d)
     if state.data is not None:
         parsed = parse_json_bytes(state.data)
         if isinstance(parsed.value, dict) and not parsed.corrupt:

@@ -9,7 +9,6 @@ import errno
 import json
 import os
 import stat
-from pathlib import Path
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
@@ -17,7 +16,8 @@ from session_resume.core.jsonread import parse_json_bytes
 from session_resume.core.lease import SENTINEL, hostname
 from session_resume.core.timeutil import parse_ts
 from session_resume.storage import fileio
-from session_resume.storage.store import StoreError
+from session_resume.storage import held as held_mod
+from session_resume.storage.held import HeldDir, StoreError
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -35,17 +35,33 @@ def _not_regular(path: str) -> list[Diagnostic]:
     return [diag("SR510", "the sentinel is not a regular file", file=path)]
 
 
-def read(session_dir: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
+def read(
+    session_dir: str | os.PathLike[str] | HeldDir,
+    root: str | os.PathLike[str] | None = None,
+) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
     """The lease as found: None when there is no file; an object, possibly without a usable
     ``heartbeat`` (``{}`` when it is not a JSON object at all), which :func:`lease_state`
-    then judges ``unreadable`` (SR510) rather than mistaking it for no lease."""
-    path = os.path.join(os.fspath(session_dir), SENTINEL)
+    then judges ``unreadable`` (SR510) rather than mistaking it for no lease.
+    ``session_dir``: the held directory, or a path (the command's own held directory, else
+    held now: walked from ``root``, or, without one, opened as named)."""
+    if not isinstance(session_dir, HeldDir):
+        try:
+            with held_mod.using(session_dir, root if root is not None else session_dir) as h:
+                return read(h)
+        except StoreError as exc:
+            if all(d.code == "SR100" for d in exc.diagnostics):
+                return None, []  # no directory: no lease
+            path = os.path.join(os.fspath(session_dir), SENTINEL)
+            why = "; ".join(d.message for d in exc.diagnostics)
+            return {}, [diag("SR510", f"cannot read the sentinel: {why}", file=path)]
+    h = session_dir
+    path = h.name(SENTINEL)
     if not hasattr(os, "O_NOFOLLOW") and os.path.islink(path):  # Windows: ask first
         return {}, _not_regular(path)
     try:
         # One open that never follows a link (ELOOP) nor blocks on a FIFO, then fstat: no
         # gap between a check of the path and the read for another file to take its place.
-        fd = os.open(path, fileio.READ_NOFOLLOW)
+        fd = h.open(SENTINEL, fileio.READ_NOFOLLOW)
     except FileNotFoundError:
         return None, []
     except OSError as exc:
@@ -79,15 +95,18 @@ def read(session_dir: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, li
     return value, []
 
 
-def write(session_dir: str | os.PathLike[str], sentinel: dict[str, Any]) -> None:
+def write(session_dir: str | os.PathLike[str] | HeldDir, sentinel: dict[str, Any]) -> None:
     """Atomic replace (temp file + rename), never following a link. Not fsynced: a power loss
     ends every process the lease speaks for, and what it leaves (the previous heartbeat, or
     an unreadable sentinel: SR510, a warning) says no more than the truth (docs/spec.md §7);
     a write moment's fsyncs are the state's and the worklog's."""
     data = (json.dumps(sentinel, indent=2) + "\n").encode()
-    path = Path(session_dir) / SENTINEL
+    if not isinstance(session_dir, HeldDir):
+        with held_mod.using(session_dir, session_dir) as h:
+            return write(h, sentinel)
+    path = session_dir.name(SENTINEL)
     try:
-        fileio.replace_file(path, data, prefix=TMP_PREFIX, durable=False)
+        session_dir.replace_file(SENTINEL, data, prefix=TMP_PREFIX, durable=False)
     except OSError as exc:  # disk full, read-only directory: coded, never a raw OSError
         raise StoreError(
             [
@@ -100,9 +119,12 @@ def write(session_dir: str | os.PathLike[str], sentinel: dict[str, Any]) -> None
         ) from None
 
 
-def remove(session_dir: str | os.PathLike[str]) -> bool:
+def remove(session_dir: str | os.PathLike[str] | HeldDir) -> bool:
+    if not isinstance(session_dir, HeldDir):
+        with held_mod.using(session_dir, session_dir) as h:
+            return remove(h)
     try:
-        os.unlink(Path(session_dir) / SENTINEL)
+        session_dir.unlink(SENTINEL)
         return True
     except FileNotFoundError:
         return False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from datetime import UTC, datetime
 from pathlib import Path
@@ -9,8 +10,11 @@ from pathlib import Path
 from session_resume.core.migration import repair_command
 from session_resume.core.resume_decision import Snapshot
 from session_resume.core.rules import path_problem
-from session_resume.storage import fileio, store, worklog
+from session_resume.storage import held as held_mod
 from session_resume.storage import lease_file as sentinel_mod
+from session_resume.storage import store, worklog
+from session_resume.storage.artifacts import ArtifactLookup
+from session_resume.storage.held import HeldDir
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -19,9 +23,11 @@ if TYPE_CHECKING:
 TAIL_EVENTS = 200  # enough to find the session's end; read from the end of the file
 
 
-def temp_files(session_dir: Path) -> tuple[str, ...]:
+def temp_files(session_dir: Path | HeldDir) -> tuple[str, ...]:
     try:
-        names = os.listdir(session_dir)
+        names = (
+            session_dir.listdir() if isinstance(session_dir, HeldDir) else os.listdir(session_dir)
+        )
     except OSError:
         return ()
     return tuple(
@@ -35,10 +41,27 @@ def take(
     root: str | os.PathLike[str] | None = None,
     last_events: int = 10,
 ) -> Snapshot:
+    """Everything the resume decision needs, read relative to the session directory held
+    once (walked from ``root``): the state, ``.bak``, lease, worklog tail and temp files."""
     d = Path(session_dir)
+    try:
+        h: HeldDir | None = HeldDir.at(d, root)
+    except store.StoreError:
+        h = None  # missing or refused: each reader below says so in its own terms
+    try:
+        with held_mod.holding(h, d) if h is not None else contextlib.nullcontext():
+            return _take(d, root, last_events, h)
+    finally:
+        if h is not None:
+            h.close()
+
+
+def _take(
+    d: Path, root: str | os.PathLike[str] | None, last_events: int, h: HeldDir | None
+) -> Snapshot:
     loaded = store.load(d, root=root)
-    sent, _ = sentinel_mod.read(d)
-    tail = worklog.read_tail(d / worklog.WORKLOG, TAIL_EVENTS)
+    sent, _ = sentinel_mod.read(h if h is not None else d)
+    tail = worklog.read_tail(d / worklog.WORKLOG, TAIL_EVENTS, held=h)
     ended = False
     if sent is not None:
         sid = sent.get("session")
@@ -51,13 +74,14 @@ def take(
     base = Path(root) if root is not None else Path.cwd()
     listed = doc if doc is not None else backup
     if listed is not None:
-        for st in listed.get("steps", {}).values():
-            if isinstance(st, dict):  # every step's: the briefing says which exist
-                for p in st.get("artifacts") or []:
-                    # Untrusted paths: an absolute or ../ path must not make resume reveal
-                    # whether a file outside the repository exists (it counts as missing).
-                    safe = isinstance(p, str) and path_problem(p) is None
-                    artifacts[p] = _mtime(base, d, p) if safe else None
+        with ArtifactLookup(base, d) as look:  # one fstatat per artifact (storage.artifacts)
+            for st in listed.get("steps", {}).values():
+                if isinstance(st, dict):  # every step's: the briefing says which exist
+                    for p in st.get("artifacts") or []:
+                        # Untrusted paths: an absolute or ../ path must not make resume reveal
+                        # whether a file outside the repository exists (it counts as missing).
+                        safe = isinstance(p, str) and path_problem(p) is None
+                        artifacts[p] = look.mtime(p) if safe else None
     return Snapshot(
         state_status=loaded.status,
         document=doc,
@@ -68,7 +92,7 @@ def take(
         owner_alive=sentinel_mod.owner_alive(sent),
         last_events=tuple(tail.events[-last_events:]),
         artifacts=artifacts,
-        temp_files=temp_files(d),
+        temp_files=temp_files(h if h is not None else d),
         session_rel=_relative(base, d),
         backup_document=backup,
         repair=_repair(loaded, d),
@@ -78,7 +102,11 @@ def take(
 def _backup_document(d: Path, root: str | os.PathLike[str] | None) -> dict[str, Any] | None:
     """The valid ``.bak`` beside a corrupt or missing state (for the crash report)."""
     s = store.session_of(d, root)
-    res = fileio.read_limited(s.bak, root=s.root)
+    try:
+        with held_mod.using(s.dir, s.root) as h:
+            res = h.read_limited(store.BAK)
+    except store.StoreError:
+        return None
     if res.data is None:
         return None
     loaded = store.classify(res.data, file=str(s.bak))
@@ -115,17 +143,3 @@ def _repair(loaded: store.Loaded, d: Path) -> str | None:
     if loaded.status != "invalid" or not isinstance(loaded.document, dict):
         return None
     return repair_command(loaded.document, now=datetime.now(UTC), project_hint=d.resolve().name)
-
-
-def _mtime(root: Path, session_dir: Path, rel: str) -> float | None:
-    candidates = [root / rel] + ([session_dir / rel] if "/" not in rel else [])
-    real_root = os.path.realpath(root)
-    for c in candidates:
-        real = os.path.realpath(c)
-        if os.path.commonpath([real, real_root]) != real_root:
-            continue  # a link out of the repository
-        try:
-            return os.stat(real).st_mtime
-        except OSError:
-            continue
-    return None

@@ -19,8 +19,9 @@ from session_resume.core.timeutil import format_ts
 from session_resume.core.versions import CURRENT
 from session_resume.core.workflow import DEFAULT_WORKFLOW, Workflow, load_workflow
 from session_resume.records import dataclass, field
-from session_resume.storage import fileio, worklog
-from session_resume.storage.fileio import read_limited
+from session_resume.storage import held as held_mod
+from session_resume.storage import worklog
+from session_resume.storage.held import HeldDir
 from session_resume.storage.store import (
     BAK,
     STATE,
@@ -33,6 +34,7 @@ from session_resume.storage.store import (
     check_write_paths,
     load,
     locked,
+    read_state,
     replace_state,
     serialize,
     session_of,
@@ -87,30 +89,20 @@ def recover(
         raise StoreError([diag("SR100", "the session directory does not exist", file=str(s.dir))])
     s.check_paths()
     _refuse_unreadable(s, load(s, root=s.root))  # before the lock file is created
-    with locked(s):
-        current = load(s, root=s.root)
+    with locked(s) as h:
+        current = read_state(s, held=h)
         _refuse_unreadable(s, current)
         if current.status not in ("corrupt", "absent"):
             return RecoverResult("none", diagnostics=current.diagnostics, document=current.document)
         kept = None
-        if current.status == "corrupt" and os.path.lexists(s.state):
-            kept_path = s.dir / f"{STATE}.corrupt-{_stamp(now)}"
-            n = 1
-            while os.path.lexists(kept_path):
-                n += 1
-                kept_path = s.dir / f"{STATE}.corrupt-{_stamp(now)}-{n}"
-            try:
-                os.link(s.state, kept_path, follow_symlinks=False)
-            except OSError:  # no hard links here: keep a copy (O_EXCL, never over a file)
-                staged = fileio.write_temp(s.dir, s.state.read_bytes(), TMP_PREFIX)
-                os.replace(staged, kept_path)
-            kept = kept_path.name
+        if current.status == "corrupt" and h.exists(STATE):
+            kept = _keep_corrupt(h, now)
         ts = format_ts(now)
-        backup = _backup(s, now)
+        backup, bak_bytes = _backup(s, now, h)
         if backup.document is not None:
             doc = backup.document
             # a 3.0 .bak is restored byte for byte, an older one migrated (docs/spec.md §5)
-            data = s.bak.read_bytes() if backup.migrated_from is None else serialize(doc)
+            data = bak_bytes if backup.migrated_from is None else serialize(doc)
             replace_state(s, data, rotate_backup=False)
             res = RecoverResult(
                 "restored_backup",
@@ -157,15 +149,38 @@ def recover(
         return res
 
 
-def _backup(s: Session, now: datetime) -> Backup:
-    """The ``.bak`` to restore (3.0, or an older state migrated), or why there is none."""
+def _keep_corrupt(h: HeldDir, now: datetime) -> str:
+    """Keep the corrupt state as ``*.corrupt-<stamp>`` (a hard link, else an O_EXCL copy
+    renamed to a name that is free), in the held directory; returns the name."""
+    stem = f"{STATE}.corrupt-{_stamp(now)}"
+    name, n = stem, 1
+    while h.exists(name):
+        n += 1
+        name = f"{stem}-{n}"
+    try:
+        os.link(STATE, name, src_dir_fd=h.fd, dst_dir_fd=h.fd, follow_symlinks=False)
+    except OSError:  # no hard links here: keep a copy (O_EXCL, never over a file)
+        res = h.read_limited(STATE)
+        if res.data is None:
+            raise StoreError(res.diagnostics) from None
+        staged = h.write_temp(res.data, TMP_PREFIX)
+        h.replace(staged, name)
+    return name
 
-    if not os.path.lexists(s.bak):
-        return Backup(None)  # none: nothing to say about it
-    res = read_limited(s.bak, root=s.root)
+
+def _backup(s: Session, now: datetime, h: HeldDir) -> tuple[Backup, bytes]:
+    """The ``.bak`` to restore (3.0, or an older state migrated) and its bytes, or why there
+    is none."""
+
+    if not h.exists(BAK):
+        return Backup(None), b""  # none: nothing to say about it
+    res = h.read_limited(BAK)
     if res.data is None:
-        return Backup(None, problems=res.diagnostics)
-    return usable_backup(res.data, now=now, project_hint=s.dir.resolve().name, file=str(s.bak))
+        return Backup(None, problems=res.diagnostics), b""
+    return (
+        usable_backup(res.data, now=now, project_hint=s.dir.resolve().name, file=str(s.bak)),
+        res.data,
+    )
 
 
 def _project_name(dir_name: str) -> str:
@@ -236,7 +251,11 @@ def migrate_session(
     wf = load_workflow(workflow) if isinstance(workflow, str) else workflow
     # --check and --dry-run only read: no lock (which would create a lock file).
     with locked(s) if write else contextlib.nullcontext():
-        res = read_limited(s.state, root=s.root)
+        try:
+            with held_mod.using(s.dir, s.root) as h:  # the locked one when writing
+                res = h.read_limited(STATE)
+        except StoreError as exc:
+            return MigrateOutcome(name, "refused", notes=exc.diagnostics)
         if res.data is None:
             return MigrateOutcome(name, "refused", notes=res.diagnostics)
         parsed = parse_json_bytes(res.data, file=name)

@@ -32,7 +32,8 @@ from session_resume.core.versions import CURRENT, is_known, is_newer_than_known,
 from session_resume.core.workflow import Workflow
 from session_resume.records import dataclass, field
 from session_resume.storage import fileio, known_ok
-from session_resume.storage.fileio import read_limited
+from session_resume.storage import held as held_mod
+from session_resume.storage.held import HeldDir, StoreError
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -45,12 +46,7 @@ TMP_PREFIX = "." + STATE + "."
 TMP_SUFFIX = fileio.TMP_SUFFIX
 
 
-class StoreError(Exception):
-    """An operation was refused; ``diagnostics`` say why (nothing was written)."""
-
-    def __init__(self, diagnostics: list[Diagnostic]):
-        super().__init__("; ".join(f"{d.code} {d.message}" for d in diagnostics))
-        self.diagnostics = diagnostics
+__all__ = ["StoreError"]  # defined in storage.held, raised by every layer above it
 
 
 class ConflictError(StoreError):
@@ -98,69 +94,20 @@ class Session:
     def lock_path(self) -> Path:
         return self.dir / LOCK
 
+    def hold(self, *, create: bool = False) -> HeldDir:
+        """The session directory held (:class:`~session_resume.storage.held.HeldDir`): walked
+        from ``root`` without following a link out of it; with ``create``, each missing
+        component made relative to its parent's descriptor. Raises :class:`StoreError`."""
+        return HeldDir.at(self.dir, self.root, create=create)
+
     def check_paths(self) -> None:
-        """Refuse a session directory, state or ``.bak`` that is a link leading out of root."""
-        root_real = os.path.realpath(self.root) if self.root is not None else None
-        problems = []
-        for p in (self.dir, self.state, self.bak, self.lock_path):
-            if os.path.islink(p):
-                target = os.path.realpath(p)
-                if root_real is None or not fileio.within(target, root_real):
-                    problems.append(
-                        diag(
-                            "SR105",
-                            f"{p.name} is a symbolic link to "
-                            f"{target!r}, outside the session's root; "
-                            "refusing to use it",
-                            file=str(p),
-                        )
-                    )
-        if root_real is not None and not problems:
-            # A directory named inside the root whose real path is outside it goes through
-            # a link somewhere on the way; one named outside the root was chosen explicitly.
-            root_abs = os.path.abspath(self.root)  # type: ignore[arg-type]
-            lexical = os.path.abspath(self.dir)
-            real = _real_dir_below(os.fspath(self.dir), root_abs, root_real)
-            if (
-                real is not None
-                and fileio.within(lexical, root_abs)
-                and not fileio.within(real, root_real)
-            ):
-                problems.append(
-                    diag(
-                        "SR105",
-                        f"the session directory resolves to {real!r} through a symbolic "
-                        "link, outside the session's root",
-                        file=str(self.dir),
-                    )
-                )
-        if problems:
-            raise StoreError(problems)
-
-
-def _real_dir_below(name: str, root_abs: str, root_real: str) -> str | None:
-    """``os.path.realpath(name)``, or None when nothing exists there.
-    Below the root only the components are checked for links (one ``lstat`` each): without
-    one, the real path is the root's real path and the same components, which saves
-    resolving the root's own path again on every write."""
-    lexical = os.path.abspath(name)
-    # Only a normalised name (no ".", "..", "//" or trailing separator, which resolve
-    # differently when a component is a link or a file) takes the short way.
-    if os.path.normpath(name) == name and fileio.within(lexical, root_abs):
-        rest = lexical[len(root_abs) :].lstrip(os.sep)
-        cur, plain = root_abs, True
-        for part in rest.split(os.sep) if rest else ():
-            cur = os.path.join(cur, part)
-            try:
-                mode = os.lstat(cur).st_mode
-            except OSError:
-                return None  # a missing component: the directory does not exist
-            if stat.S_ISLNK(mode):
-                plain = False
-                break
-        if plain:
-            return os.path.join(root_real, rest) if rest else root_real
-    return os.path.realpath(name) if os.path.exists(name) else None
+        """Refuse a session directory that cannot be held (a link out of the root on the
+        way, not a directory); a missing one is not refused (nothing to write through)."""
+        try:
+            self.hold().close()
+        except StoreError as exc:
+            if any(d.code != "SR100" for d in exc.diagnostics):
+                raise
 
 
 def session_of(
@@ -270,17 +217,28 @@ def load(
     """Read the session's state file; never raises for bad content."""
     s = session_of(session_dir, root)
     try:
-        s.check_paths()
+        with held_mod.using(s.dir, s.root) as h:
+            return read_state(s, max_size=max_size, held=h)
     except StoreError as exc:
+        if all(d.code == "SR100" for d in exc.diagnostics):  # no directory, so no state
+            return Loaded("absent")
         return Loaded("refused", diagnostics=exc.diagnostics)
-    return read_state(s, max_size=max_size)
 
 
-def read_state(s: Session, *, max_size: int = DEFAULT_MAX_SIZE, parse: bool = True) -> Loaded:
-    """:func:`load` after the session's path checks (the caller made them: ``save`` under
-    the lock, after :func:`locked` checked every path). Not ``parse``: a file this process
-    knows to be "ok" comes without its document, only its revision (``save``)."""
-    res = read_limited(s.state, max_size=max_size, root=s.root)
+def read_state(
+    s: Session,
+    *,
+    max_size: int = DEFAULT_MAX_SIZE,
+    parse: bool = True,
+    held: HeldDir | None = None,
+) -> Loaded:
+    """:func:`load` of the session directory ``held`` (default: the one the command holds,
+    else held now). Not ``parse``: a file this process knows to be "ok" comes without its
+    document, only its revision (``save``)."""
+    if held is None:
+        with held_mod.using(s.dir, s.root) as h:
+            return read_state(s, max_size=max_size, parse=parse, held=h)
+    res = held.read_limited(STATE, max_size=max_size)
     if res.data is not None:
         loaded = _classify_read(res.data, str(s.state), parse=parse)
     elif any(d.code == "SR100" for d in res.diagnostics):  # nothing there, not even a link
@@ -290,8 +248,8 @@ def read_state(s: Session, *, max_size: int = DEFAULT_MAX_SIZE, parse: bool = Tr
             "corrupt" if any(d.code == "SR112" for d in res.diagnostics) else "refused"
         )
         loaded = Loaded(status, diagnostics=res.diagnostics)
-    if loaded.status in ("corrupt", "absent") and os.path.lexists(s.bak):
-        bres = read_limited(s.bak, max_size=max_size, root=s.root)
+    if loaded.status in ("corrupt", "absent") and held.exists(BAK):
+        bres = held.read_limited(BAK, max_size=max_size)
         loaded.backup_usable = (
             bres.data is not None
             and usable_backup(bres.data, project_hint=s.dir.resolve().name).document is not None
@@ -344,66 +302,113 @@ def usable_backup(
 WRITTEN_FILES = (LOCK, SENTINEL, "00-worklog.jsonl", HANDOFF)
 
 
-def check_write_paths(s: Session) -> None:
-    """The session's path checks (:meth:`Session.check_paths`) and the path policy
-    (:func:`fileio.check_target`) for every file a writer opens: the lock, the lease, the
-    worklog and the handoff must be regular files or absent, never links out of the root.
-    Runs before anything is opened; raises :class:`StoreError` (SR105/SR103/SR102)."""
-    s.check_paths()
-    problems = [
-        d
-        for d in (
-            fileio.check_target(s.lock_path if n == LOCK else s.dir / n, s.root, write=True)
-            for n in WRITTEN_FILES
-        )
-        if d is not None
-    ]
+# The files written in place (appended to, or locked): refused when hard-linked (SR107).
+IN_PLACE_FILES = (LOCK, "00-worklog.jsonl")
+
+
+def check_write_paths(s: Session, held: HeldDir | None = None) -> None:
+    """The path policy for every file a writer opens in the held session directory: the
+    lock, the lease, the worklog and the handoff must be regular files or absent, never links
+    out of the root (SR105, SR103, SR102); the state and ``.bak`` never links out of the
+    root either (the rename would replace the link, but the refusal says what is wrong);
+    a file written in place (lock, worklog) has one
+    name only (SR107). Runs before anything is opened; raises :class:`StoreError`."""
+    if held is None:
+        with held_mod.using(s.dir, s.root) as h:
+            return check_write_paths(s, h)
+    problems = []
+    for name in (STATE, BAK, *WRITTEN_FILES):
+        # the state and .bak are only checked for links: what is in their place otherwise
+        # (a directory) is the write's own refusal to report (SR163, docs/spec.md §4)
+        problem = write_target_problem(held, name, links_only=name in (STATE, BAK))
+        if problem is not None:
+            problems.append(problem)
     if problems:
         raise StoreError(problems)
+    return None
+
+
+def write_target_problem(
+    held: HeldDir, name: str, *, links_only: bool = False
+) -> Diagnostic | None:
+    """Why ``name`` in ``held`` may not be written (None: it may): a link out of the root or
+    dangling, not a regular file (unless ``links_only``), a file written in place with another
+    name."""
+    try:
+        lst = held.stat(name)
+    except OSError as exc:
+        return diag("SR104", f"cannot stat: {exc.strerror}", file=held.name(name))
+    if lst is None:
+        return None
+    if stat.S_ISLNK(lst.st_mode):
+        _real, problem = held._link_target(name, held.name(name))
+        if problem is not None:
+            return problem
+        try:
+            lst = os.stat(name, dir_fd=held.fd)
+        except OSError as exc:
+            return diag("SR104", f"cannot stat: {exc.strerror}", file=held.name(name))
+    if links_only:
+        return None
+    if not stat.S_ISREG(lst.st_mode):
+        kind = "a directory" if stat.S_ISDIR(lst.st_mode) else "not a regular file"
+        return diag("SR102", f"{name} is {kind}; refusing to write it", file=held.name(name))
+    if name in IN_PLACE_FILES and lst.st_nlink > 1:
+        return diag(
+            "SR107",
+            f"{name} has {lst.st_nlink} names (a hard link); it is written in place, so the "
+            "other name's file would change too: refusing it",
+            file=held.name(name),
+        )
+    return None
 
 
 @contextlib.contextmanager
-def locked(s: Session, timeout: float = 30.0) -> Iterator[None]:
+def locked(s: Session, timeout: float = 30.0, *, create: bool = False) -> Iterator[HeldDir]:
     """The advisory lock for read-modify-write (a separate file: never the one replaced),
-    taken after the session's path checks (:func:`check_write_paths`). Failing to take it is
-    SR160 (timeout, or a lock path that cannot be a lock file)."""
-    check_write_paths(s)
-    stack = contextlib.ExitStack()
-    try:
-        stack.enter_context(fileio.lock_file(s.lock_path, timeout))
-    except fileio.LockBusy:
-        raise StoreError(
-            [
-                diag(
-                    "SR160",
-                    f"could not take the lock {s.lock_path.name} within {timeout:g} s",
-                    file=str(s.lock_path),
-                )
-            ]
-        ) from None
-    except OSError as exc:
-        raise StoreError(
-            [
-                diag(
-                    "SR160",
-                    f"cannot use {s.lock_path.name} as a lock file: {exc.strerror or exc}",
-                    file=str(s.lock_path),
-                )
-            ]
-        ) from None
-    with stack:
+    in the session directory held once for the whole block (yielded; every session file
+    operation inside the block goes through it), taken after the path policy
+    (:func:`check_write_paths`). ``create``: make the session directory's missing components
+    (relative to their held parents). Failing to take the lock is SR160 (timeout, or a lock
+    path that cannot be a lock file)."""
+    with s.hold(create=create) as h, held_mod.holding(h, s.dir):
+        check_write_paths(s, h)
+        stack = contextlib.ExitStack()
         try:
-            yield
-        except OSError as exc:  # a lease or worklog write of a session command
+            stack.enter_context(h.lock(LOCK, timeout))
+        except held_mod.LockBusy:
             raise StoreError(
                 [
                     diag(
-                        "SR164",
-                        f"a session file could not be written: {exc.strerror or exc}",
-                        file=str(exc.filename or s.dir),
+                        "SR160",
+                        f"could not take the lock {LOCK} within {timeout:g} s",
+                        file=str(s.lock_path),
                     )
                 ]
             ) from None
+        except OSError as exc:
+            raise StoreError(
+                [
+                    diag(
+                        "SR160",
+                        f"cannot use {LOCK} as a lock file: {exc.strerror or exc}",
+                        file=str(s.lock_path),
+                    )
+                ]
+            ) from None
+        with stack:
+            try:
+                yield h
+            except OSError as exc:  # a lease or worklog write of a session command
+                raise StoreError(
+                    [
+                        diag(
+                            "SR164",
+                            f"a session file could not be written: {exc.strerror or exc}",
+                            file=str(exc.filename or s.dir),
+                        )
+                    ]
+                ) from None
 
 
 def serialize(doc: dict[str, Any]) -> bytes:
@@ -423,37 +428,50 @@ def replace_state(
     rotate_backup: bool,
     always_backup: bool = False,
     current_valid: bool | None = None,
+    held: HeldDir | None = None,
 ) -> None:
-    """Replace the state with ``data``. With ``rotate_backup`` the current file becomes
-    ``.bak`` if it is a valid state (or, with ``always_backup``, if it exists at all: the
-    pre-migration file is kept whatever its quality). ``current_valid``: the caller already
-    classified the current file under the lock (saves reading it again)."""
+    """Replace the state with ``data`` in the session directory ``held`` (default: the one
+    the command holds). With ``rotate_backup`` the current file becomes ``.bak`` if it is a
+    valid state (or, with ``always_backup``, if it exists at all: the pre-migration file is
+    kept whatever its quality). ``current_valid``: the caller already classified the current
+    file under the lock (saves reading it again). Data over the read limit is refused
+    (SR166) before anything is written."""
+    if held is None:
+        with held_mod.using(s.dir, s.root) as h:
+            return replace_state(
+                s,
+                data,
+                rotate_backup=rotate_backup,
+                always_backup=always_backup,
+                current_valid=current_valid,
+                held=h,
+            )
+    check_size(s, data)
+    h = held
     try:
-        tmp = fileio.write_temp(s.dir, data, TMP_PREFIX)
+        tmp = h.write_temp(data, TMP_PREFIX)
     except OSError as exc:  # disk full, read-only, a directory in the way: nothing changed
         raise StoreError([_write_failed(s, exc)]) from None
     try:
-        if rotate_backup and _is_regular_file(s.state):
+        if rotate_backup and h.is_regular(STATE):
             if always_backup:
                 keep = True
             elif current_valid is not None:
                 keep = current_valid
             else:
-                current = read_limited(s.state, root=s.root)
+                current = h.read_limited(STATE)
                 keep = current.data is not None and is_valid_state_bytes(current.data)
             if keep:
-                fileio.keep_as(s.state, s.bak, prefix=TMP_PREFIX)
-        fileio.retry(os.replace, tmp, s.state)
+                h.keep_as(STATE, BAK, prefix=TMP_PREFIX)
+        h.replace(tmp, STATE)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        h.discard(tmp)
         raise StoreError([_write_failed(s, exc)]) from None
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        h.discard(tmp)
         raise
     try:
-        fileio.fsync_dir(s.dir)
+        h.fsync()
     except OSError as exc:  # the new state is in place: say so, never a raw OSError
         raise StoreError(
             [
@@ -465,14 +483,23 @@ def replace_state(
                 )
             ]
         ) from None
+    return None
 
 
-def _is_regular_file(path: Path) -> bool:
-    """A regular file that is not a link (one ``lstat``)."""
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
+def check_size(s: Session, data: bytes, max_size: int = DEFAULT_MAX_SIZE) -> None:
+    """Refuse (SR166) a state the reader would refuse as too large (SR112): written, it would
+    make every later command call the session corrupt."""
+    if len(data) > max_size:
+        raise StoreError(
+            [
+                diag(
+                    "SR166",
+                    f"the new state would be {len(data)} bytes, over the read limit of "
+                    f"{max_size}; nothing was written",
+                    file=str(s.state),
+                )
+            ]
+        )
 
 
 def _write_failed(s: Session, exc: OSError) -> Diagnostic:
@@ -519,8 +546,8 @@ def save(
     (a write's lease heartbeat: one lock per write moment).
     """
     s = session_of(session_dir, root)
-    with locked(s, lock_timeout):  # the path checks first (check_write_paths)
-        current = read_state(s, parse=False)  # its status and revision are all save() needs
+    with locked(s, lock_timeout), held_mod.using(s.dir, s.root) as h:  # the one locked
+        current = read_state(s, parse=False, held=h)  # its status and revision are all save() needs
         if current.status == "absent" and current.backup_usable:
             # Writing now would rotate the new state over the only good copy.
             raise StoreError(
@@ -561,8 +588,9 @@ def save(
         # here, once) is validated, written and remembered.
         new = {**doc, "updated": format_ts(now), "revision": on_disk + 1}
         data = serialize(new)
+        check_size(s, data)
         checked = check_writable(new, workflow, now, str(s.state), data=data)
-        replace_state(s, data, rotate_backup=True, current_valid=current.status == "ok")
+        replace_state(s, data, rotate_backup=True, current_valid=current.status == "ok", held=h)
         if not checked.report.diagnostics:  # no finding: it classifies "ok" without findings
             known_ok.remember(str(s.state), data, new["revision"])
         record = None
@@ -572,7 +600,7 @@ def save(
 
             try:
                 record = worklog.append(
-                    s.dir,
+                    h,
                     event,
                     ts=format_ts(now),
                     session=session_id,

@@ -18,6 +18,8 @@ from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.limits import DEFAULT_MAX_SIZE
 from session_resume.records import dataclass, field
 from session_resume.storage import fileio
+from session_resume.storage import held as held_mod
+from session_resume.storage.held import HeldDir
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -84,12 +86,14 @@ def _parse_line(raw: bytes) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def read_tail(path: str | os.PathLike[str], n: int = 10) -> Tail:
-    """The last ``n`` parseable events, reading backwards from the end in chunks."""
+def read_tail(path: str | os.PathLike[str], n: int = 10, *, held: HeldDir | None = None) -> Tail:
+    """The last ``n`` parseable events, reading backwards from the end in chunks. ``held``:
+    the session directory held (the worklog is opened by name inside it; ``path`` names it
+    in messages)."""
     out = Tail()
     name = os.fspath(path)
     try:
-        fd = os.open(name, _READ_FLAGS)
+        fd = held.open(WORKLOG, _READ_FLAGS) if held is not None else os.open(name, _READ_FLAGS)
     except FileNotFoundError:
         return out
     except OSError as exc:
@@ -392,7 +396,7 @@ class NewEvent:
 
 
 def append(
-    session_dir: str | os.PathLike[str],
+    session_dir: str | os.PathLike[str] | HeldDir,
     event: str,
     *,
     ts: str,
@@ -406,23 +410,33 @@ def append(
 
 
 def append_many(
-    session_dir: str | os.PathLike[str], events: Sequence[NewEvent]
+    session_dir: str | os.PathLike[str] | HeldDir, events: Sequence[NewEvent]
 ) -> list[dict[str, Any]]:
     """Append ``events`` in order (the next ``seq`` numbers), one ``write()`` per record and
     one fsync for all. A torn last line is terminated first (its bytes are kept). Refuses
     (OSError) a worklog that is a link or not a regular file, or whose end cannot be read:
-    the new records would restart ``seq`` at 1. The caller holds the session lock."""
+    the new records would restart ``seq`` at 1, or that has another name (a hard link: the
+    other file would grow too). The caller holds the session lock; ``session_dir`` is the
+    held directory (or a path, held now: the command's own when it holds one)."""
     for ev in events:
         if ev.event not in EVENTS:
             raise ValueError(f"unknown worklog event {ev.event!r}")
     if not events:
         return []
-    path = os.path.join(os.fspath(session_dir), WORKLOG)
-    fd = os.open(path, _APPEND_FLAGS, 0o644)
+    if not isinstance(session_dir, HeldDir):
+        with held_mod.using(session_dir, session_dir) as h:  # as named, unless held
+            return append_many(h, events)
+    h = session_dir
+    path = h.name(WORKLOG)
+    fd = h.open(WORKLOG, _APPEND_FLAGS, 0o644)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):  # a FIFO or device: never written
             raise OSError(errno.EINVAL, "the worklog is not a regular file", path)
+        if st.st_nlink > 1:  # written in place: the other name's file would grow too
+            raise OSError(
+                errno.EMLINK, f"the worklog has {st.st_nlink} names (a hard link; SR107)", path
+            )
         size = st.st_size
         last_seq = newest_seq(fd, size)
         records = [_record(ev, last_seq + n) for n, ev in enumerate(events, start=1)]

@@ -9,6 +9,7 @@ from session_resume.cli.commands.common import (
     config_for,
     emit_json,
     now_from,
+    root_of,
 )
 from session_resume.services import maintenance
 from session_resume.storage.discovery import session_dir_of
@@ -36,7 +37,11 @@ def run(args: argparse.Namespace) -> int:
     cfg = config_for(args.root)
     keep = args.keep if args.keep is not None else cfg.archive_keep
     res = maintenance.archive(
-        session_dir_of(args.dir), now=now_from(args.now), keep=keep, prune_only=args.prune_only
+        session_dir_of(args.dir),
+        now=now_from(args.now),
+        keep=keep,
+        prune_only=args.prune_only,
+        root=root_of(args.root, cfg),
     )
     if args.format == "json":
         emit_json({"archived_to": res.archived_to, "moved": res.moved, "pruned": res.pruned})
