@@ -8,8 +8,8 @@ named by the pattern is a match, never a directory to search), visits each direc
 keeps to the directories the pattern can still match: linear in the tree, whatever the number of
 ``**`` and of links to ``.``, and each file listed once. A pattern whose fixed leading
 directories lie inside the repository root must resolve inside it (SR105): a pull request
-cannot make ``'agent-output/*/…'`` read outside the repository (docs/security.md, "Quoted
-globs")."""
+cannot make ``'agent-output/*/…'`` read outside the repository
+(docs/security.md, "Quoted globs")."""
 
 from __future__ import annotations
 
