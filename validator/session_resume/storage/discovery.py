@@ -9,7 +9,7 @@ keeps to the directories the pattern can still match: linear in the tree, whatev
 ``**`` and of links to ``.``, and each file listed once. A pattern whose fixed leading
 directories lie inside the repository root must resolve inside it (SR105): a pull request
 cannot make ``'agent-output/*/…'`` read outside the repository
-(docs/security.md, "Quoted globs")."""
+(docs/security.md §14)."""
 
 from __future__ import annotations
 
