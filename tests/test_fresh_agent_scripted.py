@@ -23,7 +23,10 @@ T0 = datetime(2026, 3, 2, 11, 0, tzinfo=UTC)
 
 
 class FreshAgent:
-    """A new chat: no memory, a stateless shell; one session directory."""
+    """A new chat: no memory, a stateless shell; one session directory. It follows the
+    answer's ``commands`` literally, in order: a command whose ``when`` is ``now`` at once; one
+    whose ``when`` is ``after <work>`` once it has done that work (its deliverable gets a
+    line naming the checkpoint); never one that needs the user's consent or a condition."""
 
     def __init__(self, repo: Path, d: Path, step: str | None = None) -> None:
         self.repo, self.d, self.step = repo, d, step
@@ -31,6 +34,8 @@ class FreshAgent:
         self.session: str | None = None
         self.followed: list[str] = []
         self.read: list[str] = []
+        self.worked: list[str] = []  # checkpoint ids whose work is done, in order
+        self.recorded: list[str] = []  # checkpoint ids written, in order
 
     def _cli(self, *argv: str) -> subprocess.CompletedProcess[str]:
         self.now += timedelta(minutes=1)
@@ -46,75 +51,102 @@ class FreshAgent:
         res = self._cli(*argv)
         assert res.returncode == 0, res.stdout + res.stderr
         out: dict[str, Any] = json.loads(res.stdout)
+        for e in out["reasons"] + out["warnings"]:  # every code carries its words
+            assert e["message"] and e["hint"], e
         return out
 
-    def follow(self, command: str) -> subprocess.CompletedProcess[str]:
-        """Run a suggested command exactly as printed."""
+    def follow(self, command: str, *extra: str) -> subprocess.CompletedProcess[str]:
+        """Run a suggested command exactly as printed (plus ``extra`` options)."""
         argv = shlex.split(command)
         assert argv[0] == "session-resume", command
-        res = self._cli(*argv[1:])
+        res = self._cli(*argv[1:], *extra)
         assert res.returncode == 0, f"{command}\n{res.stdout}{res.stderr}"
         self.followed.append(command)
+        if "--session" in argv and argv[1] not in ("resume", "report"):
+            self.session = argv[argv.index("--session") + 1]  # the session it took
         return res
 
-    def take_lease(self) -> None:
-        res = self._cli("session", "start", "--session-dir", str(self.d))
-        assert res.returncode == 0, res.stderr
-        self.session = res.stdout.strip()
+    def deliverable(self, key: str) -> str:
+        return f"{self.d.relative_to(self.repo).as_posix()}/step-{key}.md"
 
-    def work(self, key: str, checkpoint: str) -> str:
-        """The agent's own work towards ``checkpoint``: a deliverable, then the write."""
-        art = f"{self.d.relative_to(self.repo).as_posix()}/step-{key}.md"
-        with open(self.repo / art, "a") as fh:
-            fh.write(f"work up to {checkpoint}\n")
-        argv = ["checkpoint", key, checkpoint, "--artifact", art, "--session-dir", str(self.d)]
-        res = self._cli(*argv, *(["--session", self.session] if self.session else []))
-        assert res.returncode == 0, res.stderr
-        return art
+    def do_work(self, key: str, what: str) -> None:
+        """The agent's own work: a line in its deliverable."""
+        with open(self.repo / self.deliverable(key), "a") as fh:
+            fh.write(f"work: {what}\n")
+        self.worked.append(what)
 
-    def run_step(self, *, skip_optional: bool = False, limit: int = 20) -> dict[str, Any]:
+    def follow_plan(self, ans: dict[str, Any]) -> None:
+        """Every command in order, literally; the work its ``when`` names first."""
+        key = ans["step"]
+        for c in ans["commands"]:
+            when, argv = c["when"], shlex.split(c["run"])
+            if when.startswith("only"):
+                continue  # needs the user's consent or a condition this agent cannot meet
+            if self.session is not None and argv[1] not in ("resume", "recover", "migrate"):
+                assert argv[argv.index("--session") + 1] == self.session, c  # names it
+            extra: tuple[str, ...] = ()
+            if argv[1] == "checkpoint":
+                assert when.startswith("after "), c  # never "now": its work comes first
+                self.do_work(key, argv[3])
+                extra = ("--artifact", self.deliverable(key))
+                self.recorded.append(argv[3])
+            elif argv[1] == "complete":
+                assert when.startswith("after "), c
+            self.follow(c["run"], *extra)
+
+    def run_step(self, *, skip_optional: bool = False, limit: int = 8) -> dict[str, Any]:
         """Act on the answers until the step the first answer names is complete (or
         skipped); returns the first answer."""
         first = None
-        key = None
         for _ in range(limit):
             ans = self.ask()
             first = first or ans
             action = ans["action"]
             if action in ("needs_recovery", "migrate_first"):
-                assert ans["briefing"] is None
-                self.follow(ans["commands"][0])
+                assert ans["briefing"] is None and ans["plan"] is None
+                assert [c["when"] for c in ans["commands"]][0] == "now"
+                self.follow(ans["commands"][0]["run"])  # then ask again, as the next says
                 continue
             assert action != "session_active", ans
-            b = ans["briefing"]
-            assert b is not None and b["step"] == ans["step"]
-            if key is None:
-                key = ans["step"]
-                if self.session is None:
-                    self.take_lease()
-            elif ans["step"] != key or action in ("offer_rerun", "workflow_complete"):
+            if action not in ("start", "restart_step", "resume_from_checkpoint", "continue_step"):
                 return first
+            b, plan = ans["briefing"], ans["plan"]
+            assert b is not None and plan is not None and plan["step"] == ans["step"]
             for f in b["load"]:  # read exactly what the briefing says
                 assert (self.repo / f["path"]).is_file(), f
                 self.read.append(f["path"])
-            if action in ("start", "restart_step"):
-                skip = [c for c in ans["commands"] if " skip " in c]
-                if skip_optional and b["optional"]:
-                    self.follow(skip[0])
-                    return first
-                nxt = b["next_checkpoint"]["id"]
-                self.follow(ans["commands"][0])
-                self.work(key, nxt)
-            elif action == "resume_from_checkpoint":
-                cmd = ans["commands"][0]
-                if " checkpoint " in cmd:
-                    self.work(key, b["next_checkpoint"]["id"])
-                else:
-                    self.follow(cmd)  # complete
-                    return first
-            else:
-                raise AssertionError(f"unexpected action {action}: {ans}")
+            # the plan's checkpoints are what the commands record, in the same order
+            planned = [c["id"] for c in plan["checkpoints"]]
+            in_commands = [
+                shlex.split(c["run"])[3] for c in ans["commands"] if " checkpoint " in c["run"]
+            ]
+            assert in_commands == planned
+            if skip_optional and plan["optional"]:
+                self.follow(ans["alternatives"][0]["run"])
+                return first
+            self.follow_plan(ans)
+            return first
         raise AssertionError("the agent did not finish its step")
+
+    def assert_no_early_checkpoint(self) -> None:
+        """Every checkpoint the agent recorded had its work done first, and the worklog holds
+        them in the order of the work."""
+        assert self.recorded == self.worked
+        events = [
+            json.loads(line)
+            for line in (self.d / "00-worklog.jsonl").read_text().splitlines()
+            if line.strip()
+        ]
+        mine = [e["sub_step"] for e in events if e["event"] == "checkpoint"]
+        assert mine[-len(self.recorded) :] == self.recorded if self.recorded else True
+        for cp in self.recorded:  # its work is in the deliverable
+            text = (self.repo / self.deliverable(self.state_key())).read_text()
+            assert f"work: {cp}" in text
+
+    def state_key(self) -> str:
+        return next(
+            k for k, s in self.state()["steps"].items() if any("step-" in a for a in s["artifacts"])
+        )
 
     def assert_valid(self) -> None:
         res = run_cli("validate", str(self.d), "--strict", cwd=self.repo)
@@ -233,12 +265,19 @@ def test_another_live_session_is_left_alone(tmp_path: Path) -> None:
     agent = FreshAgent(repo, d)
     agent.session = "mine"
     ans = agent.ask()
-    assert (ans["action"], ans["reasons"], ans["briefing"]) == ("session_active", ["SR511"], None)
+    codes = [r["code"] for r in ans["reasons"]]
+    assert (ans["action"], codes, ans["briefing"]) == ("session_active", ["SR511"], None)
     assert ans["lease"]["session"] == "other"
-    # the agent writes nothing; the suggested command is an explicit, logged takeover
-    assert ans["commands"] == [
-        "session-resume session start --takeover --project demo --session mine"
+    # the agent writes nothing: every command needs a condition or the user's consent
+    assert [c["when"] for c in ans["commands"]] == [
+        "only if session other is yours (your `session start` printed it)",
+        "only with the user's consent",
     ]
+    assert ans["commands"][1]["run"] == (
+        "session-resume session start --takeover --project demo --session mine"
+    )
+    agent.follow_plan(ans)  # a literal agent runs none of them
+    assert agent.followed == []
     assert (d / store.STATE).read_bytes() == before
     # the other session ends: now the agent resumes
     res = run_cli(
@@ -283,8 +322,9 @@ def test_gate_handover_is_a_start_of_the_step(tmp_path: Path) -> None:
     agent = FreshAgent(repo, d)
     agent.now = T0 + timedelta(hours=2)
     first = agent.run_step()
-    assert (first["action"], first["step"], first["reasons"]) == ("start", "3", ["SR712"])
-    assert "SR512" in first["warnings"]  # the previous chat left its lease
+    codes = [r["code"] for r in first["reasons"]]
+    assert (first["action"], first["step"], codes) == ("start", "3", ["SR712"])
+    assert "SR512" in [w["code"] for w in first["warnings"]]  # the previous chat left its lease
     b = first["briefing"]
     assert b["optional"] is True and b["last_checkpoint"] is None
     assert b["next_checkpoint"]["id"] == "phase_1_prereqs"
@@ -302,10 +342,106 @@ def test_optional_next_step_is_skipped_with_the_suggested_command(tmp_path: Path
     agent.now = T0 + timedelta(hours=2)
     first = agent.run_step(skip_optional=True)
     assert (first["action"], first["step"]) == ("start", "3")
-    assert any(c.startswith("session-resume skip 3 ") for c in first["commands"])
+    assert not any(" skip " in c["run"] for c in first["commands"])
+    assert first["alternatives"][0]["run"].startswith("session-resume skip 3 ")
     assert agent.state()["steps"]["3"]["status"] == "skipped"
     ans = agent.ask()
     assert (ans["action"], ans["step"]) == ("start", "3_5")
     assert ans["briefing"]["optional"] is False
-    assert not [c for c in ans["commands"] if " skip " in c]
+    assert not [c for c in ans["commands"] + ans["alternatives"] if " skip " in c["run"]]
+    agent.assert_valid()
+
+
+def test_mid_step_resume_records_nothing_before_its_work(tmp_path: Path) -> None:
+    repo, d = _repo(tmp_path)
+    _seed(d)
+    (d / "02-architecture-assessment.md").write_text("draft\n")
+    doc = json.loads((d / store.STATE).read_text())
+    doc["steps"]["2"]["artifacts"] = ["agent-output/demo/02-architecture-assessment.md"]
+    (d / store.STATE).write_bytes(dump(doc))
+    agent = FreshAgent(repo, d)
+    first = agent.run_step()
+    assert first["action"] == "resume_from_checkpoint" and first["warnings"] == []
+    plan = first["plan"]
+    assert [c["id"] for c in plan["checkpoints"]] == [
+        "phase_3_cost",
+        "phase_4_challenger",
+        "phase_5_artifact",
+    ]
+    assert plan["review_audit"]["passes"] == 2 and plan["gate"]["id"] == "Gate 2"
+    assert plan["next_step"]["key"] == "3" and plan["next_step"]["optional"] is True
+    # the partial deliverable first, then the requirements: the state costs no budget
+    assert [f["path"] for f in first["briefing"]["load"]] == [
+        "agent-output/demo/02-architecture-assessment.md",
+        "agent-output/demo/01-requirements.md",
+    ]
+    agent.assert_no_early_checkpoint()
+    state = agent.state()
+    assert state["steps"]["2"]["status"] == "complete"
+    assert state["review_audit"]["step_2"]["passes_executed"] == 2
+    assert not (d / "00-session.active").exists()  # the last command ended the session
+    agent.assert_valid()
+
+
+def test_missing_partial_deliverable_is_a_coded_warning(tmp_path: Path) -> None:
+    repo, d = _repo(tmp_path)
+    doc = _seed(d)
+    doc["steps"]["2"]["artifacts"] = ["agent-output/demo/02-architecture-assessment.md"]
+    (d / store.STATE).write_bytes(dump(doc))
+    agent = FreshAgent(repo, d)
+    first = agent.run_step()
+    (w,) = [w for w in first["warnings"] if w["code"] == "SR714"]
+    assert "02-architecture-assessment.md" in w["message"] and "phase_2_waf" in w["hint"]
+    assert first["briefing"]["load"] == [
+        {"path": "agent-output/demo/01-requirements.md", "why": ANY_WHY}
+    ] or [f["path"] for f in first["briefing"]["load"]] == ["agent-output/demo/01-requirements.md"]
+    agent.assert_no_early_checkpoint()
+    assert agent.state()["steps"]["2"]["status"] == "complete"
+    agent.assert_valid()
+
+
+ANY_WHY = "startup input of this step (workflow budget)"
+
+
+def test_own_session_without_session_is_told_how_to_know(tmp_path: Path) -> None:
+    """The agent takes the session (the plan's first command), then asks again forgetting
+    `--session`: its own lease looks live; the answer names the id to check, and asked with
+    it, the step goes on (no loop, no self-takeover)."""
+    repo, d = _repo(tmp_path)
+    _seed(d)
+    agent = FreshAgent(repo, d, step="2")
+    ans = agent.ask()
+    agent.follow(ans["commands"][0]["run"])  # session start --session ID
+    mine = agent.session
+    agent.session = None  # forgets to pass it
+    again = agent.ask()
+    assert again["action"] == "session_active"
+    assert mine is not None and f"--session {mine}" in again["reasons"][0]["hint"]
+    assert again["commands"][0]["run"].endswith(f"--session {mine}")
+    agent.session = mine  # the id its own `session start` printed
+    first = agent.run_step()
+    assert first["action"] == "resume_from_checkpoint"
+    assert first["commands"][0]["run"].startswith("session-resume checkpoint 2 ")
+    agent.assert_no_early_checkpoint()
+    assert agent.state()["steps"]["2"]["status"] == "complete"
+    agent.assert_valid()
+
+
+def test_resume_right_after_own_start_continues(tmp_path: Path) -> None:
+    repo, d = _repo(tmp_path)
+    doc = _seed(d)
+    doc["steps"]["2"].update(status="pending", sub_step=None, started=None)
+    doc["current_step"] = 1
+    (d / store.STATE).write_bytes(dump(doc))
+    agent = FreshAgent(repo, d, step="2")
+    ans = agent.ask()
+    assert ans["action"] == "start"
+    agent.follow(ans["commands"][0]["run"])  # session start
+    agent.follow(ans["commands"][1]["run"])  # start 2
+    again = agent.ask()  # with --session: continue, never a second start
+    assert (again["action"], [r["code"] for r in again["reasons"]]) == ("continue_step", ["SR713"])
+    assert not [c for c in again["commands"] if shlex.split(c["run"])[1] == "start"]
+    agent.run_step()
+    assert agent.state()["steps"]["2"]["attempts"] == 1
+    agent.assert_no_early_checkpoint()
     agent.assert_valid()

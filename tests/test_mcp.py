@@ -298,9 +298,10 @@ def test_whole_life_cycle(tmp_path: Path) -> None:
             lease = json.loads((d / SENTINEL).read_text())
             assert lease["pid"] != os.getpid() and lease["session"].startswith("mcp-")
             resumed = await c.call_tool("resume", {"project": "demo", "step": "3"})
-            # step 3 was handed over at a gate (the transition) and did no work yet: a start
-            assert resumed.structured_content["action"] == "start"
-            assert resumed.structured_content["reasons"] == ["SR712"]
+            # step 3 was started at the gate (the transition) by this server's own live
+            # session and did no work yet: continue it (first checkpoint next), never a loop
+            assert resumed.structured_content["action"] == "continue_step"
+            assert [r["code"] for r in resumed.structured_content["reasons"]] == ["SR713"]
             assert resumed.structured_content["lease"]["state"] == "live"
             end = await c.call_tool("session_end", {"project": "demo"})
             assert end.structured_content["action"] == "ended"

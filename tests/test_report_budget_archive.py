@@ -77,13 +77,18 @@ def test_report_on_crashed_session(session_dir: Path) -> None:
         },
     ]
     assert rep["recommended"]["action"] == "resume_from_checkpoint"
-    assert rep["recommended"]["commands"] == [
-        "session-resume checkpoint 2 phase_3_cost "
-        "--artifact agent-output/demo/02-architecture-assessment.md --project demo"
+    sid = rep["recommended"]["commands"][0]["run"].split()[-1]
+    assert rep["recommended"]["commands"][:2] == [
+        {"run": f"session-resume session start --project demo --session {sid}", "when": "now"},
+        {
+            "run": f"session-resume checkpoint 2 phase_3_cost --project demo --session {sid}",
+            "when": "after cost estimate produced by the cost subagent",
+        },
     ]
     assert len(rep["steps"]) == 8
     text = run_cli("report", str(session_dir), "--now", NOW, cwd=root).stdout
-    assert "CRASHED: session s-7" in text and "run: session-resume checkpoint 2" in text
+    assert "CRASHED: session s-7" in text and "session-resume checkpoint 2 phase_3_cost" in text
+    assert "None" not in text
 
 
 def test_report_on_healthy_session(session_dir: Path) -> None:

@@ -28,7 +28,7 @@ def _diags(diags: list[Diagnostic]) -> list[dict[str, Any]]:
 
 
 def do_resume(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
-    """The resume decision (schema/decision/1.json), as this server's session: its own lease
+    """The resume decision (schema/decision/2.json), as this server's session: its own lease
     is not another live session."""
     return resume_service.resume(
         rt.session_dir(a),

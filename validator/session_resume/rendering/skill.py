@@ -93,6 +93,12 @@ ACTION_DOCS: dict[str, tuple[str, str, str]] = {
         "optional step (`briefing.optional`) may be skipped instead: `session-resume skip "
         'STEP --reason "TEXT" --project PROJECT` (listed in `commands`).',
     ),
+    "continue_step": (
+        "SR713",
+        "The live session asking (named with `--session`) just started the step and recorded "
+        "no checkpoint.",
+        "Do not start it again: do the first checkpoint's work, then run its write.",
+    ),
     "restart_step": (
         "SR702",
         "The step is in progress without a checkpoint.",
