@@ -445,3 +445,43 @@ def test_resume_right_after_own_start_continues(tmp_path: Path) -> None:
     assert agent.state()["steps"]["2"]["attempts"] == 1
     agent.assert_no_early_checkpoint()
     agent.assert_valid()
+
+
+def _plain(repo: Path, now: datetime, *argv: str) -> subprocess.CompletedProcess[str]:
+    """A person at a shell, as the README's Quick start: no `session start`, no session."""
+    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    res = run_cli(*argv, "--now", stamp, cwd=repo, env={"SESSION_RESUME_SESSION": ""})
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res
+
+
+def test_an_implicit_lease_gone_quiet_is_idle_not_a_crash(tmp_path: Path) -> None:
+    """Issue 27 point 5: writes naming no session take an implicit lease; silent, it is idle
+    (no crash report, no SR512), and the next write goes on with it without "took over"."""
+    repo, d = _repo(tmp_path)
+    p = ("--project", "demo")
+    _plain(repo, T0, "init", "demo")
+    _plain(repo, T0, "start", "1", *p)
+    later = T0 + timedelta(minutes=10)
+    rep = json.loads(_plain(repo, later, "report", "agent-output/demo", "--format", "json").stdout)
+    assert rep["crashed"] is False and rep["lease"]["state"] == "idle"
+    text = _plain(repo, later, "report", "agent-output/demo").stdout
+    assert "CRASHED" not in text and "None" not in text
+    ans = json.loads(_plain(repo, later, "resume", "agent-output/demo", "--format", "json").stdout)
+    assert "SR512" not in [w["code"] for w in ans["warnings"]] and ans["orphan"] is None
+    res = _plain(repo, later, "checkpoint", "1", "phase_1_discovery", *p)
+    assert "took over" not in res.stdout + res.stderr
+    events = [json.loads(x) for x in (d / "00-worklog.jsonl").read_text().splitlines()]
+    assert "takeover" not in [e["event"] for e in events]
+    assert len({e["session"] for e in events}) == 1  # one session throughout
+
+
+def test_an_explicit_session_gone_silent_is_still_an_orphan(tmp_path: Path) -> None:
+    repo, d = _repo(tmp_path)
+    p = ("--project", "demo")
+    _plain(repo, T0, "init", "demo")
+    _plain(repo, T0, "session", "start", *p, "--session", "chat-1")
+    _plain(repo, T0, "start", "1", *p, "--session", "chat-1")
+    later = T0 + timedelta(minutes=10)
+    rep = json.loads(_plain(repo, later, "report", "agent-output/demo", "--format", "json").stdout)
+    assert rep["crashed"] is True and rep["lease"]["state"] == "stale"
