@@ -15,6 +15,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from session_resume.storage import store
 
 from conftest import apex_state, dump, run_cli
@@ -485,3 +487,64 @@ def test_an_explicit_session_gone_silent_is_still_an_orphan(tmp_path: Path) -> N
     later = T0 + timedelta(minutes=10)
     rep = json.loads(_plain(repo, later, "report", "agent-output/demo", "--format", "json").stdout)
     assert rep["crashed"] is True and rep["lease"]["state"] == "stale"
+
+
+def test_mid_step_resume_over_the_mcp_sdk_client(tmp_path: Path) -> None:
+    """The same agent over MCP: the answer's commands are this server's tool calls
+    ``{tool, arguments, when}``; it calls them in order, literally, the work first."""
+    pytest.importorskip("mcp", reason="the optional MCP SDK is not installed ('.[mcp]')")
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    repo, d = _repo(tmp_path)
+    _seed(d)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "session_resume", "mcp", "--root", str(repo)],
+        cwd=str(repo),
+    )
+    worked: list[str] = []
+    recorded: list[str] = []
+    art = "agent-output/demo/step-2.md"
+
+    async def go() -> dict[str, Any]:
+        async with Client(params, read_timeout_seconds=60) as c:
+            ans = (await c.call_tool("resume", {"project": "demo"})).structured_content
+            assert ans["action"] == "resume_from_checkpoint"
+            for e in ans["reasons"] + ans["warnings"]:
+                assert e["message"] and e["hint"] and "session-resume " not in e["hint"]
+            for call in ans["commands"]:
+                assert set(call) == {"tool", "arguments", "when"}, call
+                assert call["arguments"].get("project") == "demo" or call["tool"] == "resume"
+                if call["when"].startswith("only"):
+                    continue
+                args = dict(call["arguments"])
+                if call["tool"] == "checkpoint":
+                    assert call["when"].startswith("after "), call
+                    with open(repo / art, "a") as fh:  # the work, then its write
+                        fh.write(f"work: {args['sub_step']}\n")
+                    worked.append(args["sub_step"])
+                    args["artifacts"] = [art]
+                    recorded.append(args["sub_step"])
+                r = await c.call_tool(call["tool"], args)
+                assert not r.is_error, (call, r.content)
+            out: dict[str, Any] = ans
+            return out
+
+    ans = anyio.run(go)
+    # the server owns the session: no call names one, the first write takes the lease
+    assert [c["tool"] for c in ans["commands"]] == [
+        "checkpoint",
+        "checkpoint",
+        "checkpoint",
+        "review_audit",
+        "complete",
+        "session_end",
+    ]
+    assert all("session" not in c["arguments"] for c in ans["commands"])
+    assert recorded == worked == ["phase_3_cost", "phase_4_challenger", "phase_5_artifact"]
+    state = json.loads((d / store.STATE).read_text())
+    assert state["steps"]["2"]["status"] == "complete"
+    assert state["steps"]["2"]["artifacts"] == [art]
+    res = run_cli("validate", str(d), "--strict", cwd=repo)
+    assert res.returncode == 0, res.stdout + res.stderr

@@ -838,3 +838,29 @@ def test_the_fast_argument_check_agrees_with_the_reference(data: st.DataObject) 
     fast = mcp_tools._fast(name)(args)
     assert fast == schemas.reference_for(schema).is_valid(args), (name, args)
     assert (mcp_tools.check_arguments(name, args) == []) == fast
+
+
+def test_refusal_words_name_tools_not_cli_commands() -> None:
+    from session_resume.mcp.calls import tool_call, tool_text
+
+    said = tool_text(
+        "run `session-resume start 2` before recording checkpoints, or take over with "
+        "`session-resume session start --takeover` (logged)"
+    )
+    assert "session-resume" not in said
+    assert "the `start` tool" in said and "the `session_start` tool with `takeover: true`" in said
+    call = tool_call(
+        "session-resume review-audit 2 --complexity standard --passes-planned 2 "
+        "--passes-executed 2 --project demo --session s1",
+        {"project": "demo"},
+    )
+    assert call == {
+        "tool": "review_audit",
+        "arguments": {
+            "project": "demo",
+            "step": "2",
+            "complexity": "standard",
+            "passes_planned": 2,
+            "passes_executed": 2,
+        },
+    }
