@@ -548,3 +548,22 @@ def test_mid_step_resume_over_the_mcp_sdk_client(tmp_path: Path) -> None:
     assert state["steps"]["2"]["artifacts"] == [art]
     res = run_cli("validate", str(d), "--strict", cwd=repo)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_the_text_answer_of_a_mid_step_resume_is_short(tmp_path: Path) -> None:
+    """Issue 26 point 10: the text answer (what `resume` prints, and what a host's
+    session-start hook injects: services.resume.plan_text) shows the plan in at most 2,500
+    characters, the same content as the JSON."""
+    repo, d = _repo(tmp_path)
+    _seed(d)
+    argv = ("resume", "agent-output/demo", "--now", "2026-03-02T12:00:00Z")
+    text = run_cli(*argv, cwd=repo, env={"SESSION_RESUME_SESSION": ""}).stdout
+    assert len(text) <= 2500, len(text)
+    ans = json.loads(
+        run_cli(*argv, "--format", "json", cwd=repo, env={"SESSION_RESUME_SESSION": ""}).stdout
+    )
+    for c in ans["plan"]["checkpoints"]:
+        assert f"checkpoint 2 {c['id']} " in text
+    assert "[after cost estimate produced by the cost subagent]" in text
+    assert "No RTO stated" in text and "Gate 2" in text and "next step: 3 (Design)" in text
+    assert " None" not in text.replace("\"None\"", "")  # a value, never a missing field

@@ -395,12 +395,10 @@ def skill_context(workflow: Workflow, name: str) -> dict[str, Any]:
     wf = workflow
     session = wf.session_dir.replace("{project}", "PROJECT")
     description = (
-        f"Resume the {wf.id} workflow ({flatten(wf.title)}) exactly where it stopped after a "
-        "crash, a context limit or a new chat, and record progress in 00-session-state.json "
-        "with the session-resume CLI at every write moment: step start, checkpoint, step done, "
-        "decision, review finding. Use it as the first action of every agent of the "
-        "workflow, and whenever the session state, the handoff or a context budget is in "
-        "question."
+        f"Resume the {wf.id} workflow ({flatten(wf.title)}) where it stopped (a crash, a "
+        "context limit, a new chat) and record each step start, checkpoint, completion, "
+        "decision and finding with session-resume. The first action of every agent of the "
+        "workflow."
     )[:1024]
     example = next(
         (
