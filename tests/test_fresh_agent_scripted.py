@@ -566,4 +566,4 @@ def test_the_text_answer_of_a_mid_step_resume_is_short(tmp_path: Path) -> None:
         assert f"checkpoint 2 {c['id']} " in text
     assert "[after cost estimate produced by the cost subagent]" in text
     assert "No RTO stated" in text and "Gate 2" in text and "next step: 3 (Design)" in text
-    assert " None" not in text.replace("\"None\"", "")  # a value, never a missing field
+    assert " None" not in text.replace('"None"', "")  # a value, never a missing field
