@@ -567,3 +567,16 @@ def test_the_text_answer_of_a_mid_step_resume_is_short(tmp_path: Path) -> None:
     assert "[after cost estimate produced by the cost subagent]" in text
     assert "No RTO stated" in text and "Gate 2" in text and "next step: 3 (Design)" in text
     assert " None" not in text.replace('"None"', "")  # a value, never a missing field
+
+
+def test_handoff_and_report_agree_with_resume_after_a_gate(tmp_path: Path) -> None:
+    """Issue 26 point 11: a step handed over at a gate is a start for the handoff too, never
+    "Restart"; the report prints no None."""
+    repo, d = _repo(tmp_path)
+    _handed_over_at_gate_2(repo, d)
+    later = T0 + timedelta(hours=2)
+    _plain(repo, later, "render", "handoff", "agent-output/demo")
+    handoff = (d / "00-handoff.md").read_text()
+    assert "Start step 3 (Design)" in handoff and "Restart" not in handoff
+    report = _plain(repo, later, "report", "agent-output/demo").stdout
+    assert "None" not in report and "step: 3" in report
