@@ -195,3 +195,14 @@ def test_torn_line_terminated_by_next_append_stays_info(tmp_path: Path) -> None:
     worklog.append(tmp_path, "note", ts="2026-03-02T10:01:00Z", session="s")
     assert [(d.code, d.line) for d in worklog.scan(log)] == [("SR502", 2)]
     assert worklog.read_tail(log, 5).last_seq == 2
+
+
+def test_budget_never_tells_a_new_chat_it_loaded_anything(session_dir: Path) -> None:
+    """Issue 26 point 4: `context_files_used` is what the earlier session recorded, not what
+    the caller (a new chat) has loaded."""
+    doc = apex_state()
+    doc["steps"]["2"]["context_files_used"] = ["agent-output/demo/01-requirements.md"]
+    (session_dir / store.STATE).write_bytes(dump(doc))
+    text = run_cli("budget", "2", "--session-dir", str(session_dir), cwd=session_dir).stdout
+    assert "already loaded" not in text and "do not re-read" not in text
+    assert "a new chat has loaded none of them" in text
