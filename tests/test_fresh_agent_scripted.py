@@ -580,3 +580,41 @@ def test_handoff_and_report_agree_with_resume_after_a_gate(tmp_path: Path) -> No
     assert "Start step 3 (Design)" in handoff and "Restart" not in handoff
     report = _plain(repo, later, "report", "agent-output/demo").stdout
     assert "None" not in report and "step: 3" in report
+
+
+def test_v2_state_with_bare_artifact_names_keeps_one_form(tmp_path: Path) -> None:
+    """Issue 26 points 7 and 12: a v2 state listing a bare name is migrated first; the first
+    write stores it repository-relative, and naming it in that form adds no second entry."""
+    repo, d = _repo(tmp_path)
+    doc = apex_state()
+    doc["schema_version"] = "2.0"
+    doc["steps"]["2"]["artifacts"] = ["02-architecture-assessment.md"]
+    _seed(d, doc)
+    (d / "02-architecture-assessment.md").write_text("draft\n")
+    agent = FreshAgent(repo, d)
+    first = agent.run_step()
+    assert first["action"] == "migrate_first"
+    agent.assert_no_early_checkpoint()
+    arts = agent.state()["steps"]["2"]["artifacts"]
+    assert arts == ["agent-output/demo/02-architecture-assessment.md", agent.deliverable("2")]
+    agent.assert_valid()
+
+
+def test_a_path_named_in_another_form_adds_no_second_entry() -> None:
+    from session_resume import load_workflow
+    from session_resume.core.write_moments import checkpoint
+
+    doc = apex_state()
+    doc["steps"]["2"]["artifacts"] = ["02-architecture-assessment.md"]
+    new = checkpoint(
+        doc,
+        load_workflow("apex"),
+        "2",
+        "phase_3_cost",
+        ["./agent-output/demo//02-architecture-assessment.md", "notes.md"],
+        base="agent-output/demo",
+    )
+    assert new["steps"]["2"]["artifacts"] == [
+        "agent-output/demo/02-architecture-assessment.md",
+        "agent-output/demo/notes.md",
+    ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from session_resume.core.workflow import StepDef, Workflow
+from session_resume.core.write_moments import one_form
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -71,8 +72,10 @@ def build(
     decisions = _as(doc.get("decisions"), dict)
     findings = _as(doc.get("open_findings"), list)
 
+    # each in its one form (repository-relative: a bare name of an old state is in the
+    # session directory), so that every path given can be opened as printed
     artifacts = [
-        {"path": p, "exists": bool(exists.get(p))}
+        {"path": one_form(p, session_rel), "exists": bool(exists.get(p))}
         for p in st.get("artifacts") or []
         if isinstance(p, str)
     ]
