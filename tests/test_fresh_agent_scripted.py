@@ -618,3 +618,20 @@ def test_a_path_named_in_another_form_adds_no_second_entry() -> None:
         "agent-output/demo/02-architecture-assessment.md",
         "agent-output/demo/notes.md",
     ]
+
+
+def test_migration_keeps_the_staleness_of_the_original_updated(tmp_path: Path) -> None:
+    """Issue 26 point 8: a v2 state last updated months ago, migrated: the next resume still
+    warns SR708 (its message names the original date); the first write makes it fresh."""
+    repo, d = _repo(tmp_path)
+    doc = apex_state()
+    doc["schema_version"] = "2.0"
+    _seed(d, doc)  # updated 2026-03-02T10:15:00Z
+    later = T0 + timedelta(days=90)
+    _plain(repo, later, "migrate", "agent-output/demo")
+    ans = json.loads(_plain(repo, later, "resume", "agent-output/demo", "--format", "json").stdout)
+    (w,) = [w for w in ans["warnings"] if w["code"] == "SR708"]
+    assert "2026-03-02T10:15:00Z" in w["message"] and "git log" in w["hint"]
+    _plain(repo, later, "checkpoint", "2", "phase_3_cost", "--project", "demo")
+    ans = json.loads(_plain(repo, later, "resume", "agent-output/demo", "--format", "json").stdout)
+    assert "SR708" not in [w["code"] for w in ans["warnings"]]

@@ -215,7 +215,7 @@ function decideAction(snap, step, now, wf, opts) {
   }
 
   const steps = isObject(snap.doc.steps) ? snap.doc.steps : {};
-  const updated = parseTimestamp(snap.doc.updated);
+  const updated = lastWork(snap.doc, snap.lastEvents);
   if (updated !== null && (now - updated) / 1e6 > OLD_STATE_SECONDS) out.warnings.push("SR708");
   const order = orderedKeys(steps, wf);
   const running = order.filter((k) => steps[k].status === "in_progress");
@@ -240,6 +240,15 @@ function decideAction(snap, step, now, wf, opts) {
     stepAction(out, steps, order, step, wf, false, snap.lastEvents, own);
   }
   return finish(out.step);
+}
+
+/** When the state was last worked on (spec §10): `updated`, unless its latest state event is
+ *  the migration: then the original `updated`, kept as `x-legacy.updated`. */
+function lastWork(doc, events) {
+  const work = events.filter((e) => !["session_start", "session_end", "heartbeat", "takeover"].includes(e.event));
+  const legacy = isObject(doc["x-legacy"]) ? parseTimestamp(doc["x-legacy"].updated) : null;
+  if (work.length && work[work.length - 1].event === "migrated" && legacy !== null) return legacy;
+  return parseTimestamp(doc.updated);
 }
 
 function stepAction(out, steps, order, key, wf, orchestrator, events = [], own = null) {

@@ -139,6 +139,22 @@ def decide(
     return out
 
 
+# Worklog events that are no work on the state (the lease's own).
+_LEASE_EVENTS = ("session_start", "session_end", "heartbeat", "takeover")
+
+
+def last_work(doc: dict[str, Any], events: tuple[dict[str, Any], ...]) -> datetime | None:
+    """When the state was last worked on, for the staleness warning (docs/spec.md §10): its
+    ``updated``, unless its latest state event is the migration (nothing written since): then
+    the original ``updated`` kept as ``x-legacy.updated``."""
+    updated = parse_ts(doc.get("updated"))
+    legacy = _dict(doc.get("x-legacy")).get("updated")
+    work = [e for e in events if e.get("event") not in _LEASE_EVENTS]
+    if work and work[-1].get("event") == "migrated" and parse_ts(legacy) is not None:
+        return parse_ts(legacy)
+    return updated
+
+
 def is_writer(run: str) -> bool:
     """Whether a command line is a state or lease write (it names the session)."""
     parts = run.split()
@@ -181,7 +197,7 @@ def _facts(out: dict[str, Any], snap: Snapshot, now: datetime, wf: Workflow) -> 
     """What the codes' words name (core/resume_messages.py)."""
     doc = snap.document or {}
     steps = _dict(doc.get("steps"))
-    updated = parse_ts(doc.get("updated"))
+    updated = last_work(doc, snap.last_events)
     running = [
         k for k, s in steps.items() if isinstance(s, dict) and s.get("status") == "in_progress"
     ]
@@ -193,7 +209,7 @@ def _facts(out: dict[str, Any], snap: Snapshot, now: datetime, wf: Workflow) -> 
         "next_step": out["next_step"],
         "incomplete": out["incomplete"],
         "running": running,
-        "updated": doc.get("updated") if isinstance(doc.get("updated"), str) else None,
+        "updated": format_ts(updated) if updated is not None else None,
         "age_days": (now - updated).days if updated is not None else None,
         "now": out["now"],
         "lease": lease,
@@ -238,7 +254,7 @@ def _decide(
 
     doc = snap.document
     steps: dict[str, Any] = doc.get("steps", {})
-    updated = parse_ts(doc.get("updated"))
+    updated = last_work(doc, snap.last_events)
     if updated is not None and now - updated > OLD_STATE:
         out["warnings"].append("SR708")
     order = ordered_step_keys(steps, workflow)
