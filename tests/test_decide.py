@@ -1,6 +1,6 @@
 """The resume decision: every situation of DESIGN §6, pure (Snapshot in, JSON out), and the
 `resume` command on real session directories. Every output validates against
-schema/decision/1.json."""
+schema/decision/2.json."""
 
 from __future__ import annotations
 
@@ -21,7 +21,12 @@ from conftest import REPO, apex_state, dump, run_cli
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 APEX = load_workflow("apex")
-SCHEMA = json.loads((REPO / "schema" / "decision" / "1.json").read_text())
+SCHEMA = json.loads((REPO / "schema" / "decision" / "2.json").read_text())
+
+
+def codes(entries: list[dict[str, str]]) -> list[str]:
+    """The codes of a decision's ``reasons`` or ``warnings`` (each ``{code, message, hint}``)."""
+    return [e["code"] for e in entries]
 
 
 def run(snap: Snapshot, step: str | None = None, **opts: Any) -> dict[str, Any]:
@@ -47,9 +52,13 @@ def test_absent_state_with_good_backup_needs_recovery() -> None:
 def test_corrupt(codes: tuple[str, ...], bak: bool) -> None:
     out = run(Snapshot("corrupt", state_codes=codes, backup_usable=bak))
     assert out["action"] == "needs_recovery"
-    assert out["reasons"][0] == codes[0]
-    assert ("SR130" in out["reasons"]) is bak
-    assert out["commands"] == ["session-resume recover DIR"]
+    assert out["reasons"][0]["code"] == codes[0]
+    assert ("SR130" in [r["code"] for r in out["reasons"]]) is bak
+    assert [c["run"] for c in out["commands"]] == [
+        "session-resume recover DIR",
+        "session-resume resume DIR",
+    ]
+    assert out["commands"][0]["when"] == "now"
 
 
 @pytest.mark.parametrize(
@@ -115,7 +124,7 @@ def test_direct_invocation_with_incomplete_prerequisites() -> None:
     out = run(ok(apex_state()), "4")
     assert out["action"] == "prerequisites_incomplete"
     assert out["incomplete"] == ["2", "3", "3_5"]
-    assert "SR709" in out["warnings"]  # step 2 is in progress
+    assert "SR709" in codes(out["warnings"])  # step 2 is in progress
 
 
 def test_orchestrator_picks_the_step_in_progress() -> None:
@@ -202,7 +211,7 @@ def test_orphaned_session_gets_resume_action_plus_report() -> None:
         },
     )
     out = run(snap)
-    assert out["action"] == "resume_from_checkpoint" and "SR512" in out["warnings"]
+    assert out["action"] == "resume_from_checkpoint" and "SR512" in codes(out["warnings"])
     orphan = out["orphan"]
     assert orphan["reason"] == "heartbeat_stale" and orphan["step"] == "2"
     assert orphan["sub_step"] == "phase_2_waf" and len(orphan["last_events"]) == 2
@@ -219,14 +228,14 @@ def test_dead_owner_is_an_orphan_even_with_fresh_heartbeat() -> None:
 
 def test_ended_session_is_not_an_orphan() -> None:
     out = run(ok(apex_state(), sentinel=_lease(timedelta(hours=2)), session_ended=True))
-    assert out["orphan"] is None and "SR513" in out["warnings"]
+    assert out["orphan"] is None and "SR513" in codes(out["warnings"])
 
 
 def test_old_state_warns() -> None:
     doc = apex_state()
     out = decide(ok(doc), "2", NOW + timedelta(days=8), APEX)
-    assert "SR708" in out["warnings"]
-    assert "SR708" not in run(ok(doc), "2")["warnings"]
+    assert "SR708" in codes(out["warnings"])
+    assert "SR708" not in codes(run(ok(doc), "2")["warnings"])
 
 
 def test_decide_is_deterministic_and_pure() -> None:
@@ -252,6 +261,21 @@ def test_every_action_is_reachable() -> None:
         run(ok(apex_state()), "9")["action"],
         run(ok(apex_state(), sentinel=_lease(timedelta(seconds=1))))["action"],
     }
+    own = _with("2", sub_step=None)
+    started = (
+        {
+            "v": 1,
+            "ts": "2026-03-02T11:00:00Z",
+            "seq": 1,
+            "session": "s-1",
+            "event": "step_start",
+            "step": "2",
+        },
+    )
+    lease = _lease(timedelta(seconds=1))
+    seen.add(
+        run(ok(own, sentinel=lease, last_events=started), "2", session=lease["session"])["action"]
+    )
     doc = _with("2", status="complete", sub_step=None, completed="2026-03-02T10:10:00Z")
     seen.add(run(ok(doc), "3")["action"])
     doc["steps"]["3"]["status"] = "skipped"
@@ -289,15 +313,24 @@ def test_resume_cli_on_real_files(session_dir: Path) -> None:
     (session_dir / store.STATE).write_bytes(dump(apex_state()))
     out = _resume(session_dir, "--step", "2")
     assert out["action"] == "resume_from_checkpoint"
-    # named the way the skill teaches: --project for the project's own directory
-    assert out["commands"] == ["session-resume checkpoint 2 phase_3_cost --project demo"]
-    # the command is runnable as printed, and it records the next checkpoint
+    # named the way the skill teaches: --project for the project's own directory, and the
+    # session the first command takes
+    sid = out["session"]["id"]
+    assert out["session"]["new"] is True
+    assert out["commands"][0] == {
+        "run": f"session-resume session start --project demo --session {sid}",
+        "when": "now",
+    }
+    assert out["commands"][1] == {
+        "run": f"session-resume checkpoint 2 phase_3_cost --project demo --session {sid}",
+        "when": "after cost estimate produced by the cost subagent",
+    }
+    # the commands are runnable as printed, and the checkpoint records the next checkpoint
     import shlex
 
-    proc = run_cli(
-        *shlex.split(out["commands"][0])[1:], "--now", "2026-03-02T12:00:00Z", cwd=session_dir
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for c in out["commands"][:2]:
+        proc = run_cli(*shlex.split(c["run"])[1:], "--now", "2026-03-02T12:00:00Z", cwd=session_dir)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
     state = json.loads((session_dir / store.STATE).read_text())
     assert state["steps"]["2"]["sub_step"] == "phase_3_cost"
 
@@ -322,7 +355,8 @@ def test_resume_text_output_names_the_command(session_dir: Path) -> None:
     (session_dir / store.STATE).write_bytes(dump(apex_state()))
     proc = run_cli("resume", str(session_dir), "--now", "2026-03-02T12:00:00Z", cwd=session_dir)
     assert "action: resume_from_checkpoint" in proc.stdout
-    assert "run: session-resume checkpoint 2 phase_3_cost" in proc.stdout
+    assert "session-resume checkpoint 2 phase_3_cost --project demo --session " in proc.stdout
+    assert "[after cost estimate produced by the cost subagent]" in proc.stdout
 
 
 def test_resume_missing_dir_is_usage_error(tmp_path: Path) -> None:
@@ -349,8 +383,10 @@ def test_lifecycle_example_script(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
     out = proc.stdout
     assert "action: resume_from_checkpoint" in out
-    assert "resume after checkpoint: phase_2_waf" in out
+    assert (
+        "action: resume_from_checkpoint, step 2 (Architecture), after checkpoint phase_2_waf" in out
+    )
     assert "orphaned session" in out and "(owner_dead)" in out
     assert "CRASHED: session" in out
-    assert "run: session-resume checkpoint 2 phase_3_cost" in out
+    assert "session-resume checkpoint 2 phase_3_cost" in out
     assert "modified after the last checkpoint" not in out  # written before its checkpoint

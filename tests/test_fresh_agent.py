@@ -164,19 +164,23 @@ def test_briefing_carries_the_state_and_what_to_read(tmp_path: Path) -> None:
     assert b["last_checkpoint"]["id"] == "phase_2_waf" and b["last_checkpoint"]["after"]
     assert b["next_checkpoint"]["id"] == "phase_3_cost" and b["next_checkpoint"]["after"]
     assert b["last_events"][-1]["sub_step"] == "phase_2_waf"
-    # the partial deliverable first; the state is replaced by the briefing; the budget (2)
-    # leaves no room for the requirements, whose content is in the draft
-    assert [f["path"] for f in b["load"]] == [art]
+    # the partial deliverable first, then the requirements: the state is replaced by the
+    # briefing and never counts against the budget (2)
+    assert [f["path"] for f in b["load"]] == [art, "agent-output/demo/01-requirements.md"]
     skipped = {f["path"]: f["reason"] for f in b["skip"]}
     assert "briefing" in skipped["agent-output/demo/00-session-state.json"]
-    assert art in skipped["agent-output/demo/01-requirements.md"]
-    # the suggested checkpoint keeps the artifact and names the project as the skill does
-    assert out["commands"] == [
-        f"session-resume checkpoint 2 phase_3_cost --artifact {art} --project demo"
+    # the commands name the project and the session the first one takes, as the skill does
+    sid = out["session"]["id"]
+    assert out["commands"][:2] == [
+        {"run": f"session-resume session start --project demo --session {sid}", "when": "now"},
+        {
+            "run": f"session-resume checkpoint 2 phase_3_cost --project demo --session {sid}",
+            "when": "after cost estimate produced by the cost subagent",
+        },
     ]
-    # the text output shows the same briefing
+    # the text output shows the same briefing and plan
     text = sh.run("resume", "agent-output/demo").stdout
-    assert "No DR target" in text and "phase_3_cost: after" in text and f"- {art}" in text
+    assert "No DR target" in text and "checkpoint 2 phase_3_cost" in text and f"- {art}" in text
     assert "already loaded" not in text
 
 
@@ -190,10 +194,13 @@ def test_gate_handover_is_a_start_and_costs_no_attempt(tmp_path: Path) -> None:
     # the chat ends at the gate without `session end`: the lease goes stale (an orphan)
     sh.now += timedelta(hours=2)
     out = _decision(sh)
-    assert (out["action"], out["reasons"], out["step"]) == ("start", ["SR712"], "2")
+    codes = [r["code"] for r in out["reasons"]]
+    assert (out["action"], codes, out["step"]) == ("start", ["SR712"], "2")
     assert out["briefing"]["next_checkpoint"]["id"] == "phase_1_prereqs"
     before = json.loads((d / "00-session-state.json").read_text())["steps"]["2"]["attempts"]
-    sh.run(*out["commands"][0].split()[1:])
+    assert out["commands"][0]["run"].startswith("session-resume session start ")
+    sh.run(*out["commands"][0]["run"].split()[1:])
+    sh.run(*out["commands"][1]["run"].split()[1:])
     state = json.loads((d / "00-session-state.json").read_text())
     assert state["steps"]["2"]["attempts"] == before
     assert _events(d)[-1]["detail"].get("handover") is True
@@ -210,10 +217,11 @@ def test_optional_next_step_names_the_skip_command(tmp_path: Path) -> None:
     out = _decision(sh)
     assert (out["action"], out["step"]) == ("start", "3")
     assert out["briefing"]["optional"] is True
-    skip = [c for c in out["commands"] if " skip 3 " in c]
-    assert skip, out["commands"]
+    assert not [c for c in out["commands"] if " skip 3 " in c["run"]]
+    skip = [c["run"] for c in out["alternatives"] if " skip 3 " in c["run"]]
+    assert skip, out["alternatives"]
     sh.run(*shlex.split(skip[0])[1:])
-    out = _decision(sh)
+    out = _decision(sh, "--session", shlex.split(skip[0])[-1])  # the session the skip took
     assert (out["action"], out["step"]) == ("start", "3_5")
     assert out["briefing"]["optional"] is False
     assert (
@@ -353,7 +361,7 @@ def test_readme_life_cycle_runs_as_written(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr and "SR511" not in proc.stdout + proc.stderr
     tail = proc.stdout[proc.stdout.index("action: ") :]
     assert tail.startswith("action: resume_from_checkpoint")
-    assert "resume after checkpoint: phase_2_waf" in tail and "orphaned session" in tail
-    assert "No RTO stated" in tail and "02-architecture-assessment.md (partial" in tail
+    assert "after checkpoint phase_2_waf" in tail and "orphaned session" in tail
+    assert "No RTO stated" in tail and "02-architecture-assessment.md (partial deliverable" in tail
     d = tmp_path / "agent-output" / "shop"
     assert run_cli("validate", str(d), "--strict", cwd=tmp_path).returncode == 0

@@ -28,7 +28,10 @@ T0 = datetime(2026, 3, 2, 11, 0, tzinfo=UTC)
 
 
 class FreshAgent:
-    """A new chat: no memory, a stateless shell; one session directory."""
+    """A new chat: no memory, a stateless shell; one session directory. It follows the
+    answer's ``commands`` literally, in order: a command whose ``when`` is ``now`` at once; one
+    whose ``when`` is ``after <work>`` once it has done that work (its deliverable gets a
+    line naming the checkpoint); never one that needs the user's consent or a condition."""
 
     def __init__(self, repo: Path, d: Path, step: str | None = None) -> None:
         self.repo, self.d, self.step = repo, d, step
@@ -36,6 +39,8 @@ class FreshAgent:
         self.session: str | None = None
         self.followed: list[str] = []
         self.read: list[str] = []
+        self.worked: list[str] = []  # checkpoint ids whose work is done, in order
+        self.recorded: list[str] = []  # checkpoint ids written, in order
 
     def _cli(self, *argv: str) -> subprocess.CompletedProcess[str]:
         self.now += timedelta(minutes=1)
@@ -51,75 +56,102 @@ class FreshAgent:
         res = self._cli(*argv)
         assert res.returncode == 0, res.stdout + res.stderr
         out: dict[str, Any] = json.loads(res.stdout)
+        for e in out["reasons"] + out["warnings"]:  # every code carries its words
+            assert e["message"] and e["hint"], e
         return out
 
-    def follow(self, command: str) -> subprocess.CompletedProcess[str]:
-        """Run a suggested command exactly as printed."""
+    def follow(self, command: str, *extra: str) -> subprocess.CompletedProcess[str]:
+        """Run a suggested command exactly as printed (plus ``extra`` options)."""
         argv = shlex.split(command)
         assert argv[0] == "session-resume", command
-        res = self._cli(*argv[1:])
+        res = self._cli(*argv[1:], *extra)
         assert res.returncode == 0, f"{command}\n{res.stdout}{res.stderr}"
         self.followed.append(command)
+        if "--session" in argv and argv[1] not in ("resume", "report"):
+            self.session = argv[argv.index("--session") + 1]  # the session it took
         return res
 
-    def take_lease(self) -> None:
-        res = self._cli("session", "start", "--session-dir", str(self.d))
-        assert res.returncode == 0, res.stderr
-        self.session = res.stdout.strip()
+    def deliverable(self, key: str) -> str:
+        return f"{self.d.relative_to(self.repo).as_posix()}/step-{key}.md"
 
-    def work(self, key: str, checkpoint: str) -> str:
-        """The agent's own work towards ``checkpoint``: a deliverable, then the write."""
-        art = f"{self.d.relative_to(self.repo).as_posix()}/step-{key}.md"
-        with open(self.repo / art, "a") as fh:
-            fh.write(f"work up to {checkpoint}\n")
-        argv = ["checkpoint", key, checkpoint, "--artifact", art, "--session-dir", str(self.d)]
-        res = self._cli(*argv, *(["--session", self.session] if self.session else []))
-        assert res.returncode == 0, res.stderr
-        return art
+    def do_work(self, key: str, what: str) -> None:
+        """The agent's own work: a line in its deliverable."""
+        with open(self.repo / self.deliverable(key), "a") as fh:
+            fh.write(f"work: {what}\n")
+        self.worked.append(what)
 
-    def run_step(self, *, skip_optional: bool = False, limit: int = 20) -> dict[str, Any]:
+    def follow_plan(self, ans: dict[str, Any]) -> None:
+        """Every command in order, literally; the work its ``when`` names first."""
+        key = ans["step"]
+        for c in ans["commands"]:
+            when, argv = c["when"], shlex.split(c["run"])
+            if when.startswith("only"):
+                continue  # needs the user's consent or a condition this agent cannot meet
+            if self.session is not None and argv[1] not in ("resume", "recover", "migrate"):
+                assert argv[argv.index("--session") + 1] == self.session, c  # names it
+            extra: tuple[str, ...] = ()
+            if argv[1] == "checkpoint":
+                assert when.startswith("after "), c  # never "now": its work comes first
+                self.do_work(key, argv[3])
+                extra = ("--artifact", self.deliverable(key))
+                self.recorded.append(argv[3])
+            elif argv[1] == "complete":
+                assert when.startswith("after "), c
+            self.follow(c["run"], *extra)
+
+    def run_step(self, *, skip_optional: bool = False, limit: int = 8) -> dict[str, Any]:
         """Act on the answers until the step the first answer names is complete (or
         skipped); returns the first answer."""
         first = None
-        key = None
         for _ in range(limit):
             ans = self.ask()
             first = first or ans
             action = ans["action"]
             if action in ("needs_recovery", "migrate_first"):
-                assert ans["briefing"] is None
-                self.follow(ans["commands"][0])
+                assert ans["briefing"] is None and ans["plan"] is None
+                assert [c["when"] for c in ans["commands"]][0] == "now"
+                self.follow(ans["commands"][0]["run"])  # then ask again, as the next says
                 continue
             assert action != "session_active", ans
-            b = ans["briefing"]
-            assert b is not None and b["step"] == ans["step"]
-            if key is None:
-                key = ans["step"]
-                if self.session is None:
-                    self.take_lease()
-            elif ans["step"] != key or action in ("offer_rerun", "workflow_complete"):
+            if action not in ("start", "restart_step", "resume_from_checkpoint", "continue_step"):
                 return first
+            b, plan = ans["briefing"], ans["plan"]
+            assert b is not None and plan is not None and plan["step"] == ans["step"]
             for f in b["load"]:  # read exactly what the briefing says
                 assert (self.repo / f["path"]).is_file(), f
                 self.read.append(f["path"])
-            if action in ("start", "restart_step"):
-                skip = [c for c in ans["commands"] if " skip " in c]
-                if skip_optional and b["optional"]:
-                    self.follow(skip[0])
-                    return first
-                nxt = b["next_checkpoint"]["id"]
-                self.follow(ans["commands"][0])
-                self.work(key, nxt)
-            elif action == "resume_from_checkpoint":
-                cmd = ans["commands"][0]
-                if " checkpoint " in cmd:
-                    self.work(key, b["next_checkpoint"]["id"])
-                else:
-                    self.follow(cmd)  # complete
-                    return first
-            else:
-                raise AssertionError(f"unexpected action {action}: {ans}")
+            # the plan's checkpoints are what the commands record, in the same order
+            planned = [c["id"] for c in plan["checkpoints"]]
+            in_commands = [
+                shlex.split(c["run"])[3] for c in ans["commands"] if " checkpoint " in c["run"]
+            ]
+            assert in_commands == planned
+            if skip_optional and plan["optional"]:
+                self.follow(ans["alternatives"][0]["run"])
+                return first
+            self.follow_plan(ans)
+            return first
         raise AssertionError("the agent did not finish its step")
+
+    def assert_no_early_checkpoint(self) -> None:
+        """Every checkpoint the agent recorded had its work done first, and the worklog holds
+        them in the order of the work."""
+        assert self.recorded == self.worked
+        events = [
+            json.loads(line)
+            for line in (self.d / "00-worklog.jsonl").read_text().splitlines()
+            if line.strip()
+        ]
+        mine = [e["sub_step"] for e in events if e["event"] == "checkpoint"]
+        assert mine[-len(self.recorded) :] == self.recorded if self.recorded else True
+        for cp in self.recorded:  # its work is in the deliverable
+            text = (self.repo / self.deliverable(self.state_key())).read_text()
+            assert f"work: {cp}" in text
+
+    def state_key(self) -> str:
+        return next(
+            k for k, s in self.state()["steps"].items() if any("step-" in a for a in s["artifacts"])
+        )
 
     def assert_valid(self) -> None:
         res = run_cli("validate", str(self.d), "--strict", cwd=self.repo)
@@ -238,12 +270,19 @@ def test_another_live_session_is_left_alone(tmp_path: Path) -> None:
     agent = FreshAgent(repo, d)
     agent.session = "mine"
     ans = agent.ask()
-    assert (ans["action"], ans["reasons"], ans["briefing"]) == ("session_active", ["SR511"], None)
+    codes = [r["code"] for r in ans["reasons"]]
+    assert (ans["action"], codes, ans["briefing"]) == ("session_active", ["SR511"], None)
     assert ans["lease"]["session"] == "other"
-    # the agent writes nothing; the suggested command is an explicit, logged takeover
-    assert ans["commands"] == [
-        "session-resume session start --takeover --project demo --session mine"
+    # the agent writes nothing: every command needs a condition or the user's consent
+    assert [c["when"] for c in ans["commands"]] == [
+        "only if session other is yours (your `session start` printed it)",
+        "only with the user's consent",
     ]
+    assert ans["commands"][1]["run"] == (
+        "session-resume session start --takeover --project demo --session mine"
+    )
+    agent.follow_plan(ans)  # a literal agent runs none of them
+    assert agent.followed == []
     assert (d / store.STATE).read_bytes() == before
     # the other session ends: now the agent resumes
     res = run_cli(
@@ -288,8 +327,9 @@ def test_gate_handover_is_a_start_of_the_step(tmp_path: Path) -> None:
     agent = FreshAgent(repo, d)
     agent.now = T0 + timedelta(hours=2)
     first = agent.run_step()
-    assert (first["action"], first["step"], first["reasons"]) == ("start", "3", ["SR712"])
-    assert "SR512" in first["warnings"]  # the previous chat left its lease
+    codes = [r["code"] for r in first["reasons"]]
+    assert (first["action"], first["step"], codes) == ("start", "3", ["SR712"])
+    assert "SR512" in [w["code"] for w in first["warnings"]]  # the previous chat left its lease
     b = first["briefing"]
     assert b["optional"] is True and b["last_checkpoint"] is None
     assert b["next_checkpoint"]["id"] == "phase_1_prereqs"
@@ -307,10 +347,294 @@ def test_optional_next_step_is_skipped_with_the_suggested_command(tmp_path: Path
     agent.now = T0 + timedelta(hours=2)
     first = agent.run_step(skip_optional=True)
     assert (first["action"], first["step"]) == ("start", "3")
-    assert any(c.startswith("session-resume skip 3 ") for c in first["commands"])
+    assert not any(" skip " in c["run"] for c in first["commands"])
+    assert first["alternatives"][0]["run"].startswith("session-resume skip 3 ")
     assert agent.state()["steps"]["3"]["status"] == "skipped"
     ans = agent.ask()
     assert (ans["action"], ans["step"]) == ("start", "3_5")
     assert ans["briefing"]["optional"] is False
-    assert not [c for c in ans["commands"] if " skip " in c]
+    assert not [c for c in ans["commands"] + ans["alternatives"] if " skip " in c["run"]]
     agent.assert_valid()
+
+
+def test_mid_step_resume_records_nothing_before_its_work(tmp_path: Path) -> None:
+    repo, d = _repo(tmp_path)
+    _seed(d)
+    (d / "02-architecture-assessment.md").write_text("draft\n")
+    doc = json.loads((d / store.STATE).read_text())
+    doc["steps"]["2"]["artifacts"] = ["agent-output/demo/02-architecture-assessment.md"]
+    (d / store.STATE).write_bytes(dump(doc))
+    agent = FreshAgent(repo, d)
+    first = agent.run_step()
+    assert first["action"] == "resume_from_checkpoint" and first["warnings"] == []
+    plan = first["plan"]
+    assert [c["id"] for c in plan["checkpoints"]] == [
+        "phase_3_cost",
+        "phase_4_challenger",
+        "phase_5_artifact",
+    ]
+    assert plan["review_audit"]["passes"] == 2 and plan["gate"]["id"] == "Gate 2"
+    assert plan["next_step"]["key"] == "3" and plan["next_step"]["optional"] is True
+    # the partial deliverable first, then the requirements: the state costs no budget
+    assert [f["path"] for f in first["briefing"]["load"]] == [
+        "agent-output/demo/02-architecture-assessment.md",
+        "agent-output/demo/01-requirements.md",
+    ]
+    agent.assert_no_early_checkpoint()
+    state = agent.state()
+    assert state["steps"]["2"]["status"] == "complete"
+    assert state["review_audit"]["step_2"]["passes_executed"] == 2
+    assert not (d / "00-session.active").exists()  # the last command ended the session
+    agent.assert_valid()
+
+
+def test_missing_partial_deliverable_is_a_coded_warning(tmp_path: Path) -> None:
+    repo, d = _repo(tmp_path)
+    doc = _seed(d)
+    doc["steps"]["2"]["artifacts"] = ["agent-output/demo/02-architecture-assessment.md"]
+    (d / store.STATE).write_bytes(dump(doc))
+    agent = FreshAgent(repo, d)
+    first = agent.run_step()
+    (w,) = [w for w in first["warnings"] if w["code"] == "SR714"]
+    assert "02-architecture-assessment.md" in w["message"] and "phase_2_waf" in w["hint"]
+    assert first["briefing"]["load"] == [
+        {"path": "agent-output/demo/01-requirements.md", "why": ANY_WHY}
+    ] or [f["path"] for f in first["briefing"]["load"]] == ["agent-output/demo/01-requirements.md"]
+    agent.assert_no_early_checkpoint()
+    assert agent.state()["steps"]["2"]["status"] == "complete"
+    agent.assert_valid()
+
+
+ANY_WHY = "startup input of this step (workflow budget)"
+
+
+def test_own_session_without_session_is_told_how_to_know(tmp_path: Path) -> None:
+    """The agent takes the session (the plan's first command), then asks again forgetting
+    `--session`: its own lease looks live; the answer names the id to check, and asked with
+    it, the step goes on (no loop, no self-takeover)."""
+    repo, d = _repo(tmp_path)
+    _seed(d)
+    agent = FreshAgent(repo, d, step="2")
+    ans = agent.ask()
+    agent.follow(ans["commands"][0]["run"])  # session start --session ID
+    mine = agent.session
+    agent.session = None  # forgets to pass it
+    again = agent.ask()
+    assert again["action"] == "session_active"
+    assert mine is not None and f"--session {mine}" in again["reasons"][0]["hint"]
+    assert again["commands"][0]["run"].endswith(f"--session {mine}")
+    agent.session = mine  # the id its own `session start` printed
+    first = agent.run_step()
+    assert first["action"] == "resume_from_checkpoint"
+    assert first["commands"][0]["run"].startswith("session-resume checkpoint 2 ")
+    agent.assert_no_early_checkpoint()
+    assert agent.state()["steps"]["2"]["status"] == "complete"
+    agent.assert_valid()
+
+
+def test_resume_right_after_own_start_continues(tmp_path: Path) -> None:
+    repo, d = _repo(tmp_path)
+    doc = _seed(d)
+    doc["steps"]["2"].update(status="pending", sub_step=None, started=None)
+    doc["current_step"] = 1
+    (d / store.STATE).write_bytes(dump(doc))
+    agent = FreshAgent(repo, d, step="2")
+    ans = agent.ask()
+    assert ans["action"] == "start"
+    agent.follow(ans["commands"][0]["run"])  # session start
+    agent.follow(ans["commands"][1]["run"])  # start 2
+    again = agent.ask()  # with --session: continue, never a second start
+    assert (again["action"], [r["code"] for r in again["reasons"]]) == ("continue_step", ["SR713"])
+    assert not [c for c in again["commands"] if shlex.split(c["run"])[1] == "start"]
+    agent.run_step()
+    assert agent.state()["steps"]["2"]["attempts"] == 1
+    agent.assert_no_early_checkpoint()
+    agent.assert_valid()
+
+
+def _plain(repo: Path, now: datetime, *argv: str) -> subprocess.CompletedProcess[str]:
+    """A person at a shell, as the README's Quick start: no `session start`, no session."""
+    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    res = run_cli(*argv, "--now", stamp, cwd=repo, env={"SESSION_RESUME_SESSION": ""})
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res
+
+
+def test_an_implicit_lease_gone_quiet_is_idle_not_a_crash(tmp_path: Path) -> None:
+    """Issue 27 point 5: writes naming no session take an implicit lease; silent, it is idle
+    (no crash report, no SR512), and the next write goes on with it without "took over"."""
+    repo, d = _repo(tmp_path)
+    p = ("--project", "demo")
+    _plain(repo, T0, "init", "demo")
+    _plain(repo, T0, "start", "1", *p)
+    later = T0 + timedelta(minutes=10)
+    rep = json.loads(_plain(repo, later, "report", "agent-output/demo", "--format", "json").stdout)
+    assert rep["crashed"] is False and rep["lease"]["state"] == "idle"
+    text = _plain(repo, later, "report", "agent-output/demo").stdout
+    assert "CRASHED" not in text and "None" not in text
+    ans = json.loads(_plain(repo, later, "resume", "agent-output/demo", "--format", "json").stdout)
+    assert "SR512" not in [w["code"] for w in ans["warnings"]] and ans["orphan"] is None
+    res = _plain(repo, later, "checkpoint", "1", "phase_1_discovery", *p)
+    assert "took over" not in res.stdout + res.stderr
+    events = [json.loads(x) for x in (d / "00-worklog.jsonl").read_text().splitlines()]
+    assert "takeover" not in [e["event"] for e in events]
+    assert len({e["session"] for e in events}) == 1  # one session throughout
+
+
+def test_an_explicit_session_gone_silent_is_still_an_orphan(tmp_path: Path) -> None:
+    repo, d = _repo(tmp_path)
+    p = ("--project", "demo")
+    _plain(repo, T0, "init", "demo")
+    _plain(repo, T0, "session", "start", *p, "--session", "chat-1")
+    _plain(repo, T0, "start", "1", *p, "--session", "chat-1")
+    later = T0 + timedelta(minutes=10)
+    rep = json.loads(_plain(repo, later, "report", "agent-output/demo", "--format", "json").stdout)
+    assert rep["crashed"] is True and rep["lease"]["state"] == "stale"
+
+
+def test_mid_step_resume_over_the_mcp_sdk_client(tmp_path: Path) -> None:
+    """The same agent over MCP: the answer's commands are this server's tool calls
+    ``{tool, arguments, when}``; it calls them in order, literally, the work first."""
+    pytest.importorskip("mcp", reason="the optional MCP SDK is not installed ('.[mcp]')")
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    repo, d = _repo(tmp_path)
+    _seed(d)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "session_resume", "mcp", "--root", str(repo)],
+        cwd=str(repo),
+    )
+    worked: list[str] = []
+    recorded: list[str] = []
+    art = "agent-output/demo/step-2.md"
+
+    async def go() -> dict[str, Any]:
+        async with Client(params, read_timeout_seconds=60) as c:
+            ans = (await c.call_tool("resume", {"project": "demo"})).structured_content
+            assert ans["action"] == "resume_from_checkpoint"
+            for e in ans["reasons"] + ans["warnings"]:
+                assert e["message"] and e["hint"] and "session-resume " not in e["hint"]
+            for call in ans["commands"]:
+                assert set(call) == {"tool", "arguments", "when"}, call
+                assert call["arguments"].get("project") == "demo" or call["tool"] == "resume"
+                if call["when"].startswith("only"):
+                    continue
+                args = dict(call["arguments"])
+                if call["tool"] == "checkpoint":
+                    assert call["when"].startswith("after "), call
+                    with open(repo / art, "a") as fh:  # the work, then its write
+                        fh.write(f"work: {args['sub_step']}\n")
+                    worked.append(args["sub_step"])
+                    args["artifacts"] = [art]
+                    recorded.append(args["sub_step"])
+                r = await c.call_tool(call["tool"], args)
+                assert not r.is_error, (call, r.content)
+            out: dict[str, Any] = ans
+            return out
+
+    ans = anyio.run(go)
+    # the server owns the session: no call names one, the first write takes the lease
+    assert [c["tool"] for c in ans["commands"]] == [
+        "checkpoint",
+        "checkpoint",
+        "checkpoint",
+        "review_audit",
+        "complete",
+        "session_end",
+    ]
+    assert all("session" not in c["arguments"] for c in ans["commands"])
+    assert recorded == worked == ["phase_3_cost", "phase_4_challenger", "phase_5_artifact"]
+    state = json.loads((d / store.STATE).read_text())
+    assert state["steps"]["2"]["status"] == "complete"
+    assert state["steps"]["2"]["artifacts"] == [art]
+    res = run_cli("validate", str(d), "--strict", cwd=repo)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_the_text_answer_of_a_mid_step_resume_is_short(tmp_path: Path) -> None:
+    """Issue 26 point 10: the text answer (what `resume` prints, and what a host's
+    session-start hook injects: services.resume.plan_text) shows the plan in at most 2,500
+    characters, the same content as the JSON."""
+    repo, d = _repo(tmp_path)
+    _seed(d)
+    argv = ("resume", "agent-output/demo", "--now", "2026-03-02T12:00:00Z")
+    text = run_cli(*argv, cwd=repo, env={"SESSION_RESUME_SESSION": ""}).stdout
+    assert len(text) <= 2500, len(text)
+    ans = json.loads(
+        run_cli(*argv, "--format", "json", cwd=repo, env={"SESSION_RESUME_SESSION": ""}).stdout
+    )
+    for c in ans["plan"]["checkpoints"]:
+        assert f"checkpoint 2 {c['id']} " in text
+    assert "[after cost estimate produced by the cost subagent]" in text
+    assert "No RTO stated" in text and "Gate 2" in text and "next step: 3 (Design)" in text
+    assert " None" not in text.replace('"None"', "")  # a value, never a missing field
+
+
+def test_handoff_and_report_agree_with_resume_after_a_gate(tmp_path: Path) -> None:
+    """Issue 26 point 11: a step handed over at a gate is a start for the handoff too, never
+    "Restart"; the report prints no None."""
+    repo, d = _repo(tmp_path)
+    _handed_over_at_gate_2(repo, d)
+    later = T0 + timedelta(hours=2)
+    _plain(repo, later, "render", "handoff", "agent-output/demo")
+    handoff = (d / "00-handoff.md").read_text()
+    assert "Start step 3 (Design)" in handoff and "Restart" not in handoff
+    report = _plain(repo, later, "report", "agent-output/demo").stdout
+    assert "None" not in report and "step: 3" in report
+
+
+def test_v2_state_with_bare_artifact_names_keeps_one_form(tmp_path: Path) -> None:
+    """Issue 26 points 7 and 12: a v2 state listing a bare name is migrated first; the first
+    write stores it repository-relative, and naming it in that form adds no second entry."""
+    repo, d = _repo(tmp_path)
+    doc = apex_state()
+    doc["schema_version"] = "2.0"
+    doc["steps"]["2"]["artifacts"] = ["02-architecture-assessment.md"]
+    _seed(d, doc)
+    (d / "02-architecture-assessment.md").write_text("draft\n")
+    agent = FreshAgent(repo, d)
+    first = agent.run_step()
+    assert first["action"] == "migrate_first"
+    agent.assert_no_early_checkpoint()
+    arts = agent.state()["steps"]["2"]["artifacts"]
+    assert arts == ["agent-output/demo/02-architecture-assessment.md", agent.deliverable("2")]
+    agent.assert_valid()
+
+
+def test_a_path_named_in_another_form_adds_no_second_entry() -> None:
+    from session_resume import load_workflow
+    from session_resume.core.write_moments import checkpoint
+
+    doc = apex_state()
+    doc["steps"]["2"]["artifacts"] = ["02-architecture-assessment.md"]
+    new = checkpoint(
+        doc,
+        load_workflow("apex"),
+        "2",
+        "phase_3_cost",
+        ["./agent-output/demo//02-architecture-assessment.md", "notes.md"],
+        base="agent-output/demo",
+    )
+    assert new["steps"]["2"]["artifacts"] == [
+        "agent-output/demo/02-architecture-assessment.md",
+        "agent-output/demo/notes.md",
+    ]
+
+
+def test_migration_keeps_the_staleness_of_the_original_updated(tmp_path: Path) -> None:
+    """Issue 26 point 8: a v2 state last updated months ago, migrated: the next resume still
+    warns SR708 (its message names the original date); the first write makes it fresh."""
+    repo, d = _repo(tmp_path)
+    doc = apex_state()
+    doc["schema_version"] = "2.0"
+    _seed(d, doc)  # updated 2026-03-02T10:15:00Z
+    later = T0 + timedelta(days=90)
+    _plain(repo, later, "migrate", "agent-output/demo")
+    ans = json.loads(_plain(repo, later, "resume", "agent-output/demo", "--format", "json").stdout)
+    (w,) = [w for w in ans["warnings"] if w["code"] == "SR708"]
+    assert "2026-03-02T10:15:00Z" in w["message"] and "git log" in w["hint"]
+    _plain(repo, later, "checkpoint", "2", "phase_3_cost", "--project", "demo")
+    ans = json.loads(_plain(repo, later, "resume", "agent-output/demo", "--format", "json").stdout)
+    assert "SR708" not in [w["code"] for w in ans["warnings"]]

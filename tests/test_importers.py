@@ -94,6 +94,9 @@ def resume(repo: Path, d: str, now: str = NOW) -> dict[str, Any]:
     res = run_cli("resume", d, "--now", now, "--format", "json", cwd=repo)
     assert res.returncode == 0, res.stdout + res.stderr
     out: dict[str, Any] = json.loads(res.stdout)
+    # the codes only (each entry is {code, message, hint}: schema/decision/2.json)
+    out["reasons"] = [r["code"] for r in out["reasons"]]
+    out["warnings"] = [w["code"] for w in out["warnings"]]
     return out
 
 
@@ -487,7 +490,9 @@ def test_dotagent_running_task_whose_output_exists_is_reconciled(repo: Path) -> 
     r = resume(repo, "agent-output/auth")
     assert r["action"] == "resume_from_checkpoint"
     assert (r["step"], r["sub_step"], r["next_checkpoint"]) == ("3", "tasks_complete", None)
-    assert r["commands"][0].startswith("session-resume complete 3")
+    runs = [c["run"] for c in r["commands"]]
+    assert runs[0].startswith("session-resume session start ")
+    assert runs[1].startswith("session-resume complete 3")
     assert state(repo, "agent-output/auth")["steps"]["3"]["artifacts"] == [
         "memory/tasks/task-001/output.json",
         "memory/tasks/task-002/output.json",

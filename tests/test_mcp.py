@@ -301,9 +301,10 @@ def test_whole_life_cycle(tmp_path: Path) -> None:
             lease = json.loads((d / SENTINEL).read_text())
             assert lease["pid"] != os.getpid() and lease["session"].startswith("mcp-")
             resumed = await c.call_tool("resume", {"project": "demo", "step": "3"})
-            # step 3 was handed over at a gate (the transition) and did no work yet: a start
-            assert resumed.structured_content["action"] == "start"
-            assert resumed.structured_content["reasons"] == ["SR712"]
+            # step 3 was started at the gate (the transition) by this server's own live
+            # session and did no work yet: continue it (first checkpoint next), never a loop
+            assert resumed.structured_content["action"] == "continue_step"
+            assert [r["code"] for r in resumed.structured_content["reasons"]] == ["SR713"]
             assert resumed.structured_content["lease"]["state"] == "live"
             end = await c.call_tool("session_end", {"project": "demo"})
             assert end.structured_content["action"] == "ended"
@@ -840,3 +841,29 @@ def test_the_fast_argument_check_agrees_with_the_reference(data: st.DataObject) 
     fast = mcp_tools._fast(name)(args)
     assert fast == schemas.reference_for(schema).is_valid(args), (name, args)
     assert (mcp_tools.check_arguments(name, args) == []) == fast
+
+
+def test_refusal_words_name_tools_not_cli_commands() -> None:
+    from session_resume.mcp.calls import tool_call, tool_text
+
+    said = tool_text(
+        "run `session-resume start 2` before recording checkpoints, or take over with "
+        "`session-resume session start --takeover` (logged)"
+    )
+    assert "session-resume" not in said
+    assert "the `start` tool" in said and "the `session_start` tool with `takeover: true`" in said
+    call = tool_call(
+        "session-resume review-audit 2 --complexity standard --passes-planned 2 "
+        "--passes-executed 2 --project demo --session s1",
+        {"project": "demo"},
+    )
+    assert call == {
+        "tool": "review_audit",
+        "arguments": {
+            "project": "demo",
+            "step": "2",
+            "complexity": "standard",
+            "passes_planned": 2,
+            "passes_executed": 2,
+        },
+    }

@@ -107,7 +107,8 @@ def _walk(sdir: Path, root: Path) -> list[str]:
             return trail
         assert rc in (0, 1), (trail, out)
         dec = json.loads(out[: out.rindex("}") + 1])
-        action, commands = dec["action"], dec.get("commands") or []
+        action = dec["action"]
+        commands = [c["run"] for c in dec.get("commands") or []]  # each {run, when}
         trail.append(f"resume:{action}")
         if action in STOPS:
             return trail

@@ -12,7 +12,7 @@ registered by its ``$id`` so that cross-file ``$ref``s resolve locally.
 | recover | schema/report/recover-1.json |
 | report | schema/report/session-report-1.json |
 | budget | schema/report/budget-1.json |
-| resume | schema/decision/1.json |
+| resume | schema/decision/2.json |
 | conformance | schema/conformance/report.json |
 """
 
@@ -155,7 +155,7 @@ def test_budget_json(sessions: Path, step: str) -> None:
 def test_resume_json(sessions: Path) -> None:
     for name in ("good", "old", "corrupt", "empty"):
         proc = run_cli("resume", "--format", "json", *NOW, f"agent-output/{name}", cwd=sessions)
-        _check(proc.stdout, "schema/decision/1.json")
+        _check(proc.stdout, "schema/decision/2.json")
 
 
 def test_conformance_json() -> None:

@@ -768,3 +768,17 @@ def test_skill_docs_are_part_of_the_generated_docs(tmp_path: Path) -> None:
         for rel, text in render_skill(load_workflow(wf_id), name=wf_id).items():
             assert want[SKILLS / wf_id / rel] == text
     assert "docs/skills/apex/SKILL.md" in stale_files(tmp_path)
+
+
+@pytest.mark.parametrize("wf_id", BUILTINS)
+def test_skill_is_short_enough_to_read_in_one_go(wf_id: str, tmp_path: Path) -> None:
+    """Issue 26 point 10: the answer carries the plan, so the skill is at most 3,500
+    characters, also as the repository's `.github/skills/session-resume/` skill."""
+    assert len((SKILLS / wf_id / "SKILL.md").read_text(encoding="utf-8")) <= 3500
+    out = tmp_path / ".github" / "skills" / "session-resume"
+    proc = run_cli("render", "skill", "--workflow", wf_id, "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    text = (out / "SKILL.md").read_text(encoding="utf-8")
+    assert frontmatter(text)["name"] == "session-resume" and len(text) <= 3500
+    for word in ("`resume` tool", "--session ID", "`when`", "`plan`", "no id, no ping"):
+        assert word in text, word  # CLI and MCP side by side

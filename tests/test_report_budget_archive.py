@@ -77,13 +77,18 @@ def test_report_on_crashed_session(session_dir: Path) -> None:
         },
     ]
     assert rep["recommended"]["action"] == "resume_from_checkpoint"
-    assert rep["recommended"]["commands"] == [
-        "session-resume checkpoint 2 phase_3_cost "
-        "--artifact agent-output/demo/02-architecture-assessment.md --project demo"
+    sid = rep["recommended"]["commands"][0]["run"].split()[-1]
+    assert rep["recommended"]["commands"][:2] == [
+        {"run": f"session-resume session start --project demo --session {sid}", "when": "now"},
+        {
+            "run": f"session-resume checkpoint 2 phase_3_cost --project demo --session {sid}",
+            "when": "after cost estimate produced by the cost subagent",
+        },
     ]
     assert len(rep["steps"]) == 8
     text = run_cli("report", str(session_dir), "--now", NOW, cwd=root).stdout
-    assert "CRASHED: session s-7" in text and "run: session-resume checkpoint 2" in text
+    assert "CRASHED: session s-7" in text and "session-resume checkpoint 2 phase_3_cost" in text
+    assert "None" not in text
 
 
 def test_report_on_healthy_session(session_dir: Path) -> None:
@@ -190,3 +195,14 @@ def test_torn_line_terminated_by_next_append_stays_info(tmp_path: Path) -> None:
     worklog.append(tmp_path, "note", ts="2026-03-02T10:01:00Z", session="s")
     assert [(d.code, d.line) for d in worklog.scan(log)] == [("SR502", 2)]
     assert worklog.read_tail(log, 5).last_seq == 2
+
+
+def test_budget_never_tells_a_new_chat_it_loaded_anything(session_dir: Path) -> None:
+    """Issue 26 point 4: `context_files_used` is what the earlier session recorded, not what
+    the caller (a new chat) has loaded."""
+    doc = apex_state()
+    doc["steps"]["2"]["context_files_used"] = ["agent-output/demo/01-requirements.md"]
+    (session_dir / store.STATE).write_bytes(dump(doc))
+    text = run_cli("budget", "2", "--session-dir", str(session_dir), cwd=session_dir).stdout
+    assert "already loaded" not in text and "do not re-read" not in text
+    assert "a new chat has loaded none of them" in text

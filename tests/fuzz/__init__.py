@@ -21,7 +21,7 @@ Inputs come in three families:
 Properties: nothing escapes but a coded diagnostic (or the coded ``MigrationError`` /
 ``StoreError``); ``migrate`` is pure and idempotent, its result validates against the 3.0
 schema and its JSON Patch reproduces it; ``decide`` is total, deterministic, pure and its
-output follows ``schema/decision/1.json``; ``recover`` never touches ``.bak`` and never loses
+output follows ``schema/decision/2.json``; ``recover`` never touches ``.bak`` and never loses
 the corrupt file; a failed ``save`` leaves state and ``.bak`` byte for byte as they were; the
 CLI answers random bytes with an exit code, never a traceback or SR900.
 

@@ -17,7 +17,7 @@ from conftest import REPO
 NOW = datetime(2026, 3, 3, 12, 0, tzinfo=UTC)
 WORKFLOWS = {name: load_workflow(name) for name in ("apex", "dotagent", "generic")}
 DECISION_SCHEMA = jsonschema.Draft202012Validator(
-    json.loads((REPO / "schema" / "decision" / "1.json").read_text())
+    json.loads((REPO / "schema" / "decision" / "2.json").read_text())
 )
 STATUSES = {
     "absent",

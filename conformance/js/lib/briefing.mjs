@@ -10,9 +10,9 @@ export const STATE_FILES = ["00-session-state.json", "00-handoff.md"];
 
 const WHY_PARTIAL = "partial deliverable of this step: continue it";
 const WHY_INPUT = "startup input of this step (workflow budget)";
-const SKIP_STATE = "the briefing carries what the state holds: do not open the raw state";
+const SKIP_STATE = "the briefing carries it";
 const SKIP_MISSING = "listed but not on disk";
-const FRESH = ["start", "restart_step", "offer_rerun"];
+const FRESH = ["start", "restart_step", "offer_rerun", "continue_step"];
 
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 
@@ -73,14 +73,13 @@ function loadAndSkip(def, artifacts, exists, sessionRel, action) {
       else skip.push({ path: a.path, reason: SKIP_MISSING });
     }
   }
-  if (!def || !def.budget || !["start", "restart_step", "resume_from_checkpoint"].includes(action)) return [load, skip];
+  if (!def || !def.budget || !["start", "restart_step", "resume_from_checkpoint", "continue_step"].includes(action)) return [load, skip];
   const { max, files } = def.budget;
-  let capacity = max;
+  const capacity = max;
   for (const name of files) {
     const path = sessionPath(sessionRel, name);
     if (STATE_FILES.includes(name)) {
-      skip.push({ path, reason: SKIP_STATE });
-      capacity -= 1; // the briefing stands in for it, within the budget
+      skip.push({ path, reason: SKIP_STATE }); // replaced by the briefing: never counts against the budget
       continue;
     }
     if (exists[name] !== true) {
@@ -88,9 +87,7 @@ function loadAndSkip(def, artifacts, exists, sessionRel, action) {
       continue;
     }
     if (load.length >= Math.max(capacity, 0)) {
-      const inArtifact = load.filter((l) => l.why === WHY_PARTIAL).map((l) => l.path);
-      const over = `over the step's budget of ${max} startup files`;
-      skip.push({ path, reason: inArtifact.length ? `${over}; its content is already in ${inArtifact.join(", ")}` : over });
+      skip.push({ path, reason: `over the step's budget of ${capacity} startup files (the files above come first); open it only if they leave a question it answers` });
       continue;
     }
     load.push({ path, why: WHY_INPUT });

@@ -1,10 +1,11 @@
 // The resume decision (spec §10): read the session directory into a snapshot, then decide
 // (a pure function of the snapshot, the step asked for, now, the workflow and the options).
-// The result follows schema/decision/1.json.
+// The result follows schema/decision/2.json.
 
 import { statSync } from "node:fs";
 import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { build } from "./briefing.mjs";
+import { buildPlan, CONSENT, cmd, isWriter, planAlternatives, planCommands, SESSION_START, WORKING } from "./plan.mjs";
 import { isWithin, real } from "./files.mjs";
 import { repairCommand } from "./migrate.mjs";
 import { orderedKeys, pathProblem } from "./rules.mjs";
@@ -102,21 +103,52 @@ function mtime(root, dir, rel) {
  * with its briefing (null when the state cannot be used as it is, or another session is live). */
 export function decide(snap, step, now, wf, opts) {
   const out = decideAction(snap, step, now, wf, opts);
-  if (snap.status !== "ok" || snap.doc === null || out.action === "session_active") {
-    out.briefing = null;
-    return out;
+  out.briefing = null;
+  out.plan = null;
+  out.alternatives = [];
+  if (snap.status === "ok" && snap.doc !== null && out.action !== "session_active") {
+    const exists = { ...Object.fromEntries(Object.entries(snap.mtimes).map(([p, m]) => [p, m !== null])), ...(snap.files ?? {}) };
+    out.briefing = build(snap.doc, out.step, wf, { action: out.action, exists, events: snap.lastEvents, sessionRel: snap.sessionRel ?? null });
+    missingDeliverables(out, snap, wf);
+    if (WORKING.includes(out.action) && out.step !== null) {
+      out.plan = buildPlan(snap.doc, out.step, wf, { action: out.action, sub: out.sub_step });
+      out.commands = planCommands(out.plan, out.action);
+      out.alternatives = planAlternatives(out.plan, out.action);
+    }
   }
-  const exists = { ...Object.fromEntries(Object.entries(snap.mtimes).map(([p, m]) => [p, m !== null])), ...(snap.files ?? {}) };
-  out.briefing = build(snap.doc, out.step, wf, { action: out.action, exists, events: snap.lastEvents, sessionRel: snap.sessionRel ?? null });
-  if (out.briefing.optional && ["start", "restart_step"].includes(out.action) && out.step) {
-    out.commands.push(`session-resume skip ${out.step} --reason "optional step not needed"`);
-  }
+  const writes = [...out.commands, ...out.alternatives].some((c) => isWriter(c.run));
+  const fresh = (opts.session ?? null) === null && writes;
+  out.session = { id: opts.session ?? null, new: fresh };
+  if (fresh && out.plan !== null) out.commands.unshift(cmd(SESSION_START));
+  out.reasons = [...new Set(out.reasons)].map(explain);
+  out.warnings = [...new Set(out.warnings)].map(explain);
   return out;
+}
+
+/** A code with its words (free text: compared by presence and type only, spec §11). */
+function explain(code) {
+  return { code, message: `${code} (docs/codes/${code}.md)`, hint: `see docs/codes/${code}.md` };
+}
+
+const missing = (snap, p) => typeof p === "string" && (snap.mtimes[p] === null || snap.mtimes[p] === undefined);
+
+/** SR714: the step continued after a checkpoint lists an artifact not on disk; SR715: a
+ *  completed earlier step lists one (spec §10). */
+function missingDeliverables(out, snap, wf) {
+  const steps = isObject(snap.doc.steps) ? snap.doc.steps : {};
+  const key = out.step;
+  if (key === null || !(key in steps)) return;
+  const st = isObject(steps[key]) ? steps[key] : {};
+  if (out.action === "resume_from_checkpoint" && (st.artifacts ?? []).some((p) => missing(snap, p))) out.warnings.push("SR714");
+  const order = orderedKeys(steps, wf);
+  const before = order.includes(key) ? order.slice(0, order.indexOf(key)) : [];
+  const lost = before.some((k) => isObject(steps[k]) && steps[k].status === "complete" && (steps[k].artifacts ?? []).some((p) => missing(snap, p)));
+  if (lost) out.warnings.push("SR715");
 }
 
 function decideAction(snap, step, now, wf, opts) {
   const out = {
-    decision_version: 1,
+    decision_version: 2,
     action: "",
     step,
     step_name: null,
@@ -153,26 +185,37 @@ function decideAction(snap, step, now, wf, opts) {
 
   // A lease taken by writes that named no session ("implicit") is adopted, never waited for.
   if (lease.state === "live" && !opts.takeover && opts.session !== snap.lease.session && snap.lease.implicit !== true) {
-    return Object.assign(out, { action: "session_active", reasons: ["SR511"], commands: ["session-resume session start --takeover"] });
+    const holder = shellQuote(String(snap.lease.session));
+    const again = `session-resume resume DIR${step ? ` --step ${step}` : ""} --session ${holder}`;
+    return Object.assign(out, {
+      action: "session_active",
+      reasons: ["SR511"],
+      commands: [cmd(again, `only if session ${holder} is yours (your \`session start\` printed it)`), cmd("session-resume session start --takeover", CONSENT)],
+    });
   }
+  // The live session the caller is: the one it names, or an implicit lease when it names none.
+  const holder = snap.lease !== null && typeof snap.lease.session === "string" ? snap.lease.session : null;
+  const own = lease.state === "live" && holder !== null && (opts.session === holder || ((opts.session ?? null) === null && snap.lease.implicit === true)) ? holder : null;
   const status = snap.status;
+  const again = cmd(`session-resume resume DIR${step ? ` --step ${step}` : ""}`, "after the command above succeeded");
   if ((status === "corrupt" || status === "absent") && snap.backupUsable) {
-    Object.assign(out, { action: "needs_recovery", reasons: [...snap.codes, "SR130"], commands: ["session-resume recover DIR"] });
+    Object.assign(out, { action: "needs_recovery", reasons: [...snap.codes, "SR130"], commands: [cmd("session-resume recover DIR"), again] });
     return finish(null);
   }
-  if (status === "absent") return Object.assign(out, { action: "fresh_start", reasons: ["SR700"], commands: ["session-resume init PROJECT"] });
+  if (status === "absent") return Object.assign(out, { action: "fresh_start", reasons: ["SR700"], commands: [cmd("session-resume init PROJECT"), again] });
   if (status === "corrupt") {
-    Object.assign(out, { action: "needs_recovery", reasons: [...snap.codes], commands: ["session-resume recover DIR"] });
+    Object.assign(out, { action: "needs_recovery", reasons: [...snap.codes], commands: [cmd("session-resume recover DIR"), again] });
     return finish(null);
   }
-  if (status === "needs_migration") return Object.assign(out, { action: "migrate_first", reasons: ["SR140"], commands: ["session-resume migrate DIR"] });
+  if (status === "needs_migration") return Object.assign(out, { action: "migrate_first", reasons: ["SR140"], commands: [cmd("session-resume migrate DIR"), again] });
   if (status === "too_new") return Object.assign(out, { action: "refuse_newer_version", reasons: ["SR141"] });
   if (status !== "ok" || snap.doc === null) {
-    return Object.assign(out, { action: "invalid_state", reasons: [...snap.codes], commands: [`session-resume ${snap.repair ?? "validate"} DIR`] });
+    const repair = [cmd(`session-resume ${snap.repair ?? "validate"} DIR`), ...(snap.repair ? [again] : [])];
+    return Object.assign(out, { action: "invalid_state", reasons: [...snap.codes], commands: repair });
   }
 
   const steps = isObject(snap.doc.steps) ? snap.doc.steps : {};
-  const updated = parseTimestamp(snap.doc.updated);
+  const updated = lastWork(snap.doc, snap.lastEvents);
   if (updated !== null && (now - updated) / 1e6 > OLD_STATE_SECONDS) out.warnings.push("SR708");
   const order = orderedKeys(steps, wf);
   const running = order.filter((k) => steps[k].status === "in_progress");
@@ -184,22 +227,31 @@ function decideAction(snap, step, now, wf, opts) {
       return finish(null);
     }
     out.step = target;
-    stepAction(out, steps, order, target, wf, true, snap.lastEvents);
+    stepAction(out, steps, order, target, wf, true, snap.lastEvents, own);
   } else {
     if (!(step in steps)) {
       if (wf.freeSteps) {
-        Object.assign(out, { action: "start", reasons: ["SR701"], commands: [`session-resume start ${step}`] });
+        Object.assign(out, { action: "start", reasons: ["SR701"] });
         return finish(null);
       }
       return Object.assign(out, { action: "unknown_step", reasons: ["SR711"] });
     }
     if (running.length && !running.includes(step)) out.warnings.push("SR709");
-    stepAction(out, steps, order, step, wf, false, snap.lastEvents);
+    stepAction(out, steps, order, step, wf, false, snap.lastEvents, own);
   }
   return finish(out.step);
 }
 
-function stepAction(out, steps, order, key, wf, orchestrator, events = []) {
+/** When the state was last worked on (spec §10): `updated`, unless its latest state event is
+ *  the migration: then the original `updated`, kept as `x-legacy.updated`. */
+function lastWork(doc, events) {
+  const work = events.filter((e) => !["session_start", "session_end", "heartbeat", "takeover"].includes(e.event));
+  const legacy = isObject(doc["x-legacy"]) ? parseTimestamp(doc["x-legacy"].updated) : null;
+  if (work.length && work[work.length - 1].event === "migrated" && legacy !== null) return legacy;
+  return parseTimestamp(doc.updated);
+}
+
+function stepAction(out, steps, order, key, wf, orchestrator, events = [], own = null) {
   const st = steps[key];
   const def = wf.step(key);
   out.step_name = st.name ?? null;
@@ -207,12 +259,12 @@ function stepAction(out, steps, order, key, wf, orchestrator, events = []) {
   const idx = order.indexOf(key);
   const behind = order.slice(0, idx).filter((k) => !["complete", "skipped"].includes(steps[k].status));
   if (st.status === "complete") {
-    Object.assign(out, { action: "offer_rerun", reasons: ["SR704"], commands: [`session-resume start ${key} --force`] });
+    Object.assign(out, { action: "offer_rerun", reasons: ["SR704"], commands: [cmd(`session-resume start ${key} --force`, CONSENT)] });
     return;
   }
   if (st.status === "skipped") {
     const next = order.slice(idx + 1).find((k) => !["complete", "skipped"].includes(steps[k].status)) ?? null;
-    Object.assign(out, { action: "next_step", reasons: ["SR705"], next_step: next, commands: next ? [`session-resume resume DIR --step ${next}`] : [] });
+    Object.assign(out, { action: "next_step", reasons: ["SR705"], next_step: next, commands: next ? [cmd(`session-resume resume DIR --step ${next}`)] : [] });
     return;
   }
   if (behind.length && !orchestrator) {
@@ -220,23 +272,28 @@ function stepAction(out, steps, order, key, wf, orchestrator, events = []) {
       action: "prerequisites_incomplete",
       reasons: ["SR706"],
       incomplete: behind,
-      commands: [`session-resume start ${key} --force`, "session-resume resume DIR"],
+      commands: [cmd("session-resume resume DIR"), cmd(`session-resume start ${key} --force`, CONSENT)],
     });
     return;
   }
   if (behind.length) out.warnings.push("SR706");
   if (st.status === "pending") {
-    Object.assign(out, { action: "start", reasons: ["SR701"], commands: [`session-resume start ${key}`] });
+    Object.assign(out, { action: "start", reasons: ["SR701"] });
     return;
   }
   const noSubStep = st.sub_step === null || st.sub_step === undefined;
+  if (noSubStep && own !== null && startedBy(events, key) === own) {
+    // The live session asking started it and recorded nothing yet: go on, do not loop (SR713).
+    Object.assign(out, { action: "continue_step", reasons: ["SR713"] });
+    return;
+  }
   if (noSubStep && startedAtGate(events, key) && !(st.artifacts ?? []).length) {
     // Handed over at a gate (`transition`), no work recorded: a start, not a restart (SR712).
-    Object.assign(out, { action: "start", reasons: ["SR712"], commands: [`session-resume start ${key}`] });
+    Object.assign(out, { action: "start", reasons: ["SR712"] });
     return;
   }
   if (noSubStep) {
-    Object.assign(out, { action: "restart_step", reasons: ["SR702"], commands: [`session-resume start ${key}`] });
+    Object.assign(out, { action: "restart_step", reasons: ["SR702"] });
     return;
   }
   Object.assign(out, {
@@ -249,9 +306,16 @@ function stepAction(out, steps, order, key, wf, orchestrator, events = []) {
     const pos = def.checkpoints.indexOf(st.sub_step);
     out.next_checkpoint = def.checkpoints[pos + 1] ?? null;
   }
-  // The suggested checkpoint repeats the step's artifacts, so running it keeps them (as the reference does).
-  const keep = (st.artifacts ?? []).filter((p) => typeof p === "string").map((p) => ` --artifact ${shellQuote(p)}`).join("");
-  out.commands = [out.next_checkpoint ? `session-resume checkpoint ${key} ${out.next_checkpoint}${keep}` : `session-resume complete ${key}`];
+}
+
+/** The session of the step's latest event when it is its start with no checkpoint since. */
+function startedBy(events, key) {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const ev = events[i];
+    if (ev.step !== key) continue;
+    return ev.event === "step_start" && typeof ev.session === "string" ? ev.session : null;
+  }
+  return null;
 }
 
 /** A POSIX shell word for `s` (Python's shlex.quote). @param {string} s */

@@ -161,7 +161,8 @@ export function leaseState(lease, { now, ended, ownerAlive, staleSeconds }) {
   const age = (now - hb) / 1e6;
   if (ended) return { state: "ended", age };
   if (ownerAlive === false) return { state: "dead_owner", age };
-  if (age > staleSeconds) return { state: "stale", age };
+  // an implicit lease (writes naming no session) gone quiet is idle, never an orphan (spec §7)
+  if (age > staleSeconds) return { state: lease.implicit === true ? "idle" : "stale", age };
   return { state: "live", age };
 }
 

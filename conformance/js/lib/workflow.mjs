@@ -102,12 +102,14 @@ function build(raw) {
     after: Object.fromEntries((s.checkpoints ?? []).map((c) => [c.id, c.after ?? null])),
     legacy: s.legacy_checkpoints ?? {},
     budget: s.budget ? { max: s.budget.max_startup_files, files: s.budget.startup_files ?? [] } : null,
+    gate: s.gate ?? null,
   }));
   const wf = {
     id: raw.id,
     sessionDir: typeof raw.session_dir === "string" ? raw.session_dir : "agent-output/{project}",
     freeSteps: Boolean(raw.free_steps),
     adoptsUnnamed: Boolean(raw.adopts_unnamed_states),
+    review: raw.review ?? null,
     steps,
     stepKeys: steps.map((s) => s.key),
     decisions: raw.decisions.map((d) => ({

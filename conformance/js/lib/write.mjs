@@ -117,6 +117,7 @@ export function planLease(lease, { session = null, claim = false, takeover = fal
     return { action: "create", session: session ?? newSessionId(), lease, orphaned: false };
   }
   if (session !== null && session === holder) return { action: "keep", session: holder, lease, orphaned: false };
+  if (lease.state === "idle" && session === null && !claim) return { action: "keep", session: holder, lease, orphaned: false };
   if (lease.state === "live") {
     if (session === null && !claim) return { action: "keep", session: holder, lease, orphaned: false };
     if (takeover) return { action: "takeover", session: session ?? newSessionId(), lease, orphaned: false };

@@ -13,12 +13,18 @@ Object.assign(doc.steps["2"], { status: "in_progress", sub_step: "phase_2_waf", 
 test("continuing a step: its partial deliverable first, then the inputs the budget leaves room for", () => {
   const exists = { "docs/arch.md": true, "01-requirements.md": true };
   const b = build(doc, "2", wf, { action: "resume_from_checkpoint", exists, events: [], sessionRel: "agent-output/demo" });
-  assert.deepEqual(b.load, [{ path: "docs/arch.md", why: "partial deliverable of this step: continue it" }]);
-  // budget 2: the state file's place is the briefing's, the artifact took the other
-  assert.deepEqual(b.skip, [
-    { path: "agent-output/demo/00-session-state.json", reason: "the briefing carries what the state holds: do not open the raw state" },
-    { path: "agent-output/demo/01-requirements.md", reason: "over the step's budget of 2 startup files; its content is already in docs/arch.md" },
+  // budget 2: the state file is replaced by the briefing and never counts against it
+  assert.deepEqual(b.load, [
+    { path: "docs/arch.md", why: "partial deliverable of this step: continue it" },
+    { path: "agent-output/demo/01-requirements.md", why: "startup input of this step (workflow budget)" },
   ]);
+  assert.deepEqual(b.skip, [{ path: "agent-output/demo/00-session-state.json", reason: "the briefing carries it" }]);
+  // over the budget: a second partial deliverable leaves no room for the input, and the reason
+  // claims nothing the tool cannot know
+  const two = { ...doc, steps: { ...doc.steps, 2: { ...doc.steps["2"], artifacts: ["docs/arch.md", "docs/b.md"] } } };
+  const over = build(two, "2", wf, { action: "resume_from_checkpoint", exists: { ...exists, "docs/b.md": true }, events: [], sessionRel: "." });
+  assert.match(over.skip[1].reason, /^over the step's budget of 2 startup files/);
+  assert.doesNotMatch(over.skip[1].reason, /already/);
   assert.deepEqual(b.last_checkpoint, { id: "phase_2_waf", after: "Well-Architected Framework assessment drafted" });
   assert.equal(b.next_checkpoint.id, "phase_3_cost");
 });

@@ -56,7 +56,11 @@ def _show(value: Any) -> str:
 
 
 def _codes(value: Any) -> set[str]:
-    return {str(c) for c in value} if isinstance(value, list) else set()
+    """The codes of a result: bare strings, or ``{code, message, hint}`` objects (a resume
+    decision of version 2)."""
+    if not isinstance(value, list):
+        return set()
+    return {str(c.get("code")) if isinstance(c, dict) else str(c) for c in value}
 
 
 def compare_codes(label: str, expected: Iterable[str], actual: Any) -> list[str]:

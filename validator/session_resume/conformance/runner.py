@@ -184,7 +184,7 @@ def _check_result(case: Case, result: dict[str, Any]) -> list[str]:
         decision = result.get("decision")
         if not isinstance(decision, dict):
             return ["a resume result needs `decision`"]
-        return [f"decision {p}" for p in _schema_problems("decision/1.json", decision)]
+        return [f"decision {p}" for p in _schema_problems("decision/2.json", decision)]
     problems = []
     if not isinstance(result.get("codes"), list):
         problems.append(f"a {op} result needs `codes`")

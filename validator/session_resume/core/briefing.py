@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from session_resume.core.workflow import StepDef, Workflow
+from session_resume.core.write_moments import one_form
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -22,8 +23,12 @@ STATE_FILES = ("00-session-state.json", "00-handoff.md")
 
 WHY_PARTIAL = "partial deliverable of this step: continue it"
 WHY_INPUT = "startup input of this step (workflow budget)"
-SKIP_STATE = "the briefing carries what the state holds: do not open the raw state"
+SKIP_STATE = "the briefing carries it"
 SKIP_MISSING = "listed but not on disk"
+SKIP_OVER = (
+    "over the step's budget of {n} startup files (the files above come first); open it only "
+    "if they leave a question it answers"
+)
 
 
 def _as(value: Any, kind: type) -> Any:
@@ -67,17 +72,20 @@ def build(
     decisions = _as(doc.get("decisions"), dict)
     findings = _as(doc.get("open_findings"), list)
 
+    # each in its one form (repository-relative: a bare name of an old state is in the
+    # session directory), so that every path given can be opened as printed
     artifacts = [
-        {"path": p, "exists": bool(exists.get(p))}
+        {"path": one_form(p, session_rel), "exists": bool(exists.get(p))}
         for p in st.get("artifacts") or []
         if isinstance(p, str)
     ]
     sub = st.get("sub_step") if isinstance(st.get("sub_step"), str) else None
     ids = sdef.checkpoint_ids if sdef is not None else ()
-    if action in ("start", "restart_step", "offer_rerun"):
+    fresh = ("start", "restart_step", "offer_rerun", "continue_step")
+    if action in fresh:
         sub = None
     if sub is None:
-        nxt = ids[0] if ids and action in ("start", "restart_step", "offer_rerun") else None
+        nxt = ids[0] if ids and action in fresh else None
     else:
         pos = ids.index(sub) if sub in ids else None
         nxt = ids[pos + 1] if pos is not None and pos + 1 < len(ids) else None
@@ -128,6 +136,7 @@ def _load_and_skip(
             "start",
             "restart_step",
             "resume_from_checkpoint",
+            "continue_step",
         )
     ):
         return load, skip
@@ -136,21 +145,15 @@ def _load_and_skip(
     for name in budget.startup_files:
         path = _session_path(session_rel, name)
         if name in STATE_FILES:
+            # the briefing replaces it: it never counts against the budget (a new chat has
+            # loaded nothing, so the whole budget is for the files below)
             skip.append({"path": path, "reason": SKIP_STATE})
-            capacity -= 1  # the briefing stands in for it, within the budget
             continue
         if not exists.get(name):
             skip.append({"path": path, "reason": SKIP_MISSING})
             continue
         if len(load) >= max(capacity, 0):
-            in_artifact = [a["path"] for a in load if a["why"] == WHY_PARTIAL]
-            reason = (
-                f"over the step's budget of {budget.max_startup_files} startup files; its "
-                f"content is already in {', '.join(in_artifact)}"
-                if in_artifact
-                else f"over the step's budget of {budget.max_startup_files} startup files"
-            )
-            skip.append({"path": path, "reason": reason})
+            skip.append({"path": path, "reason": SKIP_OVER.format(n=capacity)})
             continue
         load.append({"path": path, "why": WHY_INPUT})
     return load, skip

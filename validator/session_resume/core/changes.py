@@ -67,9 +67,15 @@ def start(
     return build
 
 
-def checkpoint(key: str, sub_step: str, artifacts: list[str], context_files: list[str]) -> Build:
+def checkpoint(
+    key: str,
+    sub_step: str,
+    artifacts: list[str],
+    context_files: list[str],
+    base: str | None = None,
+) -> Build:
     def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
-        new = transitions.checkpoint(doc, wf, key, sub_step, artifacts, context_files)
+        new = transitions.checkpoint(doc, wf, key, sub_step, artifacts, context_files, base)
         written = new["steps"][key]["sub_step"]
         detail: dict[str, Any] = {}
         if artifacts:

@@ -953,6 +953,34 @@ _ALL = [
         "Run `session-resume start STEP` and do the step's work.",
     ),
     Code(
+        "SR713",
+        "step-just-started",
+        INFO,
+        "The step was just started by the live session asking, which recorded no checkpoint "
+        "yet: continue it (first checkpoint next); starting it again would loop.",
+        "`session start`, `start 2`, then `resume DIR --step 2 --session ID`",
+        "Do the first checkpoint's work, then run its write (the answer's `commands`).",
+    ),
+    Code(
+        "SR714",
+        "checkpoint-artifact-missing",
+        W,
+        "The step in progress recorded an artifact at a checkpoint that is not on disk: the "
+        "work up to that checkpoint has lost its file.",
+        '`artifacts: ["agent-output/p/02-architecture-assessment.md"]`, file deleted',
+        "Write the file again (restore it from version control, or redo the work of the "
+        "checkpoints up to `sub_step`) before the next checkpoint; then continue as planned.",
+    ),
+    Code(
+        "SR715",
+        "prerequisite-deliverable-missing",
+        W,
+        "A completed earlier step lists a deliverable that is not on disk.",
+        "step 1 complete with `agent-output/p/01-requirements.md`, file deleted",
+        "Restore it (version control) before relying on it; re-run that step only with the "
+        "user's consent (`session-resume start STEP --force`).",
+    ),
+    Code(
         "SR170",
         "leftover-temp-file",
         W,

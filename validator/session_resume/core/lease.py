@@ -63,8 +63,8 @@ def is_implicit(sentinel: dict[str, Any] | None) -> bool:
 
 @dataclass(frozen=True)
 class Lease:
-    """What a sentinel means now. ``state``: none | live | stale | ended | dead_owner |
-    unreadable."""
+    """What a sentinel means now. ``state``: none | live | idle | stale | ended | dead_owner |
+    unreadable (idle: an implicit lease whose heartbeat is stale; not an orphan)."""
 
     state: LeaseState
     sentinel: dict[str, Any] | None = None
@@ -98,7 +98,9 @@ def lease_state(
     if owner_alive is False:
         return Lease("dead_owner", sentinel, age)
     if age > stale_seconds or age < -skew_seconds:
-        return Lease("stale", sentinel, age)
+        # An implicit lease (taken by writes naming no session, a person at a shell) has no
+        # session to crash: silent, it is idle, never an orphan (docs/spec.md §7).
+        return Lease("idle" if is_implicit(sentinel) else "stale", sentinel, age)
     return Lease("live", sentinel, age)
 
 

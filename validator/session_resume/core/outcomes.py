@@ -17,7 +17,7 @@ StateStatus = Literal[
     "absent", "ok", "invalid", "corrupt", "needs_migration", "too_new", "bad_version", "refused"
 ]
 # What a lease means now (core.lease.lease_state).
-LeaseState = Literal["none", "live", "stale", "ended", "dead_owner", "unreadable"]
+LeaseState = Literal["none", "live", "idle", "stale", "ended", "dead_owner", "unreadable"]
 # What a write does about the lease (services.leases.plan_lease).
 LeaseAction = Literal["keep", "create", "adopt", "takeover"]
 # What `session start|end` and `ping` did (services.leases).

@@ -10,8 +10,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from session_resume.core import briefing as briefing_rules
+from session_resume.core import plan as plan_rules
 from session_resume.core.lease import DEFAULT_STALE_SECONDS, Lease, is_implicit, lease_state
 from session_resume.core.outcomes import StateStatus
+from session_resume.core.resume_messages import explain
 from session_resume.core.rules import ordered_step_keys
 from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.core.workflow import Workflow
@@ -22,7 +24,17 @@ TYPE_CHECKING = False  # typing is imported for the type checker only (cold star
 if TYPE_CHECKING:
     from typing import Any
 
-DECISION_VERSION = 1
+
+def _dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object (from an untrusted state), else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+DECISION_VERSION = 2
 ACTIONS = (
     "fresh_start",
     "needs_recovery",
@@ -32,6 +44,7 @@ ACTIONS = (
     "start",
     "restart_step",
     "resume_from_checkpoint",
+    "continue_step",
     "offer_rerun",
     "next_step",
     "prerequisites_incomplete",
@@ -84,28 +97,131 @@ def decide(
     workflow: Workflow,
     options: Options | None = None,
 ) -> dict[str, Any]:
-    """The resume decision as a JSON-ready dict (schema: schema/decision/1.json), with its
-    ``briefing`` (None when the state cannot be used as it is, or another session is live)."""
-    out = _decide(snap, step, now, workflow, options or Options())
+    """The resume decision as a JSON-ready dict (schema: schema/decision/2.json): the action,
+    its ``briefing`` (None when the state cannot be used as it is, or another session is
+    live), the ``plan`` of the step (None unless the agent works on a step now), the
+    ``commands`` in order, each ``{run, when}``, and every code with its words."""
+    opts = options or Options()
+    out = _decide(snap, step, now, workflow, opts)
+    out["briefing"] = None
+    out["plan"] = None
+    out["alternatives"] = []
     usable = snap.document is not None and snap.state_status == "ok"
-    if not usable or out["action"] == "session_active":
-        out["briefing"] = None
-        return out
-    assert snap.document is not None
     key = out["step"]
-    exists = {p: m is not None for p, m in snap.artifacts.items()} | dict(snap.files)
-    out["briefing"] = briefing_rules.build(
-        snap.document,
-        key,
-        workflow,
-        action=out["action"],
-        exists=exists,
-        events=snap.last_events,
-        session_rel=snap.session_rel,
-    )
-    if out["briefing"]["optional"] and out["action"] in ("start", "restart_step") and key:
-        out["commands"].append(f'session-resume skip {key} --reason "optional step not needed"')
+    if usable and out["action"] != "session_active":
+        assert snap.document is not None
+        exists = {p: m is not None for p, m in snap.artifacts.items()} | dict(snap.files)
+        out["briefing"] = briefing_rules.build(
+            snap.document,
+            key,
+            workflow,
+            action=out["action"],
+            exists=exists,
+            events=snap.last_events,
+            session_rel=snap.session_rel,
+        )
+        _missing_deliverables(out, snap, workflow)
+        if out["action"] in plan_rules.WORKING and key is not None:
+            plan = plan_rules.build(
+                snap.document, key, workflow, action=out["action"], sub=out["sub_step"]
+            )
+            out["plan"] = plan
+            out["commands"] = plan_rules.commands(plan, out["action"])
+            out["alternatives"] = plan_rules.alternatives(plan, out["action"])
+    writes = any(is_writer(c["run"]) for c in out["commands"] + out["alternatives"])
+    new = opts.session is None and writes
+    out["session"] = {"id": opts.session, "new": new}
+    if new and out["plan"] is not None:
+        out["commands"].insert(0, plan_rules.cmd(plan_rules.SESSION_START))
+    facts = _facts(out, snap, now, workflow)
+    out["reasons"] = [explain(c, facts) for c in dict.fromkeys(out["reasons"])]
+    out["warnings"] = [explain(c, facts) for c in dict.fromkeys(out["warnings"])]
     return out
+
+
+# Worklog events that are no work on the state (the lease's own).
+_LEASE_EVENTS = ("session_start", "session_end", "heartbeat", "takeover")
+
+
+def last_work(doc: dict[str, Any], events: tuple[dict[str, Any], ...]) -> datetime | None:
+    """When the state was last worked on, for the staleness warning (docs/spec.md §10): its
+    ``updated``, unless its latest state event is the migration (nothing written since): then
+    the original ``updated`` kept as ``x-legacy.updated``."""
+    updated = parse_ts(doc.get("updated"))
+    legacy = _dict(doc.get("x-legacy")).get("updated")
+    work = [e for e in events if e.get("event") not in _LEASE_EVENTS]
+    if work and work[-1].get("event") == "migrated" and parse_ts(legacy) is not None:
+        return parse_ts(legacy)
+    return updated
+
+
+def is_writer(run: str) -> bool:
+    """Whether a command line is a state or lease write (it names the session)."""
+    parts = run.split()
+    return len(parts) > 1 and parts[1] in plan_rules.WRITERS
+
+
+def _missing_deliverables(out: dict[str, Any], snap: Snapshot, wf: Workflow) -> None:
+    """SR714: the step continued after a checkpoint lists an artifact not on disk; SR715: a
+    completed earlier step lists one (docs/spec.md §10, missing deliverables)."""
+    doc = snap.document or {}
+    steps = _dict(doc.get("steps"))
+    key = out["step"]
+    if key is None or key not in steps:
+        return
+    st = _dict(steps[key])
+    if out["action"] == "resume_from_checkpoint":
+        gone = [p for p in st.get("artifacts") or [] if _missing(snap, p)]
+        if gone:
+            out["missing"] = gone
+            out["warnings"].append("SR714")
+    order = ordered_step_keys(steps, wf)
+    before = order[: order.index(key)] if key in order else []
+    lost = [
+        p
+        for k in before
+        if isinstance(steps[k], dict) and steps[k].get("status") == "complete"
+        for p in steps[k].get("artifacts") or []
+        if _missing(snap, p)
+    ]
+    if lost:
+        out["prereq_missing"] = list(dict.fromkeys(lost))
+        out["warnings"].append("SR715")
+
+
+def _missing(snap: Snapshot, path: Any) -> bool:
+    return isinstance(path, str) and snap.artifacts.get(path) is None
+
+
+def _facts(out: dict[str, Any], snap: Snapshot, now: datetime, wf: Workflow) -> dict[str, Any]:
+    """What the codes' words name (core/resume_messages.py)."""
+    doc = snap.document or {}
+    steps = _dict(doc.get("steps"))
+    updated = last_work(doc, snap.last_events)
+    running = [
+        k for k, s in steps.items() if isinstance(s, dict) and s.get("status") == "in_progress"
+    ]
+    lease = out.get("lease") or {}
+    return {
+        "step": out["step"],
+        "step_name": out["step_name"],
+        "sub_step": out["sub_step"],
+        "next_step": out["next_step"],
+        "incomplete": out["incomplete"],
+        "running": running,
+        "updated": format_ts(updated) if updated is not None else None,
+        "age_days": (now - updated).days if updated is not None else None,
+        "now": out["now"],
+        "lease": lease,
+        "session": lease.get("session"),
+        "session_rel": snap.session_rel,
+        "orphan_step": (out.get("orphan") or {}).get("step"),
+        "temp_files": list(snap.temp_files),
+        "missing": out.pop("missing", []),
+        "prereq_missing": out.pop("prereq_missing", []),
+        "workflow": wf.id,
+        "step_keys": wf.step_keys,
+    }
 
 
 def _decide(
@@ -130,14 +246,15 @@ def _decide(
         "next_step": None,
         "incomplete": [],
     }
-    lease = _judge_lease(out, snap, now, opts)
+    lease = _judge_lease(out, snap, now, opts, step)
+    own = _own_session(lease, opts)
     if out["action"] or _gate_on_state(out, snap, lease, workflow):
         return out
     assert snap.document is not None
 
     doc = snap.document
     steps: dict[str, Any] = doc.get("steps", {})
-    updated = parse_ts(doc.get("updated"))
+    updated = last_work(doc, snap.last_events)
     if updated is not None and now - updated > OLD_STATE:
         out["warnings"].append("SR708")
     order = ordered_step_keys(steps, workflow)
@@ -156,24 +273,26 @@ def _decide(
             return _with_orphan(out, snap, lease, workflow, None)
         out["step"] = target
         _step_action(
-            out, steps, order, target, workflow, orchestrator=True, events=snap.last_events
+            out, steps, order, target, workflow, orchestrator=True, events=snap.last_events, own=own
         )
     else:
         if step not in steps:
             if workflow.free_steps:
-                out.update(
-                    action="start", reasons=["SR701"], commands=[f"session-resume start {step}"]
-                )
+                out.update(action="start", reasons=["SR701"])
                 return _with_orphan(out, snap, lease, workflow, None)
             out.update(action="unknown_step", reasons=["SR711"])
             return out
         if running and step not in running:
             out["warnings"].append("SR709")
-        _step_action(out, steps, order, step, workflow, orchestrator=False, events=snap.last_events)
+        _step_action(
+            out, steps, order, step, workflow, orchestrator=False, events=snap.last_events, own=own
+        )
     return _with_orphan(out, snap, lease, workflow, out["step"])
 
 
-def _judge_lease(out: dict[str, Any], snap: Snapshot, now: datetime, opts: Options) -> Lease:
+def _judge_lease(
+    out: dict[str, Any], snap: Snapshot, now: datetime, opts: Options, step: str | None
+) -> Lease:
     """The lease's part of the decision: its report and warnings, and ``session_active``
     when another live session holds it."""
     lease = lease_state(
@@ -204,42 +323,85 @@ def _judge_lease(out: dict[str, Any], snap: Snapshot, now: datetime, opts: Optio
         and (opts.session is None or opts.session != (lease.sentinel or {}).get("session"))
     ):
         # Another session is alive: the caller must not act on the state now.
+        # lazy: shell quoting only for this answer, not on the write path that imports this
+        import shlex
+
+        holder = shlex.quote(str((lease.sentinel or {}).get("session")))
+        again = "session-resume resume DIR" + (f" --step {step}" if step else "")
         out.update(
             action="session_active",
             reasons=["SR511"],
-            commands=["session-resume session start --takeover"],
+            commands=[
+                plan_rules.cmd(
+                    f"{again} --session {holder}",
+                    f"only if session {holder} is yours (your `session start` printed it)",
+                ),
+                plan_rules.cmd("session-resume session start --takeover", plan_rules.CONSENT),
+            ],
         )
     return lease
+
+
+def _own_session(lease: Lease, opts: Options) -> str | None:
+    """The live session the caller is: the one it names, or an implicit lease (taken by
+    writes naming no session) when it names none."""
+    holder = (lease.sentinel or {}).get("session")
+    if lease.state != "live" or not isinstance(holder, str):
+        return None
+    if opts.session == holder or (opts.session is None and is_implicit(lease.sentinel)):
+        return holder
+    return None
+
+
+def _started_by(events: tuple[dict[str, Any], ...], key: str) -> str | None:
+    """The session of the latest event of step ``key`` when it is the step's start with no
+    checkpoint since (None otherwise)."""
+    for ev in reversed(events):
+        if ev.get("step") != key:
+            continue
+        if ev.get("event") == "step_start":
+            who = ev.get("session")
+            return who if isinstance(who, str) else None
+        return None
+    return None
 
 
 def _gate_on_state(out: dict[str, Any], snap: Snapshot, lease: Lease, workflow: Workflow) -> bool:
     """Decide for a state file that cannot be used as it is (absent, corrupt, old, too new,
     invalid); False when the state is usable."""
     status = snap.state_status
+    again = plan_rules.cmd(
+        "session-resume resume DIR" + (f" --step {out['step']}" if out["step"] else ""),
+        "after the command above succeeded",
+    )
     if status in ("corrupt", "absent") and snap.backup_usable:
         out.update(
             action="needs_recovery",
             reasons=[*snap.state_codes, "SR130"],
-            commands=["session-resume recover DIR"],
+            commands=[plan_rules.cmd("session-resume recover DIR"), again],
         )
         _with_orphan(out, snap, lease, workflow, None)
         return True
     if status == "absent":
         out.update(
-            action="fresh_start", reasons=["SR700"], commands=["session-resume init PROJECT"]
+            action="fresh_start",
+            reasons=["SR700"],
+            commands=[plan_rules.cmd("session-resume init PROJECT"), again],
         )
         return True
     if status == "corrupt":
         out.update(
             action="needs_recovery",
             reasons=list(snap.state_codes) or ["SR120"],
-            commands=["session-resume recover DIR"],
+            commands=[plan_rules.cmd("session-resume recover DIR"), again],
         )
         _with_orphan(out, snap, lease, workflow, None)
         return True
     if status == "needs_migration":
         out.update(
-            action="migrate_first", reasons=["SR140"], commands=["session-resume migrate DIR"]
+            action="migrate_first",
+            reasons=["SR140"],
+            commands=[plan_rules.cmd("session-resume migrate DIR"), again],
         )
         return True
     if status == "too_new":
@@ -249,7 +411,8 @@ def _gate_on_state(out: dict[str, Any], snap: Snapshot, lease: Lease, workflow: 
         out.update(
             action="invalid_state",
             reasons=list(snap.state_codes) or ["SR209"],
-            commands=[f"session-resume {snap.repair or 'validate'} DIR"],
+            commands=[plan_rules.cmd(f"session-resume {snap.repair or 'validate'} DIR")]
+            + ([again] if snap.repair else []),
         )
         return True
     return False
@@ -264,7 +427,10 @@ def _step_action(
     *,
     orchestrator: bool,
     events: tuple[dict[str, Any], ...] = (),
+    own: str | None = None,
 ) -> None:
+    """The action for step ``key``; the commands of a working action are the plan's
+    (:func:`decide`)."""
     st = steps[key]
     sdef = wf.step(key)
     out["step_name"] = st.get("name")
@@ -274,11 +440,12 @@ def _step_action(
     sub = st.get("sub_step")
     idx = order.index(key)
     behind = [k for k in order[:idx] if steps[k].get("status") not in ("complete", "skipped")]
+    cmd = plan_rules.cmd
     if status == "complete":
         out.update(
             action="offer_rerun",
             reasons=["SR704"],
-            commands=[f"session-resume start {key} --force"],
+            commands=[cmd(f"session-resume start {key} --force", plan_rules.CONSENT)],
         )
         return
     if status == "skipped":
@@ -290,7 +457,7 @@ def _step_action(
             action="next_step",
             reasons=["SR705"],
             next_step=nxt,
-            commands=[f"session-resume resume DIR --step {nxt}"] if nxt else [],
+            commands=[cmd(f"session-resume resume DIR --step {nxt}")] if nxt else [],
         )
         return
     if behind and not orchestrator:
@@ -298,22 +465,27 @@ def _step_action(
             action="prerequisites_incomplete",
             reasons=["SR706"],
             incomplete=behind,
-            commands=[f"session-resume start {key} --force", "session-resume resume DIR"],
+            commands=[
+                cmd("session-resume resume DIR"),
+                cmd(f"session-resume start {key} --force", plan_rules.CONSENT),
+            ],
         )
         return
     if behind:
         out["warnings"].append("SR706")
     if status == "pending":
-        out.update(action="start", reasons=["SR701"], commands=[f"session-resume start {key}"])
+        out.update(action="start", reasons=["SR701"])
+        return
+    if sub is None and own is not None and _started_by(events, key) == own:
+        # The live session asking started it and recorded nothing yet: go on, do not loop.
+        out.update(action="continue_step", reasons=["SR713"])
         return
     if sub is None and started_at_gate(events, key) and not st.get("artifacts"):
         # Handed over at a gate (`transition`), no work recorded: a start, not a restart.
-        out.update(action="start", reasons=["SR712"], commands=[f"session-resume start {key}"])
+        out.update(action="start", reasons=["SR712"])
         return
     if sub is None:
-        out.update(
-            action="restart_step", reasons=["SR702"], commands=[f"session-resume start {key}"]
-        )
+        out.update(action="restart_step", reasons=["SR702"])
         return
     out.update(
         action="resume_from_checkpoint",
@@ -325,17 +497,6 @@ def _step_action(
         ids = sdef.checkpoint_ids
         pos = ids.index(sub)
         out["next_checkpoint"] = ids[pos + 1] if pos + 1 < len(ids) else None
-    # lazy: shell quoting only for a resume answer, not on the write path that imports this
-    import shlex
-
-    keep = "".join(
-        f" --artifact {shlex.quote(p)}" for p in st.get("artifacts") or [] if isinstance(p, str)
-    )
-    out["commands"] = [
-        f"session-resume checkpoint {key} {out['next_checkpoint']}{keep}"
-        if out["next_checkpoint"]
-        else f"session-resume complete {key}"
-    ]
 
 
 def _with_orphan(

@@ -367,6 +367,39 @@ def _semantic_problems(raw: dict[str, Any], file: str) -> list[Diagnostic]:
                         pointer=pointer_join(["steps", i, "legacy_checkpoints", old]),
                     )
                 )
+    keys = {d.get("key") for d in raw.get("decisions", []) if isinstance(d, dict)}
+    for i, s in enumerate(raw.get("steps", [])):
+        gate = s.get("gate") if isinstance(s.get("gate"), dict) else {}
+        for j, k in enumerate(gate.get("decisions") or []):
+            if k not in keys:
+                out.append(
+                    diag(
+                        "SR400",
+                        f"gate decision {k!r} of step {s['key']} is not a key of `decisions`",
+                        file=file,
+                        pointer=pointer_join(["steps", i, "gate", "decisions", j]),
+                    )
+                )
+    review = raw.get("review")
+    if isinstance(review, dict):
+        if review["tier_decision"] not in keys:
+            out.append(
+                diag(
+                    "SR400",
+                    f"review.tier_decision {review['tier_decision']!r} is not a key of `decisions`",
+                    file=file,
+                    pointer="/review/tier_decision",
+                )
+            )
+        if review["default_tier"] not in review["passes"]:
+            out.append(
+                diag(
+                    "SR400",
+                    f"review.default_tier {review['default_tier']!r} is not a key of review.passes",
+                    file=file,
+                    pointer="/review/default_tier",
+                )
+            )
     return out
 
 

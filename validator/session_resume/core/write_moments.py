@@ -158,6 +158,30 @@ def _check_paths(paths: Iterable[str], pointer: str) -> list[str]:
     return out
 
 
+def one_form(path: str, base: str | None) -> str:
+    """A listed path in its one stored form (docs/spec.md §4): repository-relative POSIX,
+    normalised (``./``, doubled and trailing separators gone), and a bare file name resolved
+    against the session directory ``base`` (repository-relative; None: unknown, kept)."""
+    p = posixpath.normpath(path) if path and not path.startswith("/") else path
+    if base not in (None, "", ".") and "/" not in p and p not in (".", ".."):
+        p = f"{base}/{p}"
+    return p
+
+
+def _one_form_list(target: list[Any], base: str | None) -> None:
+    """``target`` (a step's listed paths) in the one form, each once, in order."""
+    seen: set[str] = set()
+    out: list[Any] = []
+    for p in target:
+        if isinstance(p, str):
+            p = one_form(p, base)
+            if p in seen:
+                continue
+            seen.add(p)
+        out.append(p)
+    target[:] = out
+
+
 def _append_unique(target: list[Any], new: Iterable[str]) -> None:
     seen = {posixpath.normpath(p.replace("\\", "/")) for p in target if isinstance(p, str)}
     for p in new:
@@ -298,11 +322,13 @@ def checkpoint(
     sub_step: str,
     artifacts: Iterable[str] = (),
     context_files: Iterable[str] = (),
+    base: str | None = None,
 ) -> dict[str, Any]:
     """Sub-step done: record the checkpoint ``sub_step`` and append artifacts and context
-    files (deduplicated). The step must be in_progress; ``sub_step`` must be a checkpoint id
-    of the step (a legacy id is written as its current id) unless the workflow defines no
-    checkpoints for it."""
+    files (deduplicated; with ``base``, the session directory relative to the repository,
+    every listed path of the step is stored in its one form, :func:`one_form`). The step must
+    be in_progress; ``sub_step`` must be a checkpoint id of the step (a legacy id is written as
+    its current id) unless the workflow defines no checkpoints for it."""
     new: dict[str, Any] = copy_document(doc)
     step = _existing(new, wf, key)
     sdef = wf.step(key)
@@ -334,6 +360,9 @@ def checkpoint(
     for list_name, values in (("artifacts", arts), ("context_files_used", ctx)):
         if not isinstance(step.get(list_name), list):
             step[list_name] = []
+        if base is not None:
+            _one_form_list(step[list_name], base)
+            values = [one_form(v, base) for v in values]
         _append_unique(step[list_name], values)
     step["sub_step"] = sub_step
     return new

@@ -72,6 +72,8 @@ FIRST_ACTION: dict[str, str] = {
     "invalid_state": "call `validate` and fix the problems it lists before any step work",
     "start": "call `start` with the step, then load only the step's startup files",
     "restart_step": "call `start` with the step and do the step from its beginning",
+    "continue_step": "do not call `start` again (this server just started the step): do the "
+    "first checkpoint's work, then call `checkpoint`",
     "resume_from_checkpoint": "continue after the recorded checkpoint (sub_step); do not "
     "re-read skip_files; record the next checkpoint with `checkpoint`, or `complete` after "
     "the last one",

@@ -28,8 +28,21 @@ def _diags(diags: list[Diagnostic]) -> list[dict[str, Any]]:
 
 
 def do_resume(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
-    """The resume decision (schema/decision/1.json), as this server's session: its own lease
-    is not another live session."""
+    """The resume decision (schema/decision/2.json), as this server's session: its own lease
+    is not another live session; the plan's commands are this server's tool calls
+    (``{tool, arguments, when}``) and the codes' words name tools."""
+    # lazy: only the resume tool converts commands to tool calls
+    from session_resume.mcp.calls import as_tool_calls, tool_text
+
+    where: dict[str, Any] = {k: a[k] for k in ("project", "session_dir") if k in a}
+    out = _resume(rt, a)
+    out["session"]["id"] = rt.keeper.session  # the server's own (None until it takes one)
+    for e in out["reasons"] + out["warnings"]:
+        e["message"], e["hint"] = tool_text(e["message"]), tool_text(e["hint"])
+    return as_tool_calls(out, where)
+
+
+def _resume(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     return resume_service.resume(
         rt.session_dir(a),
         now=rt.clock(),

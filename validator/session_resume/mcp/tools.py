@@ -95,8 +95,16 @@ def error_text(diags: list[Diagnostic]) -> str:
 
 
 def refused(diags: list[Diagnostic]) -> ToolOutcome:
-    result = {"ok": False, "diagnostics": [d.to_json() for d in diags]}
-    return ToolOutcome(False, result, error_text(diags))
+    # lazy: a refusal's words name tools, not CLI commands (only on a refusal)
+    from session_resume.mcp.calls import tool_text
+
+    shown = [d.to_json() for d in diags]
+    for d in shown:
+        for k in ("message", "hint"):
+            if isinstance(d.get(k), str):
+                d[k] = tool_text(d[k])
+    result = {"ok": False, "diagnostics": shown}
+    return ToolOutcome(False, result, tool_text(error_text(diags)))
 
 
 def call(rt: Runtime, name: str, arguments: Any) -> ToolOutcome:

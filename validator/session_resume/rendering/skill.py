@@ -93,6 +93,12 @@ ACTION_DOCS: dict[str, tuple[str, str, str]] = {
         "optional step (`briefing.optional`) may be skipped instead: `session-resume skip "
         'STEP --reason "TEXT" --project PROJECT` (listed in `commands`).',
     ),
+    "continue_step": (
+        "SR713",
+        "The live session asking (named with `--session`) just started the step and recorded "
+        "no checkpoint.",
+        "Do not start it again: do the first checkpoint's work, then run its write.",
+    ),
     "restart_step": (
         "SR702",
         "The step is in progress without a checkpoint.",
@@ -389,12 +395,10 @@ def skill_context(workflow: Workflow, name: str) -> dict[str, Any]:
     wf = workflow
     session = wf.session_dir.replace("{project}", "PROJECT")
     description = (
-        f"Resume the {wf.id} workflow ({flatten(wf.title)}) exactly where it stopped after a "
-        "crash, a context limit or a new chat, and record progress in 00-session-state.json "
-        "with the session-resume CLI at every write moment: step start, checkpoint, step done, "
-        "decision, review finding. Use it as the first action of every agent of the "
-        "workflow, and whenever the session state, the handoff or a context budget is in "
-        "question."
+        f"Resume the {wf.id} workflow ({flatten(wf.title)}) where it stopped (a crash, a "
+        "context limit, a new chat) and record each step start, checkpoint, completion, "
+        "decision and finding with session-resume. The first action of every agent of the "
+        "workflow."
     )[:1024]
     example = next(
         (

@@ -133,6 +133,12 @@ def plan_lease(
         return LeasePlan("create", session or lease_rules.new_session_id(), lease)
     if session is not None and session == holder:
         return LeasePlan("keep", holder, lease)
+    if lease.state == "idle":
+        # an implicit lease gone quiet: the same user's next write goes on with it (no
+        # takeover, no crash); a named session or `session start` adopts it
+        if session is None and not claim:
+            return LeasePlan("keep", holder, lease)
+        return LeasePlan("adopt", session or holder, lease)
     if lease.state == "live":
         if session is None and not claim:
             return LeasePlan("keep", holder, lease)

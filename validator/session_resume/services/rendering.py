@@ -10,11 +10,12 @@ from pathlib import Path, PurePosixPath
 
 from session_resume.core.codes import diag
 from session_resume.core.handoff_rules import HANDOFF
+from session_resume.core.resume_decision import Snapshot, decide
 from session_resume.core.workflow import WorkflowError, state_workflow_spec
 from session_resume.records import dataclass
 from session_resume.services.context import load_workflow_or_fail
 from session_resume.services.errors import ServiceError
-from session_resume.storage import store
+from session_resume.storage import store, worklog
 from session_resume.storage.held import HeldDir, StoreError
 
 
@@ -64,7 +65,11 @@ def render_handoff(
     except WorkflowError as exc:
         raise ServiceError(exc.diagnostics, 2) from None
     wf = load_workflow_or_fail(spec)
-    text = render(doc, wf, now=now)
+    # the decision the handoff describes sees the worklog, as `resume` does: a step handed
+    # over at a gate is a start (SR712), never "Restart" (no lease: it describes the state)
+    tail = worklog.read_tail(session_dir / worklog.WORKLOG, 10)
+    snap = Snapshot(state_status="ok", document=doc, last_events=tuple(tail.events))
+    text = render(doc, wf, now=now, decision=decide(snap, None, now, wf))
     if not write:
         return HandoffResult(text, None, wf.id)
     # The default target is never "a directory gets 00-handoff.md inside": a 00-handoff.md

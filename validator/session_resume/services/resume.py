@@ -9,10 +9,11 @@ from datetime import datetime
 from pathlib import Path
 
 from session_resume.core.codes import diag
-from session_resume.core.lease import DEFAULT_STALE_SECONDS
-from session_resume.core.resume_decision import Options, decide
+from session_resume.core.lease import DEFAULT_STALE_SECONDS, new_session_id
+from session_resume.core.resume_decision import Options, decide, is_writer
 from session_resume.core.workflow import WorkflowError, load_workflow, state_workflow_spec
 from session_resume.records import replace
+from session_resume.rendering.plan_text import plan_text
 from session_resume.services.context import session_dir_for_project
 from session_resume.services.errors import ServiceError
 from session_resume.storage.snapshot import session_files, take
@@ -21,8 +22,17 @@ TYPE_CHECKING = False  # typing is imported for the type checker only (cold star
 if TYPE_CHECKING:
     from typing import Any
 
-# Suggested commands of these writers name the session, so they run as is.
-_WRITERS = ("start", "checkpoint", "complete", "skip", "session", "init", "review-audit")
+
+def _dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object (from an untrusted state), else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+__all__ = ["plan_text", "report", "resume", "runnable"]
 
 
 def runnable(
@@ -39,8 +49,7 @@ def runnable(
     command = command.replace(" DIR", f" {shlex.quote(str(session_dir))}")
     if project is not None:
         command = command.replace(" PROJECT", f" {shlex.quote(project)}")
-    parts = command.split()
-    if len(parts) > 1 and parts[1] in _WRITERS and parts[1] != "init":
+    if is_writer(command):
         if project is not None:
             command += f" --project {shlex.quote(project)}"
         else:
@@ -75,8 +84,10 @@ def resume(
     session: str | None = None,
     stale_seconds: int = DEFAULT_STALE_SECONDS,
 ) -> dict[str, Any]:
-    """The resume decision (schema/decision/1.json) for ``step`` (None: the orchestrator),
-    with its briefing and runnable commands."""
+    """The resume decision (schema/decision/2.json) for ``step`` (None: the orchestrator),
+    with its briefing, its plan and runnable commands. When the caller names no session and
+    the commands write, a new session id is chosen here and every writer names it; the first
+    command of a plan (`session start`) takes it (docs/spec.md §10.3)."""
     if not session_dir.is_dir():
         raise ServiceError([diag("SR100", "no such session directory", file=str(session_dir))], 2)
     session = session or None
@@ -96,10 +107,38 @@ def resume(
     result = decide(snap, step, now, wf, opts)
     result["session_dir"] = str(session_dir)
     project = _project_of(snap.document or snap.backup_document, session_dir, root, spec)
-    result["commands"] = [
-        runnable(c, session_dir, project=project, session=session) for c in result["commands"]
-    ]
+    sid = session or (new_session_id() if result["session"]["new"] else None)
+    result["session"]["id"] = sid
+    fill = {"project": project, "session": sid}
+    for c in result["commands"] + result["alternatives"]:
+        c["run"] = runnable(c["run"], session_dir, **fill)
+    _fill_plan(result.get("plan"), session_dir, fill)
     return result
+
+
+def _fill_plan(plan: dict[str, Any] | None, session_dir: Path, fill: dict[str, Any]) -> None:
+    """The plan's writes, runnable as printed (the same filling as the commands)."""
+    if plan is None:
+        return
+    for c in plan["checkpoints"]:
+        c["write"] = runnable(c["write"], session_dir, **fill)
+    plan["complete"] = runnable(plan["complete"], session_dir, **fill)
+    if plan["review_audit"] is not None:
+        plan["review_audit"]["write"] = runnable(plan["review_audit"]["write"], session_dir, **fill)
+    nxt = plan["next_step"]
+    if nxt is not None:
+        for k in ("start", "skip", "transition"):
+            if nxt[k] is not None:
+                nxt[k] = runnable(nxt[k], session_dir, **fill)
+
+
+def _running(doc: dict[str, Any]) -> str | None:
+    """The step in progress in ``doc`` (the report of a state read from ``.bak``)."""
+    steps = _dict(doc.get("steps"))
+    return next(
+        (k for k, s in steps.items() if isinstance(s, dict) and s.get("status") == "in_progress"),
+        None,
+    )
 
 
 def report(
@@ -163,7 +202,7 @@ def report(
         "crashed": orphan is not None,
         "orphan": orphan,
         "lease": decision["lease"],
-        "current_step": decision["step"],
+        "current_step": decision["step"] or _running(doc),
         "sub_step": decision["sub_step"] or (orphan or {}).get("sub_step"),
         "steps": steps,
         "possibly_incomplete": incomplete,

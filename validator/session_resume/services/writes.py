@@ -423,9 +423,15 @@ def checkpoint(
     artifacts: Sequence[str] = (),
     context_files: Sequence[str] = (),
 ) -> WriteResult:
-    """Write moment 2: the step in progress reaches checkpoint ``sub_step``."""
+    """Write moment 2: the step in progress reaches checkpoint ``sub_step``. Listed paths
+    are stored in one form: repository-relative POSIX, a bare name resolved against the
+    session directory (docs/spec.md §4)."""
+    base = None
+    if ctx.root is not None:
+        rel = os.path.relpath(os.path.abspath(ctx.session_dir), os.path.abspath(ctx.root))
+        base = None if rel.startswith("..") else Path(rel).as_posix()
     return write_state(
-        ctx, changes.checkpoint(step, sub_step, list(artifacts), list(context_files))
+        ctx, changes.checkpoint(step, sub_step, list(artifacts), list(context_files), base)
     )
 
 

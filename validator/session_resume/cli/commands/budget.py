@@ -14,10 +14,11 @@ from session_resume.services import budget as budget_service
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "budget",
-        help="what a step may load at startup, and what it must not re-read",
+        help="what a step may load at startup, and what its earlier session recorded loading",
         description="Print the step's context budget from the workflow (the files it may load "
-        "at startup and their maximum count), the files it already loaded (context_files_used, "
-        "not to be re-read), and SR415 when the recorded context exceeds the budget.",
+        "at startup and their maximum count), the files the session that worked on the step "
+        "recorded as loaded (context_files_used: a new chat has loaded none of them; `resume` "
+        "says what to read), and SR415 when the recorded context exceeds the budget.",
     )
     p.add_argument("step", metavar="STEP")
     where = p.add_mutually_exclusive_group()
@@ -55,7 +56,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         w("no startup budget defined for this step\n")
     if used:
-        w("already loaded, do not re-read:\n")
+        w(
+            "recorded as loaded by the session that worked on this step (a new chat has "
+            "loaded none of them: read what `resume` lists under `read now`):\n"
+        )
         for f in used:
             w(f"  - {f}\n")
     for code in warnings:

@@ -73,7 +73,11 @@ def run(args: argparse.Namespace) -> int:
             f"do not work on this session before the recommended command{src}.\n"
         )
     w(f"state file: {rep['state']}    workflow: {rep['workflow']}\n")
-    w(f"step: {rep['current_step']}    checkpoint: {rep['sub_step']}\n\n")
+    if rep["current_step"] is not None:
+        cp = rep["sub_step"] or "none recorded yet"
+        w(f"step: {rep['current_step']}    checkpoint: {cp}\n\n")
+    else:
+        w("step: none in progress\n\n")
     if rep["steps"]:
         w("steps:\n")
         for s in rep["steps"]:
@@ -94,5 +98,5 @@ def run(args: argparse.Namespace) -> int:
     r = rep["recommended"]
     w(f"\nrecommended: {r['action']}\n")
     for c in r["commands"]:
-        w(f"  run: {c}\n")
+        w(f"  [{c['when']}] {c['run']}\n")
     return 0

@@ -1,9 +1,8 @@
-"""`session-resume resume`: what to do next, as text or JSON (schema/decision/1.json)."""
+"""`session-resume resume`: what to do next, as text or JSON (schema/decision/2.json)."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -13,7 +12,6 @@ from session_resume.cli.commands.common import (
     now_from,
     root_of,
 )
-from session_resume.core.codes import CATALOGUE
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
 from session_resume.storage.discovery import session_dir_of
@@ -82,85 +80,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def briefing_text(b: dict[str, Any] | None) -> list[str]:
-    """The briefing for a person: the same content as the JSON's ``briefing``."""
-    if not b:
-        return []
-    lines = ["briefing (what the state holds; do not open the raw state file):"]
-    if b.get("optional"):
-        lines.append("  this step is optional: run it, or skip it (see the commands below)")
-    decisions = b.get("decisions") or {}
-    lines.append(
-        "  decisions: "
-        + (", ".join(f"{k}={json.dumps(v)}" for k, v in decisions.items()) or "none")
-    )
-    findings = b.get("open_findings") or []
-    lines.append(f"  open findings: {len(findings)}")
-    lines += [f"    - {f}" for f in findings]
-    for e in b.get("decision_log") or []:
-        lines.append(f"  decision {e.get('id')}: {e.get('title')} → {e.get('choice')}")
-    if b.get("review_audit") is not None:
-        lines.append(f"  review audit: {json.dumps(b['review_audit'], sort_keys=True)}")
-    elif b.get("review_audited"):
-        lines.append("  review audit: none yet (record it with `session-resume review-audit`)")
-    for a in b.get("artifacts") or []:
-        lines.append(f"  artifact: {a['path']} ({'on disk' if a['exists'] else 'MISSING'})")
-    for label, key in (
-        ("last checkpoint", "last_checkpoint"),
-        ("next checkpoint", "next_checkpoint"),
-    ):
-        cp = b.get(key)
-        if cp:
-            after = f": after {cp['after']}" if cp.get("after") else ""
-            lines.append(f"  {label}: {cp['id']}{after}")
-    for e in b.get("last_events") or []:
-        where = " ".join(str(e[k]) for k in ("step", "sub_step") if e.get(k))
-        lines.append(f"  event: {e.get('ts')} {e.get('event')} {where}".rstrip())
-    lines.append("read now:" if b.get("load") else "read now: nothing beyond this briefing")
-    lines += [f"  - {f['path']} ({f['why']})" for f in b.get("load") or []]
-    if b.get("skip"):
-        lines.append("do not read:")
-        lines += [f"  - {f['path']} ({f['reason']})" for f in b["skip"]]
-    return lines
-
-
 def render_text(r: dict[str, Any]) -> str:
-    lines = [f"action: {r['action']}"]
-    if r.get("step"):
-        name = f" ({r['step_name']})" if r.get("step_name") else ""
-        lines.append(f"step: {r['step']}{name}")
-    if r.get("sub_step"):
-        lines.append(f"resume after checkpoint: {r['sub_step']}")
-    if r.get("next_checkpoint"):
-        lines.append(f"next checkpoint: {r['next_checkpoint']}")
-    if r.get("next_step"):
-        lines.append(f"next step: {r['next_step']}")
-    if r.get("incomplete"):
-        lines.append(f"incomplete earlier steps: {', '.join(r['incomplete'])}")
-    if r.get("startup_files"):
-        lines.append(f"startup budget: {', '.join(r['startup_files'])}")
-    lines += briefing_text(r.get("briefing"))
-    for label, key in (("reason", "reasons"), ("warning", "warnings")):
-        for code in r.get(key, []):
-            entry = CATALOGUE.get(code)
-            lines.append(f"{label}: {code} {entry.summary if entry else ''}".rstrip())
-    if r.get("lease"):
-        lease = r["lease"]
-        lines.append(
-            f"lease: {lease['state']} (session {lease['session']}, owner "
-            f"{lease['owner']}, heartbeat {lease['heartbeat']})"
-        )
-    if r.get("orphan"):
-        o = r["orphan"]
-        where = f"in step {o['step']}" if o["step"] else "before any step"
-        if o["sub_step"]:
-            where += f" at {o['sub_step']}"
-        lines.append(
-            f"orphaned session {o['session']}: silent for {o['silent_seconds']} s "
-            f"({o['reason']}), was {where}"
-        )
-        for f in o["possibly_incomplete"]:
-            lines.append(f"  possibly incomplete: {f['path']} ({f['why']})")
-    for c in r.get("commands", []):
-        lines.append(f"run: {c}")
-    return "\n".join(lines) + "\n"
+    """The answer as text: :func:`session_resume.services.resume.plan_text`."""
+    return resume_service.plan_text(r)

@@ -5,7 +5,7 @@ INDEX = {
     "15481005-644": "_fragment_apex",
     "1d862b07-24997": "_session_state_3_0",
     "67b7f44e-12687": "_session_state_1_0",
+    "6f3f549a-22135": "_workflow_1",
     "89c851b5-163": "_fragment_dotagent",
-    "d85ce9e1-15581": "_session_state_2_0",
-    "ed962ff8-20239": "_workflow_1"
+    "d85ce9e1-15581": "_session_state_2_0"
 }

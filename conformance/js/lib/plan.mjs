@@ -1,0 +1,136 @@
+// The plan of a resume answer (spec §10.2) and its commands, each {run, when} (spec §10.3):
+// followed in order and literally, they never record progress before its work. Commands keep
+// the placeholders DIR and PROJECT; the session's name and id are filled in by a front end.
+
+import { orderedKeys } from "./rules.mjs";
+
+export const NOW = "now";
+export const CONSENT = "only with the user's consent";
+export const WRITERS = ["start", "checkpoint", "complete", "skip", "session", "decide", "review-audit", "transition", "finding"];
+export const WORKING = ["start", "restart_step", "resume_from_checkpoint", "continue_step"];
+export const SESSION_START = "session-resume session start";
+const SESSION_END = "session-resume session end";
+const FINDINGS_RULE = "they do not block `complete`; fix each must-fix one and resolve it (`finding resolve TITLE`); present the rest at the gate";
+const ARTIFACT_RULE = "give a checkpoint write `--artifact PATH` for each file its work wrote";
+
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+
+export const cmd = (run, when = NOW) => ({ run, when });
+
+/** Whether a command line writes (so it names the session). */
+export function isWriter(run) {
+  const parts = run.split(/\s+/);
+  return parts.length > 1 && WRITERS.includes(parts[1]);
+}
+
+function after(text, fallback) {
+  let t = (text ?? "").trim().replace(/\.+$/, "") || fallback;
+  if (t.length > 1 && /[A-Z]/.test(t[0]) && /[a-z]/.test(t[1])) t = t[0].toLowerCase() + t.slice(1);
+  return `after ${t}`;
+}
+
+function remaining(def, action, sub) {
+  if (!def) return [];
+  const ids = def.checkpoints;
+  if (action === "resume_from_checkpoint" && sub !== null) return ids.includes(sub) ? ids.slice(ids.indexOf(sub) + 1) : [];
+  return ids;
+}
+
+function review(doc, key, def, wf) {
+  if (!def || !def.reviewed) return null;
+  const r = isObject(wf.review) ? wf.review : {};
+  const decision = typeof r.tier_decision === "string" ? r.tier_decision : null;
+  const decisions = isObject(doc.decisions) ? doc.decisions : {};
+  const value = decision !== null ? decisions[decision] : undefined;
+  const passesBy = isObject(r.passes) ? r.passes : {};
+  const decided = typeof value === "string" && value in passesBy;
+  const tier = decided ? value : (r.default_tier ?? null);
+  const passes = typeof tier === "string" && Number.isInteger(passesBy[tier]) ? passesBy[tier] : null;
+  const audits = isObject(doc.review_audit) ? doc.review_audit : {};
+  const recorded = isObject(audits[`step_${key}`]) ? audits[`step_${key}`] : null;
+  let write = `session-resume review-audit ${key}`;
+  if (typeof tier === "string" && passes !== null) write += ` --complexity ${tier} --passes-planned ${passes} --passes-executed ${passes}`;
+  return { tier: typeof tier === "string" ? tier : null, tier_decision: decision, tier_decided: decided, passes, recorded, write };
+}
+
+function gate(doc, def, wf) {
+  if (!def || !isObject(def.gate)) return null;
+  const decisions = isObject(doc.decisions) ? doc.decisions : {};
+  const keys = Array.isArray(def.gate.decisions) ? def.gate.decisions : [];
+  return {
+    id: def.gate.id ?? null,
+    kind: def.gate.kind ?? null,
+    session_break: Boolean(def.gate.session_break),
+    decisions: keys.map((k) => {
+      const d = wf.decisions.find((x) => x.key === k);
+      const allowed = d && Array.isArray(d.enum) && d.enum.length ? d.enum.filter((v) => v !== "") : null;
+      return { key: k, allowed, required: d ? d.required : false, value: decisions[k] ?? null };
+    }),
+  };
+}
+
+function nextStep(doc, key, wf) {
+  const steps = isObject(doc.steps) ? doc.steps : {};
+  const order = orderedKeys(steps, wf);
+  for (const k of wf.stepKeys) if (!order.includes(k)) order.push(k);
+  if (!order.includes(key)) return null;
+  for (const k of order.slice(order.indexOf(key) + 1)) {
+    const st = isObject(steps[k]) ? steps[k] : {};
+    if (st.status === "complete" || st.status === "skipped") continue;
+    const def = wf.step(k);
+    const optional = def ? def.optional : false;
+    return {
+      key: k,
+      name: def ? def.name : (st.name ?? null),
+      optional,
+      start: `session-resume start ${k}`,
+      skip: optional ? `session-resume skip ${k} --reason "optional step not needed"` : null,
+      transition: `session-resume transition --complete ${key} --start ${k}`,
+    };
+  }
+  return null;
+}
+
+/** The plan for step `key` of the usable state `doc` (a working action). */
+export function buildPlan(doc, key, wf, { action, sub }) {
+  const def = wf.step(key);
+  const steps = isObject(doc.steps) ? doc.steps : {};
+  const st = isObject(steps[key]) ? steps[key] : {};
+  const findings = Array.isArray(doc.open_findings) ? doc.open_findings : [];
+  return {
+    step: key,
+    name: def ? def.name : (st.name ?? null),
+    optional: def ? def.optional : false,
+    checkpoints: remaining(def, action, sub).map((id) => ({ id, after: def.after[id] ?? "", write: `session-resume checkpoint ${key} ${id}` })),
+    artifacts_rule: ARTIFACT_RULE,
+    review_audit: review(doc, key, def, wf),
+    open_findings: { count: findings.length, blocks_complete: false, rule: FINDINGS_RULE },
+    complete: `session-resume complete ${key}`,
+    gate: gate(doc, def, wf),
+    next_step: nextStep(doc, key, wf),
+  };
+}
+
+/** The plan as the ordered command list. */
+export function planCommands(plan, action) {
+  const out = [];
+  if (action === "start" || action === "restart_step") out.push(cmd(`session-resume start ${plan.step}`));
+  for (const c of plan.checkpoints) out.push(cmd(c.write, after(c.after, `the work of checkpoint ${c.id}`)));
+  const audit = plan.review_audit;
+  if (audit !== null && audit.recorded === null) {
+    const p = audit.passes;
+    out.push(cmd(audit.write, p ? `after ${p} challenger review pass${p !== 1 ? "es" : ""} (tier ${audit.tier})` : "after the challenger review has run"));
+  }
+  const last = plan.checkpoints.length ? plan.checkpoints[plan.checkpoints.length - 1].id : null;
+  out.push(cmd(plan.complete, last ? `after checkpoint ${last} and the step's work` : "after the step's remaining work"));
+  out.push(cmd(SESSION_END, "when you stop working here"));
+  return out;
+}
+
+/** What may be run instead of the commands: skipping an optional step not yet worked on. */
+export function planAlternatives(plan, action) {
+  if (plan.optional && (action === "start" || action === "restart_step")) {
+    return [cmd(`session-resume skip ${plan.step} --reason "optional step not needed"`, "only if the user decides to skip this optional step, instead of the commands")];
+  }
+  return [];
+}

@@ -1,0 +1,242 @@
+"""The plan of a resume answer (docs/spec.md §10.2), pure: for the step the decision is about,
+every remaining checkpoint with its "after completing" text and the write that records it,
+and what completes the step (review audit, open findings, the `complete` write, the gate's
+decisions, the next step with its start and skip commands); and the ``commands`` list, each
+``{run, when}``, which, followed in order and literally, never records progress before its
+work.
+
+Commands are written with the placeholders the service fills in (docs/spec.md §10.3): ``DIR``
+(the session directory) and ``PROJECT``; every writer gets the session's name (``--project``
+or ``--session-dir``) and ``--session ID`` from the service, which knows them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from session_resume.core.rules import ordered_step_keys
+from session_resume.core.workflow import Checkpoint, StepDef, Workflow
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object (from an untrusted state), else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+NOW = "now"
+CONSENT = "only with the user's consent"
+# Writers: the service adds the session's name and `--session ID` to these.
+WRITERS = (
+    "start",
+    "checkpoint",
+    "complete",
+    "skip",
+    "session",
+    "decide",
+    "review-audit",
+    "transition",
+    "finding",
+)
+# Actions whose answer is a plan for the step (the agent works on it now).
+WORKING = ("start", "restart_step", "resume_from_checkpoint", "continue_step")
+SESSION_START = "session-resume session start"
+SESSION_END = "session-resume session end"
+FINDINGS_RULE = (
+    "they do not block `complete`; fix each must-fix one and resolve it (`finding resolve "
+    "TITLE`); present the rest at the gate"
+)
+ARTIFACT_RULE = "give a checkpoint write `--artifact PATH` for each file its work wrote"
+
+
+def cmd(run: str, when: str = NOW) -> dict[str, str]:
+    return {"run": run, "when": when}
+
+
+def after(text: str | None, fallback: str) -> str:
+    """``when`` of a write that records ``text``'s work: "after <the work>"."""
+    t = (text or "").strip().rstrip(".") or fallback
+    if len(t) > 1 and t[0].isupper() and t[1].islower():
+        t = t[0].lower() + t[1:]
+    return f"after {t}"
+
+
+def remaining(sdef: StepDef | None, action: str, sub: str | None) -> list[Checkpoint]:
+    """The checkpoints of the step still to reach, in order."""
+    if sdef is None:
+        return []
+    cps = list(sdef.checkpoints)
+    if action == "resume_from_checkpoint" and sub is not None:
+        ids = [c.id for c in cps]
+        return cps[ids.index(sub) + 1 :] if sub in ids else []
+    return cps
+
+
+def _review(doc: Mapping[str, Any], key: str, sdef: StepDef | None, wf: Workflow) -> Any:
+    """The review audit the step requires (None: none): the tier from the workflow's
+    ``review`` definition and the decision it names, the passes it asks for, what is
+    recorded, and the write."""
+    if sdef is None or not sdef.review_audited:
+        return None
+    review = _dict(wf.raw.get("review"))
+    decision = review.get("tier_decision")
+    decisions = _dict(doc.get("decisions"))
+    value = decisions.get(decision) if isinstance(decision, str) else None
+    passes_by = _dict(review.get("passes"))
+    default = review.get("default_tier")
+    tier = value if isinstance(value, str) and value in passes_by else default
+    passes = passes_by.get(tier) if isinstance(tier, str) else None
+    audits = _dict(doc.get("review_audit"))
+    recorded = audits.get(f"step_{key}")
+    write = f"session-resume review-audit {key}"
+    if isinstance(tier, str) and isinstance(passes, int):
+        write += f" --complexity {tier} --passes-planned {passes} --passes-executed {passes}"
+    return {
+        "tier": tier if isinstance(tier, str) else None,
+        "tier_decision": decision if isinstance(decision, str) else None,
+        "tier_decided": isinstance(value, str) and value in passes_by,
+        "passes": passes if isinstance(passes, int) else None,
+        "recorded": recorded if isinstance(recorded, dict) else None,
+        "write": write,
+    }
+
+
+def _gate(doc: Mapping[str, Any], sdef: StepDef | None, wf: Workflow) -> Any:
+    if sdef is None or not isinstance(sdef.gate, dict):
+        return None
+    decisions = _dict(doc.get("decisions"))
+    keys = sdef.gate.get("decisions")
+    out = []
+    for k in keys if isinstance(keys, list) else []:
+        d = next((x for x in wf.decisions if x.key == k), None)
+        allowed = [v for v in d.enum if v != ""] if d is not None and d.enum else None
+        out.append(
+            {
+                "key": k,
+                "allowed": allowed,
+                "required": bool(d.required) if d is not None else False,
+                "value": decisions.get(k),
+            }
+        )
+    return {
+        "id": sdef.gate.get("id"),
+        "kind": sdef.gate.get("kind"),
+        "session_break": bool(sdef.gate.get("session_break")),
+        "decisions": out,
+    }
+
+
+def _next(doc: Mapping[str, Any], key: str, wf: Workflow) -> Any:
+    steps = _dict(doc.get("steps"))
+    order = ordered_step_keys(dict(steps), wf)
+    for k in wf.step_keys:
+        if k not in order:
+            order.append(k)
+    if key not in order:
+        return None
+    for k in order[order.index(key) + 1 :]:
+        st = _dict(steps.get(k))
+        if st.get("status") in ("complete", "skipped"):
+            continue
+        sdef = wf.step(k)
+        optional = bool(sdef.optional) if sdef is not None else False
+        return {
+            "key": k,
+            "name": sdef.name if sdef is not None else st.get("name"),
+            "optional": optional,
+            "start": f"session-resume start {k}",
+            "skip": f'session-resume skip {k} --reason "optional step not needed"'
+            if optional
+            else None,
+            "transition": f"session-resume transition --complete {key} --start {k}",
+        }
+    return None
+
+
+def build(
+    doc: Mapping[str, Any],
+    key: str,
+    wf: Workflow,
+    *,
+    action: str,
+    sub: str | None,
+) -> dict[str, Any]:
+    """The plan for step ``key`` of the usable state ``doc`` (a working action)."""
+    sdef = wf.step(key)
+    steps = _dict(doc.get("steps"))
+    st = _dict(steps.get(key))
+    findings = _list(doc.get("open_findings"))
+    return {
+        "step": key,
+        "name": sdef.name if sdef is not None else st.get("name"),
+        "optional": bool(sdef.optional) if sdef is not None else False,
+        "checkpoints": [
+            {
+                "id": c.id,
+                "after": c.after,
+                "write": f"session-resume checkpoint {key} {c.id}",
+            }
+            for c in remaining(sdef, action, sub)
+        ],
+        "artifacts_rule": ARTIFACT_RULE,
+        "review_audit": _review(doc, key, sdef, wf),
+        "open_findings": {"count": len(findings), "blocks_complete": False, "rule": FINDINGS_RULE},
+        "complete": f"session-resume complete {key}",
+        "gate": _gate(doc, sdef, wf),
+        "next_step": _next(doc, key, wf),
+    }
+
+
+def commands(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:
+    """The plan as the ordered command list: the step's start (when it is to start), each
+    checkpoint's write after its work, the review audit after its passes, ``complete``
+    after the step's work, and ``session end`` when the session stops."""
+    key = plan["step"]
+    out: list[dict[str, str]] = []
+    if action in ("start", "restart_step"):
+        out.append(cmd(f"session-resume start {key}"))
+    cps: Sequence[Mapping[str, Any]] = plan["checkpoints"]
+    for c in cps:
+        out.append(cmd(c["write"], after(c["after"], f"the work of checkpoint {c['id']}")))
+    audit = plan["review_audit"]
+    if audit is not None and audit["recorded"] is None:
+        passes = audit["passes"]
+        done = (
+            f"after {passes} challenger review pass{'es' if passes != 1 else ''} (tier "
+            f"{audit['tier']})"
+            if passes
+            else "after the challenger review has run"
+        )
+        out.append(cmd(audit["write"], done))
+    last = cps[-1]["id"] if cps else None
+    out.append(
+        cmd(
+            plan["complete"],
+            f"after checkpoint {last} and the step's work"
+            if last
+            else "after the step's remaining work",
+        )
+    )
+    out.append(cmd(SESSION_END, "when you stop working here"))
+    return out
+
+
+def alternatives(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:
+    """What may be run *instead* of the commands: skipping an optional step not yet worked
+    on."""
+    if plan["optional"] and action in ("start", "restart_step"):
+        reason = '"optional step not needed"'
+        return [
+            cmd(
+                f"session-resume skip {plan['step']} --reason {reason}",
+                "only if the user decides to skip this optional step, instead of the commands",
+            )
+        ]
+    return []

@@ -1,0 +1,166 @@
+"""The words of a resume answer's codes (docs/spec.md §10.3), pure: each entry of ``reasons``
+and ``warnings`` is ``{code, message, hint}``, the message written for this finding (the step,
+the file, the session, the dates), the hint what to do about it. The catalogue's summary and
+fix are the fallback for a code without its own words here."""
+
+from __future__ import annotations
+
+from session_resume.core.codes import CATALOGUE
+
+TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+
+def _step(f: Mapping[str, Any]) -> str:
+    name = f.get("step_name")
+    return f"step {f.get('step')}" + (f" ({name})" if name else "")
+
+
+def _holder(f: Mapping[str, Any]) -> str:
+    lease = f.get("lease") or {}
+    age = lease.get("age_seconds")
+    return (
+        f"session {lease.get('session')} (owner {lease.get('owner') or '?'}"
+        + (f", heartbeat {age} s ago" if age is not None else "")
+        + ")"
+    )
+
+
+def _paths(f: Mapping[str, Any], key: str) -> str:
+    return ", ".join(f.get(key) or []) or "?"
+
+
+def _sr708(f: Mapping[str, Any]) -> tuple[str, str]:
+    where = f.get("session_rel") or "the session directory"
+    return (
+        f"the state was last updated {f.get('updated')}, {f.get('age_days')} days before now "
+        f"({f.get('now')}); the project may have moved on since",
+        f"before resuming, check that the work is still wanted (ask the user) and what changed "
+        f"since: `git log --oneline --since={f.get('updated')} -- {where}`",
+    )
+
+
+_WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
+    "SR700": lambda f: (
+        "there is no state file in the session directory: nothing has been recorded yet",
+        "create the state first (the command below), then ask `resume` again",
+    ),
+    "SR701": lambda f: (
+        f"{_step(f)} has not started",
+        "run the commands in order: start the step, then do each checkpoint's work before "
+        "its write",
+    ),
+    "SR702": lambda f: (
+        f"{_step(f)} is in progress with no checkpoint recorded, and no live session of "
+        "yours started it: its earlier attempt stopped before its first checkpoint",
+        "start it again from its beginning (the first command; it counts an attempt), then "
+        "follow the plan",
+    ),
+    "SR703": lambda f: (
+        f"{_step(f)} is in progress; its last recorded checkpoint is {f.get('sub_step')}",
+        "read the files in `load`, then do each checkpoint's work before its write",
+    ),
+    "SR704": lambda f: (
+        f"{_step(f)} is complete",
+        "nothing to do for it; run it again only if the user asks (the command needs their "
+        "consent)",
+    ),
+    "SR705": lambda f: (
+        f"{_step(f)} was skipped",
+        f"go on to step {f.get('next_step')}" if f.get("next_step") else "no step is left",
+    ),
+    "SR706": lambda f: (
+        f"earlier steps are neither complete nor skipped: {_paths(f, 'incomplete')}",
+        "finish them first (ask `resume` without --step), or, only with the user's consent, "
+        "start this step anyway with --force",
+    ),
+    "SR707": lambda f: (
+        "every step of the workflow is complete or skipped",
+        "nothing is left to run",
+    ),
+    "SR708": _sr708,
+    "SR709": lambda f: (
+        f"step {_paths(f, 'running')} is in progress, not {_step(f)}",
+        "finish the step in progress first, or ask `resume` without --step",
+    ),
+    "SR711": lambda f: (
+        f"step {f.get('step')} is not a step of workflow {f.get('workflow')}",
+        f"use one of its steps: {_paths(f, 'step_keys')}",
+    ),
+    "SR712": lambda f: (
+        f"{_step(f)} was started at a gate by `transition` and recorded no work: this is its "
+        "first real start, not a restart",
+        "run the commands in order; the start costs no attempt",
+    ),
+    "SR713": lambda f: (
+        f"{_step(f)} was just started by session {f.get('session')}, the live session "
+        "asking: it recorded no checkpoint yet",
+        "do not start it again: do the first checkpoint's work, then run its write",
+    ),
+    "SR714": lambda f: (
+        f"{_step(f)} recorded {_paths(f, 'missing')} at a checkpoint, and it is not on disk",
+        f"resume after checkpoint {f.get('sub_step')} as planned, but first write the missing "
+        "file again (restore it from version control if it was committed, else redo the work "
+        "of the checkpoints up to that one); record no checkpoint before it exists",
+    ),
+    "SR715": lambda f: (
+        f"completed earlier steps list deliverables that are not on disk: "
+        f"{_paths(f, 'prereq_missing')}",
+        "restore them (version control) before relying on them; if they cannot be restored, "
+        "ask the user before re-running the step that wrote them (`start STEP --force`)",
+    ),
+    "SR511": lambda f: (
+        f"{_holder(f)} holds a live lease on this session directory",
+        f"if it is yours (your `session start` printed {(f.get('lease') or {}).get('session')}),"
+        f" ask again with `--session {(f.get('lease') or {}).get('session')}`; otherwise write "
+        "nothing: wait for it to end, or take over only with the user's consent",
+    ),
+    "SR512": lambda f: (
+        f"{_holder(f)} left its lease without ending: it stopped "
+        + (f"in step {f.get('orphan_step')}" if f.get("orphan_step") else "before any step"),
+        "the first write takes it over (logged); check `orphan.possibly_incomplete` first",
+    ),
+    "SR513": lambda f: (
+        "a lease file remains although its session ended",
+        "nothing to do: the next session start replaces it",
+    ),
+    "SR510": lambda f: (
+        "00-session.active is not a valid lease",
+        "the next session start replaces it",
+    ),
+    "SR170": lambda f: (
+        f"an interrupted write left a temp file: {_paths(f, 'temp_files')}",
+        "it is never read as state; delete it once no writer is running",
+    ),
+    "SR130": lambda f: (
+        "the state file is corrupt or missing, and its .bak is a valid state",
+        "run `recover` (the command below): it restores .bak and keeps the corrupt file; "
+        "then ask `resume` again",
+    ),
+    "SR140": lambda f: (
+        "the state file has an older schema version",
+        "run `migrate` (the command below; the original is kept), then ask `resume` again",
+    ),
+    "SR141": lambda f: (
+        "the state file's schema version is newer than this tool knows",
+        "write nothing; upgrade session-resume",
+    ),
+    "SR306": lambda f: (
+        f"more than one step is in progress: {_paths(f, 'running')}",
+        "a session runs one step at a time: complete or skip all but one",
+    ),
+}
+
+
+def explain(code: str, facts: Mapping[str, Any]) -> dict[str, str]:
+    """``{code, message, hint}`` for ``code`` as found in this decision (``facts``)."""
+    words = _WORDS.get(code)
+    if words is not None:
+        message, hint = words(facts)
+    else:
+        entry = CATALOGUE.get(code)
+        message = entry.summary if entry is not None else code
+        hint = entry.fix if entry is not None else f"see docs/codes/{code}.md"
+    return {"code": code, "message": message, "hint": hint}
