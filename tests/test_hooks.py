@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shlex
+import time
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -45,10 +46,11 @@ def make_repo(tmp_path: Path) -> tuple[Path, Path]:
 
 def write_artifact(sdir: Path, name: str = "01-requirements.md") -> Path:
     """A file written under the session directory after its last recorded write (its time
-    set past the state's, so no test sleeps)."""
+    set just past the state's, so no test sleeps; never in the future, so the write that
+    records it comes after it, as it would for an agent)."""
     f = sdir / name
     f.write_text("# Requirements\n", encoding="utf-8")
-    later = os.stat(sdir / STATE).st_mtime + 5
+    later = max(time.time(), os.stat(sdir / STATE).st_mtime + 0.01)
     os.utime(f, (later, later))
     return f
 
@@ -460,7 +462,7 @@ def test_a_scripted_host_plays_a_whole_session(tmp_path: Path, host: str) -> Non
     # Start again: the plan, now after the recorded checkpoint.
     start = send("SessionStart", source="compact" if host == "claude" else "new")
     text = body(start)["additionalContext"]
-    assert "resume after checkpoint: phase_1_discovery" in text
+    assert "after checkpoint phase_1_discovery" in text
     assert "agent-output/shop" in text and len(text) <= PLAN_LIMIT
     if host == "claude":
         assert text.endswith(COMPACTED)

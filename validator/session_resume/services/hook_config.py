@@ -27,6 +27,7 @@ from session_resume.core.codes import diag
 from session_resume.records import dataclass
 from session_resume.services.errors import ServiceError
 from session_resume.storage import fileio
+from session_resume.storage.held import HeldDir, StoreError
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -278,7 +279,7 @@ def uninstall(
             continue
         if new is None:
             if not dry_run:
-                os.unlink(root / rel)
+                _remove(root, rel)
             changes.append(Change(root / rel, rel.as_posix(), "removed"))
             continue
         action = "unchanged" if new == old else "updated"
@@ -289,9 +290,18 @@ def uninstall(
 
 
 def _write(root: Path, rel: Path, text: str) -> None:
-    here = root
-    for part in rel.parts[:-1]:
-        here = here / part
-        if not os.path.lexists(here):
-            os.mkdir(here)
-    fileio.replace_file(root / rel, text.encode("utf-8"))
+    # the file's directory held from the root (missing components made relative to their
+    # held parent, never at a link's target), the file replaced by name inside it
+    try:
+        with HeldDir.at(root / rel.parent, root, create=True) as h:
+            h.replace_file(rel.name, text.encode("utf-8"))
+    except StoreError as exc:
+        raise ServiceError(exc.diagnostics, 1) from None
+
+
+def _remove(root: Path, rel: Path) -> None:
+    try:
+        with HeldDir.at(root / rel.parent, root) as h:
+            h.unlink(rel.name)
+    except StoreError as exc:
+        raise ServiceError(exc.diagnostics, 1) from None
