@@ -247,7 +247,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     root = Path(args.root).resolve() if args.root else cfg.root
     paths = args.paths
     if not paths:
-        session_root = root / cfg.session_root
+        try:
+            session_root = cfg.session_root_dir(root)
+        except ConfigError as exc:
+            sys.stderr.write(render_text([_one(exc.diagnostic)], False))
+            return EXIT_USAGE
         if not session_root.is_dir():
             sys.stderr.write(
                 f"session-resume: no PATH given and the session root "

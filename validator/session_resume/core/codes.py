@@ -572,7 +572,8 @@ _ALL = [
         E,
         "The project configuration (`.session-resume.yaml` or `[tool.session-resume]`) is invalid.",
         "workflow: 3",
-        "Fix the key the message names; see docs/cli.md for the keys.",
+        "Fix the key the message names; every key, its type, default and allowed values are "
+        "in docs/config.md.",
     ),
     Code(
         "SR410",
