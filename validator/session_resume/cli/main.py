@@ -187,7 +187,9 @@ def _alias_output_format(parser: argparse.ArgumentParser) -> None:
                 _alias_output_format(sub)
     fmt = parser._option_string_actions.get("--format")
     if fmt is not None and "--output-format" not in parser._option_string_actions:
-        fmt.option_strings = [*fmt.option_strings, "--output-format"]
+        # one action may be shared by many parsers (a `parents=` group): named once
+        if "--output-format" not in fmt.option_strings:
+            fmt.option_strings = [*fmt.option_strings, "--output-format"]
         parser._option_string_actions["--output-format"] = fmt
 
 
