@@ -99,7 +99,15 @@ def _add_validate_parser(sub: argparse._SubParsersAction) -> None:  # type: igno
         nargs="*",
         metavar="PATH|DIR",
         help="state files, directories to search for 00-session-state.json (git-tracked "
-        "files only, so .gitignore holds), glob patterns, or - for standard input",
+        "files only, so .gitignore holds), glob patterns, or - for standard input; a "
+        "relative path is looked up under the repository root first, then the current "
+        "directory",
+    )
+    v.add_argument(
+        "--project",
+        metavar="NAME",
+        help="the session of project NAME: the workflow's session_dir pattern (default "
+        "agent-output/NAME) under the repository root",
     )
     _workflow_arg(v)
     v.add_argument("--strict", action="store_true", help="warnings also make a file invalid")
@@ -229,6 +237,8 @@ def _docs_url(value: str) -> str:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     # lazy: the CLI imports only what the command it runs needs
+    # lazy: the CLI imports only what the command it runs needs
+    from session_resume.cli.commands.common import config_near, relpath, resolve_path, session_of
     from session_resume.core.validation import ValidateOptions
 
     # lazy: the CLI imports only what the command it runs needs
@@ -240,14 +250,22 @@ def cmd_validate(args: argparse.Namespace) -> int:
     # lazy: the CLI imports only what the command it runs needs
     from session_resume.storage.config import ConfigError, load_config
 
-    start = Path(args.root) if args.root else Path.cwd()
-    try:
-        cfg = load_config(start)
-    except ConfigError as exc:
-        sys.stderr.write(render_text([_one(exc.diagnostic)], False))
-        return EXIT_USAGE
-    root = Path(args.root).resolve() if args.root else cfg.root
-    paths = args.paths
+    if args.project:
+        if args.paths:
+            raise UsageError("give PATH|DIR or --project NAME, not both")
+        cfg, root, session_dir = session_of(args, workflow=args.workflow)
+        paths = [relpath(session_dir)]
+    else:
+        # the paths by the one rule (repository root first, then the current directory), and
+        # the repository of the first one, not of the current directory (docs/config.md)
+        paths = [resolve_path(p, args.root) if p != "-" else p for p in args.paths]
+        start = next((p for p in paths if p != "-" and os.path.lexists(p)), None)
+        try:
+            cfg = config_near(start, args.root) if start else load_config(args.root or None)
+        except ConfigError as exc:
+            sys.stderr.write(render_text([_one(exc.diagnostic)], False))
+            return EXIT_USAGE
+        root = Path(args.root).resolve() if args.root else cfg.root
     if not paths:
         try:
             session_root = cfg.session_root_dir(root)
@@ -401,6 +419,11 @@ _PATH_ARGS = ("paths", "dir", "src", "session_dir", "file")
 _CREATES = frozenset({"init"})
 
 
+# Of those, the ones naming a session, looked up under the repository root first, then the
+# current directory (docs/config.md).
+_SESSION_ARGS = ("paths", "dir", "session_dir")
+
+
 def _missing_paths(args: argparse.Namespace) -> list[str]:
     if getattr(args, "command", None) in _CREATES:
         return []
@@ -408,8 +431,16 @@ def _missing_paths(args: argparse.Namespace) -> list[str]:
     for name in _PATH_ARGS:
         value = getattr(args, name, None)
         for p in value if isinstance(value, list) else [value]:
+            if not isinstance(p, str) or not p or p == "-":
+                continue
+            found = p
+            if name in _SESSION_ARGS:
+                # lazy: the CLI imports only what the command it runs needs
+                from session_resume.cli.commands.common import resolve_path
+
+                found = resolve_path(p, getattr(args, "root", None))
             # a quoted glob the tool expands itself is not missing when it matches
-            if isinstance(p, str) and p and p != "-" and not os.path.lexists(p):
+            if not os.path.lexists(found):
                 # lazy: discovery only for a path that does not exist
                 from session_resume.storage.discovery import pattern_matches
 

@@ -10,12 +10,16 @@ import shlex
 import sys
 
 from session_resume.cli.commands.common import (
-    config_for,
+    PROJECT_HELP,
+    UsageError,
+    config_near,
     diag_json,
     emit_json,
     now_from,
     print_diagnostics,
+    resolve_path,
     root_of,
+    session_of,
 )
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.versions import CURRENT, KNOWN
@@ -35,7 +39,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         f"kept as .bak. Values {CURRENT} has no place for are kept under `x-legacy` (SR151), "
         "never dropped.",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH|DIR")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH|DIR",
+        help="state files or directories to search (a relative one is looked up under the "
+        "repository root first, then the current directory); or --project NAME",
+    )
+    p.add_argument("--project", metavar="NAME", help=PROJECT_HELP)
     mode = p.add_mutually_exclusive_group()
     mode.add_argument(
         "--dry-run",
@@ -67,15 +78,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    cfg = config_for(args.root)
+    if args.project:
+        if args.paths:
+            raise UsageError("give PATH|DIR or --project NAME, not both")
+        cfg, root, session_dir = session_of(args, workflow=args.workflow)
+        paths = [str(session_dir)]
+    elif args.paths:
+        paths = [resolve_path(p, args.root) for p in args.paths]
+        cfg = config_near(paths[0], args.root)
+        root = root_of(args.root, cfg)
+    else:
+        raise UsageError("give the state files or session directories (PATH|DIR), or --project")
     show, close = progress("migrate", enabled=args.format == "text")
     try:
         report = maintenance.migrate(
-            args.paths,
+            paths,
             now=now_from(args.now),
             write=not (args.dry_run or args.check),
             workflow=args.workflow or cfg.workflow,
-            root=root_of(args.root, cfg),
+            root=root,
             salvage=args.salvage,
             progress=show,
         )
@@ -134,9 +155,11 @@ def _print_summary(
         cmd = ["session-resume", "migrate"]
         if args.workflow:
             cmd += ["--workflow", args.workflow]
+        if args.salvage:  # what made this run succeed: the real one needs it too
+            cmd += ["--salvage"]
         if args.root:
             cmd += ["--root", args.root]
-        fix = clean(shlex.join(cmd + pending))
+        fix = clean(shlex.join(cmd + (["--project", args.project] if args.project else pending)))
         label = "fix" if args.check else "to write it"
         sys.stdout.write(f"{label}: run `{fix}` (the old files are kept as .bak)\n")
 

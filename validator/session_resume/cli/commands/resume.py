@@ -6,17 +6,17 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
 from session_resume.cli.commands.common import (
-    config_for,
+    add_session_args,
     emit_json,
     now_from,
-    root_of,
+    session_of,
 )
 from session_resume.core.codes import CATALOGUE
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
-from session_resume.storage.discovery import session_dir_of
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "session_active, workflow_complete. Without --step it answers for the orchestrator "
         "(the step to run next). Reads only; writes nothing.",
     )
-    p.add_argument("dir", metavar="DIR", help="the session directory")
+    add_session_args(p)
     p.add_argument("--step", metavar="KEY", help="the step asking (default: orchestrator)")
     p.add_argument("--now", metavar="TIMESTAMP", help="the current time (default: clock)")
     p.add_argument("--workflow", metavar="NAME|PATH")
@@ -55,13 +55,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.set_defaults(func=run)
 
 
-def read_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The options `resume` and `report` pass to their service, from the command line and
-    the project configuration."""
-    cfg = config_for(args.root)
-    return {
+def read_options(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
+    """The session directory `resume` and `report` read, and the options they pass to their
+    service, from the command line and the project configuration."""
+    cfg, root, session_dir = session_of(args, workflow=args.workflow)
+    return session_dir, {
         "now": now_from(args.now),
-        "root": root_of(args.root, cfg),
+        "root": root,
         "workflow": args.workflow,
         "default_workflow": cfg.workflow,
         "session": args.session,
@@ -70,7 +70,8 @@ def read_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def decision_for(args: argparse.Namespace) -> dict[str, Any]:
-    return resume_service.resume(session_dir_of(args.dir), step=args.step, **read_options(args))
+    session_dir, options = read_options(args)
+    return resume_service.resume(session_dir, step=args.step, **options)
 
 
 def run(args: argparse.Namespace) -> int:
