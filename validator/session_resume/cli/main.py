@@ -378,6 +378,7 @@ def _report(
     # lazy: the CLI imports only what the command it runs needs
     from session_resume.reporters import renderer
 
+    _complete_suggestions(args, reports)
     if args.format == "sarif":
         # lazy: the CLI imports only what the command it runs needs
         from session_resume.reporters.sarif import render_sarif
@@ -407,6 +408,20 @@ def _report(
         except OSError:
             pass
     return EXIT_OK if all(r.ok(args.strict) for r in reports) else EXIT_INVALID
+
+
+def _complete_suggestions(args: argparse.Namespace, reports: list[FileReport]) -> None:
+    """The commands hints name, runnable as printed: each file's session directory for a
+    ``DIR`` placeholder, and the ``--root`` this call was given."""
+    if not any("session-resume " in d.message + d.hint for r in reports for d in r.diagnostics):
+        return
+    # lazy: only suggestions need it
+    from session_resume.cli.commands.suggest import Naming, complete_diagnostics
+
+    for r in reports:
+        sd = os.path.dirname(r.path) or "."
+        naming = Naming(dir=sd if os.path.isdir(sd) else None, root=args.root)
+        r.diagnostics = complete_diagnostics(r.diagnostics, naming)
 
 
 def _one(d: Diagnostic) -> FileReport:
@@ -514,9 +529,13 @@ def _run(args: argparse.Namespace) -> int:
         # lazy: the CLI imports only what the command it runs needs
         from session_resume.cli.commands.common import print_diagnostics
 
+        # lazy: only a refusal prints suggested commands
+        from session_resume.cli.commands.suggest import complete_diagnostics, naming_of
+
+        diags = complete_diagnostics(exc.diagnostics, naming_of(args))
         if as_json:  # --format json: always a JSON document on stdout
-            _json_error(exc.diagnostics)
-        print_diagnostics(exc.diagnostics, sys.stderr)
+            _json_error(diags)
+        print_diagnostics(diags, sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

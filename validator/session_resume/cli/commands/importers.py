@@ -128,10 +128,14 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
         try:
             return fn(args)
         except (ServiceError, ImportRefused) as exc:
+            # lazy: only a refusal prints suggested commands
+            from session_resume.cli.commands.suggest import complete_diagnostics, naming_of
+
+            diags = complete_diagnostics(exc.diagnostics, naming_of(args))
             if args.format == "json":
-                emit_json({"ok": False, "diagnostics": diag_json(exc.diagnostics)})
+                emit_json({"ok": False, "diagnostics": diag_json(diags)})
             else:
-                print_diagnostics(exc.diagnostics, sys.stderr)
+                print_diagnostics(diags, sys.stderr)
             return exc.exit_code
 
     return run
