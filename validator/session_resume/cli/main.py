@@ -42,6 +42,7 @@ COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "skip",
             "decide",
             "finding",
+            "review-audit",
             "transition",
             "session",
             "ping",

@@ -369,7 +369,7 @@ _ALL = [
         "A step's timestamps disagree with its status (pending with `started`, in_progress "
         "without it, or a `completed` time on a step that is not complete).",
         '{"status": "pending", "started": "2026-03-02T10:00:00Z"}',
-        "Set the timestamps the status implies, or fix the status.",
+        "Set the fields the status implies (the message names them), or fix the status.",
     ),
     Code(
         "SR302",

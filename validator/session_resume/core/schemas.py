@@ -262,7 +262,7 @@ def _hint(code: str, err: Any) -> str:
             # the file is invalid, so no write command takes it: the value is fixed by hand
             return (
                 f"The status for that is `{meant}` (lower case): correct the value in the "
-                "file; the write commands set it with its timestamps from then on."
+                "file; the write commands keep it right from then on."
             )
         if value.strip().lower() in ("blocked", "waiting", "on_hold", "paused"):
             return (

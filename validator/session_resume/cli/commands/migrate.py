@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
 import shlex
 import sys
 
@@ -102,6 +103,7 @@ def run(args: argparse.Namespace) -> int:
         )
     finally:
         close()
+    _complete(args, report)
     if args.check:
         code = 1 if report.refused or report.pending else 0
     else:
@@ -128,6 +130,19 @@ def run(args: argparse.Namespace) -> int:
             _print_text(o, args.dry_run)
         _print_summary(report.outcomes, report.problems, args, failed=code != 0)
     return code
+
+
+def _complete(args: argparse.Namespace, report: maintenance.MigrateReport) -> None:
+    """The commands the notes name, runnable as printed: each file's session directory (or
+    this call's --project), this call's --root (and --salvage is in the messages already)."""
+    # lazy: the CLI imports only what the command it runs needs
+    from session_resume.cli.commands.suggest import Naming, complete_diagnostics, naming_of
+
+    report.problems[:] = complete_diagnostics(report.problems, naming_of(args))
+    for o in report.outcomes:
+        where = o.path if os.path.isdir(o.path) else os.path.dirname(o.path) or "."
+        naming = Naming(dir=None if args.project else where, project=args.project, root=args.root)
+        o.notes[:] = complete_diagnostics(o.notes, naming)
 
 
 def _print_summary(

@@ -52,6 +52,12 @@ def run(args: argparse.Namespace) -> int:
         project=args.project,
         root=root,
     )
+    # lazy: the CLI imports only what the command it runs needs
+    from session_resume.cli.commands.suggest import complete_diagnostics, naming_of
+
+    naming = naming_of(args, relpath(session_dir) if not args.dir else None)
+    for listed in (res.diagnostics, res.backup_problems, res.problems):
+        listed[:] = complete_diagnostics(listed, naming)
     if args.format == "json":
         emit_json(
             {

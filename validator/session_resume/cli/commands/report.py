@@ -51,6 +51,10 @@ def build(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     rep = build(args)
+    # lazy: the CLI imports only what the command it runs needs
+    from session_resume.cli.commands.suggest import complete_answer, naming_of
+
+    complete_answer(rep, naming_of(args))  # runnable as printed: --root, the session
     if args.format == "json":
         emit_json(rep)
         return 0

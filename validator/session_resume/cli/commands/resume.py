@@ -76,10 +76,14 @@ def decision_for(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     result = decision_for(args)
+    # lazy: the CLI imports only what the command it runs needs
+    from session_resume.cli.commands.suggest import complete_answer, complete_text, naming_of
+
+    complete_answer(result, naming_of(args))  # runnable as printed: --root, the session
     if args.format == "json":
         emit_json(result)
     else:
-        sys.stdout.write(render_text(clean_tree(result)))
+        sys.stdout.write(complete_text(render_text(clean_tree(result)), naming_of(args)))
     return 0
 
 
@@ -103,7 +107,7 @@ def briefing_text(b: dict[str, Any] | None) -> list[str]:
     if b.get("review_audit") is not None:
         lines.append(f"  review audit: {json.dumps(b['review_audit'], sort_keys=True)}")
     elif b.get("review_audited"):
-        lines.append("  review audit: none yet (record it with `session-resume review-audit`)")
+        lines.append("  review audit: none yet (record it with `session-resume review-audit STEP`)")
     for a in b.get("artifacts") or []:
         lines.append(f"  artifact: {a['path']} ({'on disk' if a['exists'] else 'MISSING'})")
     for label, key in (

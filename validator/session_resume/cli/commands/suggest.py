@@ -48,9 +48,9 @@ def _subparser(words: list[str]) -> tuple[argparse.ArgumentParser | None, int]:
     # lazy: the parser only when a suggestion is printed
     from session_resume.cli.main import KNOWN, build_parser
 
-    if len(words) < 2 or words[1] not in KNOWN:
+    if len(words) < 2:
         return None, 0
-    parser, n = build_parser(words[1]), 1
+    parser, n = build_parser(words[1] if words[1] in KNOWN else None), 1
     while True:
         sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
         if sub is None:
@@ -126,3 +126,21 @@ def complete_diagnostics(diags: list[Diagnostic], naming: Naming) -> list[Diagno
             d if (message, hint) == (d.message, d.hint) else replace(d, message=message, hint=hint)
         )
     return out
+
+
+def complete_answer(doc: object, naming: Naming) -> None:
+    """Complete, in place, every ``commands`` list of a JSON answer (``resume``, ``report``):
+    strings, or objects whose ``run`` is the command."""
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            if k == "commands" and isinstance(v, list):
+                for i, c in enumerate(v):
+                    if isinstance(c, str):
+                        v[i] = complete(c, naming)
+                    elif isinstance(c, dict) and isinstance(c.get("run"), str):
+                        c["run"] = complete(c["run"], naming)
+            else:
+                complete_answer(v, naming)
+    elif isinstance(doc, list):
+        for v in doc:
+            complete_answer(v, naming)
