@@ -315,3 +315,26 @@ def test_default_docs_url_is_the_repositorys() -> None:
     with open(REPO / "pyproject.toml", "rb") as fh:
         repo_url = tomllib.load(fh)["project"]["urls"]["Repository"]
     assert DEFAULT_DOCS_URL == f"{repo_url}/blob/main/docs/" == DOCS
+
+
+def test_rule_help_is_the_codes_own_documentation(repo: Path, tmp_path: Path) -> None:
+    """Issue 27 point 1: ``rules[].help`` is the catalogue's text for the code (what its
+    docs page says), never one finding's hint: a project-name error (SR204 on /project) and
+    a timestamp error (SR204 on /updated) share one rule whose help is about neither."""
+    from session_resume.core.codes import CATALOGUE
+
+    doc = apex_state()
+    doc["project"] = "-not a name"
+    doc["updated"] = "2026-03-02"
+    p = repo / "agent-output" / "two" / "00-session-state.json"
+    p.parent.mkdir(parents=True)
+    p.write_bytes(dump(doc))
+    sarif = _sarif("agent-output", cwd=repo)
+    rules = {r["id"]: r for r in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    for code, rule in rules.items():
+        assert rule["help"]["text"] == CATALOGUE[code].fix, code
+        assert rule["helpUri"].endswith(f"codes/{code}.md")
+    sr204 = [r for r in _results(sarif) if r["ruleId"] == "SR204"]
+    assert len(sr204) >= 2
+    assert "Timestamp" not in rules["SR204"]["help"]["text"]
+    assert "RFC 3339" not in rules["SR204"]["help"]["text"]
