@@ -46,7 +46,7 @@ def _subparser(words: list[str]) -> tuple[argparse.ArgumentParser | None, int]:
     """The parser of the command ``words`` names, and how many words name it
     (``session-resume render handoff``: 3)."""
     # lazy: the parser only when a suggestion is printed
-    from session_resume.cli.main import KNOWN, build_parser
+    from session_resume.cli.parser import KNOWN, build_parser
 
     if len(words) < 2:
         return None, 0
