@@ -136,6 +136,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             )
             return EXIT_USAGE
     docs_url = _docs_url(args.docs_url) if args.docs_url else cfg.docs_url
+    args.selection = _selection(args, cfg)
     # lazy: the CLI imports only what the command it runs needs
     from session_resume.terminal import progress
 
@@ -185,6 +186,7 @@ def _validate_stdin(args: argparse.Namespace, cfg: Any, root: Path, paths: list[
         positions=args.format in ("sarif", "github"),
     )
     docs_url = _docs_url(args.docs_url) if args.docs_url else cfg.docs_url
+    args.selection = _selection(args, cfg)
     return _report(args, [validate_bytes(data, name, opts)], root, docs_url)
 
 
@@ -194,6 +196,12 @@ def _report(
     # lazy: the CLI imports only what the command it runs needs
     from session_resume.reporters import renderer
 
+    selection = getattr(args, "selection", None)
+    if selection is not None and not selection.everything:
+        # lazy: only a run that selects or ignores codes needs it
+        from session_resume.core.selection import apply
+
+        apply(reports, selection, {r.path: _relative(r.path, root) for r in reports})
     _complete_suggestions(args, reports)
     if args.format == "sarif":
         # lazy: the CLI imports only what the command it runs needs
@@ -223,7 +231,47 @@ def _report(
                 fh.write(step_summary(reports, args.strict))
         except OSError:
             pass
+    if args.exit_zero:
+        return EXIT_OK
     return EXIT_OK if all(r.ok(args.strict) for r in reports) else EXIT_INVALID
+
+
+def _codes_arg(values: list[str] | None, option: str) -> tuple[str, ...] | None:
+    """``--select``/``--ignore``: comma-separated codes or prefixes, the option repeatable."""
+    if values is None:
+        return None
+    # lazy: only a run that selects or ignores codes needs it
+    from session_resume.storage.config import CODE_SELECTOR
+
+    codes = tuple(c.strip() for v in values for c in v.split(",") if c.strip())
+    bad = [c for c in codes if CODE_SELECTOR.fullmatch(c) is None]
+    if bad:
+        raise UsageError(
+            f"{option}: {bad[0]!r} is not a code or prefix (like SR3 or SR301, or ALL)"
+        )
+    return codes
+
+
+def _selection(args: argparse.Namespace, cfg: Any) -> Any:
+    """The codes this run reports: --select replaces the config's `select`, --ignore adds to
+    its `ignore` (ruff's precedence); `per-file-ignores` from the config."""
+    # lazy: only validate needs it
+    from session_resume.core.selection import Selection
+
+    select = _codes_arg(args.select, "--select")
+    ignore = _codes_arg(args.ignore, "--ignore") or ()
+    return Selection(
+        select=select if select is not None else cfg.select,
+        ignore=(*cfg.ignore, *ignore),
+        per_file_ignores=cfg.per_file_ignores,
+    )
+
+
+def _relative(path: str, root: Path) -> str | None:
+    try:
+        return Path(os.path.realpath(path)).relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return None
 
 
 def _complete_suggestions(args: argparse.Namespace, reports: list[FileReport]) -> None:

@@ -122,6 +122,25 @@ def _add_validate_parser(sub: argparse._SubParsersAction) -> None:  # type: igno
         help="output format (default: text)",
     )
     v.add_argument(
+        "--select",
+        action="append",
+        metavar="CODES",
+        help="comma-separated list of codes or prefixes to report (`SR3`, `SR301`, `ALL`); "
+        "replaces the config's `select` (read errors, SR1xx, are always reported)",
+    )
+    v.add_argument(
+        "--ignore",
+        action="append",
+        metavar="CODES",
+        help="comma-separated list of codes or prefixes not to report; an ignored error no "
+        "longer fails the run; adds to the config's `ignore`",
+    )
+    v.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help='exit with status code "0", even upon detecting invalid files',
+    )
+    v.add_argument(
         "-q",
         "--quiet",
         action="store_true",

@@ -117,7 +117,8 @@ def config_reference() -> str:
             "",
         ]
     example = "\n".join(
-        f"{k.name} = {k.example if k.type == 'integer' else chr(34) + k.example + chr(34)}"
+        f"{k.name} = "
+        + (k.toml_example or (k.example if k.type == "integer" else f'"{k.example}"'))
         for k in KEYS
     )
     lines += [

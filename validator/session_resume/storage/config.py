@@ -55,7 +55,7 @@ class Key:
     """One configuration key: its value's type, default, allowed values and an example."""
 
     name: str
-    type: str  # "string" or "integer"
+    type: str  # "string", "integer", "list of codes" or "table"
     default: Any
     default_text: str  # the default as docs/config.md states it
     allowed: str  # the allowed values, as docs/config.md states them
@@ -63,6 +63,12 @@ class Key:
     example: str  # the value as written in .session-resume.yaml
     low: int | None = None  # integers: the inclusive range
     high: int | None = None
+    toml_example: str = ""  # the value as written in pyproject.toml (default: from example)
+
+    @property
+    def field(self) -> str:
+        """The attribute of :class:`Config` (a hyphen, as in `per-file-ignores`, is `_`)."""
+        return self.name.replace("-", "_")
 
 
 def _int_key(
@@ -147,7 +153,43 @@ KEYS: tuple[Key, ...] = (
         "The base URL of the documentation, for SARIF's `helpUri` (`<docs_url>codes/SR301.md`).",
         "https://example.com/session-resume/docs/",
     ),
+    Key(
+        "select",
+        "list of codes",
+        None,
+        "every code",
+        "codes (`SR301`), prefixes (`SR3`) or `ALL`",
+        "Report only the diagnostics whose code starts with one of these (as ruff's `select`); "
+        "`--select` replaces it. Read errors (SR1xx) are always reported: a file that cannot be "
+        "read is never called valid.",
+        "[SR3, SR4]",
+        toml_example='["SR3", "SR4"]',
+    ),
+    Key(
+        "ignore",
+        "list of codes",
+        (),
+        "none",
+        "codes (`SR330`) or prefixes (`SR41`)",
+        "Do not report the diagnostics whose code starts with one of these; an ignored error no "
+        "longer makes a file invalid. `--ignore` adds to it. Read errors (SR1xx) cannot be "
+        "ignored.",
+        "[SR330, SR415]",
+        toml_example='["SR330", "SR415"]',
+    ),
+    Key(
+        "per-file-ignores",
+        "table",
+        {},
+        "none",
+        "a glob of state file paths (relative to the repository root, `*` within a directory, "
+        "`**` across) mapped to a list of codes or prefixes",
+        "Codes to ignore in the files a glob matches, as ruff's `per-file-ignores`.",
+        '{"agent-output/legacy-*/*": [SR330]}',
+        toml_example='{ "agent-output/legacy-*/*" = ["SR330"] }',
+    ),
 )
+CODE_SELECTOR = re.compile(r"SR[0-9]{0,3}|ALL")
 _BY_NAME: dict[str, Key] = {k.name: k for k in KEYS}
 
 
@@ -168,6 +210,9 @@ class Config:
     stale_after_seconds: int = _BY_NAME["stale_after_seconds"].default
     archive_keep: int = _BY_NAME["archive_keep"].default
     docs_url: str | None = _BY_NAME["docs_url"].default  # None: reporters.sarif's default
+    select: tuple[str, ...] | None = None  # None: every code
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def session_root_dir(self, root: Path | None = None) -> Path:
         """The session root under ``root`` (default: the configuration's), refused (SR105)
@@ -403,8 +448,26 @@ def _show(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _bad_codes(value: object) -> str | None:
+    if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
+        return "a list of codes"
+    bad = [c for c in value if CODE_SELECTOR.fullmatch(c) is None]
+    return f"codes or prefixes like SR3 or SR301, not {_show(bad[0])}" if bad else None
+
+
 def _check_value(key: Key, value: object) -> str | None:
     """Why ``value`` is not allowed for ``key`` (None: it is)."""
+    if key.type == "list of codes":
+        problem = _bad_codes(value)
+        return f"{key.name} must be {problem}" if problem else None
+    if key.type == "table":
+        if not isinstance(value, dict):
+            return f"{key.name} must be a table of globs to lists of codes"
+        for glob, codes in value.items():
+            problem = _bad_codes(codes)
+            if not isinstance(glob, str) or not glob or problem:
+                return f"{key.name}: {_show(glob)} must map to {problem or 'a list of codes'}"
+        return None
     if key.type == "integer":
         if isinstance(value, bool) or not isinstance(value, int):
             return f"{key.name} must be an integer ({key.allowed}), not {_show(value)}"
@@ -540,7 +603,15 @@ def load_config(start: str | os.PathLike[str] | None = None) -> Config:
                 f"see {CONFIG_DOC}.",
                 line=line,
             )
-        values[k] = v
+        values[key.field] = v
+    if isinstance(values.get("select"), list):
+        values["select"] = tuple(values["select"])
+    if isinstance(values.get("ignore"), list):
+        values["ignore"] = tuple(values["ignore"])
+    if isinstance(values.get("per_file_ignores"), dict):
+        values["per_file_ignores"] = tuple(
+            (g, tuple(c)) for g, c in values["per_file_ignores"].items()
+        )
     if "workflow" in values:
         values["workflow"] = _resolve_workflow(
             values["workflow"], path, root, key_line(text, kind, "workflow")
