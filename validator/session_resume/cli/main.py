@@ -58,8 +58,6 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from session_resume.core.validation import ValidateOptions
 
     # lazy: the CLI imports only what the command it runs needs
-    from session_resume.reporters.text import render_text
-
     # lazy: the CLI imports only what the command it runs needs
     from session_resume.services.validation import validate
 
@@ -79,21 +77,30 @@ def cmd_validate(args: argparse.Namespace) -> int:
         try:
             cfg = config_near(start, args.root) if start else load_config(args.root or None)
         except ConfigError as exc:
-            sys.stderr.write(render_text([_one(exc.diagnostic)], False))
-            return EXIT_USAGE
+            raise ServiceError([exc.diagnostic], exit_code=EXIT_USAGE) from None
         root = Path(args.root).resolve() if args.root else cfg.root
     if not paths:
         try:
             session_root = cfg.session_root_dir(root)
         except ConfigError as exc:
-            sys.stderr.write(render_text([_one(exc.diagnostic)], False))
-            return EXIT_USAGE
+            raise ServiceError([exc.diagnostic], exit_code=EXIT_USAGE) from None
         if not session_root.is_dir():
-            sys.stderr.write(
-                f"session-resume: no PATH given and the session root "
-                f"{session_root} does not exist\n"
+            # lazy: the CLI imports only what the command it runs needs
+            from session_resume.core.codes import diag
+
+            raise ServiceError(
+                [
+                    diag(
+                        "SR100",
+                        f"no PATH given and the session root {relpath(session_root)} does "
+                        "not exist",
+                        file=relpath(session_root),
+                        hint="Pass the state files or directories to check, or create a "
+                        "session first: `session-resume init PROJECT`.",
+                    )
+                ],
+                exit_code=EXIT_USAGE,
             )
-            return EXIT_USAGE
         paths = [str(session_root)]
     if "-" in paths:
         return _validate_stdin(args, cfg, root, paths)
@@ -105,11 +112,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         # lazy: the CLI imports only what the command it runs needs
         from session_resume.core.codes import diag
 
-        for p in missing:
-            sys.stderr.write(
-                render_text([_one(diag("SR100", "no such file or directory", file=p))], False)
-            )
-        return EXIT_USAGE
+        raise ServiceError(
+            [diag("SR100", "no such file or directory", file=p) for p in missing],
+            exit_code=EXIT_USAGE,
+        )
     opts = ValidateOptions(
         workflow=args.workflow,
         default_workflow=cfg.workflow or ValidateOptions.default_workflow,
@@ -128,13 +134,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         try:
             load_workflow(args.workflow)
         except WorkflowError as exc:
-            # lazy: the CLI imports only what the command it runs needs
-            from session_resume.core.diagnostics import FileReport
-
-            sys.stderr.write(
-                render_text([FileReport(path=args.workflow, diagnostics=exc.diagnostics)], False)
-            )
-            return EXIT_USAGE
+            raise ServiceError(exc.diagnostics, exit_code=EXIT_USAGE) from None
     docs_url = _docs_url(args.docs_url) if args.docs_url else cfg.docs_url
     args.selection = _selection(args, cfg)
     # lazy: the CLI imports only what the command it runs needs
@@ -328,6 +328,32 @@ def _missing_paths(args: argparse.Namespace) -> list[str]:
     return out
 
 
+def _usage_document(args: argparse.Namespace, diags: list[Diagnostic], message: str) -> bool:
+    """``validate --format json|sarif`` refused before it checked anything (exit 2): still a
+    report of its own format, valid against its schema, that says so (the JSON report's
+    ``error``; SARIF's invocation ``executionSuccessful: false`` with a notification)."""
+    fmt = getattr(args, "format", None)
+    if getattr(args, "command", None) != "validate" or fmt not in ("json", "sarif"):
+        return False
+    reports = [FileReport(path=d.file, diagnostics=[d]) for d in diags]
+    if fmt == "json":
+        # lazy: only a refused JSON run writes JSON here
+        import json
+
+        # lazy: the CLI imports only what the command it runs needs
+        from session_resume.reporters.json import report_dict
+
+        doc = report_dict(reports, args.strict, error=message or "usage error")
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    else:
+        # lazy: the CLI imports only what the command it runs needs
+        from session_resume.reporters.sarif import render_sarif
+
+        root = Path(args.root).resolve() if getattr(args, "root", None) else None
+        sys.stdout.write(render_sarif(reports, args.strict, root=root, failure=message))
+    return True
+
+
 def _json_error(diags: list[Diagnostic], message: str = "") -> None:
     # lazy: the CLI imports only what the command it runs needs
     from session_resume.cli.commands.common import diag_json, emit_json
@@ -385,7 +411,7 @@ def _run(args: argparse.Namespace) -> int:
         result: int = args.func(args)
         return result
     except UsageError as exc:
-        if as_json:
+        if not _usage_document(args, [], str(exc)) and as_json:
             _json_error([], str(exc))
         sys.stderr.write(f"session-resume: error: {exc}\n")
         return EXIT_USAGE
@@ -397,7 +423,10 @@ def _run(args: argparse.Namespace) -> int:
         from session_resume.cli.commands.suggest import complete_diagnostics, naming_of
 
         diags = complete_diagnostics(exc.diagnostics, naming_of(args))
-        if as_json:  # --format json: always a JSON document on stdout
+        why = "; ".join(f"{d.code} {d.file + ': ' if d.file else ''}{d.message}" for d in diags)
+        if _usage_document(args, diags, why):
+            pass  # validate --format json|sarif: its own report, marked as refused
+        elif as_json:  # --format json: always a JSON document on stdout
             _json_error(diags)
         print_diagnostics(diags, sys.stderr)
         return exc.exit_code
