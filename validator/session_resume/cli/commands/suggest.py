@@ -84,13 +84,21 @@ def complete(command: str, naming: Naming) -> str:
     options = parser._option_string_actions
     positional = {a.dest for a in parser._actions if not a.option_strings}
     takes_dir = bool({"dir", "paths"} & positional)
+    # the command's own text is kept as written (its quoting too): placeholders are replaced
+    # word for word and what it lacks is appended
+    text = command
     if head[1] == "init" and naming.project is not None:
         rest = [naming.project if w == "PROJECT" else w for w in rest]
+        text = _PROJECT_WORD.sub(shlex.quote(naming.project), text)
+    extra: list[str] = []
     if naming.dir is not None:
         rest = [naming.dir if w in PLACEHOLDERS else w for w in rest]
+        text = _PLACEHOLDER_WORD.sub(lambda _m: shlex.quote(naming.dir or ""), text)
     elif naming.project is not None and "--project" in options and PLACEHOLDERS & set(rest):
-        rest = [w for w in rest if w not in PLACEHOLDERS] + ["--project", naming.project]
-    args = _parse(parser, rest)
+        rest = [w for w in rest if w not in PLACEHOLDERS]
+        text = _PLACEHOLDER_WORD.sub("", text).replace("  ", " ").rstrip()
+        extra += ["--project", naming.project]
+    args = _parse(parser, rest + extra)
     if args is None:
         return command
     named = bool(
@@ -101,14 +109,18 @@ def complete(command: str, naming: Naming) -> str:
     )
     if not named and head[1] != "init":
         if naming.project is not None and "--project" in options:
-            rest += ["--project", naming.project]
+            extra += ["--project", naming.project]
         elif naming.dir is not None and takes_dir:
-            rest += [naming.dir]
+            extra += [naming.dir]
         elif naming.dir is not None and "--session-dir" in options:
-            rest += ["--session-dir", naming.dir]
+            extra += ["--session-dir", naming.dir]
     if naming.root is not None and "--root" in options and getattr(args, "root", None) is None:
-        rest += ["--root", naming.root]
-    return shlex.join(head + rest)
+        extra += ["--root", naming.root]
+    return f"{text} {shlex.join(extra)}" if extra else text
+
+
+_PLACEHOLDER_WORD = re.compile(r"(?<=\s)(?:PATH\|DIR|SESSION_DIR|DIR|PATH)(?=\s|$)")
+_PROJECT_WORD = re.compile(r"(?<=\s)PROJECT(?=\s|$)")
 
 
 def complete_text(text: str, naming: Naming) -> str:
