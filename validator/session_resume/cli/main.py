@@ -145,6 +145,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         reports = validate(paths, opts, progress=show)
     finally:
         close()
+    if reports and all(r.codes == ["SR101"] for r in reports):
+        # nothing to check at all: the command line named no state file (a usage error,
+        # exit 2, as a missing path is), not "1 invalid"
+        raise ServiceError([d for r in reports for d in r.diagnostics], exit_code=EXIT_USAGE)
     return _report(args, reports, root, docs_url)
 
 
