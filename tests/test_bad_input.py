@@ -155,8 +155,9 @@ def test_directory_without_state_file(tmp_path: Path) -> None:
     d = tmp_path / "empty"
     d.mkdir()
     proc = run_cli("validate", str(d), cwd=tmp_path)
-    assert proc.returncode == 1
-    assert "SR101" in proc.stdout
+    # nothing to check is a usage error (issue 27 point 9), not "1 invalid"
+    assert proc.returncode == 2
+    assert "SR101" in proc.stderr and "invalid" not in proc.stdout
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="os.mkfifo is not available (Windows)")

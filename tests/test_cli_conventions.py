@@ -67,6 +67,22 @@ def test_output_format_is_accepted_beside_format(tmp_path: Path) -> None:
     assert res.returncode == 0 and "action" in json.loads(res.stdout)
 
 
+def test_output_format_is_listed_once_in_every_help() -> None:
+    """The alias is added to an action several subparsers share: it is named once in each
+    command's help and in docs/cli.md, not once per subparser (issue 25, finding 26)."""
+    from session_resume.cli.main import build_parser
+    from session_resume.docgen.generate import _subcommands
+
+    for name, sub in _subcommands(build_parser(), "session-resume"):
+        fmt = sub._option_string_actions.get("--format")
+        if fmt is not None:
+            assert fmt.option_strings.count("--output-format") == 1, name
+            assert sub.format_help().count("--output-format") == 1, name
+    cli_md = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
+    for section in cli_md.split("\n## ")[1:]:
+        assert section.count("--output-format") <= 1, section.splitlines()[0]
+
+
 def test_quiet_prints_findings_only(tmp_path: Path) -> None:
     good = _state(tmp_path, "good/00-session-state.json")
     bad = _state(tmp_path, "bad/00-session-state.json", broken=True)

@@ -163,6 +163,14 @@ def test_pack_bundles_the_top_level_schema(tarball: Path) -> None:
     assert not any("test/" in n or n.endswith("skip.txt") for n in names)
 
 
+def test_pack_holds_the_license(tarball: Path) -> None:
+    """Issue 27 point 9: the npm tarball had no LICENSE; it carries the repository's."""
+    assert (PKG / "LICENSE").read_bytes() == (REPO / "LICENSE").read_bytes()
+    with tarfile.open(tarball) as tar:
+        member = tar.extractfile("package/LICENSE")
+        assert member is not None and member.read() == (REPO / "LICENSE").read_bytes()
+
+
 def _offline_project(tarball: Path, where: Path) -> None:
     """package.json + package-lock.json for a consumer of the tarball, with the dependencies'
     versions and integrity taken from the repository's lock, so `npm ci --offline` takes

@@ -286,7 +286,12 @@ def test_a_missing_path_is_sr100_and_exit_2(argv: list[str], tmp_path: Path) -> 
     rc, out, err = _cli(*argv, "--format", "json", cwd=tmp_path)
     assert rc == 2, (out, err)
     doc = json.loads(out)
-    assert [d["code"] for d in doc["diagnostics"]] == ["SR100"]
+    if argv[0] == "validate":  # validate's own report, marked refused (issue 27 point 7)
+        assert doc["valid"] is False and doc["error"]
+        diags = [d for f in doc["files"] for d in f["diagnostics"]]
+    else:
+        diags = doc["diagnostics"]
+    assert [d["code"] for d in diags] == ["SR100"]
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing created
 
 

@@ -241,7 +241,11 @@ def test_docs_url_from_option_and_config(repo: Path) -> None:
 @pytest.mark.parametrize("bad", ["docs/codes", "ftp://x.example/", "https://", "https://a b/"])
 def test_bad_docs_url_is_a_clear_error(repo: Path, bad: str) -> None:
     proc = run_cli("validate", "--format", "sarif", "--docs-url", bad, "agent-output", cwd=repo)
-    assert proc.returncode == 2 and "--docs-url" in proc.stderr and not proc.stdout
+    assert proc.returncode == 2 and "--docs-url" in proc.stderr
+    # still a SARIF log, saying the run failed (issue 27 must-show 7), with the reason
+    (inv,) = json.loads(proc.stdout)["runs"][0]["invocations"]
+    assert inv["executionSuccessful"] is False
+    assert "--docs-url" in inv["toolExecutionNotifications"][0]["message"]["text"]
     (repo / ".session-resume.yaml").write_text(f"docs_url: {json.dumps(bad)}\n")
     proc = run_cli("validate", "--format", "sarif", "agent-output", cwd=repo)
     assert proc.returncode == 2 and "SR405" in proc.stderr and "docs_url" in proc.stderr
@@ -318,3 +322,58 @@ def test_default_docs_url_is_the_repositorys() -> None:
     with open(REPO / "pyproject.toml", "rb") as fh:
         repo_url = tomllib.load(fh)["project"]["urls"]["Repository"]
     assert DEFAULT_DOCS_URL == f"{repo_url}/blob/main/docs/" == DOCS
+
+
+def test_rule_help_is_the_codes_own_documentation(repo: Path, tmp_path: Path) -> None:
+    """Issue 27 point 1: ``rules[].help`` is the catalogue's text for the code (what its
+    docs page says), never one finding's hint: a project-name error (SR204 on /project) and
+    a timestamp error (SR204 on /updated) share one rule whose help is about neither."""
+    from session_resume.core.codes import CATALOGUE
+
+    doc = apex_state()
+    doc["project"] = "-not a name"
+    doc["updated"] = "2026-03-02"
+    p = repo / "agent-output" / "two" / "00-session-state.json"
+    p.parent.mkdir(parents=True)
+    p.write_bytes(dump(doc))
+    sarif = _sarif("agent-output", cwd=repo)
+    rules = {r["id"]: r for r in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    for code, rule in rules.items():
+        assert rule["help"]["text"] == CATALOGUE[code].fix, code
+        assert rule["helpUri"].endswith(f"codes/{code}.md")
+    sr204 = [r for r in _results(sarif) if r["ruleId"] == "SR204"]
+    assert len(sr204) >= 2
+    assert "Timestamp" not in rules["SR204"]["help"]["text"]
+    assert "RFC 3339" not in rules["SR204"]["help"]["text"]
+
+
+@pytest.mark.parametrize(
+    "args,setup",
+    [
+        (("missing-dir",), None),  # SR100
+        (("--select", "E501", "agent-output"), None),  # a usage error without a code
+        (("agent-output",), "workflow: generci\n"),  # SR405 in the configuration
+        ((), "session_root: nowhere\n"),  # no PATH, and the session root does not exist
+    ],
+)
+def test_a_usage_error_still_yields_a_document(
+    repo: Path, args: tuple[str, ...], setup: str | None
+) -> None:
+    """Issue 27 must-show 7: exit 2, and yet a SARIF log valid against the official schema
+    whose invocation says the run failed, and a JSON report valid against its schema."""
+    if setup is not None:
+        (repo / ".session-resume.yaml").write_text(setup)
+    proc = run_cli("validate", "--format", "sarif", *args, cwd=repo)
+    assert proc.returncode == 2, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert _schema_errors(doc) == []
+    (inv,) = doc["runs"][0]["invocations"]
+    assert inv["executionSuccessful"] is False
+    (note,) = inv["toolExecutionNotifications"]
+    assert note["level"] == "error" and note["message"]["text"]
+    out = run_cli("validate", "--format", "json", *args, cwd=repo)
+    assert out.returncode == 2
+    from test_output_schemas import _check
+
+    report = _check(out.stdout, "schema/report/validate-1.json")
+    assert report["valid"] is False and report["error"]

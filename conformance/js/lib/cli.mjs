@@ -227,7 +227,7 @@ function cmdResume(argv) {
     throw err;
   }
   decision.session_dir = dir;
-  decision.commands = /** @type {string[]} */ (decision.commands).map((c) => runnable(c, dir));
+  decision.commands = /** @type {string[]} */ (decision.commands).map((c) => runnable(c, dir, v.root));
   if (v.format === "json") emit(decision);
   else {
     process.stdout.write(`action: ${decision.action}\n`);
@@ -246,12 +246,14 @@ function cmdResume(argv) {
 const WRITERS = ["start", "checkpoint", "complete", "skip", "session", "init", "review-audit"];
 const quote = (/** @type {string} */ s) => (/^[A-Za-z0-9_./:@%+=-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\"'\"'")}'`);
 
-/** The decision's command templates made runnable for `dir`, as the reference does. @param {string} command @param {string} dir */
-function runnable(command, dir) {
+/** The decision's command templates made runnable for `dir`, as the reference does. @param {string} command @param {string} dir @param {string | undefined} [root] */
+function runnable(command, dir, root) {
   let out = command.replaceAll(" DIR", ` ${quote(dir)}`);
   const parts = out.split(/\s+/);
   // init names its project (PROJECT), not a session directory
   if (parts.length > 1 && WRITERS.includes(parts[1]) && parts[1] !== "init") out += ` --session-dir ${quote(dir)}`;
+  // the --root the call was given: the command runs as printed from where the user stands
+  if (root !== undefined && !parts.includes("--root")) out += ` --root ${quote(root)}`;
   return out;
 }
 

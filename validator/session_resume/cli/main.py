@@ -7,17 +7,21 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import os
 import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from session_resume import __version__
-from session_resume.cli.commands.common import ArgumentParser, UsageError
+from session_resume.cli.commands.common import (
+    UsageError,
+    config_near,
+    relpath,
+    resolve_path,
+    session_of,
+)
+from session_resume.cli.parser import COMMANDS, KNOWN, build_parser
 from session_resume.core.diagnostics import Diagnostic, FileReport
-from session_resume.reporters import NAMES as REPORTERS
 from session_resume.services.errors import ServiceError
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
@@ -25,184 +29,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-
-
-# Each command module and the command names it registers. Only the module of the command
-# being run is imported (a cold `validate` imports none of them); --help builds them all.
-COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("session_resume.cli.commands.migrate", ("migrate",)),
-    ("session_resume.cli.commands.recover", ("recover",)),
-    (
-        "session_resume.cli.commands.write",
-        (
-            "init",
-            "start",
-            "checkpoint",
-            "complete",
-            "skip",
-            "decide",
-            "finding",
-            "transition",
-            "session",
-            "ping",
-        ),
-    ),
-    ("session_resume.cli.commands.resume", ("resume",)),
-    ("session_resume.cli.commands.report", ("report",)),
-    ("session_resume.cli.commands.budget", ("budget",)),
-    ("session_resume.cli.commands.archive", ("archive",)),
-    ("session_resume.cli.commands.render", ("render",)),
-    ("session_resume.conformance.cli", ("conformance",)),
-    ("session_resume.cli.commands.importers", ("import", "sync-todos")),
-    ("session_resume.cli.commands.completion", ("completion",)),
-    ("session_resume.cli.commands.mcp", ("mcp",)),
-    ("session_resume.cli.commands.hook", ("hook", "hooks")),
-)
-KNOWN = frozenset({"validate"} | {n for _, names in COMMANDS for n in names})
-
-
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The argument parser; with ``only``, just that command's subparser (faster)."""
-    parser = ArgumentParser(
-        prog="session-resume",
-        description="Validate, migrate, recover and resume agent session state files.",
-        epilog="Exit codes: 0 valid, 1 invalid, 2 usage error, 3 internal error. "
-        "Every diagnostic code has a page under docs/codes/.",
-    )
-    parser.add_argument("--version", action="version", version=f"session-resume {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
-    if only is not None:
-        sub = _OnlyCommand(sub, only)  # type: ignore[assignment]
-
-    if only in (None, "validate"):
-        _add_validate_parser(sub)
-
-    for module, names in COMMANDS:
-        if only is None or only in names:
-            register = importlib.import_module(module)
-            add = getattr(register, "add_parsers", None) or register.add_parser
-            add(sub)
-    _alias_output_format(parser)
-    return parser
-
-
-def _add_validate_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    v = sub.add_parser(
-        "validate",
-        help="check state files against their schema, the semantic rules and the workflow",
-        description="Check state files: the schema of their own version, the "
-        "semantic rules and the workflow's checkpoint and budget rules. With no PATH, the state "
-        "files of the configured session root are checked.",
-    )
-    v.add_argument(
-        "paths",
-        nargs="*",
-        metavar="PATH|DIR",
-        help="state files, directories to search for 00-session-state.json (git-tracked "
-        "files only, so .gitignore holds), glob patterns, or - for standard input",
-    )
-    _workflow_arg(v)
-    v.add_argument("--strict", action="store_true", help="warnings also make a file invalid")
-    v.add_argument(
-        "--check-artifacts", action="store_true", help="artifacts listed in the state must exist"
-    )
-    v.add_argument(
-        "--format",
-        choices=REPORTERS,
-        default="text",
-        help="output format (default: text)",
-    )
-    v.add_argument(
-        "-q",
-        "--quiet",
-        action="store_true",
-        help="text format: print the findings only, no summary line (nothing when all is valid)",
-    )
-    v.add_argument(
-        "--color",
-        choices=("auto", "always", "never"),
-        default="auto",
-        help="colour the text output: auto (a terminal, unless NO_COLOR is set; FORCE_COLOR "
-        "forces it), always or never",
-    )
-    v.add_argument(
-        "--stdin-filename",
-        metavar="NAME",
-        help="with PATH `-` (the document on standard input): the name used in messages",
-    )
-    v.add_argument(
-        "--now",
-        metavar="TIMESTAMP",
-        help="the current time for the future-timestamp rule (RFC 3339; default: clock)",
-    )
-    v.add_argument(
-        "--max-size",
-        type=int,
-        metavar="BYTES",
-        help="refuse files larger than this (default: 8 MiB or the config's max_size)",
-    )
-    v.add_argument(
-        "--root",
-        metavar="DIR",
-        help="repository root that artifact paths are relative to (default: found "
-        "from .session-resume.yaml, pyproject.toml or .git)",
-    )
-    v.add_argument(
-        "--docs-url",
-        metavar="URL",
-        help="base URL of the docs, for SARIF's helpUri (default: the config's docs_url, "
-        "else the repository's docs/ on GitHub)",
-    )
-    v.set_defaults(func=cmd_validate)
-
-
-class _Discarded:
-    """Stands in for the parser of a command that is not being run: every call is accepted
-    and builds nothing (argument groups, nested subparsers and defaults included)."""
-
-    def __getattr__(self, _name: str) -> Any:
-        return lambda *_args, **_kwargs: self
-
-
-class _OnlyCommand:
-    """The subparsers action, building only the parser of the command being run: a command
-    module registers all its commands (the write module ten), and each parser costs start-up
-    time (issue 19)."""
-
-    def __init__(self, sub: argparse._SubParsersAction, only: str) -> None:  # type: ignore[type-arg]
-        self._sub, self._only = sub, only
-
-    def add_parser(self, name: str, **kwargs: Any) -> Any:
-        if name == self._only:
-            return self._sub.add_parser(name, **kwargs)
-        return _Discarded()
-
-
-def _alias_output_format(parser: argparse.ArgumentParser) -> None:
-    """Every command's ``--format`` also answers to ``--output-format`` (the name ruff and
-    check-jsonschema use)."""
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for sub in set(action.choices.values()):
-                _alias_output_format(sub)
-    fmt = parser._option_string_actions.get("--format")
-    if fmt is not None and "--output-format" not in parser._option_string_actions:
-        fmt.option_strings = [*fmt.option_strings, "--output-format"]
-        parser._option_string_actions["--output-format"] = fmt
-
-
-def _workflow_arg(p: argparse.ArgumentParser) -> None:
-    # Inside the function: --version and --help of other commands need no workflow module.
-    # lazy: the CLI imports only what the command it runs needs
-    from session_resume.core.workflow import BUILTINS, DEFAULT_WORKFLOW
-
-    p.add_argument(
-        "--workflow",
-        metavar="NAME|PATH",
-        help=f"workflow definition: {', '.join(BUILTINS)} or a YAML file (default: "
-        f"the state's own `workflow`, then the project config, then {DEFAULT_WORKFLOW})",
-    )
+__all__ = ["COMMANDS", "KNOWN", "build_parser", "main"]
 
 
 def _now(value: str | None) -> datetime:
@@ -231,30 +58,49 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from session_resume.core.validation import ValidateOptions
 
     # lazy: the CLI imports only what the command it runs needs
-    from session_resume.reporters.text import render_text
-
     # lazy: the CLI imports only what the command it runs needs
     from session_resume.services.validation import validate
 
     # lazy: the CLI imports only what the command it runs needs
     from session_resume.storage.config import ConfigError, load_config
 
-    start = Path(args.root) if args.root else Path.cwd()
-    try:
-        cfg = load_config(start)
-    except ConfigError as exc:
-        sys.stderr.write(render_text([_one(exc.diagnostic)], False))
-        return EXIT_USAGE
-    root = Path(args.root).resolve() if args.root else cfg.root
-    paths = args.paths
+    if args.project:
+        if args.paths:
+            raise UsageError("give PATH|DIR or --project NAME, not both")
+        cfg, root, session_dir = session_of(args, workflow=args.workflow)
+        paths = [relpath(session_dir)]
+    else:
+        # the paths by the one rule (repository root first, then the current directory), and
+        # the repository of the first one, not of the current directory (docs/config.md)
+        paths = [resolve_path(p, args.root) if p != "-" else p for p in args.paths]
+        start = next((p for p in paths if p != "-" and os.path.lexists(p)), None)
+        try:
+            cfg = config_near(start, args.root) if start else load_config(args.root or None)
+        except ConfigError as exc:
+            raise ServiceError([exc.diagnostic], exit_code=EXIT_USAGE) from None
+        root = Path(args.root).resolve() if args.root else cfg.root
     if not paths:
-        session_root = root / cfg.session_root
+        try:
+            session_root = cfg.session_root_dir(root)
+        except ConfigError as exc:
+            raise ServiceError([exc.diagnostic], exit_code=EXIT_USAGE) from None
         if not session_root.is_dir():
-            sys.stderr.write(
-                f"session-resume: no PATH given and the session root "
-                f"{session_root} does not exist\n"
+            # lazy: the CLI imports only what the command it runs needs
+            from session_resume.core.codes import diag
+
+            raise ServiceError(
+                [
+                    diag(
+                        "SR100",
+                        f"no PATH given and the session root {relpath(session_root)} does "
+                        "not exist",
+                        file=relpath(session_root),
+                        hint="Pass the state files or directories to check, or create a "
+                        "session first: `session-resume init PROJECT`.",
+                    )
+                ],
+                exit_code=EXIT_USAGE,
             )
-            return EXIT_USAGE
         paths = [str(session_root)]
     if "-" in paths:
         return _validate_stdin(args, cfg, root, paths)
@@ -266,11 +112,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         # lazy: the CLI imports only what the command it runs needs
         from session_resume.core.codes import diag
 
-        for p in missing:
-            sys.stderr.write(
-                render_text([_one(diag("SR100", "no such file or directory", file=p))], False)
-            )
-        return EXIT_USAGE
+        raise ServiceError(
+            [diag("SR100", "no such file or directory", file=p) for p in missing],
+            exit_code=EXIT_USAGE,
+        )
     opts = ValidateOptions(
         workflow=args.workflow,
         default_workflow=cfg.workflow or ValidateOptions.default_workflow,
@@ -289,14 +134,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         try:
             load_workflow(args.workflow)
         except WorkflowError as exc:
-            # lazy: the CLI imports only what the command it runs needs
-            from session_resume.core.diagnostics import FileReport
-
-            sys.stderr.write(
-                render_text([FileReport(path=args.workflow, diagnostics=exc.diagnostics)], False)
-            )
-            return EXIT_USAGE
+            raise ServiceError(exc.diagnostics, exit_code=EXIT_USAGE) from None
     docs_url = _docs_url(args.docs_url) if args.docs_url else cfg.docs_url
+    args.selection = _selection(args, cfg)
     # lazy: the CLI imports only what the command it runs needs
     from session_resume.terminal import progress
 
@@ -305,6 +145,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
         reports = validate(paths, opts, progress=show)
     finally:
         close()
+    if reports and all(r.codes == ["SR101"] for r in reports):
+        # nothing to check at all: the command line named no state file (a usage error,
+        # exit 2, as a missing path is), not "1 invalid"
+        raise ServiceError([d for r in reports for d in r.diagnostics], exit_code=EXIT_USAGE)
     return _report(args, reports, root, docs_url)
 
 
@@ -346,6 +190,7 @@ def _validate_stdin(args: argparse.Namespace, cfg: Any, root: Path, paths: list[
         positions=args.format in ("sarif", "github"),
     )
     docs_url = _docs_url(args.docs_url) if args.docs_url else cfg.docs_url
+    args.selection = _selection(args, cfg)
     return _report(args, [validate_bytes(data, name, opts)], root, docs_url)
 
 
@@ -355,6 +200,13 @@ def _report(
     # lazy: the CLI imports only what the command it runs needs
     from session_resume.reporters import renderer
 
+    selection = getattr(args, "selection", None)
+    if selection is not None and not selection.everything:
+        # lazy: only a run that selects or ignores codes needs it
+        from session_resume.core.selection import apply
+
+        apply(reports, selection, {r.path: _relative(r.path, root) for r in reports})
+    _complete_suggestions(args, reports)
     if args.format == "sarif":
         # lazy: the CLI imports only what the command it runs needs
         from session_resume.reporters.sarif import render_sarif
@@ -383,7 +235,61 @@ def _report(
                 fh.write(step_summary(reports, args.strict))
         except OSError:
             pass
+    if args.exit_zero:
+        return EXIT_OK
     return EXIT_OK if all(r.ok(args.strict) for r in reports) else EXIT_INVALID
+
+
+def _codes_arg(values: list[str] | None, option: str) -> tuple[str, ...] | None:
+    """``--select``/``--ignore``: comma-separated codes or prefixes, the option repeatable."""
+    if values is None:
+        return None
+    # lazy: only a run that selects or ignores codes needs it
+    from session_resume.storage.config import CODE_SELECTOR
+
+    codes = tuple(c.strip() for v in values for c in v.split(",") if c.strip())
+    bad = [c for c in codes if CODE_SELECTOR.fullmatch(c) is None]
+    if bad:
+        raise UsageError(
+            f"{option}: {bad[0]!r} is not a code or prefix (like SR3 or SR301, or ALL)"
+        )
+    return codes
+
+
+def _selection(args: argparse.Namespace, cfg: Any) -> Any:
+    """The codes this run reports: --select replaces the config's `select`, --ignore adds to
+    its `ignore` (ruff's precedence); `per-file-ignores` from the config."""
+    # lazy: only validate needs it
+    from session_resume.core.selection import Selection
+
+    select = _codes_arg(args.select, "--select")
+    ignore = _codes_arg(args.ignore, "--ignore") or ()
+    return Selection(
+        select=select if select is not None else cfg.select,
+        ignore=(*cfg.ignore, *ignore),
+        per_file_ignores=cfg.per_file_ignores,
+    )
+
+
+def _relative(path: str, root: Path) -> str | None:
+    try:
+        return Path(os.path.realpath(path)).relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return None
+
+
+def _complete_suggestions(args: argparse.Namespace, reports: list[FileReport]) -> None:
+    """The commands hints name, runnable as printed: each file's session directory for a
+    ``DIR`` placeholder, and the ``--root`` this call was given."""
+    if not any("session-resume " in d.message + d.hint for r in reports for d in r.diagnostics):
+        return
+    # lazy: only suggestions need it
+    from session_resume.cli.commands.suggest import Naming, complete_diagnostics
+
+    for r in reports:
+        sd = os.path.dirname(r.path) or "."
+        naming = Naming(dir=sd if os.path.isdir(sd) else None, root=args.root)
+        r.diagnostics = complete_diagnostics(r.diagnostics, naming)
 
 
 def _one(d: Diagnostic) -> FileReport:
@@ -396,6 +302,11 @@ _PATH_ARGS = ("paths", "dir", "src", "session_dir", "file")
 _CREATES = frozenset({"init"})
 
 
+# Of those, the ones naming a session, looked up under the repository root first, then the
+# current directory (docs/config.md).
+_SESSION_ARGS = ("paths", "dir", "session_dir")
+
+
 def _missing_paths(args: argparse.Namespace) -> list[str]:
     if getattr(args, "command", None) in _CREATES:
         return []
@@ -403,14 +314,48 @@ def _missing_paths(args: argparse.Namespace) -> list[str]:
     for name in _PATH_ARGS:
         value = getattr(args, name, None)
         for p in value if isinstance(value, list) else [value]:
+            if not isinstance(p, str) or not p or p == "-":
+                continue
+            found = p
+            if name in _SESSION_ARGS:
+                # lazy: the CLI imports only what the command it runs needs
+                from session_resume.cli.commands.common import resolve_path
+
+                found = resolve_path(p, getattr(args, "root", None))
             # a quoted glob the tool expands itself is not missing when it matches
-            if isinstance(p, str) and p and p != "-" and not os.path.lexists(p):
+            if not os.path.lexists(found):
                 # lazy: discovery only for a path that does not exist
                 from session_resume.storage.discovery import pattern_matches
 
                 if not pattern_matches(p):
                     out.append(p)
     return out
+
+
+def _usage_document(args: argparse.Namespace, diags: list[Diagnostic], message: str) -> bool:
+    """``validate --format json|sarif`` refused before it checked anything (exit 2): still a
+    report of its own format, valid against its schema, that says so (the JSON report's
+    ``error``; SARIF's invocation ``executionSuccessful: false`` with a notification)."""
+    fmt = getattr(args, "format", None)
+    if getattr(args, "command", None) != "validate" or fmt not in ("json", "sarif"):
+        return False
+    reports = [FileReport(path=d.file, diagnostics=[d]) for d in diags]
+    if fmt == "json":
+        # lazy: only a refused JSON run writes JSON here
+        import json
+
+        # lazy: the CLI imports only what the command it runs needs
+        from session_resume.reporters.json import report_dict
+
+        doc = report_dict(reports, args.strict, error=message or "usage error")
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    else:
+        # lazy: the CLI imports only what the command it runs needs
+        from session_resume.reporters.sarif import render_sarif
+
+        root = Path(args.root).resolve() if getattr(args, "root", None) else None
+        sys.stdout.write(render_sarif(reports, args.strict, root=root, failure=message))
+    return True
 
 
 def _json_error(diags: list[Diagnostic], message: str = "") -> None:
@@ -476,7 +421,7 @@ def _run(args: argparse.Namespace) -> int:
         result: int = args.func(args)
         return result
     except UsageError as exc:
-        if as_json:
+        if not _usage_document(args, [], str(exc)) and as_json:
             _json_error([], str(exc))
         sys.stderr.write(f"session-resume: error: {exc}\n")
         return EXIT_USAGE
@@ -484,9 +429,16 @@ def _run(args: argparse.Namespace) -> int:
         # lazy: the CLI imports only what the command it runs needs
         from session_resume.cli.commands.common import print_diagnostics
 
-        if as_json:  # --format json: always a JSON document on stdout
-            _json_error(exc.diagnostics)
-        print_diagnostics(exc.diagnostics, sys.stderr)
+        # lazy: only a refusal prints suggested commands
+        from session_resume.cli.commands.suggest import complete_diagnostics, naming_of
+
+        diags = complete_diagnostics(exc.diagnostics, naming_of(args))
+        why = "; ".join(f"{d.code} {d.file + ': ' if d.file else ''}{d.message}" for d in diags)
+        if _usage_document(args, diags, why):
+            pass  # validate --format json|sarif: its own report, marked as refused
+        elif as_json:  # --format json: always a JSON document on stdout
+            _json_error(diags)
+        print_diagnostics(diags, sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return 130

@@ -117,7 +117,8 @@ _ALL = [
         E,
         "The file is over the size limit; it was not read.",
         "(a 50 MB state file)",
-        "State files are small; raise `--max-size` only if the file is genuine.",
+        "State files are small; if this one is genuine, raise the limit (`max_size` in the "
+        "configuration, docs/config.md, or `validate --max-size`).",
     ),
     Code(
         "SR113",
@@ -268,8 +269,7 @@ _ALL = [
         "The write was refused: the new state would be invalid, or "
         "the file on disk needs migration or recovery first. Nothing was written.",
         "completing a step that is pending",
-        "Read the diagnostics after the code; run "
-        "`session-resume migrate DIR` or `recover` if the message says so.",
+        "Read the diagnostics after the code: the first one says what to do; nothing was written.",
     ),
     Code(
         "SR162",
@@ -333,7 +333,7 @@ _ALL = [
         E,
         "A value has the wrong JSON type.",
         '"current_step": "2"',
-        "Use the type the message names (here the integer 2).",
+        "Use the type the message names.",
     ),
     Code(
         "SR203",
@@ -349,7 +349,7 @@ _ALL = [
         E,
         "A string does not have the required form.",
         '"updated": "2026-03-02 10:15"',
-        "Timestamps are RFC 3339 UTC: 2026-03-02T10:15:00Z.",
+        "Write the value in the form the message names.",
     ),
     Code(
         "SR205",
@@ -399,7 +399,7 @@ _ALL = [
         "A step's timestamps disagree with its status (pending with `started`, in_progress "
         "without it, or a `completed` time on a step that is not complete).",
         '{"status": "pending", "started": "2026-03-02T10:00:00Z"}',
-        "Set the timestamps the status implies, or fix the status.",
+        "Set the fields the status implies (the message names them), or fix the status.",
     ),
     Code(
         "SR302",
@@ -463,7 +463,7 @@ _ALL = [
         E,
         "A step status is outside pending|in_progress|complete|skipped (for example `blocked`).",
         '{"status": "blocked"}',
-        "Keep the step in_progress and record the blocker with `session-resume finding add TITLE`.",
+        "Use one of the statuses pending, in_progress, complete or skipped.",
     ),
     Code(
         "SR310",
@@ -602,7 +602,8 @@ _ALL = [
         E,
         "The project configuration (`.session-resume.yaml` or `[tool.session-resume]`) is invalid.",
         "workflow: 3",
-        "Fix the key the message names; see docs/cli.md for the keys.",
+        "Fix the key the message names; every key, its type, default and allowed values are "
+        "in docs/config.md.",
     ),
     Code(
         "SR410",
@@ -932,8 +933,7 @@ _ALL = [
         "The state change is not allowed from the step's "
         "current status (the message says why); nothing was written.",
         "`session-resume complete 3` while step 3 is pending",
-        "Do the missing transition "
-        "first (e.g. `start`), or use `--force` where the command offers it.",
+        "Do what the message says first; nothing was written.",
     ),
     Code(
         "SR711",

@@ -225,6 +225,8 @@ def _status_rules(
                         f"step {key} is pending but has {name} set",
                         file=file,
                         pointer=p([*base, name]),
+                        hint=f"A pending step has no `{name}`: set it to null, or set the "
+                        "status the value implies.",
                     )
                 )
     elif status == "in_progress":
@@ -235,6 +237,7 @@ def _status_rules(
                     f"step {key} is in_progress but has no started time",
                     file=file,
                     pointer=p([*base, "started"]),
+                    hint="Set `started` to when the step started (an RFC 3339 UTC timestamp).",
                 )
             )
         if step.get("completed") is not None:
@@ -244,6 +247,7 @@ def _status_rules(
                     f"step {key} is in_progress but has a completed time",
                     file=file,
                     pointer=p([*base, "completed"]),
+                    hint="Set `completed` to null, or the status to complete if it finished.",
                 )
             )
     elif status == "complete":
@@ -272,6 +276,7 @@ def _status_rules(
                 f"step {key} is skipped but has sub_step {sub!r}",
                 file=file,
                 pointer=p([*base, "sub_step"]),
+                hint="Set `sub_step` to null: a skipped step records no checkpoint.",
             )
         )
 

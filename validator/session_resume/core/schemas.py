@@ -234,7 +234,7 @@ def explain_with(
             if key in seen:
                 continue
             seen.add(key)
-            out.append(diag(code, message, file=file, pointer=ptr))
+            out.append(diag(code, message, file=file, pointer=ptr, hint=_hint(code, err)))
     if more:
         out.append(
             diag(
@@ -249,6 +249,56 @@ def explain_with(
 
 
 MAX_EXPLAINED = 1000  # schema errors explained per document (core.findings caps each code)
+
+
+# A step status that means another one (the spelling of another tool), and what to run.
+_STATUS_MEANT = {
+    "done": "complete",
+    "completed": "complete",
+    "finished": "complete",
+    "success": "complete",
+    "active": "in_progress",
+    "running": "in_progress",
+    "started": "in_progress",
+    "in-progress": "in_progress",
+    "todo": "pending",
+    "not_started": "pending",
+    "skip": "skipped",
+    "cancelled": "skipped",
+}
+_STATUSES = frozenset({"pending", "in_progress", "complete", "skipped"})
+
+
+def _hint(code: str, err: Any) -> str:
+    """A hint written for this error: the failing field's own description from the schema
+    (its form, an example), or for a step status what the value most likely meant; empty
+    (the catalogue's generic fix) when the schema says nothing about the field."""
+    path = list(err.absolute_path)
+    if len(path) == 3 and path[0] == "steps" and path[2] == "status":
+        value = err.instance if isinstance(err.instance, str) else ""
+        lower = value.strip().lower()
+        meant = lower if lower in _STATUSES else _STATUS_MEANT.get(lower)
+        if meant:
+            # the file is invalid, so no write command takes it: the value is fixed by hand
+            return (
+                f"The status for that is `{meant}` (lower case): correct the value in the "
+                "file; the write commands keep it right from then on."
+            )
+        if value.strip().lower() in ("blocked", "waiting", "on_hold", "paused"):
+            return (
+                "Keep the step in_progress and record the blocker with "
+                "`session-resume finding add TITLE`."
+            )
+        return ""
+    if code in ("SR201", "SR205", "SR206", "SR207"):
+        return ""  # about the object, not about a value's form
+    schema = err.schema if isinstance(err.schema, dict) else {}
+    text = schema.get("description")
+    if not isinstance(text, str) or not text:
+        return ""
+    title = schema.get("title")
+    first = text if len(text) <= 240 else text[:237] + "..."
+    return f"{title}: {first}" if isinstance(title, str) and title else first
 
 
 def _sort_key(err: Any) -> tuple[list[str], str]:

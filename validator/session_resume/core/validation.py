@@ -143,13 +143,16 @@ def validate_parsed(
         if not schemas.is_valid(rel, doc):
             for d in schemas.explain(rel, doc, file=file):
                 report.diagnostics.append(_with_message(d, f"(v{raw_version} schema) {d.message}"))
+        # lazy: only an old version's hint quotes a path
+        import shlex
+
         report.diagnostics.append(
             diag(
                 "SR140",
                 f"schema version {raw_version} must be migrated to {CURRENT}",
                 file=file,
                 pointer="/schema_version" if "schema_version" in doc else "",
-                hint=f"run `session-resume migrate {file or 'PATH'}` "
+                hint=f"run `session-resume migrate {shlex.quote(file) if file else 'PATH'}` "
                 "(`--dry-run` shows the changes)",
             )
         )

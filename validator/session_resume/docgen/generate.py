@@ -80,6 +80,70 @@ def cli_reference() -> str:
     return "\n".join(lines)
 
 
+def config_reference() -> str:
+    """docs/config.md: every configuration key, from the definition the loader checks."""
+    # lazy: each generated file needs its own part
+    from session_resume.storage.config import CONFIG_FILE, KEYS, MAX_CONFIG_BYTES
+
+    lines = [
+        GENERATED,
+        "",
+        "# Configuration",
+        "",
+        f"A project configures the tool in `{CONFIG_FILE}` (YAML) or in the "
+        "`[tool.session-resume]` table of `pyproject.toml`. The tool looks for either from the "
+        "session directory it is given (else the current directory) upwards; the first "
+        "directory holding one of them, or `.git`, is the **repository root** that artifact "
+        "paths and `--project` names are relative to. `--root DIR` names the root instead.",
+        "",
+        "A relative session directory on the command line is looked up under the repository "
+        "root first, then under the current directory; `--project NAME` names the session "
+        "directory by the workflow's `session_dir` pattern under the root "
+        "(`agent-output/NAME`).",
+        "",
+        "The file is repository content: it is read only when it is a regular file (or a link "
+        f"to one inside its own directory) of at most {MAX_CONFIG_BYTES:,} bytes, and no value "
+        "may lead outside the repository. A wrong key or value is refused with "
+        "[SR405](codes/SR405.md) naming the file and the line, and the command does nothing.",
+        "",
+        "| key | type | default | allowed |",
+        "| --- | --- | --- | --- |",
+    ]
+    for k in KEYS:
+        lines.append(f"| [`{k.name}`](#{k.name}) | {k.type} | {k.default_text} | {k.allowed} |")
+    lines.append("")
+    for k in KEYS:
+        lines += [
+            f"## `{k.name}`",
+            "",
+            k.doc,
+            "",
+            f"- type: {k.type}",
+            f"- default: {k.default_text}",
+            f"- allowed: {k.allowed}",
+            "",
+            "```yaml",
+            f"{k.name}: {k.example}",
+            "```",
+            "",
+        ]
+    example = "\n".join(
+        f"{k.name} = "
+        + (k.toml_example or (k.example if k.type == "integer" else f'"{k.example}"'))
+        for k in KEYS
+    )
+    lines += [
+        "## In pyproject.toml",
+        "",
+        "```toml",
+        "[tool.session-resume]",
+        *example.split("\n"),
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
+
+
 def _subcommands(
     parser: argparse.ArgumentParser, prefix: str
 ) -> list[tuple[str, argparse.ArgumentParser]]:
@@ -304,6 +368,7 @@ def expected_files(root: Path) -> dict[Path, str]:
     files[root / "docs" / "cli.md"] = cli_reference()
     if (root / "conformance" / "js" / "lib").is_dir():
         files[root / "conformance" / "js" / "lib" / "codes.json"] = js_codes()
+    files[root / "docs" / "config.md"] = config_reference()
     if (root / "conformance" / "cases").is_dir():
         files[root / "docs" / "conformance-cases.md"] = conformance_cases(root)
     # lazy: each generated file needs its own part

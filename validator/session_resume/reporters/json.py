@@ -7,7 +7,10 @@ import json
 from session_resume.core.diagnostics import FileReport
 
 
-def report_dict(reports: list[FileReport], strict: bool) -> dict[str, object]:
+def report_dict(
+    reports: list[FileReport], strict: bool, *, error: str | None = None
+) -> dict[str, object]:
+    """The report; ``error``: the run was refused (a usage error) and why."""
     files = [
         {
             "path": r.path,
@@ -19,10 +22,10 @@ def report_dict(reports: list[FileReport], strict: bool) -> dict[str, object]:
         for r in reports
     ]
     bad = sum(1 for r in reports if not r.ok(strict))
-    return {
+    out: dict[str, object] = {
         "report_version": 1,
         "tool": "session-resume",
-        "valid": bad == 0,
+        "valid": bad == 0 and error is None,
         "summary": {
             "files": len(reports),
             "valid": len(reports) - bad,
@@ -32,6 +35,9 @@ def report_dict(reports: list[FileReport], strict: bool) -> dict[str, object]:
         },
         "files": files,
     }
+    if error is not None:
+        out["error"] = error
+    return out
 
 
 def render_json(reports: list[FileReport], strict: bool) -> str:

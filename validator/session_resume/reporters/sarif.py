@@ -89,7 +89,10 @@ def render_sarif(
     *,
     root: Path | None = None,
     docs_url: str | None = None,
+    failure: str | None = None,
 ) -> str:
+    """The SARIF log; ``failure``: the run was refused before checking (a usage error): its
+    invocation says ``executionSuccessful: false`` with the reason as a notification."""
     base = Path(os.path.abspath(root if root is not None else os.getcwd()))
     docs = docs_url or DEFAULT_DOCS_URL
     docs = docs if docs.endswith("/") else docs + "/"
@@ -137,4 +140,12 @@ def render_sarif(
             }
         ],
     }
+    if failure is not None:
+        doc["runs"][0]["invocations"] = [  # type: ignore[index]
+            {
+                "executionSuccessful": False,
+                "exitCode": 2,
+                "toolExecutionNotifications": [{"level": "error", "message": {"text": failure}}],
+            }
+        ]
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

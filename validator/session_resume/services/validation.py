@@ -125,13 +125,16 @@ def _check_backup(name: str, report: FileReport, opts: ValidateOptions) -> None:
     # passes the 3.0 schema, or migrate turns it into such a state (docs/spec.md §5).
     hint = os.path.basename(os.path.dirname(os.path.abspath(name)))
     if usable_backup(res.data, project_hint=hint, file=bak).document is not None:
+        # lazy: only a corrupt file with a good .bak quotes a path
+        import shlex
+
         directory = os.path.dirname(name) or "."
         report.diagnostics.append(
             diag(
                 "SR130",
                 f"the state file is corrupt, but {os.path.basename(bak)} is a valid state",
                 file=name,
-                hint=f"run `session-resume recover {directory}`",
+                hint=f"run `session-resume recover {shlex.quote(directory)}`",
             )
         )
 

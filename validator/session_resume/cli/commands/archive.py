@@ -6,13 +6,12 @@ import argparse
 import sys
 
 from session_resume.cli.commands.common import (
-    config_for,
+    add_session_args,
     emit_json,
     now_from,
-    root_of,
+    session_of,
 )
 from session_resume.services import maintenance
-from session_resume.storage.discovery import session_dir_of
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -24,7 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "directory, then delete archives beyond --keep (the only thing ever deleted). "
         "Artifacts are not touched.",
     )
-    p.add_argument("dir", metavar="DIR")
+    add_session_args(p)
     p.add_argument("--keep", type=int, help="archives to keep (default 5 or archive_keep)")
     p.add_argument("--prune-only", action="store_true", help="only apply the retention")
     p.add_argument("--now", metavar="TIMESTAMP")
@@ -34,14 +33,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    cfg = config_for(args.root)
+    cfg, root, session_dir = session_of(args)
     keep = args.keep if args.keep is not None else cfg.archive_keep
     res = maintenance.archive(
-        session_dir_of(args.dir),
+        session_dir,
         now=now_from(args.now),
         keep=keep,
         prune_only=args.prune_only,
-        root=root_of(args.root, cfg),
+        root=root,
     )
     if args.format == "json":
         emit_json({"archived_to": res.archived_to, "moved": res.moved, "pruned": res.pruned})

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from session_resume.cli.commands.common import config_for, emit_json, root_of
+from session_resume.cli.commands.common import (
+    PROJECT_HELP,
+    config_for,
+    emit_json,
+    root_of,
+    session_of,
+)
 from session_resume.reporters.text import clean_tree
 from session_resume.services import budget as budget_service
 
@@ -22,8 +27,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     )
     p.add_argument("step", metavar="STEP")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--session-dir", metavar="DIR")
-    where.add_argument("--project", metavar="NAME")
+    where.add_argument(
+        "--session-dir",
+        metavar="DIR",
+        help="the session directory (a relative one is looked up under the repository root "
+        "first, then the current directory)",
+    )
+    where.add_argument("--project", metavar="NAME", help=PROJECT_HELP)
     p.add_argument("--workflow", metavar="NAME|PATH")
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--root", metavar="DIR")
@@ -31,12 +41,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    cfg = config_for(args.root)
+    if args.session_dir or args.project:
+        cfg, root, session_dir = session_of(args, dir_attr="session_dir", workflow=args.workflow)
+    else:
+        cfg = config_for(args.root)
+        root, session_dir = root_of(args.root, cfg), None
     out = budget_service.budget(
         args.step,
-        root=root_of(args.root, cfg),
-        session_dir=Path(args.session_dir) if args.session_dir else None,
-        project=args.project,
+        root=root,
+        session_dir=session_dir,
         workflow=args.workflow,
         default_workflow=cfg.workflow,
     )

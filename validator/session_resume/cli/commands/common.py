@@ -86,6 +86,117 @@ def root_of(root_arg: str | None, cfg: Config) -> Path:
     return Path(root_arg).resolve() if root_arg else cfg.root
 
 
+# --- naming a session: one rule for every command (docs/config.md) ------------------------
+#
+# A session is named by a directory (or its state file) or by `--project NAME`. A relative
+# directory is looked up under the repository root first, then under the current directory
+# (one spelled `.`, `./…` or `../…` is the current directory's); `--project NAME` is the
+# workflow's session_dir pattern under the root. The repository root and the configuration
+# are then found from the session directory upwards (not from the current directory), unless
+# `--root` names the root.
+
+PROJECT_HELP = (
+    "the session of project NAME: the workflow's session_dir pattern (default "
+    "agent-output/NAME) under the repository root"
+)
+DIR_HELP = (
+    "the session directory (or its state file); a relative one is looked up under the "
+    "repository root first, then the current directory"
+)
+
+
+def _explicitly_relative(arg: str) -> bool:
+    return arg in (".", "..") or arg.startswith(("./", "../", ".\\", "..\\"))
+
+
+def resolve_path(arg: str, root_arg: str | None = None) -> str:
+    """``arg`` as the command will use it: absolute, explicitly relative (``./``, ``../``)
+    or present under the current directory only, it is as given; else, when it exists under
+    the repository root (``--root``, or the one found from the current directory), the path
+    to that, relative to the current directory when it can be."""
+    if os.path.isabs(arg) or _explicitly_relative(arg):
+        return arg
+    if root_arg:
+        base = Path(root_arg).resolve()
+    else:
+        # lazy: only a relative name needs the root of the current directory
+        from session_resume.storage.config import find_root
+
+        try:
+            base = find_root(Path.cwd())[0]
+        except ConfigError as exc:
+            raise ServiceError([exc.diagnostic], exit_code=2) from None
+    under_root = base / arg
+    if os.path.lexists(under_root):
+        if os.path.lexists(arg) and os.path.samefile(under_root, arg):
+            return arg
+        return relpath(under_root)
+    return arg
+
+
+def config_near(path: str | os.PathLike[str] | None, root_arg: str | None) -> Config:
+    """The configuration of the repository ``path`` is in (found from its nearest existing
+    directory upwards), or of ``--root``, or of the current directory."""
+    if root_arg or path is None:
+        return config_for(root_arg)
+    start = Path(os.path.abspath(path))
+    while not start.is_dir() and start != start.parent:
+        start = start.parent
+    try:
+        return load_config(start)
+    except ConfigError as exc:
+        raise ServiceError([exc.diagnostic], exit_code=2) from None
+
+
+def add_session_args(p: argparse.ArgumentParser, *, project: bool = True) -> None:
+    """DIR (optional when --project is given) and --project NAME."""
+    p.add_argument("dir", nargs="?", metavar="DIR", help=DIR_HELP)
+    if project:
+        p.add_argument("--project", metavar="NAME", help=PROJECT_HELP)
+
+
+def session_of(
+    args: argparse.Namespace,
+    *,
+    dir_attr: str = "dir",
+    workflow: str | None = None,
+    project_with_dir: bool = False,
+) -> tuple[Config, Path, Path]:
+    """(configuration, repository root, session directory) of the session the command line
+    names, by the rule above. ``workflow`` is the one whose session_dir pattern --project
+    follows (default: the configured one). With ``project_with_dir`` a DIR and --project may
+    both be given (then --project names the project, not the directory: `recover`)."""
+    # lazy: the CLI imports only what the command it runs needs
+    from session_resume.services.context import PROJECT_NAME, session_dir_for_project
+
+    # lazy: the CLI imports only what the command it runs needs
+    from session_resume.storage.discovery import session_dir_of
+
+    given = getattr(args, dir_attr, None)
+    project = getattr(args, "project", None)
+    root_arg = getattr(args, "root", None)
+    if given and project and not project_with_dir:
+        raise UsageError("give the session directory DIR or --project NAME, not both")
+    if given:
+        resolved = resolve_path(given, root_arg)
+        cfg = config_near(resolved, root_arg)
+        return cfg, root_of(root_arg, cfg), Path(os.path.abspath(session_dir_of(resolved)))
+    if project:
+        if not PROJECT_NAME.match(project):
+            raise UsageError(
+                f"--project: {project!r} is not a project name (letters, digits, `.`, `_`, "
+                "`-`, starting with a letter or digit)"
+            )
+        cfg = config_for(root_arg)
+        root = root_of(root_arg, cfg)
+        # lazy: the CLI imports only what the command it runs needs
+        from session_resume.core.workflow import DEFAULT_WORKFLOW
+
+        spec = workflow or cfg.workflow or DEFAULT_WORKFLOW
+        return cfg, root, session_dir_for_project(root, project, spec)
+    raise UsageError("give the session directory DIR, or --project NAME")
+
+
 def print_diagnostics(diags: list[Diagnostic], stream: Any = None, *, hints: bool = True) -> None:
     if not hints:
         # lazy: the CLI imports only what the command it runs needs

@@ -12,12 +12,14 @@ from pathlib import Path
 
 from session_resume.cli.commands.common import (
     ArgumentParser,
+    add_session_args,
     config_for,
     diag_json,
     emit_json,
     now_from,
     print_diagnostics,
     root_of,
+    session_of,
 )
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.workflow import DEFAULT_WORKFLOW
@@ -25,7 +27,6 @@ from session_resume.importers.common import ImportPlan, ImportRefused
 from session_resume.services import importing
 from session_resume.services.context import ENV_SESSION, PROJECT_NAME, SESSION_ID, WriteContext
 from session_resume.services.errors import ServiceError
-from session_resume.storage.discovery import session_dir_of
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         "then by any text they have had, their activeForm, or their position (a rename); the "
         "mapping is kept in the state's `x-todo-ids`. One atomic write, one `note` event.",
     )
-    s.add_argument("dir", metavar="DIR", help="the session directory (or its state file)")
+    add_session_args(s)
     s.add_argument("--file", metavar="PATH", help="read the list from PATH instead of stdin")
     s.add_argument("--now", metavar="TIMESTAMP", help="the time of the write (default: clock)")
     s.add_argument(
@@ -127,10 +128,14 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
         try:
             return fn(args)
         except (ServiceError, ImportRefused) as exc:
+            # lazy: only a refusal prints suggested commands
+            from session_resume.cli.commands.suggest import complete_diagnostics, naming_of
+
+            diags = complete_diagnostics(exc.diagnostics, naming_of(args))
             if args.format == "json":
-                emit_json({"ok": False, "diagnostics": diag_json(exc.diagnostics)})
+                emit_json({"ok": False, "diagnostics": diag_json(diags)})
             else:
-                print_diagnostics(exc.diagnostics, sys.stderr)
+                print_diagnostics(diags, sys.stderr)
             return exc.exit_code
 
     return run
@@ -277,7 +282,7 @@ def _emit_dry_run(args: argparse.Namespace, plan: ImportPlan, to: Path, existing
 
 
 def run_sync_todos(args: argparse.Namespace) -> int:
-    cfg = config_for(args.root)
+    cfg, root, session_dir = session_of(args)
     session = args.session or os.environ.get(ENV_SESSION) or None
     if session is not None and not SESSION_ID.match(session):
         raise _usage(f"--session: {session!r} is not a session id")
@@ -287,9 +292,9 @@ def run_sync_todos(args: argparse.Namespace) -> int:
         data = sys.stdin.buffer.read(importing.MAX_TODO_INPUT + 1)
         items = importing.read_todo_list(data, "<stdin>")
     ctx = WriteContext(
-        session_dir=Path(os.path.abspath(session_dir_of(args.dir))),
+        session_dir=session_dir,
         now=now_from(args.now),
-        root=root_of(args.root, cfg),
+        root=root,
         session=session,
         stale_seconds=cfg.stale_after_seconds,
         default_workflow=cfg.workflow or DEFAULT_WORKFLOW,

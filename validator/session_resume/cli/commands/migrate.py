@@ -6,16 +6,21 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import os
 import shlex
 import sys
 
 from session_resume.cli.commands.common import (
-    config_for,
+    PROJECT_HELP,
+    UsageError,
+    config_near,
     diag_json,
     emit_json,
     now_from,
     print_diagnostics,
+    resolve_path,
     root_of,
+    session_of,
 )
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.versions import CURRENT, KNOWN
@@ -35,7 +40,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         f"kept as .bak. Values {CURRENT} has no place for are kept under `x-legacy` (SR151), "
         "never dropped.",
     )
-    p.add_argument("paths", nargs="+", metavar="PATH|DIR")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH|DIR",
+        help="state files or directories to search (a relative one is looked up under the "
+        "repository root first, then the current directory); or --project NAME",
+    )
+    p.add_argument("--project", metavar="NAME", help=PROJECT_HELP)
     mode = p.add_mutually_exclusive_group()
     mode.add_argument(
         "--dry-run",
@@ -67,20 +79,31 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    cfg = config_for(args.root)
+    if args.project:
+        if args.paths:
+            raise UsageError("give PATH|DIR or --project NAME, not both")
+        cfg, root, session_dir = session_of(args, workflow=args.workflow)
+        paths = [str(session_dir)]
+    elif args.paths:
+        paths = [resolve_path(p, args.root) for p in args.paths]
+        cfg = config_near(paths[0], args.root)
+        root = root_of(args.root, cfg)
+    else:
+        raise UsageError("give the state files or session directories (PATH|DIR), or --project")
     show, close = progress("migrate", enabled=args.format == "text")
     try:
         report = maintenance.migrate(
-            args.paths,
+            paths,
             now=now_from(args.now),
             write=not (args.dry_run or args.check),
             workflow=args.workflow or cfg.workflow,
-            root=root_of(args.root, cfg),
+            root=root,
             salvage=args.salvage,
             progress=show,
         )
     finally:
         close()
+    _complete(args, report)
     if args.check:
         code = 1 if report.refused or report.pending else 0
     else:
@@ -109,6 +132,19 @@ def run(args: argparse.Namespace) -> int:
     return code
 
 
+def _complete(args: argparse.Namespace, report: maintenance.MigrateReport) -> None:
+    """The commands the notes name, runnable as printed: each file's session directory (or
+    this call's --project), this call's --root (and --salvage is in the messages already)."""
+    # lazy: the CLI imports only what the command it runs needs
+    from session_resume.cli.commands.suggest import Naming, complete_diagnostics, naming_of
+
+    report.problems[:] = complete_diagnostics(report.problems, naming_of(args))
+    for o in report.outcomes:
+        where = o.path if os.path.isdir(o.path) else os.path.dirname(o.path) or "."
+        naming = Naming(dir=None if args.project else where, project=args.project, root=args.root)
+        o.notes[:] = complete_diagnostics(o.notes, naming)
+
+
 def _print_summary(
     outcomes: list[MigrateOutcome],
     problems: list[Diagnostic],
@@ -134,9 +170,11 @@ def _print_summary(
         cmd = ["session-resume", "migrate"]
         if args.workflow:
             cmd += ["--workflow", args.workflow]
+        if args.salvage:  # what made this run succeed: the real one needs it too
+            cmd += ["--salvage"]
         if args.root:
             cmd += ["--root", args.root]
-        fix = clean(shlex.join(cmd + pending))
+        fix = clean(shlex.join(cmd + (["--project", args.project] if args.project else pending)))
         label = "fix" if args.check else "to write it"
         sys.stdout.write(f"{label}: run `{fix}` (the old files are kept as .bak)\n")
 

@@ -6,16 +6,16 @@ import argparse
 import sys
 
 from session_resume.cli.commands.common import (
-    config_for,
+    add_session_args,
     diag_json,
     emit_json,
     now_from,
     print_diagnostics,
-    root_of,
+    relpath,
+    session_of,
 )
 from session_resume.core.versions import CURRENT
 from session_resume.services import maintenance
-from session_resume.storage.discovery import session_dir_of
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -28,9 +28,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "00-session-state.json.corrupt-<stamp>; a good .bak is never overwritten. Every "
         "recovery is recorded in the worklog. A healthy state is left alone.",
     )
-    p.add_argument("dir", metavar="DIR", help="the session directory (or its state file)")
+    add_session_args(p, project=False)
     p.add_argument("--workflow", metavar="NAME|PATH", help="workflow for a fresh state")
-    p.add_argument("--project", help="project name for a fresh state (default: DIR's name)")
+    p.add_argument(
+        "--project",
+        metavar="NAME",
+        help="without DIR: the session of project NAME (the workflow's session_dir pattern, "
+        "default agent-output/NAME, under the repository root); the project name of a fresh "
+        "state (default: DIR's name)",
+    )
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--now", metavar="TIMESTAMP")
     p.add_argument("--root", metavar="DIR")
@@ -38,14 +44,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run(args: argparse.Namespace) -> int:
-    cfg = config_for(args.root)
+    cfg, root, session_dir = session_of(args, workflow=args.workflow, project_with_dir=True)
     res = maintenance.recover(
-        session_dir_of(args.dir),
+        session_dir,
         now=now_from(args.now),
         workflow=args.workflow or cfg.workflow,
         project=args.project,
-        root=root_of(args.root, cfg),
+        root=root,
     )
+    # lazy: the CLI imports only what the command it runs needs
+    from session_resume.cli.commands.suggest import complete_diagnostics, naming_of
+
+    naming = naming_of(args, relpath(session_dir) if not args.dir else None)
+    for listed in (res.diagnostics, res.backup_problems, res.problems):
+        listed[:] = complete_diagnostics(listed, naming)
     if args.format == "json":
         emit_json(
             {
@@ -71,6 +83,6 @@ def run(args: argparse.Namespace) -> int:
     kept = f"; the corrupt file is kept as {res.corrupt_kept_as}" if res.corrupt_kept_as else ""
     failed = " — FAILED, see the errors below" if res.problems else ""
     # One line says what was done; the codes found are its reason, not new errors.
-    sys.stdout.write(f"{args.dir}: {msg}{kept}{failed}\n")
+    sys.stdout.write(f"{args.dir or relpath(session_dir)}: {msg}{kept}{failed}\n")
     print_diagnostics(res.problems, sys.stderr)
     return 1 if res.problems else 0

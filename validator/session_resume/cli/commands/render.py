@@ -8,15 +8,14 @@ import sys
 from pathlib import Path
 
 from session_resume.cli.commands.common import (
-    config_for,
+    add_session_args,
     emit_json,
     now_from,
     relpath,
-    root_of,
+    session_of,
 )
 from session_resume.services import rendering
 from session_resume.services.context import load_workflow_or_fail
-from session_resume.storage.discovery import session_dir_of
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -39,7 +38,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "escaped. The state must be a readable current-version state. The file is replaced "
         "atomically.",
     )
-    h.add_argument("dir", metavar="DIR", help="the session directory (or its state file)")
+    add_session_args(h)
     h.add_argument(
         "--out",
         metavar="PATH",
@@ -74,12 +73,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def run_handoff(args: argparse.Namespace) -> int:
-    cfg = config_for(args.root)
+    cfg, root, session_dir = session_of(args, workflow=args.workflow)
     out = None if args.out in (None, "-") else Path(args.out)
     res = rendering.render_handoff(
-        session_dir_of(args.dir),
+        session_dir,
         now=now_from(args.now),
-        root=root_of(args.root, cfg),
+        root=root,
         workflow=args.workflow,
         default_workflow=cfg.workflow,
         out=out,

@@ -7,12 +7,12 @@ import os
 import sys
 
 from session_resume.cli.commands.common import (
+    add_session_args,
     emit_json,
 )
 from session_resume.cli.commands.resume import read_options
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
-from session_resume.storage.discovery import session_dir_of
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "checkpoint it was in, the step list, files that may be incomplete, the last 10 "
         "worklog events, and the recommended action with the exact command. Reads only.",
     )
-    p.add_argument("dir", metavar="DIR")
+    add_session_args(p)
     p.add_argument("--now", metavar="TIMESTAMP")
     p.add_argument("--workflow", metavar="NAME|PATH")
     p.add_argument(
@@ -45,11 +45,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def build(args: argparse.Namespace) -> dict[str, Any]:
-    return resume_service.report(session_dir_of(args.dir), **read_options(args))
+    session_dir, options = read_options(args)
+    return resume_service.report(session_dir, **options)
 
 
 def run(args: argparse.Namespace) -> int:
     rep = build(args)
+    # lazy: the CLI imports only what the command it runs needs
+    from session_resume.cli.commands.suggest import complete_answer, naming_of
+
+    complete_answer(rep, naming_of(args))  # runnable as printed: --root, the session
     if args.format == "json":
         emit_json(rep)
         return 0

@@ -5,16 +5,16 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from session_resume.cli.commands.common import (
-    config_for,
+    add_session_args,
     emit_json,
     now_from,
-    root_of,
+    session_of,
 )
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
-from session_resume.storage.discovery import session_dir_of
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "session_active, workflow_complete. Without --step it answers for the orchestrator "
         "(the step to run next). Reads only; writes nothing.",
     )
-    p.add_argument("dir", metavar="DIR", help="the session directory")
+    add_session_args(p)
     p.add_argument("--step", metavar="KEY", help="the step asking (default: orchestrator)")
     p.add_argument("--now", metavar="TIMESTAMP", help="the current time (default: clock)")
     p.add_argument("--workflow", metavar="NAME|PATH")
@@ -53,13 +53,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.set_defaults(func=run)
 
 
-def read_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The options `resume` and `report` pass to their service, from the command line and
-    the project configuration."""
-    cfg = config_for(args.root)
-    return {
+def read_options(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
+    """The session directory `resume` and `report` read, and the options they pass to their
+    service, from the command line and the project configuration."""
+    cfg, root, session_dir = session_of(args, workflow=args.workflow)
+    return session_dir, {
         "now": now_from(args.now),
-        "root": root_of(args.root, cfg),
+        "root": root,
         "workflow": args.workflow,
         "default_workflow": cfg.workflow,
         "session": args.session,
@@ -68,15 +68,20 @@ def read_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def decision_for(args: argparse.Namespace) -> dict[str, Any]:
-    return resume_service.resume(session_dir_of(args.dir), step=args.step, **read_options(args))
+    session_dir, options = read_options(args)
+    return resume_service.resume(session_dir, step=args.step, **options)
 
 
 def run(args: argparse.Namespace) -> int:
     result = decision_for(args)
+    # lazy: the CLI imports only what the command it runs needs
+    from session_resume.cli.commands.suggest import complete_answer, complete_text, naming_of
+
+    complete_answer(result, naming_of(args))  # runnable as printed: --root, the session
     if args.format == "json":
         emit_json(result)
     else:
-        sys.stdout.write(render_text(clean_tree(result)))
+        sys.stdout.write(complete_text(render_text(clean_tree(result)), naming_of(args)))
     return 0
 
 

@@ -13,13 +13,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 from session_resume.cli.commands.common import (
+    DIR_HELP,
+    PROJECT_HELP,
     ArgumentParser,
     UsageError,
     config_for,
+    config_near,
     diag_json,
     emit_json,
     now_from,
     print_diagnostics,
+    resolve_path,
     root_of,
 )
 from session_resume.core.workflow import BUILTINS, DEFAULT_WORKFLOW
@@ -52,15 +56,10 @@ def _common(project: bool = True) -> argparse.ArgumentParser:
     where.add_argument(
         "--session-dir",
         metavar="DIR",
-        help="the session directory (or its state file)",
+        help=DIR_HELP,
     )
     if project:
-        where.add_argument(
-            "--project",
-            metavar="NAME",
-            help="the project: the session directory is the workflow's session_dir pattern "
-            "(default agent-output/{project}) under the repository root",
-        )
+        where.add_argument("--project", metavar="NAME", help=PROJECT_HELP)
     g.add_argument("--root", metavar="DIR", help="repository root (default: from config/.git)")
     g.add_argument("--now", metavar="TIMESTAMP", help="the time of the write (default: clock)")
     g.add_argument("--format", choices=["text", "json"], default="text")
@@ -245,7 +244,12 @@ def _usage(message: str) -> Exception:
 
 
 def _context(args: argparse.Namespace, *, project: str | None = None) -> WriteContext:
-    cfg: Config = config_for(args.root)
+    if args.session_dir:
+        # the repository of the session directory named (docs/config.md), not of the cwd
+        resolved = resolve_path(args.session_dir, args.root)
+        cfg: Config = config_near(resolved, args.root)
+    else:
+        cfg = config_for(args.root)
     root = root_of(args.root, cfg)
     now = now_from(args.now)
     session = args.session or os.environ.get(ENV_SESSION) or None
@@ -256,7 +260,7 @@ def _context(args: argparse.Namespace, *, project: str | None = None) -> WriteCo
         )
     project = project or getattr(args, "project", None)
     if args.session_dir:
-        session_dir = session_dir_of(args.session_dir)
+        session_dir = session_dir_of(resolved)
     elif project:
         if not PROJECT_NAME.match(project):
             raise _usage(
@@ -285,10 +289,14 @@ def _command(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Name
         try:
             return fn(args)
         except ServiceError as exc:
+            # lazy: only a refusal prints suggested commands
+            from session_resume.cli.commands.suggest import complete_diagnostics, naming_of
+
+            diags = complete_diagnostics(exc.diagnostics, naming_of(args))
             if args.format == "json":
-                emit_json({"ok": False, "diagnostics": diag_json(exc.diagnostics)})
+                emit_json({"ok": False, "diagnostics": diag_json(diags)})
             else:
-                print_diagnostics(exc.diagnostics, sys.stderr)
+                print_diagnostics(diags, sys.stderr)
             return exc.exit_code
 
     return run

@@ -244,7 +244,7 @@ def _step_times(
                 )
             )
         if ts != raw or name not in out:
-            if name in out and raw not in (None, ""):
+            if name in out and raw not in (None, "") and ts is not None:
                 ctx.note(
                     f"step {key}: {name} {raw!r} rewritten as {ts}", pointer_join([*base, name])
                 )

@@ -1,0 +1,158 @@
+"""Commands the tool suggests, made runnable from where the user stands.
+
+A message or hint may name a command (`` `session-resume start 2 --force` ``). The core that
+writes it does not know how the user named the session, so the command would be a usage error
+as printed (no session) or act on another directory. :func:`complete` gives each suggested
+command what made the user's own call work: the session (``--project NAME`` or the
+directory, replacing a ``DIR``/``PATH`` placeholder) and ``--root``, when the suggested
+command takes them and does not name them already. The options a command takes are read from
+its own parser, so a suggestion never gains an option its command lacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import re
+import shlex
+
+from session_resume.core.diagnostics import Diagnostic
+from session_resume.records import dataclass, replace
+
+SUGGESTED = re.compile(r"`(session-resume [^`\n]+)`")
+PLACEHOLDERS = frozenset({"DIR", "PATH", "PATH|DIR", "SESSION_DIR"})
+
+
+@dataclass(frozen=True)
+class Naming:
+    """How the user's call named the session: a directory as typed from the current
+    directory, or a project; and the ``--root`` it gave."""
+
+    dir: str | None = None
+    project: str | None = None
+    root: str | None = None
+
+
+def naming_of(args: argparse.Namespace, session_dir: str | None = None) -> Naming:
+    project = getattr(args, "project", None)
+    given = session_dir or getattr(args, "session_dir", None) or getattr(args, "dir", None)
+    if given is None and isinstance(getattr(args, "paths", None), list) and args.paths:
+        given = args.paths[0] if len(args.paths) == 1 and args.paths[0] != "-" else None
+    return Naming(dir=given if given else None, project=project, root=getattr(args, "root", None))
+
+
+def _subparser(words: list[str]) -> tuple[argparse.ArgumentParser | None, int]:
+    """The parser of the command ``words`` names, and how many words name it
+    (``session-resume render handoff``: 3)."""
+    # lazy: the parser only when a suggestion is printed
+    from session_resume.cli.parser import KNOWN, build_parser
+
+    if len(words) < 2:
+        return None, 0
+    parser, n = build_parser(words[1] if words[1] in KNOWN else None), 1
+    while True:
+        sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if sub is None:
+            return parser, n
+        if len(words) <= n or words[n] not in sub.choices:
+            return None, 0
+        parser, n = sub.choices[words[n]], n + 1
+
+
+def _parse(parser: argparse.ArgumentParser, rest: list[str]) -> argparse.Namespace | None:
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            return parser.parse_known_args(rest)[0]
+        except SystemExit:
+            return None
+
+
+def complete(command: str, naming: Naming) -> str:
+    """``command`` with the session and ``--root`` of ``naming`` where it takes them and
+    names none; unchanged when it cannot be parsed."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return command
+    if not words or words[0] != "session-resume":
+        return command
+    parser, n = _subparser(words)
+    if parser is None:
+        return command
+    head, rest = words[:n], words[n:]
+    options = parser._option_string_actions
+    positional = {a.dest for a in parser._actions if not a.option_strings}
+    takes_dir = bool({"dir", "paths"} & positional)
+    # the command's own text is kept as written (its quoting too): placeholders are replaced
+    # word for word and what it lacks is appended
+    text = command
+    if head[1] == "init" and naming.project is not None:
+        rest = [naming.project if w == "PROJECT" else w for w in rest]
+        text = _PROJECT_WORD.sub(shlex.quote(naming.project), text)
+    extra: list[str] = []
+    if naming.dir is not None:
+        rest = [naming.dir if w in PLACEHOLDERS else w for w in rest]
+        text = _PLACEHOLDER_WORD.sub(lambda _m: shlex.quote(naming.dir or ""), text)
+    elif naming.project is not None and "--project" in options and PLACEHOLDERS & set(rest):
+        rest = [w for w in rest if w not in PLACEHOLDERS]
+        text = _PLACEHOLDER_WORD.sub("", text).replace("  ", " ").rstrip()
+        extra += ["--project", naming.project]
+    args = _parse(parser, rest + extra)
+    if args is None:
+        return command
+    named = bool(
+        getattr(args, "project", None)
+        or getattr(args, "session_dir", None)
+        or getattr(args, "dir", None)
+        or getattr(args, "paths", None)
+    )
+    if not named and head[1] != "init":
+        if naming.project is not None and "--project" in options:
+            extra += ["--project", naming.project]
+        elif naming.dir is not None and takes_dir:
+            extra += [naming.dir]
+        elif naming.dir is not None and "--session-dir" in options:
+            extra += ["--session-dir", naming.dir]
+    if naming.root is not None and "--root" in options and getattr(args, "root", None) is None:
+        extra += ["--root", naming.root]
+    return f"{text} {shlex.join(extra)}" if extra else text
+
+
+_PLACEHOLDER_WORD = re.compile(r"(?<=\s)(?:PATH\|DIR|SESSION_DIR|DIR|PATH)(?=\s|$)")
+_PROJECT_WORD = re.compile(r"(?<=\s)PROJECT(?=\s|$)")
+
+
+def complete_text(text: str, naming: Naming) -> str:
+    if "session-resume " not in text:
+        return text
+    return SUGGESTED.sub(lambda m: f"`{complete(m.group(1), naming)}`", text)
+
+
+def complete_diagnostics(diags: list[Diagnostic], naming: Naming) -> list[Diagnostic]:
+    """Every command a diagnostic's message or hint names, completed for ``naming``."""
+    out = []
+    for d in diags:
+        message, hint = complete_text(d.message, naming), complete_text(d.hint, naming)
+        out.append(
+            d if (message, hint) == (d.message, d.hint) else replace(d, message=message, hint=hint)
+        )
+    return out
+
+
+def complete_answer(doc: object, naming: Naming) -> None:
+    """Complete, in place, every ``commands`` list of a JSON answer (``resume``, ``report``):
+    strings, or objects whose ``run`` is the command."""
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            if k == "commands" and isinstance(v, list):
+                for i, c in enumerate(v):
+                    if isinstance(c, str):
+                        v[i] = complete(c, naming)
+                    elif isinstance(c, dict) and isinstance(c.get("run"), str):
+                        c["run"] = complete(c["run"], naming)
+            else:
+                complete_answer(v, naming)
+    elif isinstance(doc, list):
+        for v in doc:
+            complete_answer(v, naming)
