@@ -259,6 +259,9 @@ def hint_problems(p: Printed) -> list[str]:
     covered: set[str] = set()
     for span in spans:
         owner = _option_owner(span) if re.match(r"(session-resume )?[a-z]", span) else None
+        if owner is None and re.match(r"[a-z]", span) and not span.startswith("session-resume"):
+            covered.update(OPTION.findall(span))  # another program's options (`git log ...`)
+            continue
         for opt in OPTION.findall(span) if owner is not None else []:
             covered.add(opt)
             if opt not in owner[1]:

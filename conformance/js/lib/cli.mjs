@@ -227,7 +227,13 @@ function cmdResume(argv) {
     throw err;
   }
   decision.session_dir = dir;
-  decision.commands = /** @type {string[]} */ (decision.commands).map((c) => runnable(c, dir, v.root));
+  // decision version 2: commands (and alternatives) are {run, when} objects
+  for (const key of ["commands", "alternatives"]) {
+    if (!Array.isArray(decision[key])) continue;
+    decision[key] = decision[key].map((/** @type {any} */ c) =>
+      typeof c === "string" ? runnable(c, dir, v.root) : { ...c, run: runnable(c.run, dir, v.root) },
+    );
+  }
   if (v.format === "json") emit(decision);
   else {
     process.stdout.write(`action: ${decision.action}\n`);
@@ -235,10 +241,14 @@ function cmdResume(argv) {
     if (decision.sub_step) process.stdout.write(`resume after checkpoint: ${decision.sub_step}\n`);
     if (decision.next_step) process.stdout.write(`next step: ${decision.next_step}\n`);
     for (const line of briefingText(decision.briefing)) process.stdout.write(`${line}\n`);
-    for (const code of /** @type {string[]} */ ([...decision.reasons, ...decision.warnings])) {
-      process.stdout.write(`${code} ${/** @type {any} */ (CODES)[code]?.summary ?? ""}\n`);
+    for (const r of /** @type {any[]} */ ([...decision.reasons, ...decision.warnings])) {
+      const code = typeof r === "string" ? r : r.code;
+      const message = typeof r === "string" ? (/** @type {any} */ (CODES)[code]?.summary ?? "") : r.message;
+      process.stdout.write(`${code} ${message}\n`);
     }
-    for (const c of /** @type {string[]} */ (decision.commands)) process.stdout.write(`run: ${c}\n`);
+    for (const c of /** @type {any[]} */ (decision.commands)) {
+      process.stdout.write(typeof c === "string" ? `run: ${c}\n` : `run [${c.when}]: ${c.run}\n`);
+    }
   }
   return EXIT_OK;
 }
@@ -251,7 +261,9 @@ function runnable(command, dir, root) {
   let out = command.replaceAll(" DIR", ` ${quote(dir)}`);
   const parts = out.split(/\s+/);
   // init names its project (PROJECT), not a session directory
-  if (parts.length > 1 && WRITERS.includes(parts[1]) && parts[1] !== "init") out += ` --session-dir ${quote(dir)}`;
+  // a command that already names its session (--project, --session-dir: decision 2) keeps it
+  const named = parts.includes("--project") || parts.includes("--session-dir");
+  if (parts.length > 1 && WRITERS.includes(parts[1]) && parts[1] !== "init" && !named) out += ` --session-dir ${quote(dir)}`;
   // the --root the call was given: the command runs as printed from where the user stands
   if (root !== undefined && !parts.includes("--root")) out += ` --root ${quote(root)}`;
   return out;

@@ -74,7 +74,7 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
     "SR706": lambda f: (
         f"earlier steps are neither complete nor skipped: {_paths(f, 'incomplete')}",
         "finish them first (ask `resume` without --step), or, only with the user's consent, "
-        "start this step anyway with --force",
+        f"start this step anyway: `session-resume start {f.get('step')} --force`",
     ),
     "SR707": lambda f: (
         "every step of the workflow is complete or skipped",

@@ -142,8 +142,13 @@ def complete_diagnostics(diags: list[Diagnostic], naming: Naming) -> list[Diagno
 
 def complete_answer(doc: object, naming: Naming) -> None:
     """Complete, in place, every ``commands`` list of a JSON answer (``resume``, ``report``):
-    strings, or objects whose ``run`` is the command."""
+    strings, or objects whose ``run`` is the command; and every command named in the
+    ``message`` and ``hint`` of a coded entry (``reasons``, ``warnings``)."""
     if isinstance(doc, dict):
+        if isinstance(doc.get("code"), str):
+            for key in ("message", "hint"):
+                if isinstance(doc.get(key), str):
+                    doc[key] = complete_text(doc[key], naming)
         for k, v in doc.items():
             if k == "commands" and isinstance(v, list):
                 for i, c in enumerate(v):
