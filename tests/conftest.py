@@ -4,8 +4,10 @@ tiers: ``pytest`` with nothing to select runs the fast tier (README "Test tiers"
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -147,3 +149,16 @@ def session_dir(tmp_path: Path) -> Path:
     d = tmp_path / "agent-output" / "demo"
     d.mkdir(parents=True)
     return d
+
+
+def tree_hash(top: Path) -> dict[str, str]:
+    """Every entry below ``top`` (links not followed): its type, mode and, for a regular file,
+    the SHA-256 of its bytes; a decoy compared before and after must be byte-identical."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        for n in sorted(dirnames + filenames):
+            p = Path(dirpath) / n
+            st = os.lstat(p)
+            digest = hashlib.sha256(p.read_bytes()).hexdigest() if stat.S_ISREG(st.st_mode) else ""
+            out[str(p.relative_to(top))] = f"{stat.S_IFMT(st.st_mode)}:{st.st_mode:o}:{digest}"
+    return out

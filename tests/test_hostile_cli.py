@@ -7,32 +7,19 @@ hashed before and after.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import shutil
-import stat
 from pathlib import Path
 
 import pytest
 
-from conftest import apex_state, dump, run_cli
+from conftest import apex_state, dump, run_cli, tree_hash
 
 STATE = "00-session-state.json"
 SENTINEL = "00-session.active"
 CANARY = "decoy-canary-25c"
-
-
-def tree_hash(top: Path) -> dict[str, str]:
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-        for n in sorted(dirnames + filenames):
-            p = Path(dirpath) / n
-            st = os.lstat(p)
-            digest = hashlib.sha256(p.read_bytes()).hexdigest() if stat.S_ISREG(st.st_mode) else ""
-            out[str(p.relative_to(top))] = f"{stat.S_IFMT(st.st_mode)}:{st.st_mode:o}:{digest}"
-    return out
 
 
 def make_repo(top: Path) -> tuple[Path, Path, Path]:

@@ -7,17 +7,15 @@ hashed before and after, and its canary never reaches the output.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import stat
 from pathlib import Path
 
 import pytest
 
 from session_resume.storage import discovery
 
-from conftest import apex_state, dump, run_cli
+from conftest import apex_state, dump, run_cli, tree_hash
 
 CANARY = "decoy-canary-25g"
 STATE = "00-session-state.json"
@@ -36,17 +34,6 @@ def make_repo(top: Path) -> tuple[Path, Path]:
     (decoy / STATE).write_bytes(dump({**apex_state(), "project": CANARY}))
     (decoy / "file.txt").write_text(CANARY)
     return repo, top / "decoy"
-
-
-def tree_hash(top: Path) -> dict[str, str]:
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-        for n in sorted(dirnames + filenames):
-            p = Path(dirpath) / n
-            st = os.lstat(p)
-            digest = hashlib.sha256(p.read_bytes()).hexdigest() if stat.S_ISREG(st.st_mode) else ""
-            out[str(p.relative_to(top))] = f"{stat.S_IFMT(st.st_mode)}:{st.st_mode:o}:{digest}"
-    return out
 
 
 def _files(out: str) -> list[str]:

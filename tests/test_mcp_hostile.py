@@ -9,12 +9,10 @@ hashed before and after, and its canary (a key name) never reaches a reply.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import select
 import shutil
-import stat
 import subprocess
 import sys
 import time
@@ -23,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from conftest import REPO, apex_state, dump
+from conftest import REPO, apex_state, dump, tree_hash
 
 pytest.importorskip("mcp", reason="the optional MCP SDK is not installed (pip install -e '.[mcp]')")
 
@@ -51,17 +49,6 @@ def make_repo(top: Path) -> tuple[Path, Path]:
     for name in ("w.yaml", "w.json", "evil"):
         (decoy / name).write_text(f"{CANARY}: 1\nsecond_{CANARY}: 2\n")
     return repo, decoy
-
-
-def tree_hash(top: Path) -> dict[str, str]:
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
-        for n in sorted(dirnames + filenames):
-            p = Path(dirpath) / n
-            st = os.lstat(p)
-            digest = hashlib.sha256(p.read_bytes()).hexdigest() if stat.S_ISREG(st.st_mode) else ""
-            out[str(p.relative_to(top))] = f"{stat.S_IFMT(st.st_mode)}:{st.st_mode:o}:{digest}"
-    return out
 
 
 def calls(root: Path, todo: list[tuple[str, dict[str, Any]]]) -> list[tuple[Any, str, list[str]]]:
