@@ -116,15 +116,7 @@ def read_limited(
         if not stat.S_ISREG(fst.st_mode):  # swapped between stat and open
             out.diagnostics.append(diag("SR102", "not a regular file", file=name))
             return out
-        chunks = []
-        remaining = max_size + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        data = b"".join(chunks)
+        data = read_upto(fd, max_size + 1)
     except OSError as exc:
         out.diagnostics.append(diag("SR104", f"cannot read: {exc.strerror}", file=name))
         return out
@@ -137,6 +129,20 @@ def read_limited(
         return out
     out.data = data
     return out
+
+
+def read_upto(fd: int, limit: int) -> bytes:
+    """At most ``limit`` bytes of ``fd`` from where it stands, in chunks of 1 MiB (one byte
+    past a size limit tells a file that grew while it was read)."""
+    chunks = []
+    remaining = limit
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
 
 
 class LockBusy(Exception):

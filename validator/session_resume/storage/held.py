@@ -41,7 +41,7 @@ from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.limits import DEFAULT_MAX_SIZE
 from session_resume.records import dataclass, field
-from session_resume.storage.fileio import LockBusy, try_lock, unlock, write_all
+from session_resume.storage.fileio import LockBusy, read_upto, try_lock, unlock, write_all
 
 __all__ = ["HeldDir", "LockBusy", "StoreError", "holding", "plain_name", "using"]
 
@@ -358,7 +358,7 @@ class HeldDir:
                     )
                 )
                 return out
-            data = _read_upto(fd, max_size + 1)
+            data = read_upto(fd, max_size + 1)
         except OSError as exc:
             out.diagnostics.append(diag("SR104", f"cannot read: {exc.strerror}", file=display))
             return out
@@ -611,18 +611,6 @@ def _dir_diag(display: str, exc: OSError) -> list[Diagnostic]:
     if exc.errno == errno.ENOTDIR:
         return [diag("SR102", "this is not a directory; refusing to use it", file=display)]
     return [diag("SR104", f"cannot open the directory: {exc.strerror or exc}", file=display)]
-
-
-def _read_upto(fd: int, limit: int) -> bytes:
-    chunks = []
-    remaining = limit
-    while remaining > 0:
-        chunk = os.read(fd, min(remaining, 1 << 20))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
 
 
 # --- the directory held by the command -------------------------------------------------------
