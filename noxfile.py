@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import nox
@@ -111,7 +113,9 @@ def bench_docs(session: nox.Session) -> None:
         run_json = session.posargs[0]
     else:
         session.install("-e", ".[bench,mcp]")  # the environment of `nox -s bench`
-        run_json = f"{session.create_tmp()}/bench.json"
+        # not session.create_tmp(): it sets TMPDIR to a folder inside this checkout, where the
+        # benchmarks' scratch sessions would be git-ignored (benchmarks/runner.py refuses it)
+        run_json = os.path.join(tempfile.mkdtemp(prefix="session-resume-bench-docs-"), "b.json")
         session.run("python", "benchmarks/run.py", "--json", run_json)
     session.run("python", "benchmarks/docpage.py", "write", run_json)
 

@@ -55,6 +55,7 @@ import json
 import random
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -481,6 +482,27 @@ def _probe(b: Benchmark, prepared: Prepared) -> dict[str, dict[str, list[str]]]:
     return out
 
 
+def check_scratch_base(base: Path) -> None:
+    """Refuse a temporary directory inside a git work tree (nox's session tmp is inside the
+    checkout): the benchmarks' sessions would sit in an ignored folder of that repository, so
+    `validate DIR` would list none of them and `--project` would name the outer repository's."""
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(base), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError:  # no git: no work tree to be inside of
+        return
+    if proc.returncode == 0:
+        raise SystemExit(
+            f"benchmarks: the temporary directory {base} is inside the git work tree "
+            f"{proc.stdout.strip()}; run with TMPDIR set to a directory outside any "
+            "repository (e.g. `TMPDIR=/tmp python benchmarks/run.py`)"
+        )
+
+
 def run_selected(
     selected: Sequence[Benchmark], *, only: bool, runs: int | None
 ) -> tuple[list[dict[str, Any]], list[str]]:
@@ -488,6 +510,7 @@ def run_selected(
     names of the benchmarks --quick skipped."""
     results: list[dict[str, Any]] = []
     skipped: list[str] = []
+    check_scratch_base(Path(tempfile.gettempdir()))
     with tempfile.TemporaryDirectory(prefix="session-resume-bench-") as tmp:
         for b in selected:
             n, warmup = b.runs, None

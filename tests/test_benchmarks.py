@@ -288,3 +288,44 @@ def test_the_page_says_when_its_run_is_not_a_default_one() -> None:
     assert "**Not a default run** (--quick, --only x y)" in quick
     assert "## Method" in page and "## Goals, side by side in this run" in page
     assert "CHANGELOG.md" in page
+
+
+def test_a_scratch_directory_inside_a_git_work_tree_is_refused(tmp_path: Path) -> None:
+    """nox's session tmp (TMPDIR) lies inside the checkout, where the benchmarks' sessions are
+    git-ignored: `validate DIR` listed none of them and every data check aborted. run.py now
+    refuses such a TMPDIR before any benchmark, saying what to set; outside a work tree it runs."""
+    repo = tmp_path / "repo"
+    scratch = repo / ".nox" / "tmp"
+    scratch.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".gitignore").write_text(".nox/\n", encoding="utf-8")
+    argv = [sys.executable, str(RUN), "--only", "resume-context", "--quick"]
+    proc = subprocess.run(
+        argv,
+        env={**_env_without_tmpdir(), "TMPDIR": str(scratch)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode != 0
+    assert f"the temporary directory {scratch} is inside the git work tree" in proc.stderr
+    assert "TMPDIR" in proc.stderr and "resume-context: setup" not in proc.stderr
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    proc = subprocess.run(
+        argv,
+        env={**_env_without_tmpdir(), "TMPDIR": str(outside)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "ABORTED" not in proc.stderr
+
+
+def _env_without_tmpdir() -> dict[str, str]:
+    import os
+
+    return {k: v for k, v in os.environ.items() if k != "TMPDIR"}
