@@ -72,6 +72,22 @@ def _common(project: bool = True) -> argparse.ArgumentParser:
     return p
 
 
+COMMAND_NAMES = (
+    "init",
+    "start",
+    "checkpoint",
+    "complete",
+    "skip",
+    "decide",
+    "finding",
+    "review-audit",
+    "transition",
+    "session",
+    "ping",
+)
+COMMAND_ORDER = 30
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     common = _common()
     common_init = _common(project=False)
