@@ -17,6 +17,10 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
+COMMAND_NAMES = ("conformance",)
+COMMAND_ORDER = 90
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "conformance",

@@ -68,11 +68,16 @@ def js_codes() -> str:
     return json.dumps(table, indent=2, ensure_ascii=False) + "\n"
 
 
-def cli_reference() -> str:
+def cli_reference(root: Path | None = None) -> str:
     # lazy: each generated file needs its own part
     from session_resume.cli.main import build_parser
 
-    parser = build_parser()
+    # lazy: each generated file needs its own part
+    from session_resume.docgen.commands import declarations
+
+    # the command table as the declarations give it now, not as last generated
+    package = (root or Path(__file__).parents[3]) / "validator" / "session_resume"
+    parser = build_parser(commands=tuple(declarations(package)))
     parser.formatter_class = argparse.HelpFormatter
     lines = [GENERATED, "", "# CLI reference", "", "```text", _help(parser), "```", ""]
     for name, p in _subcommands(parser, "session-resume"):
@@ -365,7 +370,11 @@ def expected_files(root: Path) -> dict[Path, str]:
     files = {root / "docs" / "codes" / f"{c.code}.md": code_page(c) for c in CATALOGUE.values()}
     files.update(annotated_schemas(root)[0])
     files[root / "docs" / "codes" / "README.md"] = code_index()
-    files[root / "docs" / "cli.md"] = cli_reference()
+    files[root / "docs" / "cli.md"] = cli_reference(root)
+    # lazy: each generated file needs its own part
+    from session_resume.docgen.commands import expected_files as command_table
+
+    files.update(command_table(root))
     if (root / "conformance" / "js" / "lib").is_dir():
         files[root / "conformance" / "js" / "lib" / "codes.json"] = js_codes()
     files[root / "docs" / "config.md"] = config_reference()

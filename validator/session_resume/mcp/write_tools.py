@@ -20,24 +20,6 @@ if TYPE_CHECKING:
 # --- results -------------------------------------------------------------------------------
 
 
-def write_result(res: WriteResult) -> dict[str, Any]:
-    """A write's result: the same fields as the CLI's ``--format json``."""
-    out: dict[str, Any] = {
-        "ok": True,
-        "revision": res.revision,
-        "session": res.session,
-        "lease": res.lease_action,
-        "step": res.step_record,
-        "event": res.event,
-        "events": res.events,
-    }
-    if res.previous_session is not None:
-        out["previous_session"] = res.previous_session
-    if res.archived_to is not None:
-        out["archived_to"] = res.archived_to
-    return out
-
-
 def _write(
     rt: Runtime, args: dict[str, Any], fn: Callable[[WriteContext], WriteResult]
 ) -> dict[str, Any]:
@@ -48,7 +30,7 @@ def _write(
     taken = rt.keeper.ensure(ctx)
     res = fn(ctx)
     rt.keeper.after_write(ctx, res.lease_action)
-    out = write_result(res)
+    out = res.to_json()  # the CLI's --format json mapping
     if taken is not None:
         out["events"] = [*taken.events, *out["events"]]
         out["lease"] = {"created": "create", "takeover": "takeover"}.get(taken.action, "keep")

@@ -40,5 +40,6 @@ def report_dict(
     return out
 
 
-def render_json(reports: list[FileReport], strict: bool) -> str:
-    return json.dumps(report_dict(reports, strict), indent=2, ensure_ascii=False) + "\n"
+def render_json(reports: list[FileReport], strict: bool, *, error: str | None = None) -> str:
+    doc = report_dict(reports, strict, error=error)
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"

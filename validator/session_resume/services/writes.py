@@ -68,6 +68,24 @@ class WriteResult:
         step = (self.document.get("steps") or {}).get(self.step)
         return {"key": self.step, **step} if isinstance(step, dict) else None
 
+    def to_json(self) -> dict[str, Any]:
+        """The write's answer as both front ends give it: the CLI's ``--format json`` and the
+        MCP write tools' result (one mapping, so the two cannot drift)."""
+        out: dict[str, Any] = {
+            "ok": True,
+            "revision": self.revision,
+            "step": self.step_record,
+            "event": self.event,
+            "events": self.events,
+            "session": self.session,
+            "lease": self.lease_action,
+        }
+        if self.previous_session is not None:
+            out["previous_session"] = self.previous_session
+        if self.archived_to is not None:
+            out["archived_to"] = self.archived_to
+        return out
+
 
 def _located(diags: list[Diagnostic], file: str) -> list[Diagnostic]:
     return [d if d.file else replace(d, file=file) for d in diags]

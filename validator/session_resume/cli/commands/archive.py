@@ -13,6 +13,9 @@ from session_resume.cli.commands.common import (
 )
 from session_resume.services import maintenance
 
+COMMAND_NAMES = ("archive",)
+COMMAND_ORDER = 70
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(

@@ -15,6 +15,9 @@ from session_resume.cli.commands.common import (
 from session_resume.reporters.text import clean_tree
 from session_resume.services import budget as budget_service
 
+COMMAND_NAMES = ("budget",)
+COMMAND_ORDER = 60
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(

@@ -55,12 +55,25 @@ class HelpFormatter(argparse.HelpFormatter):
         super().__init__(prog, indent_increment, max_help_position, width)
 
 
+def _store(option_strings: list[str], dest: str, **kwargs: Any) -> argparse.Action:
+    """argparse's ``store`` action; a ``--format`` option also answers to ``--output-format``
+    (the name ruff and check-jsonschema use)."""
+    if "--format" in option_strings and "--output-format" not in option_strings:
+        option_strings = [*option_strings, "--output-format"]
+    return argparse._StoreAction(option_strings, dest, **kwargs)
+
+
 class ArgumentParser(argparse.ArgumentParser):
-    """argparse's parser with :class:`HelpFormatter`; its subparsers are of this class too."""
+    """argparse's parser with :class:`HelpFormatter`; its subparsers are of this class too.
+    Its ``store`` action (argparse's default, registered through ``register``, so argument
+    groups and ``parents=`` parsers get it too) names every ``--format`` also
+    ``--output-format``."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
+        self.register("action", None, _store)
+        self.register("action", "store", _store)
 
 
 def now_from(value: str | None) -> datetime:
@@ -195,6 +208,20 @@ def session_of(
         spec = workflow or cfg.workflow or DEFAULT_WORKFLOW
         return cfg, root, session_dir_for_project(root, project, spec)
     raise UsageError("give the session directory DIR, or --project NAME")
+
+
+def read_options(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
+    """The session directory `resume` and `report` read, and the options they pass to their
+    service, from the command line and the project configuration."""
+    cfg, root, session_dir = session_of(args, workflow=args.workflow)
+    return session_dir, {
+        "now": now_from(args.now),
+        "root": root,
+        "workflow": args.workflow,
+        "default_workflow": cfg.workflow,
+        "session": args.session,
+        "stale_seconds": args.stale_after or cfg.stale_after_seconds,
+    }
 
 
 def print_diagnostics(diags: list[Diagnostic], stream: Any = None, *, hints: bool = True) -> None:

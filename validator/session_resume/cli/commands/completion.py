@@ -8,6 +8,10 @@ import sys
 SHELLS = ("bash", "zsh", "fish")
 
 
+COMMAND_NAMES = ("completion",)
+COMMAND_ORDER = 110
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "completion",

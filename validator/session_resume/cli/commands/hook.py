@@ -49,6 +49,10 @@ COMPACTED = "Your context was compacted: the plan above is the truth."
 _COPILOT_KEYS = ("toolName", "toolArgs", "toolResult", "transcriptPath", "stopReason")
 
 
+COMMAND_NAMES = ("hook", "hooks")
+COMMAND_ORDER = 130
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "hook",

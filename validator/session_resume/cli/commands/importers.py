@@ -33,6 +33,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+COMMAND_NAMES = ("import", "sync-todos")
+COMMAND_ORDER = 100
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     common = ArgumentParser(add_help=False)
     g = common.add_argument_group("import")

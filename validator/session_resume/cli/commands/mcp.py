@@ -16,6 +16,10 @@ from session_resume.services.errors import ServiceError
 SERVER_MODULE = "session_resume.mcp.server"
 
 
+COMMAND_NAMES = ("mcp",)
+COMMAND_ORDER = 120
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "mcp",

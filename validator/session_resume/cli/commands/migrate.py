@@ -30,6 +30,9 @@ from session_resume.storage.state_repair import MigrateOutcome
 from session_resume.storage.store import serialize
 from session_resume.terminal import progress
 
+COMMAND_NAMES = ("migrate",)
+COMMAND_ORDER = 10
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(

@@ -17,6 +17,9 @@ from session_resume.cli.commands.common import (
 from session_resume.core.versions import CURRENT
 from session_resume.services import maintenance
 
+COMMAND_NAMES = ("recover",)
+COMMAND_ORDER = 20
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(

@@ -17,6 +17,9 @@ from session_resume.cli.commands.common import (
 from session_resume.services import rendering
 from session_resume.services.context import load_workflow_or_fail
 
+COMMAND_NAMES = ("render",)
+COMMAND_ORDER = 80
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(

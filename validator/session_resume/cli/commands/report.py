@@ -9,14 +9,18 @@ import sys
 from session_resume.cli.commands.common import (
     add_session_args,
     emit_json,
+    read_options,
 )
-from session_resume.cli.commands.resume import read_options
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
     from typing import Any
+
+
+COMMAND_NAMES = ("report",)
+COMMAND_ORDER = 50
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -5,20 +5,18 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
-from session_resume.cli.commands.common import (
-    add_session_args,
-    emit_json,
-    now_from,
-    session_of,
-)
+from session_resume.cli.commands.common import add_session_args, emit_json, read_options
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
     from typing import Any
+
+
+COMMAND_NAMES = ("resume",)
+COMMAND_ORDER = 40
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -51,20 +49,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--root", metavar="DIR")
     p.set_defaults(func=run)
-
-
-def read_options(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
-    """The session directory `resume` and `report` read, and the options they pass to their
-    service, from the command line and the project configuration."""
-    cfg, root, session_dir = session_of(args, workflow=args.workflow)
-    return session_dir, {
-        "now": now_from(args.now),
-        "root": root,
-        "workflow": args.workflow,
-        "default_workflow": cfg.workflow,
-        "session": args.session,
-        "stale_seconds": args.stale_after or cfg.stale_after_seconds,
-    }
 
 
 def decision_for(args: argparse.Namespace) -> dict[str, Any]:

@@ -72,6 +72,22 @@ def _common(project: bool = True) -> argparse.ArgumentParser:
     return p
 
 
+COMMAND_NAMES = (
+    "init",
+    "start",
+    "checkpoint",
+    "complete",
+    "skip",
+    "decide",
+    "finding",
+    "review-audit",
+    "transition",
+    "session",
+    "ping",
+)
+COMMAND_ORDER = 30
+
+
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     common = _common()
     common_init = _common(project=False)
@@ -304,20 +320,7 @@ def _command(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Name
 
 def _emit(args: argparse.Namespace, res: WriteResult, text: str) -> int:
     if args.format == "json":
-        out: dict[str, Any] = {
-            "ok": True,
-            "revision": res.revision,
-            "step": res.step_record,
-            "event": res.event,
-            "events": res.events,
-            "session": res.session,
-            "lease": res.lease_action,
-        }
-        if res.previous_session is not None:
-            out["previous_session"] = res.previous_session
-        if res.archived_to is not None:
-            out["archived_to"] = res.archived_to
-        emit_json(out)
+        emit_json(res.to_json())
         return 0
     if res.lease_action == "takeover":
         sys.stdout.write(
