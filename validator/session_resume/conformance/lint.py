@@ -69,6 +69,8 @@ NOT_PRODUCIBLE: dict[str, str] = {
     "SR515": "the lease write failing (disk full): the write and session commands only "
     "(tests/test_full_disk.py fills a tmpfs)",
     "SR710": "invalid transition: the write commands only",
+    "SR422": "a decision key the workflow does not define: `decide` and `transition` only, "
+    "which are not conformance operations (tests/test_decision_keys.py)",
     "SR900": "internal error: a bug in the tool, never an expected result",
 }
 # Whole groups of codes that belong to commands outside the four operations.

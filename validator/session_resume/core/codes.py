@@ -678,6 +678,17 @@ _ALL = [
         'apex: "review_audit": {"step_3": {...}}',
         "Remove the entry.",
     ),
+    Code(
+        "SR422",
+        "decision-key-unknown",
+        E,
+        "A decision was set under a key the workflow does not define (a workflow that lists "
+        "its decision keys accepts only those; one with none accepts any key); nothing was "
+        "written.",
+        "apex: session-resume decide regoin westeurope",
+        "Use one of the workflow's decision keys (the message lists them and names the nearest); "
+        "a decision outside them goes in the decision log (`decide --log`).",
+    ),
     # --- SR5xx: worklog and sentinel ---------------------------------------------------------
     Code(
         "SR501",
