@@ -58,6 +58,7 @@ COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("session_resume.cli.commands.completion", ("completion",)),
     ("session_resume.cli.commands.mcp", ("mcp",)),
     ("session_resume.cli.commands.hook", ("hook", "hooks")),
+    ("session_resume.cli.commands.setup", ("setup",)),
 )
 KNOWN = frozenset({"validate"} | {n for _, names in COMMANDS for n in names})
 

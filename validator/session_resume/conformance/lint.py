@@ -46,6 +46,8 @@ NOT_PRODUCIBLE: dict[str, str] = {
     "and write commands' arguments, which conformance operations do not take",
     "SR183": "an owner pid out of range: `session start --pid` only, which conformance "
     "operations do not take",
+    "SR184": "a .vscode/settings.json `setup vscode` will not rewrite: that command only "
+    "(tests/test_vscode.py), which no conformance operation runs",
     "SR190": "a hook configuration file that cannot be merged: `hooks install` and `hooks "
     "uninstall` only (tests/test_hooks_install.py), which no conformance operation runs",
     "SR405": "project configuration (.session-resume.yaml, pyproject.toml) is read by the CLI; "

@@ -1038,6 +1038,18 @@ _ALL = [
         "leave `--pid` out.",
     ),
     Code(
+        "SR184",
+        "editor-settings-unmergeable",
+        E,
+        "`setup vscode` found a .vscode/settings.json it will not rewrite: comments or trailing "
+        "commas (VS Code accepts them, a rewrite would lose them), not JSON, not an object, a "
+        "`json.schemas` that is not a list, or over 1 MiB; nothing was written, the file is "
+        "kept as it is.",
+        '.vscode/settings.json holding `{"editor.tabSize": 2, // two}`',
+        "Add the entry the message shows to `json.schemas` by hand, or make the file plain JSON "
+        "and run the command again.",
+    ),
+    Code(
         "SR190",
         "hook-config-invalid",
         E,
