@@ -470,8 +470,10 @@ def set_decision(
 def unknown_decision_key(wf: Workflow, key: str, value: Any, via: str) -> Diagnostic:
     """SR422: ``key`` is not one of the decision keys ``wf`` defines. The hint names the
     nearest key (difflib) in the command that sets it, or the keys when none is near."""
-    # lazy: only a refused key needs it
+    # lazy: only a refused key needs the nearest one
     import difflib
+
+    # lazy: only a refused key's hint quotes the value
     import shlex
 
     keys = [d.key for d in wf.decisions]

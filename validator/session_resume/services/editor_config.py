@@ -55,8 +55,10 @@ STATE = "00-session-state.json"
 def file_match(root: Path) -> list[str]:
     """The ``fileMatch`` patterns of the repository's state files: the configured session
     root's sessions and the configured workflow's ``session_dir`` pattern."""
-    # lazy: the configuration and workflow readers, for this command only
+    # lazy: the workflow reader, for this command only
     from session_resume.core.workflow import load_workflow
+
+    # lazy: the configuration reader, for this command only
     from session_resume.storage.config import ConfigError, load_config
 
     try:
