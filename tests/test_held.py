@@ -178,7 +178,7 @@ def test_a_decide_over_the_read_limit_is_refused(tmp_path: Path) -> None:
     ctx = WriteContext(session_dir=d, now=T, root=repo, session="s1")
     files = _files(d)
     with pytest.raises(ServiceError) as exc:
-        writes.set_decision(ctx, "notes", "y" * (8 * 1024 * 1024 + 1))
+        writes.set_decision(ctx, "compliance", "y" * (8 * 1024 * 1024 + 1))
     assert "SR166" in [x.code for x in exc.value.diagnostics]
     # the state is untouched; the lease the refused write took is gone again (its start and
     # end are in the worklog)
@@ -498,7 +498,7 @@ def test_mcp_writers_create_nothing_at_a_links_target_and_refuse_an_oversized_de
             assert not r.is_error, r
             state = (repo / "agent-output" / "big" / store.STATE).read_bytes()
             r = await c.call_tool(
-                "decide", {"project": "big", "key": "notes", "value": "v" * (8 * 1024 * 1024)}
+                "decide", {"project": "big", "key": "compliance", "value": "v" * (8 * 1024 * 1024)}
             )
             seen["big"] = (r.is_error, r.structured_content)
             assert (repo / "agent-output" / "big" / store.STATE).read_bytes() == state

@@ -98,7 +98,9 @@ def moment(draw: st.DrawFn, wf_id: str) -> list[str]:
     other = draw(st.sampled_from(keys))
     argv = ["transition", "--complete", key, "--start", other, *force]
     if draw(st.booleans()):
-        argv += ["--decision", f"iac_tool={draw(st.sampled_from(['bicep', 'nope']))}"]
+        # an allowed value, one the enum refuses (SR420), a key apex does not define (SR422)
+        pair = draw(st.sampled_from(["iac_tool=bicep", "iac_tool=nope", "regoin=x"]))
+        argv += ["--decision", pair]
     return argv
 
 

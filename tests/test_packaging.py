@@ -39,6 +39,7 @@ SDIST_MUST_HOLD = [
     "pyproject.toml",
     "noxfile.py",
     ".pre-commit-hooks.yaml",  # tests/test_precommit.py, docgen check
+    "action.yml",  # tests/test_github_action.py
     "benchmarks/run.py",  # nox -s bench
     "package.json",  # npm ci, for the ajv and VS Code tests
     "package-lock.json",

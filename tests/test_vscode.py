@@ -6,6 +6,11 @@ The ``json.schemas`` setting is read out of README.md, so the README is what is 
 runs ``tests/node/vscode_diagnostics.mjs`` once for the whole module. Without node or without
 ``node_modules/vscode-json-languageservice`` the tests fail with a hint to run ``npm ci``; set
 ``SESSION_RESUME_NO_NODE=1`` to skip them instead (as tests/test_schema_portability.py does).
+
+`session-resume setup vscode` is run for real in a repository outside this checkout (its own
+session root), and the language service then reads the mapping it wrote: the schema copy under
+that repository's .vscode/, a known error and a hover (the merge itself:
+tests/test_setup_vscode.py).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import copy
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,7 +27,7 @@ from nodetools import NodeAnswer, run_node
 
 from session_resume import validate_document
 
-from conftest import REPO, apex_state
+from conftest import REPO, apex_state, run_cli
 
 # Test tier (README "Test tiers"): Node and `npm ci` (VS Code's JSON language service).
 pytestmark = pytest.mark.node
@@ -370,3 +376,77 @@ def test_every_schema_description_is_plain_and_has_its_markdown() -> None:
     for p in sorted((REPO / "schema").rglob("*.json")):
         problems += walk(json.loads(p.read_text(encoding="utf-8")), p.name)
     assert problems == []
+
+
+# --- `session-resume setup vscode` in a repository of its own ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def setup_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, LanguageServiceRun]:
+    """A repository outside this checkout (session_root `sessions` in its configuration, a
+    setting of the user's own in .vscode/settings.json), set up by the real command; then VS
+    Code's language service with the `json.schemas` the command wrote, over a state file of
+    that repository."""
+    repo = tmp_path_factory.mktemp("vscode-setup") / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".session-resume.yaml").write_text("session_root: sessions\n", encoding="utf-8")
+    (repo / ".vscode").mkdir()
+    (repo / ".vscode" / "settings.json").write_text('{"editor.tabSize": 4}\n', encoding="utf-8")
+    proc = run_cli("setup", "vscode", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    assert ".vscode/settings.json: updated" in proc.stdout
+    assert ".vscode/session-resume/session-state-3.0.json: created" in proc.stdout
+    settings = json.loads((repo / ".vscode" / "settings.json").read_text(encoding="utf-8"))
+    assert settings["editor.tabSize"] == 4
+    text = REQUEST_DOCS[2]["text"]
+    line, char = _position_of(text, '"status": "blocked"')
+    docs = [
+        {
+            "path": str(repo / "sessions" / "shop" / "00-session-state.json"),
+            "text": text,
+            "hovers": [{"line": line, "character": char + 2}],
+        },
+        {"path": str(repo / "notes" / "00-session-state.json"), "text": text},
+    ]
+    request = {"workspace": str(repo), "schemas": settings["json.schemas"], "documents": docs}
+    node = run_node(SCRIPT, request, packages=NODE_PACKAGES, purpose="the VS Code tests")
+    run = LanguageServiceRun(node)
+    if node.answer is not None:
+        run.version = node.answer["version"]
+        run.schema_reads = node.answer["schema_reads"]
+        run.documents = node.answer["documents"]
+    return repo, run
+
+
+def test_setup_vscode_mapping_validates_and_hovers_outside_this_repository(
+    setup_run: tuple[Path, LanguageServiceRun],
+) -> None:
+    repo, run = setup_run
+    copy_uri = (repo / ".vscode" / "session-resume" / "session-state-3.0.json").as_uri()
+    doc = run.doc(0)
+    # the schema VS Code reads is the repository's own copy, not this checkout's schema/
+    assert doc["schemas"] == [copy_uri] and run.schema_reads == [copy_uri]
+    assert (repo / ".vscode" / "session-resume" / "session-state-3.0.json").read_bytes() == (
+        SCHEMA.read_bytes()
+    )
+    # the known problems of the invalid state, the bad status on its value
+    assert len(doc["diagnostics"]) == 3, doc["diagnostics"]
+    text = REQUEST_DOCS[2]["text"]
+    line, char = _position_of(text, '"status": "blocked"')
+    start = char + len('"status": ')
+    (bad,) = [d for d in doc["diagnostics"] if d["range"]["start"]["line"] == line]
+    assert bad["severity"] == ERROR and bad["range"]["start"]["character"] == start
+    assert "in_progress" in bad["message"]
+    # and the hover on `status` shows the schema's title and description
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    status = schema["$defs"]["stepObject"]["properties"]["status"]
+    (hover,) = doc["hovers"]
+    assert hover is not None and hover["text"].startswith(status["title"])
+
+
+def test_setup_vscode_maps_only_the_session_root(
+    setup_run: tuple[Path, LanguageServiceRun],
+) -> None:
+    _repo, run = setup_run
+    other = run.doc(1)  # a state file name outside the configured session root
+    assert other["schemas"] == [] and other["diagnostics"] == []

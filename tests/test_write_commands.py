@@ -884,7 +884,13 @@ def test_decisions() -> None:
     with pytest.raises(TransitionError) as exc:
         transitions.set_decision(doc, APEX, "complexity", "huge")
     assert codes(exc) == ["SR420"]
-    assert transitions.set_decision(doc, APEX, "custom", 3)["decisions"]["custom"] == 3
+    # apex lists its decision keys: another is refused (SR422, tests/test_decision_keys.py);
+    # generic lists none, so any key goes
+    with pytest.raises(TransitionError) as exc:
+        transitions.set_decision(doc, APEX, "custom", 3)
+    assert codes(exc) == ["SR422"]
+    generic = transitions.set_decision(apex_state(), GENERIC, "custom", 3)
+    assert generic["decisions"]["custom"] == 3
 
 
 def test_log_decision_ids() -> None:

@@ -2,7 +2,8 @@
 // takes a current-version state and returns a new document (the input is never changed), or
 // throws a TransitionError whose diagnostics say what to do: SR710 (not allowed from the
 // step's status), SR711 (no such step), SR310/SR311/SR312 (an unsafe listed path), SR420 (a
-// decision value the workflow does not allow). `updated` and `revision` are the store's.
+// decision value the workflow does not allow), SR422 (a decision key it does not define).
+// `updated` and `revision` are the store's.
 // They follow the reference's transitions one for one (docs/spec.md §4, the write moments).
 
 import { keyOrder, normalize, orderedKeys, pathProblem } from "./rules.mjs";
@@ -233,9 +234,14 @@ export function skip(doc, wf, key, reason, { force = false } = {}) {
   return out;
 }
 
-/** Decision made: decisions[key] = value (checked against the workflow's enum). @param {any} doc @param {any} wf @param {string} key @param {unknown} value */
+/** Decision made: decisions[key] = value (checked against the workflow's keys and enum). @param {any} doc @param {any} wf @param {string} key @param {unknown} value */
 export function setDecision(doc, wf, key, value) {
   if (typeof key !== "string" || !key) throw refuse("SR710", "the decision key is empty", "/decisions");
+  // A workflow that lists its decision keys accepts only those (SR422); one with none, any key.
+  if (wf.decisions.length > 0 && !wf.decisions.some((/** @type {any} */ d) => d.key === key)) {
+    const keys = wf.decisions.map((/** @type {any} */ d) => d.key).join(", ");
+    throw refuse("SR422", `decision key ${repr(key)} is not defined by workflow ${repr(wf.id)}; its keys: ${keys}`, ptr("decisions", key));
+  }
   for (const d of wf.decisions) {
     if (d.key === key && d.enum !== undefined && !d.enum.some((/** @type {unknown} */ e) => e === value)) {
       throw refuse("SR420", `decision ${key} = ${repr(value)} is not allowed by workflow ${repr(wf.id)}; allowed: ${d.enum.map(repr).join(", ")}`, ptr("decisions", key));

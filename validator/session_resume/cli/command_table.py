@@ -33,4 +33,5 @@ COMMANDS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("session_resume.cli.commands.completion", "add_parser", ("completion",)),
     ("session_resume.cli.commands.mcp", "add_parser", ("mcp",)),
     ("session_resume.cli.commands.hook", "add_parsers", ("hook", "hooks")),
+    ("session_resume.cli.commands.setup", "add_parser", ("setup",)),
 )

@@ -46,6 +46,8 @@ NOT_PRODUCIBLE: dict[str, str] = {
     "and write commands' arguments, which conformance operations do not take",
     "SR183": "an owner pid out of range: `session start --pid` only, which conformance "
     "operations do not take",
+    "SR184": "a .vscode/settings.json `setup vscode` will not rewrite: that command only "
+    "(tests/test_vscode.py), which no conformance operation runs",
     "SR190": "a hook configuration file that cannot be merged: `hooks install` and `hooks "
     "uninstall` only (tests/test_hooks_install.py), which no conformance operation runs",
     "SR405": "project configuration (.session-resume.yaml, pyproject.toml) is read by the CLI; "
@@ -69,6 +71,8 @@ NOT_PRODUCIBLE: dict[str, str] = {
     "SR515": "the lease write failing (disk full): the write and session commands only "
     "(tests/test_full_disk.py fills a tmpfs)",
     "SR710": "invalid transition: the write commands only",
+    "SR422": "a decision key the workflow does not define: `decide` and `transition` only, "
+    "which are not conformance operations (tests/test_decision_keys.py)",
     "SR900": "internal error: a bug in the tool, never an expected result",
 }
 # Whole groups of codes that belong to commands outside the four operations.

@@ -678,6 +678,17 @@ _ALL = [
         'apex: "review_audit": {"step_3": {...}}',
         "Remove the entry.",
     ),
+    Code(
+        "SR422",
+        "decision-key-unknown",
+        E,
+        "A decision was set under a key the workflow does not define (a workflow that lists "
+        "its decision keys accepts only those; one with none accepts any key); nothing was "
+        "written.",
+        "apex: session-resume decide regoin westeurope",
+        "Use one of the workflow's decision keys (the message lists them and names the nearest); "
+        "a decision outside them goes in the decision log (`decide --log`).",
+    ),
     # --- SR5xx: worklog and sentinel ---------------------------------------------------------
     Code(
         "SR501",
@@ -1025,6 +1036,18 @@ _ALL = [
         "session-resume session start DIR --pid 0",
         "Pass the pid of the long-lived process that owns the session (`--pid $PPID`), or "
         "leave `--pid` out.",
+    ),
+    Code(
+        "SR184",
+        "editor-settings-unmergeable",
+        E,
+        "`setup vscode` found a .vscode/settings.json it will not rewrite: comments or trailing "
+        "commas (VS Code accepts them, a rewrite would lose them), not JSON, not an object, a "
+        "`json.schemas` that is not a list, or over 1 MiB; nothing was written, the file is "
+        "kept as it is.",
+        '.vscode/settings.json holding `{"editor.tabSize": 2, // two}`',
+        "Add the entry the message shows to `json.schemas` by hand, or make the file plain JSON "
+        "and run the command again.",
     ),
     Code(
         "SR190",

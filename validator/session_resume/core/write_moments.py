@@ -434,12 +434,18 @@ def skip(
     return new
 
 
-def set_decision(doc: dict[str, Any], wf: Workflow, key: str, value: Any) -> dict[str, Any]:
-    """Decision made: ``decisions[key] = value``, checked against the workflow's enum. If the
-    workflow keeps a top-level field of the same name (apex ``iac_tool``) and the document has
-    it, the field is updated too so the two copies cannot disagree."""
+def set_decision(
+    doc: dict[str, Any], wf: Workflow, key: str, value: Any, *, via: str = "decide"
+) -> dict[str, Any]:
+    """Decision made: ``decisions[key] = value``, checked against the workflow's keys (SR422,
+    when it defines any) and enum (SR420). If the workflow keeps a top-level field of the same
+    name (apex ``iac_tool``) and the document has it, the field is updated too so the two
+    copies cannot disagree. ``via``: ``decide`` or ``transition``, the command a refusal's hint
+    names."""
     if not isinstance(key, str) or not key:
         raise _refuse("SR710", "the decision key is empty", "/decisions")
+    if wf.decisions and key not in {d.key for d in wf.decisions}:
+        raise TransitionError([unknown_decision_key(wf, key, value, via)])
     for d in wf.decisions:
         if d.key == key and d.enum is not None and value not in d.enum:
             allowed = ", ".join(repr(v) for v in d.enum)
@@ -459,6 +465,43 @@ def set_decision(doc: dict[str, Any], wf: Workflow, key: str, value: Any) -> dic
         if f.name == key and key in new:
             new[key] = value
     return new
+
+
+def unknown_decision_key(wf: Workflow, key: str, value: Any, via: str) -> Diagnostic:
+    """SR422: ``key`` is not one of the decision keys ``wf`` defines. The hint names the
+    nearest key (difflib) in the command that sets it, or the keys when none is near."""
+    # lazy: only a refused key needs the nearest one
+    import difflib
+
+    # lazy: only a refused key's hint quotes the value
+    import shlex
+
+    keys = [d.key for d in wf.decisions]
+    near = difflib.get_close_matches(key, keys, n=1, cutoff=0.6)
+    message = (
+        f"decision key {key!r} is not defined by workflow {wf.id!r}; its keys: {', '.join(keys)}"
+    )
+    shown = value if isinstance(value, str) else json_text(value)
+    if near:
+        message += f"; did you mean {near[0]!r}?"
+        if via == "transition":
+            hint = f"Pass `--decision {shlex.quote(f'{near[0]}={shown}')}` instead."
+        else:
+            hint = f"Run `session-resume decide {near[0]} {shlex.quote(shown)}`."
+    else:
+        hint = (
+            f"Use one of the decision keys of workflow {wf.id!r} ({', '.join(keys)}); a "
+            "decision outside them goes in the decision log: `session-resume decide --log "
+            "--title T --choice C --rationale R`."
+        )
+    return diag("SR422", message, pointer=_ptr("decisions", key), hint=hint)
+
+
+def json_text(value: Any) -> str:
+    # lazy: a non-text decision value shown in a hint only
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
 
 
 def next_decision_id(doc: Mapping[str, Any]) -> str:
@@ -655,7 +698,7 @@ def transition(
     start ``start_key`` (``force`` applies to the start only)."""
     new = complete(doc, wf, complete_key, now)
     for k, v in decisions.items():
-        new = set_decision(new, wf, k, v)
+        new = set_decision(new, wf, k, v, via="transition")
     return start(new, wf, start_key, now, force=force)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 from session_resume.core.diagnostics import FileReport, Severity
@@ -18,11 +19,20 @@ def _escape_prop(s: str) -> str:
     return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
+def _annotated(file: str) -> str:
+    """The path an annotation names: absolute, since the runner makes a path inside
+    GITHUB_WORKSPACE relative to it but reads any relative path from the repository root
+    (wrong for `../x` from a subdirectory); standard input's name stays as it is."""
+    if not file or file == "<stdin>":
+        return file
+    return os.path.abspath(file)
+
+
 def render_github(reports: list[FileReport], strict: bool) -> str:
     lines = []
     for r in reports:
         for d in r.diagnostics:
-            props = [f"file={_escape_prop(d.file)}"]
+            props = [f"file={_escape_prop(_annotated(d.file))}"]
             if d.line is not None:
                 props.append(f"line={d.line}")
             if d.column is not None:
