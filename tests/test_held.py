@@ -513,3 +513,54 @@ def test_mcp_writers_create_nothing_at_a_links_target_and_refuse_an_oversized_de
     assert tree_hash(decoy) == before
     is_error, content = seen["big"]
     assert is_error and "SR166" in [d["code"] for d in content["diagnostics"]], content
+
+
+# --- validate reads through the held directory -----------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+@pytest.mark.parametrize("named", ["file", "directory"])
+def test_validate_never_reads_through_a_linked_parent(tmp_path: Path, fmt: str, named: str) -> None:
+    """`validate` read the state named by its path: only the last component was checked, so
+    under `agent-output -> decoy` it validated (and quoted) a file outside the repository. It
+    holds the directory walked from the root now: SR105, and nothing of the decoy read."""
+    repo, d, decoy = _linked_parent(tmp_path, with_session=True)
+    (decoy / "demo" / store.STATE).write_bytes(dump({**apex_state(), CANARY: 1}))
+    before = tree_hash(decoy)
+    target = d / store.STATE if named == "file" else d
+    code, output = cli("validate", str(target), "--root", str(repo), "--now", NOW, "--format", fmt)
+    assert code in (1, 2) and "SR105" in output, output
+    assert CANARY not in output
+    assert tree_hash(decoy) == before
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_validate_never_follows_a_state_or_bak_link_out(tmp_path: Path, fmt: str) -> None:
+    """A state linked to a decoy is SR105 (read by plain name inside the held directory, a
+    link followed only inside the root); a corrupt state beside a `.bak` linked to a valid
+    decoy state is reported corrupt without SR130 (the decoy is no backup of this session),
+    and a worklog, lease and handoff linked out are never read. Decoys stay byte-identical."""
+    repo, d, decoy = make_repo(tmp_path)
+    good = dump({**apex_state(), CANARY: 1})
+    (decoy / store.STATE).write_bytes(good)
+    (decoy / store.BAK).write_bytes(good)
+    before = tree_hash(decoy)
+    state = d / store.STATE
+    argv = ["validate", str(state), "--root", str(repo), "--now", NOW, "--format", fmt]
+    state.unlink()
+    os.symlink(decoy / store.STATE, state)
+    code, output = cli(*argv)
+    assert code == 1 and "SR105" in output and CANARY not in output, output
+    state.unlink()
+    state.write_bytes(b"{ not json")
+    os.symlink(decoy / store.BAK, d / store.BAK)
+    for name in (worklog.WORKLOG, "00-session.active", "00-handoff.md"):
+        os.symlink(decoy / "file.txt", d / name)
+    code, output = cli(*argv)
+    assert code == 1 and "SR130" not in output and CANARY not in output, output
+    assert "SR501" in output  # the linked worklog is refused, not read
+    assert tree_hash(decoy) == before
+    os.unlink(d / store.BAK)  # the same .bak inside the session: SR130, it is a backup
+    (d / store.BAK).write_bytes(dump(apex_state()))
+    code, output = cli(*argv)
+    assert code == 1 and "SR130" in output, output

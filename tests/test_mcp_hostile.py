@@ -174,13 +174,9 @@ def _exchange(repo: Path, lines: list[bytes], done: Any) -> tuple[list[dict[str,
     """The real server over real pipes: write ``lines``, read replies until ``done(replies)``
     (a generous bound of 120 s: a dropped request fails the test), then close its stdin and
     collect the rest. Returns the replies, its stderr and its exit status."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "session_resume", "mcp", "--root", str(repo)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=repo,
-    )
+    argv = [sys.executable, "-m", "session_resume", "mcp", "--root", str(repo)]
+    pipe = subprocess.PIPE
+    proc = subprocess.Popen(argv, stdin=pipe, stdout=pipe, stderr=pipe, cwd=repo)
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(b"".join(lines))
     proc.stdin.flush()
