@@ -217,15 +217,9 @@ def _full_session(d: Path) -> None:
     (d / "00-handoff.md").write_text("# handoff\n")
 
 
-@pytest.mark.parametrize("fail_at", [0, 1, 2, 3])
-def test_a_failed_move_puts_back_what_was_moved(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_at: int
-) -> None:
-    """Finding 4: the n-th rename into the archive fails (EPERM); the files already moved go
-    back, the new folder is removed, and the session reads as before (not fresh_start)."""
-    repo, d, _decoy = make_repo(tmp_path)
-    _full_session(d)
-    files = _files(d)
+def _fail_rename_into_archive(monkeypatch: pytest.MonkeyPatch, fail_at: int) -> list[Any]:
+    """Make the ``fail_at``-th rename between two directories (0: the first) fail with EPERM,
+    as a file system refusing it would; returns the names of every such rename tried."""
     real = os.replace
     calls: list[Any] = []
 
@@ -237,19 +231,158 @@ def test_a_failed_move_puts_back_what_was_moved(
         real(src, dst, **k)
 
     monkeypatch.setattr(os, "replace", failing)
+    return calls
+
+
+@pytest.mark.parametrize("fail_at", [0, 1, 2, 3])
+def test_a_failed_move_puts_back_what_was_moved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_at: int
+) -> None:
+    """Finding 4: the n-th rename into the archive fails (EPERM); the files already moved go
+    back, the new folder is removed, and the session reads as before (not fresh_start)."""
+    repo, d, _decoy = make_repo(tmp_path)
+    _full_session(d)
+    files = _files(d)
+    calls = _fail_rename_into_archive(monkeypatch, fail_at)
     ctx = WriteContext(session_dir=d, now=T, root=repo, session="s1")
     with pytest.raises(ServiceError) as exc:
         writes.init_session(ctx, "demo", fresh=True)
-    monkeypatch.setattr(os, "replace", real)
+    monkeypatch.undo()
     assert "SR164" in [x.code for x in exc.value.diagnostics], exc.value.diagnostics
     assert "nothing was archived" in str(exc.value.diagnostics[0].message)
+    assert len(calls) == 2 * fail_at + 1  # the failed rename, then one back per file moved
     assert {k: v for k, v in _files(d).items() if not k.endswith(".lock")} == {
         k: v for k, v in files.items() if not k.endswith(".lock")
     }
-    assert os.listdir(d / archive.ARCHIVE_DIR) == []
+    assert not (d / archive.ARCHIVE_DIR).exists()  # the command made it: removed again
     assert store.load(d, root=repo).document is not None
     code, output = cli("resume", str(d), "--root", str(repo), "--now", NOW, "--format", "json")
     assert code == 0 and json.loads(output)["action"] != "fresh_start", output
+
+
+@pytest.mark.parametrize("fail_at", [1, 3])
+def test_archive_puts_back_what_was_moved_when_a_later_move_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_at: int
+) -> None:
+    """Finding 4 for `archive` (the CLI, in this process): a rename after the first fails;
+    every file moved goes back, the folder and `.archive` go, the tree is byte-identical."""
+    repo, d, _decoy = make_repo(tmp_path)
+    _full_session(d)
+    before = {k: v for k, v in tree_hash(d).items() if not k.endswith(".lock")}
+    calls = _fail_rename_into_archive(monkeypatch, fail_at)
+    code, output = cli("archive", str(d), "--root", str(repo), "--now", NOW)
+    monkeypatch.undo()
+    assert code == 1 and "SR164" in output and "the session is as it was" in output, output
+    assert len(calls) == 2 * fail_at + 1
+    assert {k: v for k, v in tree_hash(d).items() if not k.endswith(".lock")} == before
+
+
+# --- import --force: all or nothing ----------------------------------------------------------
+
+
+def _import_plan(d: Path, files: dict[str, bytes]) -> Any:
+    from session_resume.importers.common import ImportPlan
+
+    doc = store.load(d).document
+    assert doc is not None
+    return ImportPlan(
+        source="test", workflow="apex", document=doc, session="s2", imported_detail={}, files=files
+    )
+
+
+def _without_lock(tree: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in tree.items() if not k.endswith(".lock")}
+
+
+@pytest.mark.parametrize("planted", ["link_out", "file_for_dir"])
+def test_import_force_refuses_before_anything_moves_when_a_later_move_cannot_happen(
+    tmp_path: Path, planted: str
+) -> None:
+    """`import --force` archived the session and then set the plan's files aside one by one:
+    a later one that could not move (under a directory linked out of the repository, or under
+    a name that is a file, not a directory) left the session archived, half moved. Every move
+    and write is checked first now: refused, the session and the decoy byte-identical."""
+    from session_resume.importers.apply import apply_plan
+    from session_resume.importers.common import ImportRefused
+
+    repo, d, decoy = make_repo(tmp_path)
+    _full_session(d)
+    (d / "notes").mkdir()
+    (d / "notes" / "a.md").write_text("mine\n")
+    if planted == "link_out":
+        (decoy / "zz").mkdir()
+        (decoy / "zz" / "b.md").write_text(CANARY)
+        os.symlink(decoy / "zz", d / "zz")
+    else:
+        (d / "zz").write_text("a file where the plan wants a directory\n")
+    plan = _import_plan(d, {"notes/a.md": b"new\n", "zz/b.md": b"new\n"})
+    before, decoy_before = tree_hash(d), tree_hash(decoy)
+    with pytest.raises(ImportRefused) as exc:
+        apply_plan(plan, d, now=T, force=True, root=repo)
+    codes = [x.code for x in exc.value.diagnostics]
+    assert codes == ["SR105" if planted == "link_out" else "SR102"], exc.value.diagnostics
+    assert tree_hash(d) == before and tree_hash(decoy) == decoy_before
+    assert store.load(d, root=repo).status == "ok"
+
+
+@pytest.mark.parametrize("fail_at", [0, 2, 4])
+def test_import_force_moves_everything_back_when_a_move_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_at: int
+) -> None:
+    """The n-th rename into the archive fails (EPERM) after the ones before it happened
+    (protocol files, then the plan's own files): each is moved back, the folder and the
+    `.archive` the command made are removed, and the session tree is byte-identical."""
+    from session_resume.importers.apply import apply_plan
+    from session_resume.importers.common import ImportRefused
+
+    repo, d, _decoy = make_repo(tmp_path)
+    _full_session(d)
+    (d / "notes").mkdir()
+    (d / "notes" / "a.md").write_text("mine\n")
+    plan = _import_plan(d, {"notes/a.md": b"new\n"})
+    before = _without_lock(tree_hash(d))
+    calls = _fail_rename_into_archive(monkeypatch, fail_at)
+    with pytest.raises(ImportRefused) as exc:
+        apply_plan(plan, d, now=T, force=True, root=repo)
+    monkeypatch.undo()
+    assert len(calls) == 2 * fail_at + 1  # the failed rename, then one back per file moved
+    if fail_at == 4:
+        assert calls[fail_at] == "a.md"  # the plan's own file, after every protocol file
+    assert [x.code for x in exc.value.diagnostics] == ["SR164"], exc.value.diagnostics
+    assert "the session is as it was" in exc.value.diagnostics[0].message
+    assert _without_lock(tree_hash(d)) == before
+
+
+def test_import_force_is_undone_when_a_write_after_the_state_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The new state is saved, then writing a file of the plan fails: the import removes what
+    it wrote (state, worklog, the file, the directory it made) and moves the archived session
+    back; the tree is byte-identical and the old state reads as before."""
+    from session_resume.importers.apply import apply_plan
+    from session_resume.importers.common import ImportRefused
+
+    repo, d, _decoy = make_repo(tmp_path)
+    _full_session(d)
+    plan = _import_plan(d, {"new/dir/x.md": b"new\n"})
+    before = _without_lock(tree_hash(d))
+    state_before = (d / store.STATE).read_bytes()
+    real = os.replace
+
+    def failing(src: Any, dst: Any, **k: Any) -> None:
+        if dst == "x.md":
+            raise OSError(errno.ENOSPC, "No space left on device", dst)
+        real(src, dst, **k)
+
+    monkeypatch.setattr(os, "replace", failing)
+    with pytest.raises(ImportRefused) as exc:
+        apply_plan(plan, d, now=T, force=True, root=repo)
+    monkeypatch.undo()
+    codes = [x.code for x in exc.value.diagnostics]
+    assert codes[-1] == "SR164", exc.value.diagnostics
+    assert "as it was before the import" in exc.value.diagnostics[-1].message
+    assert _without_lock(tree_hash(d)) == before
+    assert (d / store.STATE).read_bytes() == state_before
 
 
 # --- finding 5, 7, 8: nothing created or moved outside ---------------------------------------
@@ -513,3 +646,54 @@ def test_mcp_writers_create_nothing_at_a_links_target_and_refuse_an_oversized_de
     assert tree_hash(decoy) == before
     is_error, content = seen["big"]
     assert is_error and "SR166" in [d["code"] for d in content["diagnostics"]], content
+
+
+# --- validate reads through the held directory -----------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+@pytest.mark.parametrize("named", ["file", "directory"])
+def test_validate_never_reads_through_a_linked_parent(tmp_path: Path, fmt: str, named: str) -> None:
+    """`validate` read the state named by its path: only the last component was checked, so
+    under `agent-output -> decoy` it validated (and quoted) a file outside the repository. It
+    holds the directory walked from the root now: SR105, and nothing of the decoy read."""
+    repo, d, decoy = _linked_parent(tmp_path, with_session=True)
+    (decoy / "demo" / store.STATE).write_bytes(dump({**apex_state(), CANARY: 1}))
+    before = tree_hash(decoy)
+    target = d / store.STATE if named == "file" else d
+    code, output = cli("validate", str(target), "--root", str(repo), "--now", NOW, "--format", fmt)
+    assert code in (1, 2) and "SR105" in output, output
+    assert CANARY not in output
+    assert tree_hash(decoy) == before
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_validate_never_follows_a_state_or_bak_link_out(tmp_path: Path, fmt: str) -> None:
+    """A state linked to a decoy is SR105 (read by plain name inside the held directory, a
+    link followed only inside the root); a corrupt state beside a `.bak` linked to a valid
+    decoy state is reported corrupt without SR130 (the decoy is no backup of this session),
+    and a worklog, lease and handoff linked out are never read. Decoys stay byte-identical."""
+    repo, d, decoy = make_repo(tmp_path)
+    good = dump({**apex_state(), CANARY: 1})
+    (decoy / store.STATE).write_bytes(good)
+    (decoy / store.BAK).write_bytes(good)
+    before = tree_hash(decoy)
+    state = d / store.STATE
+    argv = ["validate", str(state), "--root", str(repo), "--now", NOW, "--format", fmt]
+    state.unlink()
+    os.symlink(decoy / store.STATE, state)
+    code, output = cli(*argv)
+    assert code == 1 and "SR105" in output and CANARY not in output, output
+    state.unlink()
+    state.write_bytes(b"{ not json")
+    os.symlink(decoy / store.BAK, d / store.BAK)
+    for name in (worklog.WORKLOG, "00-session.active", "00-handoff.md"):
+        os.symlink(decoy / "file.txt", d / name)
+    code, output = cli(*argv)
+    assert code == 1 and "SR130" not in output and CANARY not in output, output
+    assert "SR501" in output  # the linked worklog is refused, not read
+    assert tree_hash(decoy) == before
+    os.unlink(d / store.BAK)  # the same .bak inside the session: SR130, it is a backup
+    (d / store.BAK).write_bytes(dump(apex_state()))
+    code, output = cli(*argv)
+    assert code == 1 and "SR130" in output, output

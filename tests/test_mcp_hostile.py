@@ -158,8 +158,44 @@ def test_a_nul_in_a_path_is_a_coded_refusal_in_every_tool(tmp_path: Path) -> Non
 # --- framing: every request gets an answer (finding 23) --------------------------------------
 
 
-def _line(obj: dict[str, Any]) -> bytes:
+def _line(obj: Any) -> bytes:
     return json.dumps(obj).encode() + b"\n"
+
+
+def _hello() -> dict[str, Any]:
+    return {
+        "protocolVersion": sorted(HANDSHAKE_PROTOCOL_VERSIONS)[-1],
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"},
+    }
+
+
+def _exchange(repo: Path, lines: list[bytes], done: Any) -> tuple[list[dict[str, Any]], bytes, int]:
+    """The real server over real pipes: write ``lines``, read replies until ``done(replies)``
+    (a generous bound of 120 s: a dropped request fails the test), then close its stdin and
+    collect the rest. Returns the replies, its stderr and its exit status."""
+    argv = [sys.executable, "-m", "session_resume", "mcp", "--root", str(repo)]
+    pipe = subprocess.PIPE
+    proc = subprocess.Popen(argv, stdin=pipe, stdout=pipe, stderr=pipe, cwd=repo)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(b"".join(lines))
+    proc.stdin.flush()
+    replies: list[dict[str, Any]] = []
+    deadline = time.monotonic() + 120
+    try:
+        while not done(replies):
+            ready, _, _ = select.select([proc.stdout], [], [], deadline - time.monotonic())
+            assert ready, f"not every request was answered in 120 s: {replies}"
+            line = proc.stdout.readline()
+            assert line, "the server closed its stdout"
+            replies.append(json.loads(line))
+        rest, err = proc.communicate(timeout=120)  # closes stdin: the server ends
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    replies += [json.loads(x) for x in rest.splitlines()]
+    return replies, err, proc.returncode
 
 
 def _call(id_: Any, arguments: Any, name: str = "validate") -> dict[str, Any]:
@@ -175,11 +211,7 @@ def test_every_request_the_sdk_cannot_read_is_answered(tmp_path: Path) -> None:
     repo, decoy = make_repo(tmp_path)
     state = repo / "agent-output" / "demo" / STATE
     before, state_before = tree_hash(decoy), state.read_bytes()
-    hello = {
-        "protocolVersion": sorted(HANDSHAKE_PROTOCOL_VERSIONS)[-1],
-        "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"},
-    }
+    hello = _hello()
     sd = {"session_dir": "agent-output/demo"}
     lines = [
         _line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}),
@@ -197,35 +229,11 @@ def test_every_request_the_sdk_cannot_read_is_answered(tmp_path: Path) -> None:
         _line(_call(11, sd)),  # a good call still answered
         _line({"jsonrpc": "2.0", "id": 12, "method": "ping"}),
     ]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "session_resume", "mcp", "--root", str(repo)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=repo,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write(b"".join(lines))
-    proc.stdin.flush()
     want = {1, 2, 3, 4, 5, 9, 10, 11, 12}
-    replies: list[dict[str, Any]] = []
-    deadline = time.monotonic() + 120  # a generous bound: a dropped request fails the test
-    try:
-        while not want <= {r.get("id") for r in replies}:
-            ready, _, _ = select.select([proc.stdout], [], [], deadline - time.monotonic())
-            assert ready, f"no answer to {want - {r.get('id') for r in replies}} in 120 s"
-            line = proc.stdout.readline()
-            assert line, "the server closed its stdout"
-            replies.append(json.loads(line))
-        rest, err = proc.communicate(timeout=120)  # closes stdin: the server ends
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    replies += [json.loads(x) for x in rest.splitlines()]
+    replies, err, code = _exchange(repo, lines, lambda got: want <= {r.get("id") for r in got})
     by_id = {r["id"]: r for r in replies if r.get("id") is not None}
     nulls = [r for r in replies if "id" in r and r["id"] is None]
-    assert proc.returncode == 0 and b"Traceback" not in err, err.decode()
+    assert code == 0 and b"Traceback" not in err, err.decode()
     for id_ in (2, 5, 10):
         assert by_id[id_]["error"]["code"] == -32700
         assert by_id[id_]["error"]["message"].startswith("SR182"), by_id[id_]
@@ -237,4 +245,62 @@ def test_every_request_the_sdk_cannot_read_is_answered(tmp_path: Path) -> None:
     assert by_id[11]["result"]["structuredContent"]["ok"] is True
     assert by_id[12]["result"] == {}
     assert set(by_id) == want  # the notification got no answer
+    assert tree_hash(decoy) == before and state.read_bytes() == state_before
+
+
+@pytest.mark.parametrize(
+    "bad_id",
+    [{"a": 1}, [1], True, False, 1.5, 2.0, None],
+    ids=["object", "array", "true", "false", "fraction", "two-point-zero", "null"],
+)
+def test_a_request_whose_id_is_not_an_integer_or_a_string_is_answered(
+    tmp_path: Path, bad_id: Any
+) -> None:
+    """A request whose id is no JSON-RPC id as MCP reads it (an object, an array, a boolean,
+    a fraction; null, which MCP forbids and JSON-RPC reserves for answers to unknown ids)
+    was read by the SDK as a notification: no answer at all. The real server over real pipes
+    answers it with Invalid Request (-32600) to id null, before and after the handshake, and
+    goes on serving; a batch (MCP has none) is one Invalid Request to id null, as JSON-RPC
+    says for an empty one. Nothing is written."""
+    repo, decoy = make_repo(tmp_path)
+    state = repo / "agent-output" / "demo" / STATE
+    before, state_before = tree_hash(decoy), state.read_bytes()
+    lines = [
+        _line({"jsonrpc": "2.0", "id": bad_id, "method": "ping"}),  # before the handshake
+        _line({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": _hello()}),
+        _line({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        _line(_call(bad_id, {"session_dir": "agent-output/demo"}, "checkpoint")),
+        json.dumps({"jsonrpc": "2.0", "id": bad_id, "method": "ping"}, indent=1)
+        .replace("\n", "")
+        .encode()
+        + b"\n",  # spaces around the id
+        _line({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+        _line([{"jsonrpc": "2.0", "id": 3, "method": "ping"}]),
+        _line([]),
+        _line(
+            {
+                "jsonrpc": "2.0",
+                "id": 4,
+                "method": "tools/call",
+                "params": {"name": "resume", "arguments": {"project": "demo"}},
+            }
+        ),  # fmt: skip
+        _line({"jsonrpc": "2.0", "method": "notifications/x"}),  # a notification: no answer
+    ]
+
+    def done(got: list[dict[str, Any]]) -> bool:
+        nulls = [r for r in got if r.get("id") is None]
+        return {1, 2, 4} <= {r.get("id") for r in got} and len(nulls) >= 5
+
+    replies, err, code = _exchange(repo, lines, done)
+    assert code == 0 and b"Traceback" not in err, err.decode()
+    nulls = [r for r in replies if "id" in r and r["id"] is None]
+    assert len(nulls) == 5, replies
+    assert all(r["error"]["code"] == -32600 for r in nulls), nulls
+    assert sum("id is neither an integer nor a string" in r["error"]["message"] for r in nulls) == 3
+    assert all(r["error"]["message"].startswith("SR180") for r in nulls)
+    by_id = {r["id"]: r for r in replies if r.get("id") is not None}
+    assert set(by_id) == {1, 2, 4}, replies  # the batch's request is not run
+    assert by_id[2]["result"] == {}
+    assert by_id[4]["result"]["structuredContent"]["action"], by_id[4]
     assert tree_hash(decoy) == before and state.read_bytes() == state_before

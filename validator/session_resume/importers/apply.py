@@ -9,8 +9,8 @@ lease with ``sentinel.write`` last. The source is never written to.
 
 from __future__ import annotations
 
+import contextlib
 import os
-import re
 import socket
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -42,12 +42,24 @@ class ApplyResult:
     files: list[str] = field(default_factory=list)
 
 
-def existing_files(to: Path, plan: ImportPlan) -> list[str]:
-    """The session files (and files of the plan) already in ``to``."""
-    if not to.is_dir():
-        return []
+def existing_files(to: Path | HeldDir, plan: ImportPlan) -> list[str]:
+    """The session files (and files of the plan) already in ``to`` (held, or a path: held
+    here, as named)."""
+    if not isinstance(to, HeldDir):
+        try:
+            with HeldDir.at(to, to) as h:
+                return existing_files(h, plan)
+        except store.StoreError:
+            return []
     names = archive.session_files(to)
-    names += [rel for rel in plan.files if os.path.lexists(to / rel)]
+    for rel in plan.files:
+        *dirs, base = PurePosixPath(rel).parts
+        try:
+            with to.descend(dirs) as parent:
+                if parent.exists(base):
+                    names.append(rel)
+        except store.StoreError:
+            continue
     return names
 
 
@@ -99,27 +111,71 @@ def _write_file(h: HeldDir, rel: str, data: bytes) -> None:
         parent.replace_file(base, data, prefix=store.TMP_PREFIX)
 
 
-def _set_aside(s: store.Session, rels: list[str], archived_to: str | None, now: datetime) -> None:
-    """Move existing files of the plan (not protocol files) next to the archived session."""
-    if not rels:
-        return
-    to = s.dir
-    with store.locked(s) as h:
-        if archived_to:
-            folder = Path(archived_to).name
-        else:
-            label = re.sub(r"[^A-Za-z0-9._-]", "-", to.resolve().name)[:64] or "session"
-            with h.sub(archive.ARCHIVE_DIR, create=True) as base:
-                stem = f"{now.strftime('%Y%m%dT%H%M%SZ')}_{label}"
-                folder, n = stem, 1
-                while base.exists(folder):
-                    n += 1
-                    folder = f"{stem}-{n}"
-        with h.descend([archive.ARCHIVE_DIR, folder], create=True) as target:
-            for rel in rels:
-                *dirs, base_name = PurePosixPath(rel).parts
-                with h.descend(dirs) as src, target.descend(dirs, create=True) as dst:
-                    src.replace(base_name, base_name, into=dst)
+def _check_targets(h: HeldDir, plan: ImportPlan) -> dict[str, list[tuple[str, ...]]]:
+    """Before anything moves: every file of the plan can be written (its directories held
+    without a link out of the root, or missing; its name no link, directory or hard-linked
+    file: :func:`store.write_target_problem`). Returns, for each file, the directories a
+    write will make (removed again should the import be undone)."""
+    made: dict[str, list[tuple[str, ...]]] = {}
+    for rel in plan.files:
+        *dirs, base = PurePosixPath(rel).parts
+        have = 0
+        for i in range(len(dirs)):
+            try:
+                h.descend(dirs[: i + 1]).close()
+            except store.StoreError as exc:
+                if any(d.code != "SR100" for d in exc.diagnostics):
+                    raise
+                break
+            have = i + 1
+        made[rel] = [tuple(dirs[:k]) for k in range(len(dirs), have, -1)]
+        if have == len(dirs):
+            with h.descend(dirs) as parent:
+                problem = store.write_target_problem(parent, base)
+            if problem is not None:
+                raise store.StoreError([problem])
+    return made
+
+
+def _undo(
+    s: store.Session,
+    aside: archive.ArchiveResult | None,
+    written: list[str],
+    made: dict[str, list[tuple[str, ...]]],
+) -> str:
+    """Put the session back as it was before the import: the files it wrote removed (every
+    protocol file now there is the import's: the old ones are in the archive), the directories
+    it made removed, the archived files moved back. Returns what could not be undone."""
+    try:
+        with store.locked(s) as h:
+            for name in archive.session_files(h):
+                h.discard(name)
+            for rel in written:
+                *dirs, base = PurePosixPath(rel).parts
+                with contextlib.suppress(OSError, store.StoreError), h.descend(dirs) as parent:
+                    parent.discard(base)
+            for subs in made.values():  # missing before the import: made by it (if empty)
+                for sub in subs:
+                    with contextlib.suppress(OSError, store.StoreError), h.descend(sub[:-1]) as p:
+                        p.rmdir(sub[-1])
+            failed = archive.put_back(h, aside) if aside is not None else []
+    except store.StoreError as exc:
+        return "; ".join(d.message for d in exc.diagnostics)
+    if failed and aside is not None:
+        return f"{', '.join(failed)} stayed in {aside.archived_to}"
+    return ""
+
+
+def _refused(diags: list[Diagnostic], undone: str, exit_code: int = 1) -> ImportRefused:
+    note = (
+        "the session is as it was before the import"
+        if not undone
+        else f"the import could not be fully undone: {undone}"
+    )
+    return ImportRefused(
+        [*diags, diag("SR164", f"the import failed part way; {note}", file=diags[0].file)],
+        exit_code=exit_code,
+    )
 
 
 def apply_plan(
@@ -131,31 +187,36 @@ def apply_plan(
     root: str | os.PathLike[str] | None = None,
     keep: int = 5,
 ) -> ApplyResult:
-    """Write ``plan`` into the session directory ``to``; raises :class:`ImportRefused`."""
+    """Write ``plan`` into the session directory ``to``; raises :class:`ImportRefused`.
+    All or nothing: every write is checked before anything moves, and a failure after the
+    old session was archived removes what the import wrote and moves the old files back."""
     d = Path(os.path.abspath(to))
     workflow = load_workflow(plan.workflow)
     _check_document(plan, workflow, now, str(d / store.STATE))  # before anything is moved
     s = store.Session(d, Path(root) if root is not None else None)
+    aside = None
     try:
         # each missing component made relative to its held parent: never at a link's target
-        s.hold(create=True).close()
-        existing = existing_files(d, plan)
-        archived_to = None
+        with s.hold(create=True) as h:
+            made = _check_targets(h, plan)
+            existing = existing_files(h, plan)
         if existing:
             if not force:
                 raise _refuse_existing(d, existing)
-            res = archive.archive_session(d, now=now, keep=keep, root=root)
-            archived_to = res.archived_to
-            _set_aside(s, [rel for rel in plan.files if os.path.lexists(d / rel)], archived_to, now)
+            aside = archive.archive_session(
+                d, now=now, keep=keep, root=root, extra=list(plan.files), prune=False
+            )
     except store.StoreError as exc:
         raise ImportRefused(exc.diagnostics) from None
     except OSError as exc:
         raise ImportRefused(
             [diag("SR164", f"cannot set the old files aside: {exc.strerror or exc}", file=str(d))]
         ) from None
+    archived_to = aside.archived_to if aside is not None else None
     detail = dict(plan.imported_detail)
     if archived_to is not None:
         detail["archived_to"] = Path(archived_to).relative_to(d).as_posix()
+    written: list[str] = []
     try:
         saved = store.save(
             d,
@@ -169,18 +230,22 @@ def apply_plan(
             root=root,
         )
     except store.StoreError as exc:
-        raise ImportRefused(_located(exc.diagnostics, str(d / store.STATE))) from None
+        diags = _located(exc.diagnostics, str(d / store.STATE))
+        raise _refused(diags, _undo(s, aside, written, made)) from None
     try:
         with store.locked(s) as h:
             _append_events(h, plan.events)
             for rel, data in plan.files.items():
                 _write_file(h, rel, data)
+                written.append(rel)
             lease = None
             if plan.lease is not None:
                 lease = {**plan.lease, "host": plan.lease.get("host") or socket.gethostname()}
                 sentinel.write(h, lease)
     except store.StoreError as exc:
-        raise ImportRefused(exc.diagnostics) from None
+        raise _refused(exc.diagnostics, _undo(s, aside, written, made)) from None
+    if aside is not None:
+        archive.prune(d, keep=keep, now=now, made=aside.folder, root=root)
     return ApplyResult(
         to=str(d),
         revision=saved.revision,

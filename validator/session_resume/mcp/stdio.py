@@ -29,7 +29,7 @@ from collections import deque
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Awaitable, Callable
     from typing import Any
 
 _WIRES: list[io.FileIO] = []  # the wire's private descriptors while serving (wires_blocking)
@@ -76,9 +76,15 @@ class LineReader(_Waiter, asyncio.Protocol):
     """The client's messages, ``async for line in reader``: one a line, as text (UTF-8 with
     bad bytes replaced, as the SDK's own reader decodes them), of any length. A newline ends a
     line (so does ``\\r\\n``: the JSON reader ignores the ``\\r``); a last line without one
-    is still read at the end of the input."""
+    is still read at the end of the input.
 
-    def __init__(self) -> None:
+    ``answer``: where a request whose ``id`` is neither an integer nor a string
+    (:func:`invalid_id`) is answered at once (JSON-RPC 2.0 Invalid Request, id null) instead
+    of being handed on: the SDK's parser would read it as a notification (its ``id`` ignored)
+    and the request would get no answer at all."""
+
+    def __init__(self, answer: Callable[[str], Awaitable[None]] | None = None) -> None:
+        self._answer = answer
         self._buf = bytearray()
         self._scanned = 0  # no newline before this offset of _buf
         self._lines: deque[bytes] = deque()
@@ -117,6 +123,13 @@ class LineReader(_Waiter, asyncio.Protocol):
         return self
 
     async def __anext__(self) -> str:
+        while True:
+            line = await self._next()
+            if self._answer is None or not invalid_id(line):
+                return line
+            await self._answer(INVALID_ID_REPLY)
+
+    async def _next(self) -> str:
         while not self._lines:
             if self._eof:
                 if not self._buf:
@@ -196,7 +209,8 @@ async def loop_stdio() -> AsyncIterator[tuple[Any, Any]]:
     os.dup2(null, 0)
     os.close(null)
     os.dup2(2, 1)
-    reader, writer = LineReader(), PipeWriter()
+    writer = PipeWriter()
+    reader = LineReader(answer=writer.write)
     transports: list[asyncio.BaseTransport] = []
     try:
         transports.append((await loop.connect_read_pipe(lambda: reader, wire_in))[0])
@@ -338,3 +352,47 @@ def unreadable(message: str) -> tuple[int, str]:
 
 PARSE_ERROR = -32700  # JSON-RPC 2.0
 INVALID_REQUEST = -32600
+
+# A top-level-looking ``"id":`` (its letters possibly \\u-escaped) whose value does not start
+# like an integer followed by ``,``/``}`` nor like a string: only such a line is parsed again
+# (a call's usual line is not), and the parse decides.
+_SUSPECT_ID = re.compile(
+    r'"(?:i|\\u0069)(?:d|\\u0064)"\s*:\s*(?!-?(?:0|[1-9][0-9]*)\s*[,}]|")', re.IGNORECASE
+)
+INVALID_ID_REPLY = (
+    json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {
+                "code": INVALID_REQUEST,
+                "message": (
+                    "SR180 invalid-tool-arguments: the request's id is neither an integer nor "
+                    "a string (JSON-RPC 2.0 as MCP uses it: never null, an object, an array, "
+                    "a boolean or a fraction); nothing was done. Send an integer or string id."
+                ),
+            },
+        },
+        separators=(",", ":"),
+    )
+    + "\n"
+)
+
+
+def invalid_id(line: str) -> bool:
+    """``line`` is a request (a JSON object with ``method``) carrying an ``id`` that is not an
+    integer or a string: null, an object, an array, a boolean, a fraction (``2.0`` too, as the
+    SDK reads ids strictly). JSON-RPC 2.0 answers it with Invalid Request to id null; the SDK
+    would take it for a notification and answer nothing. A line that is no JSON is not this
+    (the SDK's parser refuses it and :class:`~session_resume.mcp.server.AnswerUnreadable`
+    answers); a notification or a response is never answered."""
+    if _SUSPECT_ID.search(line) is None:
+        return False
+    try:
+        doc = json.loads(line)
+    except (ValueError, RecursionError):
+        return False
+    if not isinstance(doc, dict) or "method" not in doc or "id" not in doc:
+        return False
+    rid = doc["id"]
+    return not (isinstance(rid, str) or type(rid) is int)

@@ -27,7 +27,7 @@ from session_resume.core.codes import diag
 from session_resume.records import dataclass
 from session_resume.services.errors import ServiceError
 from session_resume.storage import fileio
-from session_resume.storage.held import HeldDir, StoreError
+from session_resume.storage.held import HeldDir, StoreError, read_path
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -160,7 +160,7 @@ def _check_path(root: Path, rel: Path) -> Diagnostic | None:
 def _read(root: Path, rel: Path) -> dict[str, Any] | None:
     """The configuration file as a JSON object, None when absent; SR190 when it is not one."""
     path = root / rel
-    res = fileio.read_limited(path, max_size=MAX_CONFIG, root=root)
+    res = read_path(path, max_size=MAX_CONFIG, root=root)
     if res.data is None:
         if any(d.code == "SR100" for d in res.diagnostics):
             return None

@@ -136,35 +136,55 @@ def find_sessions(cwd: str | os.PathLike[str]) -> Sessions | None:
 
 
 def _size(path: Path) -> int:
-    try:
-        return os.lstat(path).st_size
-    except OSError:
-        return 0
+    st = _lstat(path)
+    return st.st_size if st is not None else 0
 
 
 def _mtime(path: Path) -> float:
+    st = _lstat(path)
+    return st.st_mtime if st is not None else 0.0
+
+
+def _lstat(path: Path) -> os.stat_result | None:
+    """``lstat`` of a session file by plain name inside its directory held."""
+    # lazy: a hook imports the held directory only once it looks at a session file
+    from session_resume.storage.held import HeldDir, StoreError
+
     try:
-        return os.lstat(path).st_mtime
+        with HeldDir.at(path.parent, path.parent) as h:
+            return h.stat(path.name)
+    except (StoreError, OSError):
+        return None
+
+
+def _read_small(session_dir: Path, name: str, limit: int) -> bytes | None:
+    """The session file ``name``, read by plain name inside the session directory held
+    (storage.held: never through a link, never waiting on a FIFO); None when it cannot be
+    read or is larger than ``limit``."""
+    # lazy: a hook imports the held directory only once it reads a session file
+    from session_resume.storage.held import HeldDir, StoreError
+
+    try:
+        with HeldDir.at(session_dir, session_dir) as h:
+            fd = h.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except (StoreError, OSError):
+        return None
+    try:
+        if not _regular(fd):
+            return None
+        data = os.read(fd, limit + 1)
     except OSError:
-        return 0.0
+        return None
+    finally:
+        os.close(fd)
+    return data if len(data) <= limit else None
 
 
 def read_state(session_dir: Path) -> dict[str, Any] | None:
     """The state document as JSON, read without following a link and without the checks a
     write makes (a hook only needs the step in progress); None when unreadable."""
-    try:
-        fd = os.open(session_dir / STATE, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return None
-    try:
-        if not _regular(fd):
-            return None
-        data = os.read(fd, MAX_STATE + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_STATE:
+    data = _read_small(session_dir, STATE, MAX_STATE)
+    if data is None:
         return None
     try:
         doc = json.loads(data)
@@ -193,18 +213,9 @@ def in_progress(doc: dict[str, Any] | None) -> tuple[str, dict[str, Any]] | None
 
 def lease_of(session_dir: Path) -> dict[str, Any] | None:
     """The lease file's JSON (session, heartbeat, implicit), or None."""
-    try:
-        fd = os.open(session_dir / LEASE, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
+    data = _read_small(session_dir, LEASE, 64 * 1024)
+    if data is None:
         return None
-    try:
-        if not _regular(fd):
-            return None
-        data = os.read(fd, 64 * 1024)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     try:
         doc = json.loads(data)
     except (ValueError, RecursionError):

@@ -23,7 +23,7 @@ from session_resume.services.context import PROJECT_NAME, WriteContext
 from session_resume.services.errors import ServiceError
 from session_resume.services.writes import WriteResult, refuse_unwritable, write_state
 from session_resume.storage import store
-from session_resume.storage.fileio import read_limited
+from session_resume.storage.held import read_path
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -91,7 +91,7 @@ def files_in_the_way(plan: ImportPlan, to: Path) -> list[str]:
 def read_todo_list(data: bytes | None, name: str) -> list[todos.TodoItem]:
     """Parse a TodoWrite/Tasks list given as bytes (``data``) or in the file ``name``."""
     if data is None:
-        res = read_limited(name, max_size=MAX_TODO_INPUT)
+        res = read_path(name, max_size=MAX_TODO_INPUT)
         if res.data is None:
             raise ServiceError(res.diagnostics, 2)
         data = res.data

@@ -15,7 +15,7 @@ from session_resume.core.jsonread import CORRUPT_CODES
 from session_resume.core.validation import ValidateOptions, validate_document
 from session_resume.storage.artifacts import ArtifactLookup
 from session_resume.storage.discovery import discover
-from session_resume.storage.fileio import read_limited
+from session_resume.storage.held import HeldDir, StoreError
 
 STATE_FILE = "00-session-state.json"
 
@@ -26,12 +26,34 @@ STATE_FILE = "00-session-state.json"
 def validate_file(
     path: str | os.PathLike[str], options: ValidateOptions | None = None
 ) -> FileReport:
-    """Validate one state file on disk."""
+    """Validate one state file on disk. Its directory is held once
+    (:class:`~session_resume.storage.held.HeldDir`: walked from ``options.root`` without
+    following a link out of it; without a root, bounded by the directory itself) and the
+    state, its ``.bak`` and the session's other files are read by plain name inside it."""
     opts = options or ValidateOptions()
     name = os.fspath(path)
-    res = read_limited(name, max_size=opts.max_size, root=opts.root)
+    parent, base = os.path.split(name.rstrip(os.sep) or name)
+    parent = parent or os.curdir
+    if base in ("", os.curdir, os.pardir):
+        problem = diag("SR101", "this is a directory, not a state file", file=name)
+        return FileReport(path=name, diagnostics=[problem])
+    try:
+        held = HeldDir.at(parent, opts.root if opts.root is not None else parent)
+    except StoreError as exc:
+        return FileReport(path=name, diagnostics=[_missing(d, name) for d in exc.diagnostics])
+    with held:
+        return _validate_held(held, name, base, opts)
+
+
+def _missing(d: Diagnostic, name: str) -> Diagnostic:
+    """A directory on the way that is not there: the file is not there (as named)."""
+    return diag("SR100", "no such file", file=name) if d.code == "SR100" else d
+
+
+def _validate_held(held: HeldDir, name: str, base: str, opts: ValidateOptions) -> FileReport:
+    res = held.read_limited(base, max_size=opts.max_size)
     if res.data is None:
-        return FileReport(path=name, diagnostics=res.diagnostics)
+        return FileReport(path=name, diagnostics=_named(res.diagnostics, held.name(base), name))
     exists = None
     look = None
     if opts.check_artifacts:
@@ -44,10 +66,18 @@ def validate_file(
         if look is not None:
             look.close()
     if any(d.code in _CORRUPTISH for d in report.diagnostics):
-        _check_backup(name, report, opts)
-    if os.path.basename(name) == STATE_FILE:
-        report.diagnostics.extend(session_integrity(Path(name).parent))
+        _check_backup(held, name, base, report, opts.max_size)
+    if base == STATE_FILE:
+        report.diagnostics.extend(session_integrity(Path(name).parent, held))
     return capped(report)
+
+
+def _named(diags: list[Diagnostic], held_name: str, name: str) -> list[Diagnostic]:
+    """The held directory's diagnostics about ``held_name``, naming the file as given."""
+    # lazy: only a file that cannot be read renames its diagnostics
+    from session_resume.records import replace
+
+    return [replace(d, file=name) if d.file == held_name else d for d in diags]
 
 
 def capped(report: FileReport) -> FileReport:
@@ -60,12 +90,19 @@ def capped(report: FileReport) -> FileReport:
 _FULL_SCAN_LIMIT = 16 * 1024 * 1024
 
 
-def session_integrity(session_dir: Path) -> list[Diagnostic]:
+def session_integrity(session_dir: Path, held: HeldDir | None = None) -> list[Diagnostic]:
     """The session directory's other files: leftover temp files, the worklog, the lease, the
-    handoff. Each checker is imported only when its file exists (a cold `validate` of a bare
-    state file imports none of them)."""
+    handoff, each read by plain name inside ``held`` (the session directory held; without it,
+    held here, bounded by itself). Each checker is imported only when its file exists (a cold
+    `validate` of a bare state file imports none of them)."""
+    if held is None:
+        try:
+            with HeldDir.at(session_dir, session_dir) as h:
+                return session_integrity(session_dir, h)
+        except StoreError:
+            return []
     try:
-        names = set(os.listdir(session_dir))
+        names = set(held.listdir())
     except OSError:
         return []
     out = [
@@ -79,23 +116,25 @@ def session_integrity(session_dir: Path) -> list[Diagnostic]:
 
         log = session_dir / _WORKLOG
         try:
-            size = os.path.getsize(log)
+            st = held.stat(_WORKLOG)
+            size = st.st_size if st is not None else -1
         except OSError:
             size = -1
         if 0 <= size <= _FULL_SCAN_LIMIT:
-            out.extend(worklog.scan(log))
+            out.extend(worklog.scan(log, held=held))
         elif size > _FULL_SCAN_LIMIT:
-            out.extend(worklog.read_tail(log, 10).diagnostics)  # big logs: the tail only
+            out.extend(worklog.read_tail(log, 10, held=held).diagnostics)  # big logs: the tail
     if _SENTINEL in names:
         # lazy: a checker only when the session has its file
         from session_resume.storage import lease_file as sentinel
 
-        out.extend(sentinel.read(session_dir)[1])
+        diags = sentinel.read(held)[1]
+        out.extend(_named(diags, held.name(_SENTINEL), str(session_dir / _SENTINEL)))
     if _HANDOFF in names:
         # lazy: a checker only when the session has its file
         from session_resume.storage.handoff_file import check_session_handoff
 
-        out.extend(check_session_handoff(session_dir))
+        out.extend(check_session_handoff(session_dir, held))
     return out
 
 
@@ -111,11 +150,11 @@ _HANDOFF = "00-handoff.md"
 _CORRUPTISH = CORRUPT_CODES  # the read failures that make a file corrupt (docs/spec.md §2.1)
 
 
-def _check_backup(name: str, report: FileReport, opts: ValidateOptions) -> None:
+def _check_backup(held: HeldDir, name: str, base: str, report: FileReport, max_size: int) -> None:
     bak = name + ".bak"
-    if not os.path.lexists(bak):
+    if not held.exists(base + ".bak"):
         return
-    res = read_limited(bak, max_size=opts.max_size, root=opts.root)
+    res = held.read_limited(base + ".bak", max_size=max_size)
     if res.data is None:
         return
     # lazy: only a corrupt file needs the backup check

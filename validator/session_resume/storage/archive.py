@@ -19,6 +19,7 @@ import contextlib
 import os
 import re
 import stat
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -41,6 +42,8 @@ class ArchiveResult:
     archived_to: str | None = None
     moved: list[str] = field(default_factory=list)
     pruned: list[str] = field(default_factory=list)
+    folder: str | None = None  # the folder made in .archive (its name)
+    made_archive_dir: bool = False  # .archive itself was made by this command
 
 
 def _label(h: HeldDir, session_dir: Path) -> str:
@@ -85,30 +88,70 @@ def archive_session(
     label: str | None = None,
     include_lease: bool = True,
     root: str | os.PathLike[str] | None = None,
+    extra: Sequence[str] = (),
+    prune: bool = True,
 ) -> ArchiveResult:
     """Move the session's protocol files into a new archive folder (under the session lock),
     then keep only the newest ``keep`` archives (the new one counts, and is never pruned).
     ``include_lease=False`` leaves the lease in place (``init --fresh`` continues the same
-    session); ``label`` names the folder (default: the session id)."""
+    session); ``label`` names the folder (default: the session id). ``extra``: other files
+    (paths relative to the session directory, ``/``-separated) moved along when present, at
+    the same place below the folder. Every move is checked first (each source reachable
+    without a link out of the root); then all move, or none (a failure moves back what was
+    moved). ``prune=False`` leaves pruning to the caller (:func:`prune`), once the command
+    cannot be undone any more (:func:`put_back`)."""
     d = Path(session_dir)
     out = ArchiveResult()
     s = store.Session(d, Path(root) if root is not None else None)
     with store.locked(s) as h:
         names = [] if prune_only else session_files(h, include_lease=include_lease)
+        names += [rel for rel in extra if rel not in names and _present(h, rel)]
         made = None
         if names:
+            out.made_archive_dir = h.stat(ARCHIVE_DIR) is None
             with _hold_archive_dir(h, create=True) as base:
                 name = re.sub(r"[^A-Za-z0-9._-]", "-", label)[:64] if label else _label(h, d)
                 made = _make_folder(base, f"{now.strftime(_STAMP)}_{name or 'session'}")
                 with base.sub(made) as target:
-                    _move_all(h, target, names, base, made)
+                    _move_all(h, target, names, base, made, out.made_archive_dir)
                     target.fsync()
                 base.fsync()
                 h.fsync()
             out.moved = names
+            out.folder = made
             out.archived_to = str(d / ARCHIVE_DIR / made)
-        out.pruned = _prune_held(h, keep, now=now, made=made)
+        if prune:
+            out.pruned = _prune_held(h, keep, now=now, made=made)
     return out
+
+
+def prune(
+    session_dir: str | os.PathLike[str],
+    *,
+    keep: int,
+    now: datetime,
+    made: str | None,
+    root: str | os.PathLike[str] | None = None,
+) -> list[str]:
+    """Prune the archives beyond ``keep`` (never ``made``), under the session lock."""
+    s = store.Session(Path(session_dir), Path(root) if root is not None else None)
+    with store.locked(s) as h:
+        return _prune_held(h, keep, now=now, made=made)
+
+
+def put_back(h: HeldDir, res: ArchiveResult) -> list[str]:
+    """Undo :func:`archive_session` in the held session directory (the caller holds the
+    lock, and has removed whatever now takes the moved names): every file moved back, the
+    folder removed, and ``.archive`` when the command made it. Returns the names that could
+    not be moved back (they stay in the folder, which then stays too)."""
+    if res.folder is None:
+        return []
+    with _hold_archive_dir(h, create=False) as base, base.sub(res.folder) as target:
+        failed = _return(h, target, res.moved)
+    if not failed:
+        _remove_folder(h, res.folder, res.made_archive_dir)
+    h.fsync()
+    return failed
 
 
 @contextlib.contextmanager
@@ -139,34 +182,82 @@ def _make_folder(base: HeldDir, stem: str) -> str:
             name = f"{stem}-{n}"
 
 
-def _move_all(h: HeldDir, target: HeldDir, names: list[str], base: HeldDir, made: str) -> None:
+def _present(h: HeldDir, rel: str) -> bool:
+    """The file ``rel`` is there; a directory on its way that is a link out of the root (or
+    no directory) is a refusal, before anything is moved."""
+    *dirs, name = rel.split("/")
+    try:
+        with h.descend(dirs) as parent:
+            return parent.stat(name) is not None
+    except StoreError as exc:
+        if all(x.code == "SR100" for x in exc.diagnostics):
+            return False
+        raise
+
+
+def _move(src: HeldDir, dst: HeldDir, rel: str, *, create: bool) -> None:
+    """Rename ``rel`` (a plain name, or a ``/``-separated path) from ``src`` to the same
+    place in ``dst`` (its directories made there when ``create``)."""
+    *dirs, name = rel.split("/")
+    if not dirs:
+        src.replace(name, name, into=dst)  # same file system: a rename, atomic
+        return
+    with src.descend(dirs) as a, dst.descend(dirs, create=create) as b:
+        a.replace(name, name, into=b)
+
+
+def _return(h: HeldDir, target: HeldDir, moved: list[str]) -> list[str]:
+    """Move ``moved`` back from ``target``, newest first; the names that could not be."""
+    failed = []
+    for entry in reversed(moved):
+        try:
+            _move(target, h, entry, create=False)
+        except (OSError, StoreError):
+            failed.append(entry)
+    return failed
+
+
+def _remove_folder(h: HeldDir, made: str, made_archive_dir: bool) -> None:
+    """Remove the (emptied) folder ``made``, and ``.archive`` when the command made it."""
+    with contextlib.suppress(OSError, StoreError), _hold_archive_dir(h, create=False) as base:
+        base.rmtree(made)  # empty directories only: every file was moved back
+        base.fsync()
+    if made_archive_dir:
+        with contextlib.suppress(OSError, StoreError):
+            h.rmdir(ARCHIVE_DIR)
+
+
+def _move_all(
+    h: HeldDir, target: HeldDir, names: list[str], base: HeldDir, made: str, made_dir: bool
+) -> None:
     """Rename every name into ``target``, or none: on a failure the files already moved go
-    back, the empty folder is removed, and the refusal says nothing was archived."""
+    back, the folder is removed (and ``.archive`` when the command made it), and the refusal
+    says nothing was archived."""
     moved: list[str] = []
+    entry = names[0]
     try:
         for entry in names:
-            h.replace(entry, entry, into=target)  # same file system: a rename, atomic
+            _move(h, target, entry, create=True)
             moved.append(entry)
-    except OSError as exc:
-        back_failed = []
-        for entry in reversed(moved):
-            try:
-                target.replace(entry, entry, into=h)
-            except OSError:
-                back_failed.append(entry)
+    except (OSError, StoreError) as exc:
+        back_failed = _return(h, target, moved)
         if not back_failed:
-            with contextlib.suppress(OSError):
-                base.rmdir(made)
+            _remove_folder(h, made, made_dir)
         where = (
             "the session is as it was"
             if not back_failed
             else f"{', '.join(back_failed)} could not be moved back from .archive/{made}"
         )
+        why = (
+            f"{exc.strerror or exc}"
+            if isinstance(exc, OSError)
+            else "; ".join(f"{x.code} {x.message}" for x in exc.diagnostics)
+        )
         raise StoreError(
             [
                 diag(
                     "SR164",
-                    f"{exc.filename or entry} could not be archived: {exc.strerror or exc}; "
+                    f"{getattr(exc, 'filename', None) or entry} could not be archived: {why}; "
                     f"nothing was archived ({where})",
                     file=h.name(entry),
                 )

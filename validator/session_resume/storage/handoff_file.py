@@ -14,20 +14,24 @@ from session_resume.core.timeutil import parse_ts
 from session_resume.storage.held import HeldDir, StoreError
 
 
-def check_session_handoff(session_dir: str | os.PathLike[str]) -> list[Diagnostic]:
+def check_session_handoff(
+    session_dir: str | os.PathLike[str], held: HeldDir | None = None
+) -> list[Diagnostic]:
     """Check the session directory's ``00-handoff.md`` against its state (I/O shell);
-    nothing to say when there is no handoff. Both are read relative to the session directory
-    held (a link is followed only inside it)."""
+    nothing to say when there is no handoff. Both are read by plain name inside ``held`` (the
+    session directory held; without it, held here: a link is followed only inside it)."""
     d = Path(session_dir)
     name = str(d / HANDOFF)
-    try:
-        with HeldDir.at(d, d) as h:
-            if not h.exists(HANDOFF):
-                return []
-            res = h.read_limited(HANDOFF, max_size=MAX_HANDOFF_BYTES)
-            state = h.read_limited("00-session-state.json")
-    except StoreError:
-        return []  # no directory to hold: no handoff either
+    if held is None:
+        try:
+            with HeldDir.at(d, d) as h:
+                return check_session_handoff(d, h)
+        except StoreError:
+            return []  # no directory to hold: no handoff either
+    if not held.exists(HANDOFF):
+        return []
+    res = held.read_limited(HANDOFF, max_size=MAX_HANDOFF_BYTES)
+    state = held.read_limited("00-session-state.json")
     if res.data is None:
         why = "; ".join(x.message for x in res.diagnostics) or "cannot read it"
         return [diag("SR600", f"the handoff cannot be read: {why}", file=name)]

@@ -40,10 +40,26 @@ from contextvars import ContextVar
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.limits import DEFAULT_MAX_SIZE
-from session_resume.records import dataclass, field
-from session_resume.storage.fileio import LockBusy, read_upto, try_lock, unlock, write_all
+from session_resume.records import dataclass, field, replace
+from session_resume.storage.fileio import (
+    LockBusy,
+    read_upto,
+    try_lock,
+    unlock,
+    within,
+    write_all,
+)
 
-__all__ = ["HeldDir", "LockBusy", "StoreError", "holding", "plain_name", "using"]
+__all__ = [
+    "HeldDir",
+    "LockBusy",
+    "StoreError",
+    "holding",
+    "plain_name",
+    "read_path",
+    "using",
+    "within",
+]
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -81,14 +97,6 @@ class StoreError(Exception):
 class ReadResult:
     data: bytes | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
-
-
-def within(path: str, root: str) -> bool:
-    """``path`` is ``root`` or below it (two absolute, normalised path strings)."""
-    path, root = os.path.normcase(path), os.path.normcase(root)
-    if path == root:
-        return True
-    return path.startswith(root if root.endswith(os.sep) else root + os.sep)
 
 
 def plain_name(name: str) -> Diagnostic | None:
@@ -648,3 +656,46 @@ def using(
             return
     with HeldDir.at(path, root, create=create) as h:
         yield h
+
+
+# --- a file named by a path -------------------------------------------------------------------
+
+
+def read_path(
+    path: str | os.PathLike[str],
+    *,
+    max_size: int = DEFAULT_MAX_SIZE,
+    root: str | os.PathLike[str] | None = None,
+) -> ReadResult:
+    """Read the file ``path`` (a state file named on a command line, an import's source, a
+    configuration file) as :meth:`HeldDir.read_limited` reads a name: its directory held
+    (walked from ``root`` without following a link out of it; a link to the file followed
+    only inside ``root``). Without a root the operator named the file: a link to it is
+    resolved once, as named (SR103 when it dangles), and the file read inside its real
+    directory. Never raises ``OSError``; diagnostics name ``path`` as given."""
+    name = os.fspath(path)
+    out = ReadResult()
+    if root is None:
+        real = os.path.realpath(name)
+        if os.path.islink(name) and not os.path.lexists(real):
+            out.diagnostics.append(
+                diag("SR103", f"symbolic link to missing {os.readlink(name)!r}", file=name)
+            )
+            return out
+        parent, base = os.path.split(real)
+        bound: str | os.PathLike[str] = parent
+    else:
+        parent, base = os.path.split(os.path.abspath(name))
+        bound = root
+    try:
+        with HeldDir.at(parent, bound) as h:
+            res = h.read_limited(base, max_size=max_size)
+            shown = h.name(base)
+    except StoreError as exc:
+        for d in exc.diagnostics:
+            missing = d.code == "SR100"
+            out.diagnostics.append(diag("SR100", "no such file", file=name) if missing else d)
+        return out
+    out.data = res.data
+    out.diagnostics = [d if d.file != shown else replace(d, file=name) for d in res.diagnostics]
+    return out

@@ -93,7 +93,7 @@ def read_tail(path: str | os.PathLike[str], n: int = 10, *, held: HeldDir | None
     out = Tail()
     name = os.fspath(path)
     try:
-        fd = held.open(WORKLOG, _READ_FLAGS) if held is not None else os.open(name, _READ_FLAGS)
+        fd = _open_read(name, held)
     except FileNotFoundError:
         return out
     except OSError as exc:
@@ -109,6 +109,25 @@ def read_tail(path: str | os.PathLike[str], n: int = 10, *, held: HeldDir | None
         return out
     finally:
         os.close(fd)
+
+
+def _open_read(name: str, held: HeldDir | None) -> int:
+    """The worklog opened for reading, never through a link nor blocking on a FIFO: by plain
+    name inside ``held``, else inside its directory ``name`` names, held now (the command's
+    own when it holds that directory). Raises ``OSError`` (``FileNotFoundError`` when there
+    is no worklog or no directory)."""
+    if held is not None:
+        return held.open(WORKLOG, _READ_FLAGS)
+    parent, base = os.path.split(name)
+    parent = parent or os.curdir
+    try:
+        with held_mod.using(parent, parent) as h:
+            return h.open(base, _READ_FLAGS)
+    except held_mod.StoreError as exc:
+        why = "; ".join(d.message for d in exc.diagnostics)
+        if all(d.code == "SR100" for d in exc.diagnostics):
+            raise FileNotFoundError(errno.ENOENT, why, name) from None
+        raise OSError(errno.EIO, why, name) from None
 
 
 def _last_lines(fd: int, size: int, want: int) -> tuple[list[bytes | None], bool]:
@@ -196,7 +215,7 @@ def session_ended(path: str | os.PathLike[str], session: Any, n: int) -> bool:
     name is in a line either as the bytes ``session_end`` or through a JSON escape (a
     backslash); the tail is parsed only when one of its lines has either."""
     try:
-        fd = os.open(os.fspath(path), _READ_FLAGS)
+        fd = _open_read(os.fspath(path), None)
     except OSError:
         return False  # absent or unreadable: read_tail has no events either
     try:
@@ -245,13 +264,15 @@ def _tail_has(fd: int, size: int, want: int, needles: tuple[bytes, ...]) -> bool
     return False
 
 
-def scan(path: str | os.PathLike[str]) -> list[Diagnostic]:
-    """Check every line (for `validate`): garbage with its line number, seq order."""
+def scan(path: str | os.PathLike[str], *, held: HeldDir | None = None) -> list[Diagnostic]:
+    """Check every line (for `validate`): garbage with its line number, seq order. ``held``:
+    the session directory held (the worklog is opened by name inside it; ``path`` names it in
+    messages)."""
     name = os.fspath(path)
     out: list[Diagnostic] = []
     try:
         # O_NONBLOCK: opening a FIFO for reading must not wait for a writer
-        fd = os.open(name, _READ_FLAGS)
+        fd = _open_read(name, held)
         fh = os.fdopen(fd, "rb")
     except FileNotFoundError:
         return out

@@ -24,7 +24,7 @@ from session_resume.importers.dotagent.source import (
     memory_relative,
     task_output,
 )
-from session_resume.storage.fileio import read_limited, within
+from session_resume.storage.held import read_path, within
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ def _load_json(path: Path, what: str, *, required: bool, root: str) -> Any:
                 )
             ]
         )
-    res = read_limited(path, root=root)  # never a link out of the source
+    res = read_path(path, root=root)  # never a link out of the source
     if res.data is None:
         raise ImportRefused(
             [
@@ -88,7 +88,7 @@ def _facts(path: Path, *, keep_value: bool, root: str) -> FileFacts:
         return FileFacts()
     if not path.is_file():
         return FileFacts(st.st_mtime)
-    res = read_limited(path, root=root)  # never a link out of the source
+    res = read_path(path, root=root)  # never a link out of the source
     if res.data is None:
         return FileFacts(st.st_mtime)
     parsed = parse_json_bytes(res.data, require_object=False)

@@ -21,7 +21,7 @@ from session_resume.importers.tracker.source import (
     TrackerSource,
     WorklogLine,
 )
-from session_resume.storage.fileio import read_limited
+from session_resume.storage.held import read_path
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def _read_json(path: Path, what: str, *, required: bool) -> Any:
             ],
             exit_code=2,
         )
-    res = read_limited(path, root=path.parent)  # never a link out of the source
+    res = read_path(path, root=path.parent)  # never a link out of the source
     if res.data is None:
         raise ImportRefused(
             [
@@ -72,7 +72,7 @@ def _read_json(path: Path, what: str, *, required: bool) -> Any:
 def read_worklog(path: Path) -> list[WorklogLine]:
     if not os.path.lexists(path):
         return []
-    res = read_limited(path, max_size=MAX_WORKLOG, root=path.parent)
+    res = read_path(path, max_size=MAX_WORKLOG, root=path.parent)
     if res.data is None:
         raise ImportRefused(
             [
@@ -144,12 +144,12 @@ def read_source(
         )
     sentinel = None
     if os.path.isfile(d / SENTINEL_FILE):  # at most 64 KiB, never read whole, no link out
-        sres = read_limited(d / SENTINEL_FILE, max_size=65536, root=d)
+        sres = read_path(d / SENTINEL_FILE, max_size=65536, root=d)
         if sres.data is not None:
             sentinel = sres.data.decode("utf-8", errors="replace")
     monitor = None
     if os.path.isfile(d / MONITOR_FILE):
-        mres = read_limited(d / MONITOR_FILE, max_size=65536, root=d)
+        mres = read_path(d / MONITOR_FILE, max_size=65536, root=d)
         if mres.data is not None:
             mp = parse_json_bytes(mres.data)
             monitor = mp.value if isinstance(mp.value, dict) and not mp.corrupt else None
