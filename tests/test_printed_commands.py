@@ -195,7 +195,10 @@ def _scenarios(base: Path) -> list[Printed]:
         ["decide", "zzz", "x", "--project", "P"],
         ["decide", "regoin", "x", "--root", str(root), "--session-dir", "agent-output/P"],
     ):
-        p += collect([*argv, *NOW], outside if str(root) in " ".join(argv) else sub)
+        where = outside if str(root) in " ".join(argv) else sub
+        p += collect([*argv, *NOW], where)
+        if argv[0] == "decide":
+            p += collect([*argv, "--format", "json", *NOW], where)
     # outside the repository, with --root and with an absolute path
     p += collect(["resume", "agent-output/P", "--root", str(root), *NOW], outside)
     p += collect(["report", str(root / "agent-output" / "P"), *NOW], outside)
