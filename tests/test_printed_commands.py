@@ -190,8 +190,15 @@ def _scenarios(base: Path) -> list[Printed]:
         ["start", "2", "--project", "P"],
         ["checkpoint", "1", "not-a-checkpoint", "--project", "P"],
         ["start", "1", "--session-dir", str(root / "agent-output" / "P")],
+        # a decision key apex does not define (SR422): the nearest key's command, or none near
+        ["decide", "regoin", "west europe", "--project", "P"],
+        ["decide", "zzz", "x", "--project", "P"],
+        ["decide", "regoin", "x", "--root", str(root), "--session-dir", "agent-output/P"],
     ):
-        p += collect([*argv, *NOW], outside if str(root) in " ".join(argv) else sub)
+        where = outside if str(root) in " ".join(argv) else sub
+        p += collect([*argv, *NOW], where)
+        if argv[0] == "decide":
+            p += collect([*argv, "--format", "json", *NOW], where)
     # outside the repository, with --root and with an absolute path
     p += collect(["resume", "agent-output/P", "--root", str(root), *NOW], outside)
     p += collect(["report", str(root / "agent-output" / "P"), *NOW], outside)
@@ -357,7 +364,7 @@ def scenario_output(tmp_path_factory: pytest.TempPathFactory) -> list[Printed]:
 def test_scenarios_print_commands_and_hints(scenario_output: list[Printed]) -> None:
     """The scenarios exercise what they should: refusals with hints, and commands."""
     codes = {p.code for p in scenario_output}
-    assert {"SR710", "SR130", "SR161", "run", "text"} <= codes, sorted(codes)
+    assert {"SR710", "SR130", "SR161", "SR422", "run", "text"} <= codes, sorted(codes)
     assert sum(1 for p in scenario_output if SUGGESTED.search(p.message + p.hint)) > 20
 
 
