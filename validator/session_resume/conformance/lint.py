@@ -34,8 +34,6 @@ NOT_PRODUCIBLE: dict[str, str] = {
     "their only const is schema_version, which the version gate decides first (SR140-SR142)",
     "SR160": "lock timeout: needs a second writer holding the lock while the case runs; "
     "timing, not file content (tests/test_store.py covers it)",
-    "SR161": "write refused: produced by the write commands (init/start/checkpoint/complete…) "
-    "through store.save, which is not a conformance operation",
     "SR162": "revision conflict: store.save with an expected revision; write commands only",
     "SR209": "catch-all for schema keywords without their own code; no keyword of the state "
     "schemas needs it (the lint checks this stays true); also the one finding saying the "
@@ -68,7 +66,6 @@ NOT_PRODUCIBLE: dict[str, str] = {
     "SR514": "no session lease: the session ping/end commands only",
     "SR515": "the lease write failing (disk full): the write and session commands only "
     "(tests/test_full_disk.py fills a tmpfs)",
-    "SR710": "invalid transition: the write commands only",
     "SR900": "internal error: a bug in the tool, never an expected result",
 }
 # Whole groups of codes that belong to commands outside the four operations.
