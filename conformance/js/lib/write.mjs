@@ -10,6 +10,7 @@ import { createRequire } from "node:module";
 import { hostname, userInfo } from "node:os";
 import { join } from "node:path";
 import { withLock } from "./lock.mjs";
+import { startedAtGate } from "./resume.mjs";
 import { appendEvent, leaseState, readLease, readTail, SENTINEL } from "./session.mjs";
 import { BAK, checkPaths, fsyncDir, load, Refused, replaceState, serialize, writeTemp } from "./store.mjs";
 import * as T from "./transitions.mjs";
@@ -515,15 +516,20 @@ export function sessionEnd(ctx) {
 // --- the write moments (builds as the reference's, event details included) ----------------
 
 /** Moment 1, a step starts. @param {Context} ctx @param {string} key @param {{force?: boolean, name?: string|null}} [opts] */
-export const startStep = (ctx, key, { force = false, name = null } = {}) =>
-  writeState(ctx, (doc, wf, orphaned) => {
+export const startStep = (ctx, key, { force = false, name = null } = {}) => {
+  // a step handed over at a gate (transition) that recorded nothing since starts without
+  // costing an attempt, even after an orphan (spec §4, §10 SR712)
+  const handover = startedAtGate(readTail(ctx.dir, LEASE_TAIL_EVENTS).events, key);
+  return writeState(ctx, (doc, wf, orphaned) => {
     const steps = isObject(doc.steps) ? doc.steps : {};
     const oldStatus = isObject(steps[key]) ? steps[key].status : null;
-    const restartOrphan = orphaned && oldStatus === "in_progress";
+    const untouched = handover && isObject(steps[key]) && steps[key].sub_step === null;
+    const restartOrphan = orphaned && oldStatus === "in_progress" && !untouched;
     const document = T.start(doc, wf, key, ctx.now, { force, orphaned: restartOrphan, name });
     /** @type {Record<string, unknown>} */
     const detail = { attempts: document.steps[key].attempts ?? null };
-    if (oldStatus === "in_progress") detail.restart = true;
+    if (oldStatus === "in_progress" && untouched) detail.handover = true;
+    else if (oldStatus === "in_progress") detail.restart = true;
     if (restartOrphan) detail.orphaned = true;
     if (oldStatus === "complete" || oldStatus === "skipped") detail.rerun = oldStatus;
     const interrupted = Object.keys(steps).filter((k) => k !== key && isObject(steps[k]) && steps[k].status === "in_progress");
@@ -531,6 +537,7 @@ export const startStep = (ctx, key, { force = false, name = null } = {}) =>
     if (force) detail.forced = true;
     return { document, event: "step_start", step: key, detail };
   });
+};
 
 /** Moment 2, a sub-step checkpoint. @param {Context} ctx @param {string} key @param {string} subStep @param {{artifacts?: string[], contextFiles?: string[]}} [opts] */
 export const checkpointStep = (ctx, key, subStep, { artifacts = [], contextFiles = [] } = {}) =>
