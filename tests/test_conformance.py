@@ -26,6 +26,7 @@ from xml.etree import ElementTree as ET
 import jsonschema
 import pytest
 
+from session_resume.conformance import ADAPTER_OPERATIONS, OPERATIONS
 from session_resume.conformance.lint import NOT_PRODUCIBLE, PROSE_RULE, lint_suite
 from session_resume.conformance.runner import parse_skip_file
 
@@ -60,7 +61,7 @@ def test_suite_lints_clean() -> None:
     res = lint_suite(SUITE, REPO)
     assert res.ok, "\n".join(res.problems)
     assert len(res.cases) >= 150
-    assert {c.operation for c in res.cases} == {"validate", "migrate", "recover", "resume"}
+    assert {c.operation for c in res.cases} == set(OPERATIONS)
     assert not set(NOT_PRODUCIBLE) & set(res.codes_covered)
 
 
@@ -204,7 +205,7 @@ def test_python_reference_adapter() -> None:
     proc, report = _run_json(PY_ADAPTER, skip)
     assert proc.returncode == 0, proc.stderr
     _check_against_skip_list(report, skip)
-    assert report["operations"] == ["validate", "migrate", "recover", "resume"]
+    assert report["operations"] == list(ADAPTER_OPERATIONS)
 
 
 @pytest.mark.node  # test tier (README "Test tiers"): Node and `npm ci`
@@ -480,13 +481,26 @@ def test_list_and_lint_commands() -> None:
 
 
 def test_runner_messages_follow_the_schemas(tmp_path: Path) -> None:
-    from session_resume.conformance import PROTOCOL_VERSION
-    from session_resume.conformance.cases import Workspace, load_suite, run_arguments
+    from session_resume.conformance import PROTOCOL_VERSION, RUNNER_STEPS
+    from session_resume.conformance.cases import (
+        Workspace,
+        load_suite,
+        run_arguments,
+        step_message,
+    )
 
     root = tmp_path / "repo"
     ws = Workspace(tmp_path, root, root / "agent-output" / "demo", tmp_path / "outside")
     run = jsonschema.Draft202012Validator(schema("run-request.json"))
     for n, case in enumerate(load_suite(SUITE)):
+        if case.operation == "sequence":
+            for i, step in enumerate(case.steps):
+                if step["op"] in RUNNER_STEPS:
+                    continue
+                message = {"cmd": "run", "seq": n, "case": step_message(case, i, ws)}
+                errors = [e.message for e in run.iter_errors(message)]
+                assert not errors, f"{case.key} step {i + 1}: {errors}"
+            continue
         message = {
             "cmd": "run",
             "seq": n,
@@ -497,3 +511,91 @@ def test_runner_messages_follow_the_schemas(tmp_path: Path) -> None:
         assert not errors, f"{case.key}: {errors}"
     jsonschema.validate({"cmd": "start", "version": PROTOCOL_VERSION}, schema("start-request.json"))
     jsonschema.validate({"cmd": "stop"}, schema("stop-request.json"))
+
+
+# --- sequence cases -----------------------------------------------------------------------
+
+
+def test_lint_checks_sequence_cases(tmp_path: Path) -> None:
+    """docs/conformance.md, "Sequence cases": every `files` names a directory of expected/ and
+    every one there is named; a step's codes are named by the section it cites; no step
+    compares prose."""
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "spec.md").write_text(
+        "# spec\n\n## 4. Writing\n\nRefused: SR161, SR710.\n\n## 10. Resume\n\nSR713.\n"
+    )
+    d = tmp_path / "cases" / "g" / "seq"
+    (d / "expected" / "named").mkdir(parents=True)
+    (d / "expected" / "named" / "00-session-state.json").write_text("{}")
+    (d / "expected" / "unused").mkdir()
+    (d / "expected" / "unused" / "x").write_text("x")
+    (d / "case.yaml").write_text(
+        "id: seq\ntitle: t\nspec: '§4'\noperation: sequence\nnow: '2026-03-02T12:00:00Z'\n"
+        "steps:\n"
+        "- {op: init, arguments: {project: demo}, files: named, expected: {written: true}}\n"
+        "- {op: start, arguments: {step: '1'}, files: missing, expected: {written: false, "
+        "codes: [SR161, SR511]}}\n"
+        "- op: resume\n  spec: '§10'\n  expected: {action: continue_step, reasons: [SR713], "
+        "warnings: [], decision: {x: {hint: h}}}\n"
+        "- {op: write, path: 00-session-state.json, text: ''}\n"
+    )
+    bad = tmp_path / "cases" / "g" / "seq-with-expected"
+    bad.mkdir()
+    (bad / "case.yaml").write_text(
+        "id: seq-with-expected\ntitle: t\nspec: '§4'\noperation: sequence\n"
+        "now: '2026-03-02T12:00:00Z'\nexpected: {codes: []}\nsteps: [{op: remove, path: x}]\n"
+    )
+    problems = [p for p in lint_suite(tmp_path / "cases", tmp_path).problems if p.startswith("g/")]
+    assert "g/seq: a step names files missing, but there is no expected/missing/" in problems
+    assert "g/seq: expected/unused/ is named by no step's `files`" in problems
+    assert (
+        "g/seq: an answer expects SR511, which docs/spec.md §4 does not name (cite the section "
+        "stating it: the step's `spec`)" in problems
+    )
+    assert (
+        f"g/seq: an expected.decision /x/hint is prose ({PROSE_RULE}): never compared, remove it"
+        in problems
+    )
+    assert [p for p in problems if p.startswith("g/seq-with-expected: case.yaml")], problems
+    assert len([p for p in problems if p.startswith("g/seq:")]) == 4, problems
+
+
+def _sequence_copy(tmp_path: Path, cid: str) -> Path:
+    suite = tmp_path / "cases"
+    shutil.copytree(SUITE / "sequence" / cid, suite / "sequence" / cid)
+    return suite / "sequence" / cid
+
+
+def test_a_sequence_fails_at_the_step_that_differs(tmp_path: Path) -> None:
+    """The runner names the first step whose answer or files differ (its 1-based number and
+    operation) and stops there; the unmodified case passes through the reference adapter."""
+    case = _sequence_copy(tmp_path, "init-start-resume-by-path")
+    suite = str(tmp_path / "cases")
+    proc = conformance("--adapter", PY_ADAPTER, "--suite", suite)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    yaml_path = case / "case.yaml"
+    yaml_path.write_text(yaml_path.read_text().replace("continue_step", "restart_step"))
+    proc = conformance("--adapter", PY_ADAPTER, "--suite", suite)
+    assert proc.returncode == 1
+    assert "step 3 (resume) differs" in proc.stdout
+    assert "action: expected restart_step, got continue_step" in proc.stdout
+    state = case / "expected" / "after-start" / "00-session-state.json"
+    state.write_text(state.read_text().replace('"attempts": 1', '"attempts": 7'))
+    proc = conformance("--adapter", PY_ADAPTER, "--suite", suite)
+    assert "step 2 (start) differs" in proc.stdout
+    assert "00-session-state.json: /steps/1/attempts: expected 7, got 1" in proc.stdout
+    assert "step 3" not in proc.stdout  # the first failing step decides
+
+
+def test_a_sequence_checks_the_files_outside_the_session(tmp_path: Path) -> None:
+    """The naming rule is checked through the answers and the files: a step naming the decoy
+    under src/ (spelled ./…, the current directory's) instead of the root's session fails."""
+    case = _sequence_copy(tmp_path, "naming-root-wins-over-current-directory")
+    yaml_path = case / "case.yaml"
+    text = yaml_path.read_text()
+    assert "cwd: src\n  path: agent-output/demo" in text
+    # name the decoy (./… is the current directory's): no state there, the write is refused
+    yaml_path.write_text(text.replace("path: agent-output/demo", "path: ./agent-output/demo", 1))
+    proc = conformance("--adapter", PY_ADAPTER, "--suite", str(tmp_path / "cases"))
+    assert proc.returncode == 1
+    assert "step 3 (checkpoint) differs" in proc.stdout

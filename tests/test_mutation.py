@@ -75,6 +75,19 @@ def test_the_harness_detects_a_kill_and_a_survivor(tmp_path: Path) -> None:
     assert "freedom: none recorded" in text
 
 
+def test_the_harness_runs_sequence_cases(tmp_path: Path) -> None:
+    """A rule only a sequence of writes shows (a step handed over at a gate starts without
+    costing an attempt, even after an orphan: spec §4, §10) is killed by its sequence case;
+    `--timeout` gives a loaded machine's adapter more time per case."""
+    code, report, text = _mutate(
+        tmp_path, "--only", "handover-start-costs-attempt",
+        "--cases", "sequence/gate-handover-orphaned-costs-no-attempt", "--timeout", "60",
+    )  # fmt: skip
+    assert code == 0, text
+    (result,) = report["results"]  # type: ignore[misc]
+    assert result["killed_by"] == ["sequence/gate-handover-orphaned-costs-no-attempt"]
+
+
 def test_bad_mutant_lists_are_usage_errors(tmp_path: Path) -> None:
     bad = tmp_path / "mutants.yaml"
     bad.write_text(

@@ -1,15 +1,78 @@
 #!/usr/bin/env node
 // The conformance adapter of the JavaScript implementation (docs/conformance.md,
 // schema/conformance/*.json): NDJSON on stdin/stdout, `start` -> implementation info,
-// `run` -> result | errored, `stop`. It runs the library's four operations (lib/operations.mjs).
+// `run` -> result | errored, `stop`. It runs the library's four operations (lib/operations.mjs)
+// and, for the steps of a sequence case, its writes (lib/write.mjs).
 
+import { existsSync, lstatSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
+import { isAbsolute, join, normalize } from "node:path";
 import { createInterface } from "node:readline";
 import { migrateDir, recoverDir, resumeDir, validatePath } from "./lib/operations.mjs";
 import { parseNow } from "./lib/timestamps.mjs";
+import { LockError } from "./lib/lock.mjs";
+import { loadWorkflow, WorkflowError } from "./lib/workflow.mjs";
+import * as W from "./lib/write.mjs";
 
 const require = createRequire(import.meta.url);
 const pkg = require("./package.json");
+
+/**
+ * The session directory of a run request: `dir`, or the one `name` names as a command line would
+ * (docs/spec.md §1, "Naming a session"): a project by the workflow's `session_dir` pattern under
+ * the root; a relative path under the root when it exists there, else under `cwd`; `./` and
+ * `../` always under `cwd`. @param {any} c @returns {string}
+ */
+function sessionDir(c) {
+  if (c.dir) return c.dir;
+  const name = c.name;
+  if (name.project !== undefined) {
+    const wf = loadWorkflow(c.arguments.workflow ?? "apex");
+    return join(c.root, wf.sessionDir.replace("{project}", name.project));
+  }
+  const path = name.path;
+  const cwd = c.cwd ?? c.root;
+  if (isAbsolute(path)) return path;
+  if (path === "." || path === ".." || path.startsWith("./") || path.startsWith("../")) return normalize(join(cwd, path));
+  let underRoot = false;
+  try {
+    lstatSync(join(c.root, path));
+    underRoot = true;
+  } catch { /* not under the root */ }
+  return underRoot ? join(c.root, path) : join(cwd, path);
+}
+
+/** @type {Record<string, (ctx: any, a: any) => any>} */
+const WRITES = {
+  init: (ctx, a) => W.init(ctx, a.project, { workflow: a.workflow }),
+  session_start: (ctx, a) => W.sessionStart(ctx, { takeover: a.takeover }),
+  session_end: (ctx) => W.sessionEnd(ctx),
+  start: (ctx, a) => W.startStep(ctx, a.step, { force: a.force }),
+  checkpoint: (ctx, a) => W.checkpointStep(ctx, a.step, a.sub_step, { artifacts: a.artifacts, contextFiles: a.context_files }),
+  complete: (ctx, a) => W.completeStep(ctx, a.step),
+  skip: (ctx, a) => W.skipStep(ctx, a.step, a.reason, { force: a.force }),
+  decide: (ctx, a) => W.decide(ctx, a.key, a.value),
+  transition: (ctx, a) => W.transition(ctx, a.complete, a.start, a.decisions, { force: a.force }),
+};
+
+/** A write of a sequence: written, the refusal's codes, the session and revision it wrote. @param {any} c */
+function write(c) {
+  const a = c.arguments;
+  const dir = sessionDir(c);
+  const isDir = existsSync(dir) && statSync(dir).isDirectory();
+  if (c.operation !== "init" && !isDir) return { written: false, codes: ["SR100"], session: null, revision: null };
+  const ctx = { dir, now: parseNow(c.now), root: c.root, session: a.session, owner: a.owner, staleSeconds: a.stale_seconds, newSession: a.new_session };
+  try {
+    const res = WRITES[c.operation](ctx, a);
+    return { written: res.action !== "none", codes: [], session: res.session, revision: res.revision ?? null };
+  } catch (err) {
+    const e = /** @type {any} */ (err);
+    if (e instanceof W.WriteError || e instanceof WorkflowError || e instanceof LockError) {
+      return { written: false, codes: [...new Set(/** @type {string[]} */ (e.codes))].sort(), session: null, revision: null };
+    }
+    throw err;
+  }
+}
 
 /** @type {Record<string, (c: any) => object>} */
 const OPS = {
@@ -28,17 +91,17 @@ const OPS = {
   },
   migrate: (c) => {
     const a = c.arguments;
-    const out = migrateDir(c.dir, { now: parseNow(c.now), root: c.root, workflow: a.workflow, salvage: a.salvage === true });
+    const out = migrateDir(sessionDir(c), { now: parseNow(c.now), root: c.root, workflow: a.workflow, salvage: a.salvage === true });
     return { status: out.status, codes: out.codes };
   },
   recover: (c) => {
-    const out = recoverDir(c.dir, { now: parseNow(c.now), root: c.root, workflow: c.arguments.workflow, project: c.arguments.project });
+    const out = recoverDir(sessionDir(c), { now: parseNow(c.now), root: c.root, workflow: c.arguments.workflow, project: c.arguments.project });
     return { status: out.status, codes: out.codes };
   },
   resume: (c) => {
     const a = c.arguments;
     return {
-      decision: resumeDir(c.dir, {
+      decision: resumeDir(sessionDir(c), {
         now: parseNow(c.now),
         root: c.root,
         step: a.step,
@@ -50,6 +113,7 @@ const OPS = {
       }),
     };
   },
+  ...Object.fromEntries(Object.keys(WRITES).map((op) => [op, write])),
 };
 
 /** @param {any} msg */

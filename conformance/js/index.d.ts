@@ -181,6 +181,8 @@ export interface Context {
   owner?: string;
   staleSeconds?: number;
   defaultWorkflow?: string;
+  /** The id a write uses when it must choose one itself (an implicit lease, a takeover naming none); default a random one. */
+  newSession?: string | null;
 }
 export interface WorklogEvent { v: 1; ts: string; seq: number; session: string; event: string; step?: string; sub_step?: string; detail?: Record<string, unknown> }
 export interface WriteResult {
@@ -190,7 +192,7 @@ export interface WriteResult {
   event: WorklogEvent | null;
   events: WorklogEvent[];
   step: string | null;
-  lease: "keep" | "create" | "takeover";
+  lease: "keep" | "create" | "adopt" | "takeover";
   previousSession: string | null;
   attempts: number;
 }
@@ -212,6 +214,10 @@ export function checkpoint(ctx: Context, key: string, subStep: string, opts?: { 
 export function complete(ctx: Context, key: string): WriteResult;
 export function skip(ctx: Context, key: string, reason: string, opts?: { force?: boolean }): WriteResult;
 export function decide(ctx: Context, key: string, value: unknown): WriteResult;
+/** `session start`: create the lease, keep the caller's own, adopt an implicit one, or take over (an orphaned one, or a live one with `takeover`); SR511 otherwise. */
+export function sessionStart(ctx: Context, opts?: { takeover?: boolean; owner?: string | null; pid?: number | null }): { session: string; action: "created" | "kept" | "adopted" | "takeover"; events: WorklogEvent[] };
+/** `session end`: log `session_end` and remove the lease; `none` when there was none. */
+export function sessionEnd(ctx: Context): { session: string | null; action: "ended" | "none"; events: WorklogEvent[] };
 export function logDecision(ctx: Context, entry: { title: string; choice: string; rationale: string; step?: string | null; alternatives?: string[] }): WriteResult;
 export function finding(ctx: Context, action: "add" | "resolve", title: string): WriteResult;
 export function transition(ctx: Context, completeKey: string, startKey: string, decisions: Record<string, unknown>, opts?: { force?: boolean }): WriteResult;

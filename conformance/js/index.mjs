@@ -20,6 +20,6 @@ export { withLock, LockError } from "./lib/lock.mjs";
 export * as transitions from "./lib/transitions.mjs";
 export {
   checkpointStep as checkpoint, completeStep as complete, decide, finding, init, logDecision, save,
-  skipStep as skip, startStep as start, transition, WriteError,
+  sessionEnd, sessionStart, skipStep as skip, startStep as start, transition, WriteError,
 } from "./lib/write.mjs";
 export { main as cli } from "./lib/cli.mjs";

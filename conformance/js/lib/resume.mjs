@@ -326,7 +326,7 @@ function shellQuote(s) {
 
 /** The step's latest event is a `step_start` written by `transition` (its detail names the
  *  step completed), with no checkpoint, completion or skip since. */
-function startedAtGate(events, key) {
+export function startedAtGate(events, key) {
   for (let i = events.length - 1; i >= 0; i--) {
     const ev = events[i];
     if (ev.step !== key) continue;

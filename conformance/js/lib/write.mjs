@@ -10,6 +10,7 @@ import { createRequire } from "node:module";
 import { hostname, userInfo } from "node:os";
 import { join } from "node:path";
 import { withLock } from "./lock.mjs";
+import { startedAtGate } from "./resume.mjs";
 import { appendEvent, leaseState, readLease, readTail, SENTINEL } from "./session.mjs";
 import { BAK, checkPaths, fsyncDir, load, Refused, replaceState, serialize, writeTemp } from "./store.mjs";
 import * as T from "./transitions.mjs";
@@ -46,9 +47,10 @@ export const defaultOwner = () => process.env.USER || process.env.USERNAME || ((
 })();
 
 /**
- * Where and when a write happens, and as which session.
+ * Where and when a write happens, and as which session. `newSession`: the id a write uses when
+ * it must choose one itself (an implicit lease, a takeover naming none); default a random one.
  * @typedef {{dir: string, now: number, root?: string|null, session?: string|null, owner?: string,
- *   staleSeconds?: number, defaultWorkflow?: string}} Context
+ *   staleSeconds?: number, defaultWorkflow?: string, newSession?: string|null}} Context
  */
 
 const newSessionId = () => randomBytes(8).toString("hex");
@@ -106,55 +108,100 @@ export function currentLease(ctx) {
 }
 
 /**
- * What a write does about the lease: keep it, create one, or take over (SR511 when a live
- * lease of another session is in the way).
+ * What a write does about the lease: keep it, create one, adopt an implicit one (the same user,
+ * now naming a session: spec §7), or take over (SR511 when a live lease of another session is
+ * in the way).
  * @param {{state: string, age: number|null, sentinel: any}} lease
- * @param {{session?: string|null, claim?: boolean, takeover?: boolean, file?: string}} opts
+ * @param {{session?: string|null, claim?: boolean, takeover?: boolean, file?: string, mint?: () => string}} opts
  */
-export function planLease(lease, { session = null, claim = false, takeover = false, file = "" }) {
+export function planLease(lease, { session = null, claim = false, takeover = false, file = "", mint = newSessionId }) {
   const holder = isObject(lease.sentinel) ? lease.sentinel.session : undefined;
   if (["none", "ended", "unreadable"].includes(lease.state) || typeof holder !== "string") {
-    return { action: "create", session: session ?? newSessionId(), lease, orphaned: false };
+    return { action: "create", session: session ?? mint(), lease, orphaned: false };
   }
   if (session !== null && session === holder) return { action: "keep", session: holder, lease, orphaned: false };
-  if (lease.state === "idle" && session === null && !claim) return { action: "keep", session: holder, lease, orphaned: false };
+  const implicit = lease.sentinel.implicit === true;
+  if (lease.state === "idle") {
+    // an implicit lease gone quiet: the same user's next write goes on with it (no takeover,
+    // no crash); a named session or `session start` adopts it
+    if (session === null && !claim) return { action: "keep", session: holder, lease, orphaned: false };
+    return { action: "adopt", session: session ?? holder, lease, orphaned: false };
+  }
   if (lease.state === "live") {
     if (session === null && !claim) return { action: "keep", session: holder, lease, orphaned: false };
-    if (takeover) return { action: "takeover", session: session ?? newSessionId(), lease, orphaned: false };
+    if (implicit) return { action: "adopt", session: session ?? holder, lease, orphaned: false };
+    if (takeover) return { action: "takeover", session: session ?? mint(), lease, orphaned: false };
     const age = lease.age === null ? "" : `, heartbeat ${Math.round(lease.age)} s ago`;
     throw fail("SR511", `session ${holder} (owner ${lease.sentinel.owner || "?"}${age}) holds the lease of this session directory${session ? `; session ${session} may not write` : ""}. Nothing was written: wait for it to end (\`session-resume session end\`), or take over with \`session-resume session start --takeover\` (logged)`, file);
   }
-  return { action: "takeover", session: session ?? newSessionId(), lease, orphaned: true };
+  return { action: "takeover", session: session ?? mint(), lease, orphaned: true };
 }
+
+/** The lease plan of a write with `ctx`. @param {Context} ctx @param {{claim?: boolean, takeover?: boolean, file?: string}} [opts] */
+const planFor = (ctx, opts = {}) =>
+  planLease(currentLease(ctx), { session: ctx.session ?? null, file: join(ctx.dir, SENTINEL), mint: () => ctx.newSession ?? newSessionId(), ...opts });
 
 class LeaseChanged extends Error {}
 
 /**
- * Write the new lease of `plan` under the lock and log `takeover` (or `session_start`).
- * @param {Context} ctx @param {any} plan @param {{logStart: boolean, pid?: number|null, owner?: string|null}} opts
+ * Write the new lease of `plan` under the lock and log `takeover` (or `session_start`: when
+ * `logStart`, and always for an adoption, naming the implicit session adopted). `implicit`:
+ * the caller named no session, so a lease it creates is implicit (spec §7).
+ * @param {Context} ctx @param {any} plan @param {{logStart: boolean, pid?: number|null, owner?: string|null, implicit?: boolean}} opts
  */
-function acquire(ctx, plan, { logStart, pid = null, owner = null }) {
+function acquire(ctx, plan, { logStart, pid = null, owner = null, implicit = false }) {
   const ts = formatTimestamp(ctx.now);
   /** @type {object[]} */
   const events = [];
   withLock(ctx.dir, () => {
     if (!sameJson(readLease(ctx.dir).lease, plan.lease.sentinel)) throw new LeaseChanged();
+    /** @type {Record<string, unknown>} */
     const sentinel = { v: 1, session: plan.session, owner: owner || ctx.owner || defaultOwner(), pid, host: hostname(), started: ts, heartbeat: ts };
+    if (implicit && (plan.action === "create" || plan.action === "takeover")) sentinel.implicit = true;
     if (plan.action === "takeover") {
       const prev = plan.lease.sentinel ?? {};
       /** @type {Record<string, unknown>} */
       const detail = { previous: prev.session, previous_owner: prev.owner, orphaned: plan.orphaned, reason: plan.lease.state };
       if (plan.lease.age !== null) detail.silent_seconds = Math.round(plan.lease.age);
       events.push(appendEvent(ctx.dir, "takeover", { ts, session: plan.session, detail }));
-    } else if (logStart) {
+    } else if (logStart || plan.action === "adopt") {
       /** @type {Record<string, unknown>} */
       const detail = { owner: sentinel.owner };
+      if (plan.action === "adopt") detail.adopted = plan.lease.sentinel?.session;
       if (pid !== null) detail.pid = pid;
       events.push(appendEvent(ctx.dir, "session_start", { ts, session: plan.session, detail }));
     }
     writeSentinel(ctx.dir, sentinel);
+    if (plan.action === "create") created = { sentinel, logged: events.length > 0 };
   });
   return events;
+}
+
+/** @type {{sentinel: object, logged: boolean}|null} the lease the running write created */
+let created = null;
+
+/**
+ * Run a write; a lease it created (there was none, or it had ended) is removed again when the
+ * write is refused, logging `session_end` with `detail.reason` `write_refused` if its start was
+ * logged: a failed write leaves no lease behind (spec §7). @template T @param {Context} ctx @param {() => T} fn @returns {T}
+ */
+function noLeaseLeftOnFailure(ctx, fn) {
+  created = null;
+  try {
+    return fn();
+  } catch (err) {
+    const mine = created;
+    if (err instanceof WriteError && mine !== null) {
+      withLock(ctx.dir, () => {
+        if (!sameJson(readLease(ctx.dir).lease, mine.sentinel)) return;
+        if (mine.logged) appendEvent(ctx.dir, "session_end", { ts: formatTimestamp(ctx.now), session: /** @type {any} */ (mine.sentinel).session, detail: { reason: "write_refused" } });
+        unlinkSync(join(ctx.dir, SENTINEL));
+      });
+    }
+    throw err;
+  } finally {
+    created = null;
+  }
 }
 
 /** Refresh the heartbeat of `session`'s lease (if it still holds it). @param {Context} ctx @param {string} session */
@@ -283,6 +330,11 @@ function refuseUnwritable(ctx, loaded) {
  * @returns {WriteResult}
  */
 export function writeState(ctx, build) {
+  return noLeaseLeftOnFailure(ctx, () => writeOnce(ctx, build));
+}
+
+/** @param {Context} ctx @param {Parameters<typeof writeState>[1]} build @returns {WriteResult} */
+function writeOnce(ctx, build) {
   const root = ctx.root ?? ctx.dir;
   const sentinelPath = join(ctx.dir, SENTINEL);
   /** @type {object[]} */
@@ -295,7 +347,7 @@ export function writeState(ctx, build) {
     const loaded = load(ctx.dir, root);
     refuseUnwritable(ctx, loaded);
     const wf = workflowOf(loaded.doc, null, ctx.defaultWorkflow ?? "apex");
-    const plan = planLease(currentLease(ctx), { session: ctx.session ?? null, file: sentinelPath });
+    const plan = planFor(ctx, { file: sentinelPath });
     const orphaned = orphanSeen || plan.orphaned;
     let change;
     try {
@@ -308,7 +360,7 @@ export function writeState(ctx, build) {
     }
     if (plan.action !== "keep") {
       try {
-        before = [...before, ...acquire(ctx, plan, { logStart: true })];
+        before = [...before, ...acquire(ctx, plan, { logStart: true, implicit: (ctx.session ?? null) === null })];
       } catch (err) {
         if (err instanceof LeaseChanged) continue;
         throw err;
@@ -338,7 +390,7 @@ export function writeState(ctx, build) {
       events: [...before, ...(res.event ? [res.event] : [])],
       step: change.step ?? null,
       lease: acquired ? acquired.action : "keep",
-      previousSession: acquired && acquired.action === "takeover" ? acquired.lease.sentinel?.session ?? null : null,
+      previousSession: acquired && ["takeover", "adopt"].includes(acquired.action) ? acquired.lease.sentinel?.session ?? null : null,
       attempts: attempt,
     };
   }
@@ -352,6 +404,11 @@ export function writeState(ctx, build) {
  * @returns {WriteResult}
  */
 export function init(ctx, project, { workflow = null } = {}) {
+  return noLeaseLeftOnFailure(ctx, () => initOnce(ctx, project, workflow));
+}
+
+/** @param {Context} ctx @param {string} project @param {string|null} workflow @returns {WriteResult} */
+function initOnce(ctx, project, workflow) {
   const state = join(ctx.dir, "00-session-state.json");
   const wf = workflowOf(null, workflow, ctx.defaultWorkflow ?? "apex");
   let doc;
@@ -365,7 +422,7 @@ export function init(ctx, project, { workflow = null } = {}) {
   const root = ctx.root ?? ctx.dir;
   const loaded = load(ctx.dir, root);
   if (loaded.status === "refused") refuseUnwritable(ctx, loaded);
-  const plan = planLease(currentLease(ctx), { session: ctx.session ?? null, file: join(ctx.dir, SENTINEL) });
+  const plan = planFor(ctx);
   if (loaded.status === "absent" && loaded.backupUsable) {
     throw fail("SR710", `${state} is missing but ${BAK} holds a valid state; restore it with \`session-resume recover ${ctx.dir}\``, state);
   }
@@ -376,35 +433,103 @@ export function init(ctx, project, { workflow = null } = {}) {
   let before = [];
   if (plan.action !== "keep") {
     try {
-      before = acquire(ctx, plan, { logStart: false });
+      before = acquire(ctx, plan, { logStart: false, implicit: (ctx.session ?? null) === null });
     } catch (err) {
       if (err instanceof LeaseChanged) throw fail("SR511", "another session changed the lease while this init ran; nothing was written, run it again", state);
       throw err;
     }
   }
   const detail = { note: "init", project, workflow: wf.id };
-  const event = plan.action === "keep" ? "note" : "session_start";
+  // a session that already held the lease has logged its start (an adoption logs its own)
+  const event = plan.action === "keep" || plan.action === "adopt" ? "note" : "session_start";
   const res = save(ctx.dir, doc, { now: ctx.now, root, expectedRevision: 0, workflow: wf.id, event, detail, session: plan.session });
   refresh(ctx, plan.session);
   return {
     revision: res.revision, document: res.document, session: plan.session, event: res.event,
     events: [...before, ...(res.event ? [res.event] : [])], step: null, lease: plan.action,
-    previousSession: plan.action === "takeover" ? plan.lease.sentinel?.session ?? null : null, attempts: 1,
+    previousSession: plan.action === "takeover" || plan.action === "adopt" ? plan.lease.sentinel?.session ?? null : null, attempts: 1,
   };
+}
+
+/**
+ * `session start`: create the lease (logging `session_start`), keep it when the caller's own
+ * session holds it (refreshing the heartbeat), adopt an implicit one, take over an orphaned one,
+ * or a live one with `takeover` (logging `takeover`). A live lease of another session: SR511.
+ * @param {Context} ctx @param {{takeover?: boolean, owner?: string|null, pid?: number|null}} [opts]
+ * @returns {{session: string, action: "created"|"kept"|"adopted"|"takeover", events: object[]}}
+ */
+export function sessionStart(ctx, { takeover = false, owner = null, pid = null } = {}) {
+  mkdirSync(ctx.dir, { recursive: true });
+  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+    const plan = planFor(ctx, { claim: true, takeover });
+    if (plan.action === "keep") {
+      const kept = withLock(ctx.dir, () => {
+        const { lease: sent } = readLease(ctx.dir);
+        if (!isObject(sent) || sent.session !== plan.session) return false;
+        writeSentinel(ctx.dir, { ...sent, heartbeat: formatTimestamp(ctx.now), ...(owner ? { owner } : {}), ...(pid !== null ? { pid } : {}) });
+        return true;
+      });
+      if (kept) return { session: plan.session, action: "kept", events: [] };
+      continue;
+    }
+    try {
+      const events = acquire(ctx, plan, { logStart: true, pid, owner });
+      const action = plan.action === "takeover" ? "takeover" : plan.action === "adopt" ? "adopted" : "created";
+      return { session: plan.session, action, events };
+    } catch (err) {
+      if (err instanceof LeaseChanged) continue;
+      throw err;
+    }
+  }
+  throw fail("SR511", "the lease keeps changing; try again", join(ctx.dir, "00-session-state.json"));
+}
+
+/**
+ * `session end`: log `session_end` for the lease's session (unless it ended already) and remove
+ * the sentinel; an orphan's end names why. Refused (SR511) for a live lease of another session
+ * named explicitly. @param {Context} ctx
+ * @returns {{session: string|null, action: "ended"|"none", events: object[]}}
+ */
+export function sessionEnd(ctx) {
+  return withLock(ctx.dir, () => {
+    const lease = currentLease(ctx);
+    const holder = isObject(lease.sentinel) ? lease.sentinel.session : undefined;
+    if (lease.state === "none" || typeof holder !== "string") return { session: null, action: "none", events: [] };
+    const session = ctx.session ?? null;
+    if (lease.state === "live" && session !== null && session !== holder) planLease(lease, { session, file: join(ctx.dir, SENTINEL) });
+    /** @type {object[]} */
+    const events = [];
+    if (lease.state !== "ended") {
+      /** @type {Record<string, unknown>|null} */
+      let detail = null;
+      if (lease.state === "stale" || lease.state === "dead_owner") {
+        detail = { orphaned: true, reason: lease.state };
+        if (session !== null) detail.ended_by = session;
+      }
+      events.push(appendEvent(ctx.dir, "session_end", { ts: formatTimestamp(ctx.now), session: holder, detail }));
+    }
+    unlinkSync(join(ctx.dir, SENTINEL));
+    return { session: holder, action: "ended", events };
+  });
 }
 
 // --- the write moments (builds as the reference's, event details included) ----------------
 
 /** Moment 1, a step starts. @param {Context} ctx @param {string} key @param {{force?: boolean, name?: string|null}} [opts] */
-export const startStep = (ctx, key, { force = false, name = null } = {}) =>
-  writeState(ctx, (doc, wf, orphaned) => {
+export const startStep = (ctx, key, { force = false, name = null } = {}) => {
+  // a step handed over at a gate (transition) that recorded nothing since starts without
+  // costing an attempt, even after an orphan (spec §4, §10 SR712)
+  const handover = startedAtGate(readTail(ctx.dir, LEASE_TAIL_EVENTS).events, key);
+  return writeState(ctx, (doc, wf, orphaned) => {
     const steps = isObject(doc.steps) ? doc.steps : {};
     const oldStatus = isObject(steps[key]) ? steps[key].status : null;
-    const restartOrphan = orphaned && oldStatus === "in_progress";
+    const untouched = handover && isObject(steps[key]) && steps[key].sub_step === null;
+    const restartOrphan = orphaned && oldStatus === "in_progress" && !untouched;
     const document = T.start(doc, wf, key, ctx.now, { force, orphaned: restartOrphan, name });
     /** @type {Record<string, unknown>} */
     const detail = { attempts: document.steps[key].attempts ?? null };
-    if (oldStatus === "in_progress") detail.restart = true;
+    if (oldStatus === "in_progress" && untouched) detail.handover = true;
+    else if (oldStatus === "in_progress") detail.restart = true;
     if (restartOrphan) detail.orphaned = true;
     if (oldStatus === "complete" || oldStatus === "skipped") detail.rerun = oldStatus;
     const interrupted = Object.keys(steps).filter((k) => k !== key && isObject(steps[k]) && steps[k].status === "in_progress");
@@ -412,6 +537,7 @@ export const startStep = (ctx, key, { force = false, name = null } = {}) =>
     if (force) detail.forced = true;
     return { document, event: "step_start", step: key, detail };
   });
+};
 
 /** Moment 2, a sub-step checkpoint. @param {Context} ctx @param {string} key @param {string} subStep @param {{artifacts?: string[], contextFiles?: string[]}} [opts] */
 export const checkpointStep = (ctx, key, subStep, { artifacts = [], contextFiles = [] } = {}) =>

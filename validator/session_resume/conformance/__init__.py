@@ -12,5 +12,23 @@ badge), :mod:`.lint` (the suite's self-lint), :mod:`.adapter` (the Python refere
 from __future__ import annotations
 
 PROTOCOL_VERSION = 1
-OPERATIONS = ("validate", "migrate", "recover", "resume")
+# What a case does (case.yaml `operation`): one of the four operations, or a sequence of steps.
+OPERATIONS = ("validate", "migrate", "recover", "resume", "sequence")
 WRITING_OPERATIONS = ("migrate", "recover")
+# The write moments and session commands a sequence's steps run through the adapter
+# (docs/conformance.md, "Sequence cases"): each answers written, codes, session, revision.
+WRITE_OPERATIONS = (
+    "init",
+    "session_start",
+    "session_end",
+    "start",
+    "checkpoint",
+    "complete",
+    "skip",
+    "decide",
+    "transition",
+)
+# What an adapter may declare in its start response: the four operations and the writes.
+ADAPTER_OPERATIONS = ("validate", "migrate", "recover", "resume", *WRITE_OPERATIONS)
+# Steps the runner does itself between operations (a crash's leftovers, a corrupted state).
+RUNNER_STEPS = ("write", "remove")

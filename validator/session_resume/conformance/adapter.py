@@ -2,19 +2,24 @@
 
 Speaks the adapter protocol (schema/conformance/*.json) on stdin/stdout and answers each case
 with the library functions the CLI uses: :func:`validate`, :func:`state_repair.migrate_session`,
-:func:`state_repair.recover`, and :func:`snapshot.take` + :func:`resume_decision.decide`.
+:func:`state_repair.recover`, and :func:`snapshot.take` + :func:`resume_decision.decide`; the
+steps of a sequence case with the write services (:mod:`session_resume.services.writes`,
+:mod:`session_resume.services.leases`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import platform
 import sys
 import traceback
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from session_resume import __version__, records
-from session_resume.conformance import OPERATIONS, PROTOCOL_VERSION
+from session_resume.conformance import ADAPTER_OPERATIONS, PROTOCOL_VERSION
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -26,6 +31,30 @@ def _now(value: str) -> Any:
     from session_resume.core.timeutil import parse_now
 
     return parse_now(value)
+
+
+def session_dir(case: dict[str, Any]) -> str:
+    """The session directory of a run request: ``dir``, or the one ``name`` names as a command
+    line would (docs/spec.md §1, "Naming a session"): a project by the workflow's
+    ``session_dir`` pattern under the root; a relative path under the root when it exists
+    there, else under the current directory (``cwd``); ``./`` and ``../`` always the latter."""
+    if case.get("dir"):
+        return str(case["dir"])
+    name, root = case["name"], Path(case["root"])
+    if "project" in name:
+        # lazy: only a step that names its session by project
+        from session_resume.services.context import session_dir_for_project
+
+        workflow = case["arguments"].get("workflow") or "apex"
+        return str(session_dir_for_project(root, name["project"], workflow))
+    path = str(name["path"])
+    cwd = Path(case.get("cwd") or root)
+    if os.path.isabs(path):
+        return path
+    if path in (".", "..") or path.startswith(("./", "../")):
+        return os.path.normpath(cwd / path)
+    under_root = root / path
+    return str(under_root if os.path.lexists(under_root) else cwd / path)
 
 
 def op_validate(case: dict[str, Any]) -> dict[str, Any]:
@@ -58,7 +87,7 @@ def op_migrate(case: dict[str, Any]) -> dict[str, Any]:
     a = case["arguments"]
     try:
         out = migrate_session(
-            case["dir"],
+            session_dir(case),
             now=_now(case["now"]),
             write=True,
             workflow=a["workflow"],
@@ -83,7 +112,7 @@ def op_recover(case: dict[str, Any]) -> dict[str, Any]:
     a = case["arguments"]
     try:
         res = recover(
-            case["dir"],
+            session_dir(case),
             now=_now(case["now"]),
             workflow=a["workflow"],
             project=a["project"],
@@ -105,7 +134,7 @@ def op_resume(case: dict[str, Any]) -> dict[str, Any]:
     from session_resume.storage.snapshot import take
 
     a = case["arguments"]
-    snap = take(case["dir"], root=case["root"])
+    snap = take(session_dir(case), root=case["root"])
     # The runner says whether the lease's owner process lives: never probe the real machine.
     snap = records.replace(snap, owner_alive=a["owner_alive"])
     spec = a["workflow"] or state_workflow_spec((snap.document or {}).get("workflow"))
@@ -114,7 +143,82 @@ def op_resume(case: dict[str, Any]) -> dict[str, Any]:
     return {"decision": decide(snap, a["step"], _now(case["now"]), wf, opts)}
 
 
-OPS = {"validate": op_validate, "migrate": op_migrate, "recover": op_recover, "resume": op_resume}
+@contextlib.contextmanager
+def _minting(session_id: str) -> Iterator[None]:
+    """A write that must choose a new session id (an implicit lease, a takeover naming none)
+    chooses ``session_id``: the runner fixes it, so that the files are the case's."""
+    # lazy: only the steps of a sequence write
+    from session_resume.core import lease as lease_rules
+
+    original = lease_rules.new_session_id
+    lease_rules.new_session_id = lambda: session_id
+    try:
+        yield
+    finally:
+        lease_rules.new_session_id = original
+
+
+def _write(case: dict[str, Any], run: Callable[[Any], Any]) -> dict[str, Any]:
+    """Run one write service; its answer: written, the refusal's codes, the session id it
+    wrote under and the revision it wrote."""
+    # lazy: only the steps of a sequence write
+    from session_resume.core.workflow import WorkflowError
+    from session_resume.services.context import WriteContext
+    from session_resume.services.errors import ServiceError
+
+    a = case["arguments"]
+    where = Path(session_dir(case))
+    if case["operation"] != "init" and not where.is_dir():
+        return {"written": False, "codes": ["SR100"], "session": None, "revision": None}
+    ctx = WriteContext(
+        session_dir=where,
+        now=_now(case["now"]),
+        root=Path(case["root"]),
+        session=a["session"],
+        owner=a["owner"],
+        stale_seconds=a["stale_seconds"],
+    )
+    try:
+        with _minting(a["new_session"]):
+            res = run(ctx)
+    except (ServiceError, WorkflowError) as exc:
+        codes = sorted({d.code for d in exc.diagnostics})
+        return {"written": False, "codes": codes, "session": None, "revision": None}
+    revision = getattr(res, "revision", None)
+    written = getattr(res, "action", "written") not in ("none",)
+    return {"written": written, "codes": [], "session": res.session, "revision": revision}
+
+
+def _write_op(case: dict[str, Any]) -> dict[str, Any]:
+    # lazy: only the steps of a sequence write
+    from session_resume.services import leases, writes
+
+    a, op = case["arguments"], case["operation"]
+    runs: dict[str, Callable[[Any], Any]] = {
+        "init": lambda c: writes.init_session(c, a["project"], workflow=a["workflow"]),
+        "session_start": lambda c: leases.start_session(c, takeover=a["takeover"]),
+        "session_end": leases.end_session,
+        "start": lambda c: writes.start_step(c, a["step"], force=a["force"]),
+        "checkpoint": lambda c: writes.checkpoint(
+            c, a["step"], a["sub_step"], a["artifacts"], a["context_files"]
+        ),
+        "complete": lambda c: writes.complete_step(c, a["step"]),
+        "skip": lambda c: writes.skip_step(c, a["step"], a["reason"], force=a["force"]),
+        "decide": lambda c: writes.set_decision(c, a["key"], a["value"]),
+        "transition": lambda c: writes.transition(
+            c, a["complete"], a["start"], a["decisions"], force=a["force"]
+        ),
+    }
+    return _write(case, runs[op])
+
+
+OPS = {
+    "validate": op_validate,
+    "migrate": op_migrate,
+    "recover": op_recover,
+    "resume": op_resume,
+    **dict.fromkeys(ADAPTER_OPERATIONS[4:], _write_op),
+}
 
 
 def handle(message: dict[str, Any]) -> dict[str, Any] | None:
@@ -128,7 +232,7 @@ def handle(message: dict[str, Any]) -> dict[str, Any] | None:
                 "version": __version__,
                 "notes": f"CPython {platform.python_version()}",
             },
-            "operations": list(OPERATIONS),
+            "operations": list(ADAPTER_OPERATIONS),
         }
     if cmd == "run":
         seq = message.get("seq")

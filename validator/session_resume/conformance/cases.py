@@ -37,6 +37,7 @@ DEFAULT_MTIME = "2026-01-01T00:00:00Z"
 DEFAULT_MAX_SIZE = 8 * 1024 * 1024
 DEFAULT_SKEW_SECONDS = 300
 DEFAULT_STALE_SECONDS = 300
+DEFAULT_OWNER = "conformance"  # the lease owner a sequence's writes name (docs/conformance.md)
 BUILTIN_WORKFLOWS = ("apex", "dotagent", "generic")
 # Never compared: the advisory lock file may or may not outlive the operation (docs/spec.md §1).
 IGNORED_NAMES = frozenset({"00-session-state.json.lock"})
@@ -88,6 +89,12 @@ class Case:
     def expected(self) -> dict[str, Any]:
         value = self.data.get("expected") or {}
         return value if isinstance(value, dict) else {}
+
+    @property
+    def steps(self) -> list[dict[str, Any]]:
+        """A sequence case's steps, in order (empty for the four operations)."""
+        value = self.data.get("steps") or []
+        return [s for s in value if isinstance(s, dict)] if isinstance(value, list) else []
 
     @property
     def setup(self) -> dict[str, Any]:
@@ -257,6 +264,9 @@ def materialize(case: Case, base: Path) -> Workspace:
     setup = case.setup
     for d in setup.get("directories") or []:
         (session / d).mkdir(parents=True, exist_ok=True)
+    for step in case.steps:  # the directories a sequence's steps run from
+        if step.get("cwd"):
+            (root / step["cwd"]).mkdir(parents=True, exist_ok=True)
     for fifo in setup.get("fifos") or []:
         os.mkfifo(session / fifo)
     for link in setup.get("symlinks") or []:
@@ -309,6 +319,80 @@ def run_arguments(case: Case, ws: Workspace) -> dict[str, Any]:
             "owner_alive": a.get("owner_alive"),
         }
     return dict(a)
+
+
+def step_now(case: Case, index: int) -> str:
+    """The clock of step ``index`` (0-based): its own ``now``, else the previous step's, else
+    the case's."""
+    for step in reversed(case.steps[: index + 1]):
+        if step.get("now"):
+            return str(step["now"])
+    return case.now
+
+
+def step_message(case: Case, index: int, ws: Workspace) -> dict[str, Any]:
+    """The ``case`` member of the run request for step ``index`` of a sequence: its operation,
+    the session directory (null when the step names it by ``project`` or a relative ``path``,
+    which the implementation resolves from ``root`` and ``cwd``), and every argument."""
+    step = case.steps[index]
+    op = str(step["op"])
+    a = dict(step.get("arguments") or {})
+    cwd = ws.root / step["cwd"] if step.get("cwd") else ws.root
+    name: dict[str, str] | None = None
+    if op == "init":
+        name = {"path": step["path"]} if step.get("path") else {"project": a["project"]}
+    elif step.get("project"):
+        name = {"project": str(step["project"])}
+    elif step.get("path"):
+        name = {"path": str(step["path"])}
+    if op in ("validate", "migrate", "recover", "resume"):
+        view = Case(case.group, case.path, {**case.data, "operation": op, "arguments": a})
+        args = run_arguments(view, ws)
+    else:
+        args = {
+            "session": a.pop("session", None),
+            "new_session": a.pop("new_session", f"new-{index + 1}"),
+            "owner": a.pop("owner", DEFAULT_OWNER),
+            "stale_seconds": int(a.pop("stale_seconds", DEFAULT_STALE_SECONDS)),
+            **_write_defaults(op),
+            **a,
+        }
+    return {
+        "id": case.id,
+        "operation": op,
+        "dir": None if name is not None else str(ws.dir),
+        "root": str(ws.root),
+        "cwd": str(cwd),
+        "name": name,
+        "now": step_now(case, index),
+        "arguments": args,
+    }
+
+
+def _write_defaults(op: str) -> dict[str, Any]:
+    defaults: dict[str, dict[str, Any]] = {
+        "init": {"workflow": None},
+        "session_start": {"takeover": False},
+        "start": {"force": False},
+        "checkpoint": {"artifacts": [], "context_files": []},
+        "skip": {"force": False},
+        "transition": {"decisions": {}, "force": False},
+    }
+    return defaults.get(op, {})
+
+
+def apply_runner_step(step: dict[str, Any], ws: Workspace, now: str) -> None:
+    """A step the runner does itself: ``write`` a file of the session directory (its
+    ``text``, UTF-8, as given: a torn state, a leftover temp file, an artifact; modified at
+    the step's clock) or ``remove`` one."""
+    target = ws.dir / str(step["path"])
+    if step["op"] == "write":
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(str(step.get("text", "")).encode("utf-8"))
+        t = _ts_epoch(now)
+        os.utime(target, (t, t))
+    elif step["op"] == "remove":
+        target.unlink()
 
 
 # --- file trees --------------------------------------------------------------------------

@@ -47,6 +47,9 @@ PROSE_POINTERS = (
 # Keys of a resume answer that hold prose, at any depth (a reason's or diagnostic's text) or at
 # a fixed place (why the briefing loads or skips a file): never named in `expected.decision`.
 PROSE_KEYS = ("message", "hint")
+# Values of a file that name the machine the suite runs on, compared by presence and type: the
+# lease's `host` (docs/spec.md §7; a sequence's writes take leases, docs/conformance.md).
+MACHINE_POINTERS = {"00-session.active": ("/host",)}
 PROSE_DECISION_POINTERS = ("/briefing/load/*/why", "/briefing/skip/*/reason")
 
 
@@ -156,6 +159,11 @@ def compare_result(operation: str, expected: dict[str, Any], result: dict[str, A
         if isinstance(expected.get("decision"), dict):
             out += [f"decision{d}" for d in subset_diff(expected["decision"], decision, [])]
         return out
+    if "written" in expected or "written" in result:  # a write of a sequence
+        for key in ("written", "session", "revision"):
+            if key in expected and not json_equal(expected[key], result.get(key)):
+                out.append(f"{key}: expected {_show(expected[key])}, got {_show(result.get(key))}")
+        return out + compare_codes("codes", expected.get("codes", []), result.get("codes"))
     if "status" in expected and result.get("status") != expected["status"]:
         out.append(f"status: expected {expected['status']}, got {result.get('status')}")
     out += compare_codes("codes", expected.get("codes", []), result.get("codes"))
@@ -247,6 +255,22 @@ def free_text_diff(name: str, want: Any, got: Any, pointers: Iterable[str]) -> l
     return out
 
 
+def _machine_diff(name: str, want: Any, got: Any, pointers: Iterable[str]) -> list[str]:
+    """A value naming the machine (:data:`MACHINE_POINTERS`) must be a string where the
+    expected file has one; its text is not compared (``got`` is changed to match)."""
+    out = []
+    for ptr in pointers:
+        ok_w, wp, wk = resolve_pointer(want, pointer_parts(ptr))
+        ok_g, gp, gk = resolve_pointer(got, pointer_parts(ptr))
+        if not (ok_w and ok_g) or not isinstance(wp[wk], str):
+            continue  # a missing one is reported by the JSON comparison
+        if isinstance(gp[gk], str):
+            gp[gk] = wp[wk]
+        else:
+            out.append(f"{name}: {ptr}: expected a string, got {_show(gp[gk])}")
+    return out
+
+
 def compare_file(
     name: str,
     want: Entry,
@@ -281,6 +305,7 @@ def compare_file(
         if not ok_g:
             return [f"{name}: expected JSON, got bytes that do not parse ({got.data[:60]!r})"]
         shape = free_text_diff(name, jw, jg, free_text)
+        shape += _machine_diff(name, jw, jg, MACHINE_POINTERS.get(base, ()))
         return shape + [f"{name}: {d}" for d in json_diff(jw, jg)]
     return [f"{name}: bytes differ ({len(want.data)} expected, {len(got.data)} found)"]
 

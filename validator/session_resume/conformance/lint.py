@@ -34,8 +34,6 @@ NOT_PRODUCIBLE: dict[str, str] = {
     "their only const is schema_version, which the version gate decides first (SR140-SR142)",
     "SR160": "lock timeout: needs a second writer holding the lock while the case runs; "
     "timing, not file content (tests/test_store.py covers it)",
-    "SR161": "write refused: produced by the write commands (init/start/checkpoint/complete…) "
-    "through store.save, which is not a conformance operation",
     "SR162": "revision conflict: store.save with an expected revision; write commands only",
     "SR209": "catch-all for schema keywords without their own code; no keyword of the state "
     "schemas needs it (the lint checks this stays true); also the one finding saying the "
@@ -70,9 +68,6 @@ NOT_PRODUCIBLE: dict[str, str] = {
     "SR514": "no session lease: the session ping/end commands only",
     "SR515": "the lease write failing (disk full): the write and session commands only "
     "(tests/test_full_disk.py fills a tmpfs)",
-    "SR710": "invalid transition: the write commands only",
-    "SR422": "a decision key the workflow does not define: `decide` and `transition` only, "
-    "which are not conformance operations (tests/test_decision_keys.py)",
     "SR900": "internal error: a bug in the tool, never an expected result",
 }
 # Whole groups of codes that belong to commands outside the four operations.
@@ -179,14 +174,29 @@ def _spec_sections(repo: Path) -> dict[str, set[str]] | None:
     return spec_sections(text)
 
 
-def _expected_codes(case: Case) -> list[str]:
-    e = case.expected
+def _codes_of(e: dict[str, Any]) -> list[str]:
     out: list[str] = []
     for key in ("codes", "reasons", "warnings"):
         value = e.get(key)
         if isinstance(value, list):
             out += [str(v) for v in value]
     return out
+
+
+def _expectations(case: Case) -> list[tuple[str, dict[str, Any]]]:
+    """(the spec section deciding it, an expected answer) of the case, or of each step of a
+    sequence (a step may cite its own section)."""
+    if case.operation != "sequence":
+        return [(case.spec, case.expected)]
+    return [
+        (str(s.get("spec") or case.spec), s["expected"])
+        for s in case.steps
+        if isinstance(s.get("expected"), dict)
+    ]
+
+
+def _expected_codes(case: Case) -> list[str]:
+    return [c for _, e in _expectations(case) for c in _codes_of(e)]
 
 
 def _schema_keywords(node: Any, out: set[str]) -> None:
@@ -229,6 +239,8 @@ def _check_case(case: Case, sections: dict[str, set[str]] | None) -> list[str]:
         out.append(f"{where}: unexpected entries {extra} (allowed: {sorted(ALLOWED_ENTRIES)})")
     has_expected = case.expected_dir.is_dir()
     files_mode = case.expected.get("files")
+    if case.operation == "sequence":
+        return out + _sequence_problems(case, where, sections)
     if case.operation in WRITING_OPERATIONS:
         if files_mode == "expected" and not has_expected:
             out.append(f"{where}: expected.files is `expected` but there is no expected/ directory")
@@ -272,6 +284,59 @@ def _check_case(case: Case, sections: dict[str, set[str]] | None) -> list[str]:
     for rel in setup.get("mtimes") or {}:
         if not (case.files_dir / rel).is_file():
             out.append(f"{where}: setup.mtimes names {rel}, which is not in files/")
+    return out
+
+
+def _sequence_problems(case: Case, where: str, sections: dict[str, set[str]] | None) -> list[str]:
+    """A sequence: every ``files`` a step names is a directory of expected/ and every
+    directory there is named; each step's codes are named by the section it cites (its own
+    ``spec``, else the case's); no step compares prose; the expected files hold no prose the
+    implementation words itself."""
+    out: list[str] = []
+    named = {str(s["files"]) for s in case.steps if s.get("files")}
+    present = (
+        {p.name for p in case.expected_dir.iterdir() if p.is_dir()}
+        if case.expected_dir.is_dir()
+        else set()
+    )
+    for name in sorted(named - present):
+        out.append(f"{where}: a step names files {name}, but there is no expected/{name}/")
+    for name in sorted(present - named):
+        out.append(f"{where}: expected/{name}/ is named by no step's `files`")
+    if case.expected_dir.is_dir():
+        loose = sorted(p.name for p in case.expected_dir.iterdir() if not p.is_dir())
+        if loose:
+            out.append(f"{where}: expected/ holds only directories named by steps, not {loose}")
+    for spec, expected in _expectations(case):
+        for code in _codes_of(expected):
+            if code not in CATALOGUE:
+                out.append(f"{where}: {code} is not a code of the catalogue")
+        if sections is None:
+            continue
+        known = sections.get(spec.lstrip("§"))
+        if known is None:
+            out.append(
+                f"{where}: spec {spec} names no numbered rule of docs/spec.md (a numbered "
+                "section, or a numbered item of one: §9.2.6)"
+            )
+            continue
+        unnamed = sorted(set(_codes_of(expected)) - known)
+        if unnamed:
+            out.append(
+                f"{where}: an answer expects {', '.join(unnamed)}, which docs/spec.md {spec} "
+                "does not name (cite the section stating it: the step's `spec`)"
+            )
+        decision = expected.get("decision")
+        # lazy: `conformance list` and `lint` need no runner
+        from session_resume.conformance.compare import prose_in_decision
+
+        for ptr in prose_in_decision(decision) if isinstance(decision, dict) else []:
+            out.append(
+                f"{where}: an expected.decision {ptr} is prose ({PROSE_RULE}): never "
+                "compared, remove it"
+            )
+    for name in sorted(named & present):
+        out += _prose_in_dir(case, where, case.expected_dir / name, {}, set())
     return out
 
 
@@ -319,6 +384,7 @@ def _strings(value: Any, out: set[str]) -> set[str]:
 def _input_strings(case: Case) -> set[str]:
     """Every string of the case's input files that parse as JSON (or JSON lines)."""
     out: set[str] = set()
+    _strings(case.steps, out)  # a sequence's arguments (a skip reason, a finding) are input
     if not case.files_dir.is_dir():
         return out
     for path in case.files_dir.rglob("*"):
@@ -339,7 +405,7 @@ def _prose_problems(case: Case, where: str, has_files: bool) -> list[str]:
     implementation wrote itself (no string of the input) is listed in ``expected.free_text``."""
 
     # lazy: `conformance list` and `lint` need no runner
-    from session_resume.conformance.compare import prose_in_decision, prose_strings
+    from session_resume.conformance.compare import prose_in_decision
 
     out: list[str] = []
     decision = case.expected.get("decision")
@@ -351,9 +417,21 @@ def _prose_problems(case: Case, where: str, has_files: bool) -> list[str]:
         return out
     declared = case.expected.get("free_text") or {}
     as_bytes = set(case.expected.get("bytes", []))
+    return out + _prose_in_dir(case, where, case.expected_dir, declared, as_bytes)
+
+
+def _prose_in_dir(
+    case: Case, where: str, top: Path, declared: dict[str, Any], as_bytes: set[str]
+) -> list[str]:
+    """Every string an expected file under ``top`` holds where prose can stand that is no
+    string of the case's input (nor of a sequence's steps) is declared free text."""
+    # lazy: `conformance list` and `lint` need no runner
+    from session_resume.conformance.compare import prose_strings
+
+    out: list[str] = []
     inputs: set[str] | None = None
-    for path in sorted(case.expected_dir.rglob("*")):
-        name = path.relative_to(case.expected_dir).as_posix()
+    for path in sorted(top.rglob("*")):
+        name = path.relative_to(top).as_posix()
         if not path.is_file() or name in as_bytes or ".corrupt-" in name or name.endswith(".jsonl"):
             continue
         try:
@@ -404,9 +482,10 @@ def lint_suite(suite: Path, repo: Path | None = None) -> LintResult:
         seen[case.id] = where
         for code in _expected_codes(case):
             res.codes_covered[code] = res.codes_covered.get(code, 0) + 1
-        action = case.expected.get("action")
-        if isinstance(action, str):
-            res.actions_covered[action] = res.actions_covered.get(action, 0) + 1
+        for _, expected in _expectations(case):
+            action = expected.get("action")
+            if isinstance(action, str):
+                res.actions_covered[action] = res.actions_covered.get(action, 0) + 1
     res.problems += coverage_problems(res)
     res.problems += _schema_enum_problems()
     res.problems += _repo_problems(repo, set(seen))

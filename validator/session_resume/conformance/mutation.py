@@ -184,16 +184,23 @@ def adapter_env(copy_parent: Path) -> dict[str, str]:
     return env
 
 
-def _failures(cases: list[Any], env: dict[str, str], skip: dict[str, str]) -> list[str]:
+def _failures(
+    cases: list[Any], env: dict[str, str], skip: dict[str, str], timeout: float | None = None
+) -> list[str]:
     # lazy: `conformance list` and `lint` need no runner
-    from session_resume.conformance.runner import run_suite
+    from session_resume.conformance.runner import DEFAULT_TIMEOUT, run_suite
 
-    report = run_suite(ADAPTER, cases, skip=skip, env=env, adapter_label="mutant")
+    limit = timeout or DEFAULT_TIMEOUT
+    report = run_suite(ADAPTER, cases, skip=skip, env=env, adapter_label="mutant", timeout=limit)
     return [o.case.key for o in report.outcomes if o.outcome == "failed"]
 
 
 def run_mutant(
-    mutant: Mutant, cases: list[Any], skip: dict[str, str], pkg: Path | None = None
+    mutant: Mutant,
+    cases: list[Any],
+    skip: dict[str, str],
+    pkg: Path | None = None,
+    timeout: float | None = None,
 ) -> MutantResult:
     # lazy: `conformance list` and `lint` need no runner
     from session_resume.conformance.runner import RunnerError
@@ -207,7 +214,7 @@ def run_mutant(
         target.write_text(text.replace(mutant.find, mutant.replace, 1), encoding="utf-8")
         rel = target.relative_to(copy).as_posix()
         try:
-            failed = _failures(cases, adapter_env(Path(tmp)), skip)
+            failed = _failures(cases, adapter_env(Path(tmp)), skip, timeout)
         except RunnerError as exc:  # the mutant cannot even start: every case fails
             return MutantResult(
                 mutant, "killed", rel, ["(adapter did not start)"], str(exc)[:300],
@@ -217,11 +224,13 @@ def run_mutant(
     return MutantResult(mutant, status, rel, failed, duration=round(time.monotonic() - t0, 1))
 
 
-def baseline(cases: list[Any], skip: dict[str, str], pkg: Path | None = None) -> list[str]:
+def baseline(
+    cases: list[Any], skip: dict[str, str], pkg: Path | None = None, timeout: float | None = None
+) -> list[str]:
     """The unmutated copy must pass: else a "kill" would prove nothing."""
     with tempfile.TemporaryDirectory(prefix="sr-mutant-baseline-") as tmp:
         make_copy(Path(tmp), pkg)
-        return _failures(cases, adapter_env(Path(tmp)), skip)
+        return _failures(cases, adapter_env(Path(tmp)), skip, timeout)
 
 
 def score(results: list[MutantResult]) -> float:
@@ -305,6 +314,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip", type=Path, help="skip list of the reference (default: its own)")
     p.add_argument("--jobs", type=int, default=2, help="mutants run in parallel (default 2)")
     p.add_argument("--min-score", type=float, default=95.0, metavar="PCT")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        metavar="S",
+        help="seconds per case (default: the runner's 10); raise it on a loaded machine, where "
+        "a timeout would be a false kill",
+    )
     p.add_argument("--json", type=Path, metavar="FILE", help="also write a JSON report")
     args = p.parse_args(argv)
     try:
@@ -321,11 +337,13 @@ def main(argv: list[str] | None = None) -> int:
             raise MutationError("no case selected")
         skip_file = args.skip or package_dir().parents[1] / "conformance/adapters/python/skip.txt"
         skip = parse_skip_file(skip_file) if skip_file.is_file() else {}
-        failing = baseline(cases, skip)
+        failing = baseline(cases, skip, timeout=args.timeout)
         if failing:
             raise MutationError(f"the unmutated package fails {', '.join(failing[:10])}")
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            results = list(pool.map(lambda m: run_mutant(m, cases, skip), mutants))
+            results = list(
+                pool.map(lambda m: run_mutant(m, cases, skip, timeout=args.timeout), mutants)
+            )
     except (MutationError, CaseError, RunnerError) as exc:
         sys.stderr.write(f"mutation: {exc}\n")
         return 2

@@ -14,18 +14,27 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from session_resume.conformance import OPERATIONS, PROTOCOL_VERSION, WRITING_OPERATIONS
+from session_resume.conformance import (
+    ADAPTER_OPERATIONS,
+    PROTOCOL_VERSION,
+    RUNNER_STEPS,
+    WRITE_OPERATIONS,
+    WRITING_OPERATIONS,
+)
 from session_resume.conformance.adapterproc import AdapterError, AdapterProcess
 from session_resume.conformance.cases import (
     Case,
     CaseError,
     Entry,
     Workspace,
+    apply_runner_step,
     materialize,
     platform_supports,
     remove_tree,
     run_arguments,
     snapshot,
+    step_message,
+    step_now,
 )
 from session_resume.conformance.compare import clip, compare_result, compare_trees
 from session_resume.core import schemas
@@ -178,8 +187,15 @@ def _expected_tree(case: Case, ws: Workspace, before: dict[str, Entry]) -> dict[
     return out
 
 
-def _check_result(case: Case, result: dict[str, Any]) -> list[str]:
-    op = case.operation
+def _check_result(case: Case, result: dict[str, Any], op: str | None = None) -> list[str]:
+    op = op or case.operation
+    if op in WRITE_OPERATIONS:
+        problems = []
+        if not isinstance(result.get("written"), bool):
+            problems.append(f"a {op} result needs `written` (true or false)")
+        if not isinstance(result.get("codes"), list):
+            problems.append(f"a {op} result needs `codes`")
+        return problems
     if op == "resume":
         decision = result.get("decision")
         if not isinstance(decision, dict):
@@ -204,9 +220,19 @@ def run_case(session: _Session, case: Case, seq: int, timeout: float, keep: bool
     missing = [f for f in case.requires if not platform_supports(f)]
     if missing:
         return CaseOutcome(case, "skipped", skip="platform", reason=f"needs {', '.join(missing)}")
-    if case.operation not in session.info.get("operations", []):
+    declared = session.info.get("operations", [])
+    needed = (
+        sorted({str(s.get("op")) for s in case.steps} - set(RUNNER_STEPS))
+        if case.operation == "sequence"
+        else [case.operation]
+    )
+    unsupported = [op for op in needed if op not in declared]
+    if unsupported:
         return CaseOutcome(
-            case, "skipped", skip="unsupported", reason=f"operation {case.operation} not supported"
+            case,
+            "skipped",
+            skip="unsupported",
+            reason=f"operation {', '.join(unsupported)} not supported",
         )
     base = Path(tempfile.mkdtemp(prefix=f"sr-conformance-{case.id[:40]}-"))
     try:
@@ -226,6 +252,8 @@ def _judge(session: _Session, case: Case, seq: int, timeout: float, base: Path) 
         return CaseOutcome(
             case, "skipped", skip="platform", reason=f"cannot build the workspace: {exc}"
         )
+    if case.operation == "sequence":
+        return _judge_sequence(session, case, seq, timeout, ws)
     before = snapshot(base)
     message = {
         "cmd": "run",
@@ -239,39 +267,10 @@ def _judge(session: _Session, case: Case, seq: int, timeout: float, base: Path) 
             "arguments": run_arguments(case, ws),
         },
     }
-    proc = session.ensure()
-    stderr_mark = proc.stderr_size()
-    try:
-        answer = proc.request(message, timeout)
-    except AdapterError as exc:
-        session.kill()
-        return CaseOutcome(case, "failed", failure=exc.kind, reason=str(exc))
-    problems = _schema_problems("conformance/run-response.json", answer)
-    if not problems and answer.get("seq") != seq:
-        problems = [f"seq {answer.get('seq')} answers a request with seq {seq}"]
-    if problems:
-        session.kill()  # the stream may be out of step: start afresh
-        return CaseOutcome(
-            case,
-            "failed",
-            failure="protocol",
-            reason="invalid run response (schema/conformance/run-response.json)",
-            diff=problems,
-        )
-    if "skipped" in answer:
-        sk = answer["skipped"]
-        reason = sk["message"] + (f" ({sk['issue_url']})" if sk.get("issue_url") else "")
-        return CaseOutcome(case, "skipped", skip="adapter", reason=reason)
-    if "errored" in answer:
-        err = answer["errored"]
-        detail = [line for line in str(err.get("traceback", "")).splitlines()[-15:] if line]
-        stderr = proc.stderr_since(stderr_mark).splitlines()[-STDERR_LINES:]
-        if stderr:
-            detail += ["adapter stderr (tail):", *(f"  {line}" for line in stderr)]
-        return CaseOutcome(
-            case, "failed", failure="errored", reason=str(err["message"]), diff=detail
-        )
-    result = answer["result"]
+    result, failed = _ask(session, case, message, timeout)
+    if failed is not None:
+        return failed
+    assert result is not None
     problems = _check_result(case, result)
     if problems:
         return CaseOutcome(
@@ -288,6 +287,103 @@ def _judge(session: _Session, case: Case, seq: int, timeout: float, base: Path) 
         diff.append(line[len(prefix) :] if line.startswith(prefix) else line)
     if diff:
         return CaseOutcome(case, "failed", failure="mismatch", diff=clip(diff))
+    return CaseOutcome(case, "passed")
+
+
+def _ask(
+    session: _Session, case: Case, message: dict[str, Any], timeout: float, label: str = ""
+) -> tuple[dict[str, Any] | None, CaseOutcome | None]:
+    """Send one run request; (the result, None) or (None, the outcome of a failed exchange:
+    timeout, crash, protocol error, skipped or errored answer)."""
+    seq = message["seq"]
+    proc = session.ensure()
+    stderr_mark = proc.stderr_size()
+    try:
+        answer = proc.request(message, timeout)
+    except AdapterError as exc:
+        session.kill()
+        return None, CaseOutcome(case, "failed", failure=exc.kind, reason=label + str(exc))
+    problems = _schema_problems("conformance/run-response.json", answer)
+    if not problems and answer.get("seq") != seq:
+        problems = [f"seq {answer.get('seq')} answers a request with seq {seq}"]
+    if problems:
+        session.kill()  # the stream may be out of step: start afresh
+        return None, CaseOutcome(
+            case,
+            "failed",
+            failure="protocol",
+            reason=label + "invalid run response (schema/conformance/run-response.json)",
+            diff=problems,
+        )
+    if "skipped" in answer:
+        sk = answer["skipped"]
+        reason = sk["message"] + (f" ({sk['issue_url']})" if sk.get("issue_url") else "")
+        return None, CaseOutcome(case, "skipped", skip="adapter", reason=label + reason)
+    if "errored" in answer:
+        err = answer["errored"]
+        detail = [line for line in str(err.get("traceback", "")).splitlines()[-15:] if line]
+        stderr = proc.stderr_since(stderr_mark).splitlines()[-STDERR_LINES:]
+        if stderr:
+            detail += ["adapter stderr (tail):", *(f"  {line}" for line in stderr)]
+        return None, CaseOutcome(
+            case, "failed", failure="errored", reason=label + str(err["message"]), diff=detail
+        )
+    result: dict[str, Any] = answer["result"]
+    return result, None
+
+
+def _judge_sequence(
+    session: _Session, case: Case, seq: int, timeout: float, ws: Workspace
+) -> CaseOutcome:
+    """Run a sequence's steps in order against one workspace (docs/conformance.md, "Sequence
+    cases"); the first step that fails decides the outcome. After every step the workspace
+    outside the session directory must be as built, the session directory as the step's
+    ``files`` names (``expected/<name>/``), and unchanged by a read-only operation."""
+    start = snapshot(ws.base)
+    prefix = ws.dir.relative_to(ws.base).as_posix() + "/"
+    outside = {k: v for k, v in start.items() if not k.startswith(prefix)}
+    previous = start
+    for index, step in enumerate(case.steps):
+        op = str(step["op"])
+        label = f"step {index + 1} ({op}): "
+        if op in RUNNER_STEPS:
+            try:
+                apply_runner_step(step, ws, step_now(case, index))
+            except OSError as exc:
+                return CaseOutcome(case, "failed", failure="mismatch", reason=f"{label}{exc}")
+            previous = snapshot(ws.base)
+            continue
+        message = {"cmd": "run", "seq": seq, "case": step_message(case, index, ws)}
+        result, failed = _ask(session, case, message, timeout, label)
+        if failed is not None:
+            return failed
+        assert result is not None
+        problems = _check_result(case, result, op)
+        if problems:
+            return CaseOutcome(
+                case, "failed", failure="protocol", reason=f"{label}invalid result", diff=problems
+            )
+        diff = compare_result(op, step.get("expected") or {}, result)
+        after = snapshot(ws.base)
+        if step.get("files"):
+            want = dict(outside)
+            for rel, entry in snapshot(case.expected_dir / str(step["files"])).items():
+                want[prefix + rel] = entry
+        elif op in ("validate", "resume"):
+            want = previous  # read-only: nothing written
+        else:
+            want = {**outside, **{k: v for k, v in after.items() if k.startswith(prefix)}}
+        for line in compare_trees(want, after):
+            diff.append(line[len(prefix) :] if line.startswith(prefix) else line)
+        if diff:
+            return CaseOutcome(
+                case,
+                "failed",
+                failure="mismatch",
+                reason=f"{label.rstrip(': ')} differs",
+                diff=clip(diff),
+            )
+        previous = after
     return CaseOutcome(case, "passed")
 
 
@@ -316,7 +412,7 @@ def run_suite(
     report = RunReport(
         adapter=label,
         implementation=dict(session.info.get("implementation", {})),
-        operations=[op for op in OPERATIONS if op in session.info.get("operations", [])],
+        operations=[op for op in ADAPTER_OPERATIONS if op in session.info.get("operations", [])],
     )
     try:
         for seq, case in enumerate(cases, start=1):
