@@ -55,7 +55,7 @@ def _missing_paths(args: argparse.Namespace) -> list[str]:
                 # lazy: discovery only for a path that does not exist
                 from session_resume.storage.discovery import pattern_matches
 
-                if not pattern_matches(p):
+                if not pattern_matches(found):
                     out.append(p)
     return out
 

@@ -103,7 +103,9 @@ def config_reference() -> str:
         "",
         "A relative session directory on the command line is looked up under the repository "
         "root first, then under the current directory (one spelled `./…` or `../…` is the "
-        "current directory's). `--project NAME` names the session directory by the "
+        "current directory's); a quoted glob follows the same rule by its first component "
+        "(`'agent-output/*/00-session-state.json'` from a subdirectory is the root's). "
+        "`--project NAME` names the session directory by the "
         "`session_dir` pattern, under the root, of the workflow `--workflow` or the "
         "configuration names (`agent-output/NAME` for apex and generic, `memory/NAME` for "
         "dotagent); when neither names one, it is the built-in workflow's directory that "

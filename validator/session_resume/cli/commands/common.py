@@ -129,7 +129,9 @@ def resolve_path(arg: str, root_arg: str | None = None) -> str:
     """``arg`` as the command will use it: absolute, explicitly relative (``./``, ``../``)
     or present under the current directory only, it is as given; else, when it exists under
     the repository root (``--root``, or the one found from the current directory), the path
-    to that, relative to the current directory when it can be."""
+    to that, relative to the current directory when it can be. A quoted glob follows the
+    same rule by its first component (a literal one that exists under the root: the glob
+    under the root)."""
     if os.path.isabs(arg) or _explicitly_relative(arg):
         return arg
     if root_arg:
@@ -143,6 +145,18 @@ def resolve_path(arg: str, root_arg: str | None = None) -> str:
         except ConfigError as exc:
             raise ServiceError([exc.diagnostic], exit_code=2) from None
     under_root = base / arg
+    # lazy: the CLI imports only what the command it runs needs
+    from session_resume.storage.discovery import is_pattern
+
+    if is_pattern(arg):
+        # a quoted glob: the same rule for its first component (the walk that expands it
+        # keeps to the root: docs/security.md §14); a wildcard there is the current directory's
+        first = arg.replace("\\", "/").split("/", 1)[0]
+        if is_pattern(first) or not os.path.lexists(base / first):
+            return arg
+        if os.path.lexists(first) and os.path.samefile(base / first, first):
+            return arg
+        return relpath(under_root)
     if os.path.lexists(under_root):
         if os.path.lexists(arg) and os.path.samefile(under_root, arg):
             return arg
