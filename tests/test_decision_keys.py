@@ -130,3 +130,45 @@ def test_mcp_decide_refuses_a_misspelled_key(tmp_path: Path) -> None:
     assert not good.is_error, good  # type: ignore[attr-defined]
     assert json.loads(_state(root))["decisions"]["region"] == "x"
     assert before != _state(root)
+
+
+@pytest.mark.mcp
+def test_mcp_transition_hint_names_the_tool_argument_not_the_cli_option(tmp_path: Path) -> None:
+    """Over MCP, SR422 from `transition` names the `decisions` argument, not `--decision`;
+    the argument it shows, passed as shown, makes the same call succeed."""
+    pytest.importorskip(
+        "mcp", reason="the optional MCP SDK is not installed (pip install -e '.[mcp]')"
+    )
+    import re
+    import sys
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    root = _repo(tmp_path, "apex")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "session_resume", "mcp", "--root", str(root)],
+        cwd=str(root),
+    )
+    move = {"project": "demo", "complete": "1", "start": "2"}
+
+    async def go() -> tuple[object, object, object]:
+        async with Client(params, read_timeout_seconds=60) as c:
+            started = await c.call_tool("start", {"project": "demo", "step": "1"})
+            assert not started.is_error, started
+            bad = await c.call_tool("transition", {**move, "decisions": {"regoin": "x"}})
+            (d,) = bad.structured_content["diagnostics"]  # type: ignore[attr-defined]
+            shown = re.search(r"`(\{.*\})`", d["hint"])
+            assert shown, d["hint"]
+            good = await c.call_tool("transition", {**move, **json.loads(shown.group(1))})
+            return bad, d, good
+
+    bad, d, good = anyio.run(go)
+    assert bad.is_error  # type: ignore[attr-defined]
+    assert d["code"] == "SR422" and "did you mean 'region'?" in d["message"]  # type: ignore[index]
+    hint = d["hint"]  # type: ignore[index]
+    assert "--decision" not in hint and "session-resume" not in hint, hint
+    assert '`{"decisions": {"region": "x"}}`' in hint and "`transition`" in hint, hint
+    assert not good.is_error, good  # type: ignore[attr-defined]
+    assert json.loads(_state(root))["decisions"]["region"] == "x"

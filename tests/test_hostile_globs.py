@@ -147,3 +147,48 @@ def test_glob_expansion_agrees_with_glob_on_a_tree_without_links(tmp_path: Path)
             assert discovery.expand(pat, root=tmp_path) == (want, None), pat
     finally:
         os.chdir(Path(__file__).parent)
+
+
+# --- one naming rule for globs too (issue 27 must-show 4) -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "pattern", ["agent-output/*/00-session-state.json", "agent-output/**/00-session-state.json"]
+)
+def test_a_glob_from_a_subdirectory_is_the_repository_roots(tmp_path: Path, pattern: str) -> None:
+    """Repository root first, then the current directory: from sub/ the quoted glob names the
+    root's agent-output (it was SR100), with the same walk: the links it meets are not
+    followed and the decoy outside the root is never read."""
+    repo, decoy = make_repo(tmp_path)
+    (repo / "sub").mkdir()
+    os.symlink(decoy / "sub", repo / "agent-output" / "evil")
+    before = tree_hash(decoy)
+    out = run_cli("validate", "--format", "json", pattern, cwd=repo / "sub")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert _files(out.stdout) == [f"../agent-output/demo/{STATE}"]
+    assert CANARY not in out.stdout + out.stderr
+    assert tree_hash(decoy) == before
+    # a current directory spelled out (`./`) or a wildcard first component is the current
+    # directory's, as for a directory name: nothing matches in sub/
+    for own in (f"./{pattern}", f"*/demo/{STATE}"):
+        proc = run_cli("validate", own, cwd=repo / "sub")
+        assert proc.returncode == 2 and "SR100" in proc.stderr, proc.stdout + proc.stderr
+
+
+def test_a_glob_from_a_subdirectory_whose_directory_links_out_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The root's pattern directory is a link out of the repository: from sub/ too the
+    glob is refused (SR105), and nothing of the decoy is read."""
+    repo, decoy = make_repo(tmp_path)
+    (repo / "sub").mkdir()
+    os.symlink(decoy, repo / "linked")
+    before = tree_hash(decoy)
+    out = run_cli(
+        "validate", "--format", "json", "linked/*/00-session-state.json", cwd=repo / "sub"
+    )
+    assert out.returncode == 1, out.stdout + out.stderr
+    doc = json.loads(out.stdout)
+    assert [d["code"] for f in doc["files"] for d in f["diagnostics"]] == ["SR105"]
+    assert CANARY not in out.stdout + out.stderr
+    assert tree_hash(decoy) == before

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -178,3 +180,81 @@ def test_migrate_dry_run_salvage_suggests_a_command_that_runs(tmp_path: Path) ->
     assert again.returncode == 0, again.stdout
     by_project = run_cli("migrate", "--salvage", "--dry-run", "--project", "demo", cwd=tmp_path)
     assert by_project.returncode == 0
+
+
+# --- `--project NAME` beyond agent-output/NAME (issue 27 must-show 4) -----------------------
+
+
+def _bare_repo(tmp_path: Path) -> Path:
+    r = tmp_path / "bare"
+    (r / "sub").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(r)], check=True)
+    return r
+
+
+def test_project_finds_a_dotagent_session_in_memory(tmp_path: Path) -> None:
+    """No workflow configured: `decide … --project demo` from a subdirectory writes the
+    dotagent session under memory/demo; no apex session appears under agent-output/demo."""
+    r = _bare_repo(tmp_path)
+    assert run_cli("init", "demo", "--workflow", "dotagent", *NOW, cwd=r).returncode == 0
+    proc = run_cli("decide", "region", "x", "--project", "demo", *NOW, cwd=r / "sub")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    state = json.loads((r / "memory" / "demo" / "00-session-state.json").read_text())
+    assert state["decisions"]["region"] == "x"
+    assert not (r / "agent-output").exists()
+    res = run_cli("resume", "--project", "demo", "--format", "json", *NOW, cwd=r / "sub")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["action"] != "init", res.stdout
+
+
+def test_project_in_two_workflows_directories_is_refused_with_runnable_commands(
+    tmp_path: Path,
+) -> None:
+    """Sessions of the project under agent-output/ and memory/: SR185 lists both, each as the
+    user's command with the directory in place of --project; each printed command runs."""
+    r = _bare_repo(tmp_path)
+    assert run_cli("init", "demo", "--workflow", "dotagent", *NOW, cwd=r).returncode == 0
+    assert run_cli("init", "demo", "--workflow", "generic", *NOW, cwd=r).returncode == 0
+    before = _snapshot(r / "memory"), _snapshot(r / "agent-output")
+    for argv, form in (
+        (("decide", "region", "x", "--project", "demo", *NOW), "--session-dir ../"),
+        (("resume", "--project", "demo", *NOW), "resume ../"),
+    ):
+        proc = run_cli(*argv, cwd=r / "sub")
+        assert proc.returncode == 2 and "SR185" in proc.stderr, proc.stdout + proc.stderr
+        assert "../memory/demo" in proc.stderr and "../agent-output/demo" in proc.stderr
+        printed = re.findall(r"`(session-resume [^`]+)`", proc.stderr.split("hint:")[0])
+        assert len(printed) == 2 and all(form in c for c in printed), printed
+        for command in printed:
+            words = shlex.split(command)[1:]
+            ran = run_cli(*words, cwd=r / "sub")
+            assert ran.returncode == 0, command + "\n" + ran.stdout + ran.stderr
+    assert (
+        json.loads((r / "memory/demo/00-session-state.json").read_text())["decisions"]["region"]
+        == "x"
+    )
+    assert before != (_snapshot(r / "memory"), _snapshot(r / "agent-output"))
+    proc = run_cli("decide", "region", "y", "--project", "demo", "--format", "json", cwd=r)
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 2 and doc["diagnostics"][0]["code"] == "SR185", doc
+
+
+def test_no_session_suggests_init_with_the_configured_workflow(tmp_path: Path) -> None:
+    """The config names dotagent: --project looks in memory/NAME, and the refusal's `init`
+    carries `--workflow dotagent`, which then creates the session the write finds."""
+    r = _bare_repo(tmp_path)
+    (r / ".session-resume.yaml").write_text("workflow: dotagent\n")
+    proc = run_cli("decide", "region", "x", "--project", "demo", *NOW, cwd=r / "sub")
+    assert proc.returncode != 0 and "SR161" in proc.stderr, proc.stderr
+    (command,) = re.findall(r"`(session-resume init [^`]+)`", proc.stderr)
+    assert command == "session-resume init demo --workflow dotagent", proc.stderr
+    assert run_cli(*shlex.split(command)[1:], *NOW, cwd=r / "sub").returncode == 0
+    assert (r / "memory" / "demo" / "00-session-state.json").is_file()
+    again = run_cli("decide", "region", "x", "--project", "demo", *NOW, cwd=r / "sub")
+    assert again.returncode == 0, again.stderr
+    # no workflow configured and no session anywhere: today's message, `init demo` as it was
+    bare = _bare_repo(tmp_path / "other")
+    proc = run_cli("decide", "region", "x", "--project", "demo", *NOW, cwd=bare)
+    assert re.findall(r"`(session-resume init [^`]+)`", proc.stderr) == [
+        "session-resume init demo"
+    ], proc.stderr

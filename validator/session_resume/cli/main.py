@@ -55,7 +55,7 @@ def _missing_paths(args: argparse.Namespace) -> list[str]:
                 # lazy: discovery only for a path that does not exist
                 from session_resume.storage.discovery import pattern_matches
 
-                if not pattern_matches(p):
+                if not pattern_matches(found):
                     out.append(p)
     return out
 
@@ -94,6 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser(first if first in KNOWN else None)
         args = parser.parse_args(args_list)
+        args.argv = args_list  # the command line as given, for the commands a refusal prints
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
         return int(exc.code or 0)
     except Exception as exc:  # noqa: BLE001 - a broken installation, not bad input

@@ -1050,6 +1050,17 @@ _ALL = [
         "and run the command again.",
     ),
     Code(
+        "SR185",
+        "project-ambiguous",
+        E,
+        "`--project NAME` was given, no workflow is named (`--workflow`) or configured, and "
+        "the session directories of two built-in workflows both hold a session of that "
+        "project (`agent-output/NAME` and `memory/NAME`); nothing was done.",
+        "session-resume decide region x --project demo, with agent-output/demo and memory/demo",
+        "Name the session by its directory: run one of the commands the message lists, or "
+        "set `workflow` in .session-resume.yaml.",
+    ),
+    Code(
         "SR190",
         "hook-config-invalid",
         E,

@@ -102,9 +102,15 @@ def config_reference() -> str:
         "paths and `--project` names are relative to. `--root DIR` names the root instead.",
         "",
         "A relative session directory on the command line is looked up under the repository "
-        "root first, then under the current directory; `--project NAME` names the session "
-        "directory by the workflow's `session_dir` pattern under the root "
-        "(`agent-output/NAME`).",
+        "root first, then under the current directory (one spelled `./…` or `../…` is the "
+        "current directory's); a quoted glob follows the same rule by its first component "
+        "(`'agent-output/*/00-session-state.json'` from a subdirectory is the root's). "
+        "`--project NAME` names the session directory by the "
+        "`session_dir` pattern, under the root, of the workflow `--workflow` or the "
+        "configuration names (`agent-output/NAME` for apex and generic, `memory/NAME` for "
+        "dotagent); when neither names one, it is the built-in workflow's directory that "
+        "holds a session of NAME, refused with [SR185](codes/SR185.md) (listing the commands "
+        "with each directory) when two do, and the default workflow's when none does.",
         "",
         "The file is repository content: it is read only when it is a regular file (or a link "
         f"to one inside its own directory) of at most {MAX_CONFIG_BYTES:,} bytes, and no value "

@@ -121,4 +121,33 @@ def tool_text(message: str) -> str:
         tool = TOOL_OF.get(words[0], words[0].replace("-", "_"))
         return f"the `{tool}` tool"
 
-    return _CLI.sub(sub, message)
+    return _DECISION.sub(_decisions_argument, _CLI.sub(sub, message))
+
+
+# `--decision KEY=VALUE ...`: the `transition` command's option, over MCP its `decisions`
+_DECISION = re.compile(r"`(--decision[ =][^`]+)`")
+
+
+def _decisions_argument(m: re.Match[str]) -> str:
+    """A hint's `--decision K=V` as the `transition` tool's argument `{"decisions": {K: V}}`."""
+    # lazy: only a hint that names the option
+    import json
+
+    try:
+        words = shlex.split(m.group(1))
+    except ValueError:
+        return m.group(0)
+    decisions: dict[str, str] = {}
+    i = 0
+    while i < len(words):
+        name, eq, inline = words[i].partition("=")
+        if name != "--decision":
+            return m.group(0)
+        item = inline if eq else (words[i + 1] if i + 1 < len(words) else "")
+        i += 1 if eq else 2
+        key, sep, value = item.partition("=")
+        if not (key and sep):
+            return m.group(0)
+        decisions[key] = value
+    shown = json.dumps({"decisions": decisions}, ensure_ascii=False)
+    return f"the `transition` tool argument `{shown}`"

@@ -48,6 +48,9 @@ class WriteContext:
     owner: str = field(default_factory=default_owner)
     stale_seconds: int = lease_rules.DEFAULT_STALE_SECONDS
     default_workflow: str = DEFAULT_WORKFLOW
+    # The workflow a suggested `init` names (`--workflow`): the one the project's
+    # configuration names, as the user would type it; None when it names none.
+    init_workflow: str | None = None
     # False: the lease's owner refreshes the heartbeat on a timer well inside the stale
     # threshold (the MCP server, docs/spec.md §7), so a write leaves the sentinel alone
     # unless the heartbeat grew old all the same (writes._heartbeat_due).
@@ -95,6 +98,24 @@ def session_dir_for_project(root: Path, project: str, workflow: str) -> Path:
     except WorkflowError as exc:
         raise ServiceError(exc.diagnostics) from None
     return Path(os.path.abspath(root / wf.session_dir.replace("{project}", project)))
+
+
+def project_session_dirs(root: Path, project: str) -> list[tuple[Path, tuple[str, ...]]]:
+    """Where ``project``'s session may be when no workflow is named or configured: the
+    session directory of every built-in workflow (each once, the default workflow's first),
+    with the workflows that keep their sessions there."""
+    # lazy: the built-in names only when a project is looked up among them
+    from session_resume.core.workflow import BUILTINS
+
+    found: dict[Path, list[str]] = {}
+    for name in (DEFAULT_WORKFLOW, *(b for b in BUILTINS if b != DEFAULT_WORKFLOW)):
+        found.setdefault(session_dir_for_project(root, project, name), []).append(name)
+    return [(d, tuple(names)) for d, names in found.items()]
+
+
+def holds_session(session_dir: Path) -> bool:
+    """Whether ``session_dir`` holds a session: its state file or the state's backup."""
+    return any(os.path.lexists(session_dir / n) for n in (store.STATE, store.BAK))
 
 
 def load_workflow_or_fail(spec: str) -> Workflow:

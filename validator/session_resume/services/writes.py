@@ -12,6 +12,7 @@ its own, only of a heartbeat the timer let grow old: :func:`_heartbeat_due`).
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -109,7 +110,9 @@ def refuse_unwritable(loaded: store.Loaded, ctx: WriteContext) -> None:
             ]
         )
     msg = {
-        "absent": f"there is no state file in {d}; run `session-resume init PROJECT` first",
+        "absent": f"there is no state file in {d}; run `session-resume init PROJECT"
+        + (f" --workflow {shlex.quote(ctx.init_workflow)}" if ctx.init_workflow else "")
+        + "` first",
         "needs_migration": f"the state file is schema version {loaded.version}; run "
         f"`session-resume migrate {d}` first (nothing was written)",
         "corrupt": "the state file is corrupt; run `session-resume recover "

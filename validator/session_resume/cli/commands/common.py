@@ -104,13 +104,16 @@ def root_of(root_arg: str | None, cfg: Config) -> Path:
 # A session is named by a directory (or its state file) or by `--project NAME`. A relative
 # directory is looked up under the repository root first, then under the current directory
 # (one spelled `.`, `./…` or `../…` is the current directory's); `--project NAME` is the
-# workflow's session_dir pattern under the root. The repository root and the configuration
+# session_dir pattern under the root of the workflow `--workflow` or the configuration names;
+# when neither names one, of the built-in workflow whose directory holds the session (two:
+# SR185; none: the default's). The repository root and the configuration
 # are then found from the session directory upwards (not from the current directory), unless
 # `--root` names the root.
 
 PROJECT_HELP = (
     "the session of project NAME: the workflow's session_dir pattern (default "
-    "agent-output/NAME) under the repository root"
+    "agent-output/NAME) under the repository root; with no workflow configured, the "
+    "built-in workflow's directory that holds it (e.g. memory/NAME)"
 )
 DIR_HELP = (
     "the session directory (or its state file); a relative one is looked up under the "
@@ -126,7 +129,9 @@ def resolve_path(arg: str, root_arg: str | None = None) -> str:
     """``arg`` as the command will use it: absolute, explicitly relative (``./``, ``../``)
     or present under the current directory only, it is as given; else, when it exists under
     the repository root (``--root``, or the one found from the current directory), the path
-    to that, relative to the current directory when it can be."""
+    to that, relative to the current directory when it can be. A quoted glob follows the
+    same rule by its first component (a literal one that exists under the root: the glob
+    under the root)."""
     if os.path.isabs(arg) or _explicitly_relative(arg):
         return arg
     if root_arg:
@@ -140,6 +145,18 @@ def resolve_path(arg: str, root_arg: str | None = None) -> str:
         except ConfigError as exc:
             raise ServiceError([exc.diagnostic], exit_code=2) from None
     under_root = base / arg
+    # lazy: the CLI imports only what the command it runs needs
+    from session_resume.storage.discovery import is_pattern
+
+    if is_pattern(arg):
+        # a quoted glob: the same rule for its first component (the walk that expands it
+        # keeps to the root: docs/security.md §14); a wildcard there is the current directory's
+        first = arg.replace("\\", "/").split("/", 1)[0]
+        if is_pattern(first) or not os.path.lexists(base / first):
+            return arg
+        if os.path.lexists(first) and os.path.samefile(base / first, first):
+            return arg
+        return relpath(under_root)
     if os.path.lexists(under_root):
         if os.path.lexists(arg) and os.path.samefile(under_root, arg):
             return arg
@@ -180,7 +197,7 @@ def session_of(
     follows (default: the configured one). With ``project_with_dir`` a DIR and --project may
     both be given (then --project names the project, not the directory: `recover`)."""
     # lazy: the CLI imports only what the command it runs needs
-    from session_resume.services.context import PROJECT_NAME, session_dir_for_project
+    from session_resume.services.context import PROJECT_NAME
 
     # lazy: the CLI imports only what the command it runs needs
     from session_resume.storage.discovery import session_dir_of
@@ -202,12 +219,79 @@ def session_of(
             )
         cfg = config_for(root_arg)
         root = root_of(root_arg, cfg)
-        # lazy: the CLI imports only what the command it runs needs
-        from session_resume.core.workflow import DEFAULT_WORKFLOW
-
-        spec = workflow or cfg.workflow or DEFAULT_WORKFLOW
-        return cfg, root, session_dir_for_project(root, project, spec)
+        return cfg, root, project_dir(args, cfg, root, project, workflow, dir_option=None)
     raise UsageError("give the session directory DIR, or --project NAME")
+
+
+def project_dir(
+    args: argparse.Namespace,
+    cfg: Config,
+    root: Path,
+    project: str,
+    workflow: str | None,
+    *,
+    dir_option: str | None,
+) -> Path:
+    """The session directory ``--project NAME`` names, by the rule above: the session_dir
+    pattern of ``workflow`` (`--workflow`) or the configured one; when neither names one, the
+    built-in workflows' directory that holds the session, refused (SR185) when two do, the
+    default workflow's when none does. ``dir_option``: how the command takes a directory
+    (``--session-dir``, or None for a positional DIR), for the commands SR185 prints."""
+    # lazy: the CLI imports only what the command it runs needs
+    from session_resume.services.context import (
+        holds_session,
+        project_session_dirs,
+        session_dir_for_project,
+    )
+
+    spec = workflow or cfg.workflow
+    if spec:
+        return session_dir_for_project(root, project, spec)
+    candidates = project_session_dirs(root, project)
+    held = [(d, names) for d, names in candidates if holds_session(d)]
+    if len(held) == 1:
+        return held[0][0]
+    if len(held) > 1:
+        # lazy: the code catalogue only for the refusal
+        from session_resume.core.codes import diag
+
+        where = " and ".join(f"{relpath(d)} ({', '.join(names)})" for d, names in held)
+        runs = " or ".join(f"`{_with_dir(args, relpath(d), dir_option)}`" for d, _names in held)
+        raise ServiceError(
+            [
+                diag(
+                    "SR185",
+                    f"--project {project} names two sessions, {where}; name one by its "
+                    f"directory: {runs} (nothing was done)",
+                )
+            ],
+            exit_code=2,
+        )
+    return candidates[0][0]
+
+
+def _with_dir(args: argparse.Namespace, directory: str, dir_option: str | None) -> str:
+    """The user's command line with ``--project NAME`` replaced by ``directory``."""
+    # lazy: only a refusal prints a command
+    import shlex
+
+    argv = getattr(args, "argv", None)
+    if argv is None:
+        argv = sys.argv[1:]
+    words = [directory] if dir_option is None else [dir_option, directory]
+    out: list[str] = []
+    skip = False
+    for w in argv:
+        if skip:
+            skip = False
+        elif w == "--project":
+            out += words
+            skip = True
+        elif w.startswith("--project="):
+            out += words
+        else:
+            out.append(w)
+    return shlex.join(["session-resume", *out])
 
 
 def read_options(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:

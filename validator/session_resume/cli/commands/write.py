@@ -23,6 +23,8 @@ from session_resume.cli.commands.common import (
     emit_json,
     now_from,
     print_diagnostics,
+    project_dir,
+    relpath,
     resolve_path,
     root_of,
 )
@@ -259,7 +261,9 @@ def _usage(message: str) -> Exception:
     return UsageError(message)
 
 
-def _context(args: argparse.Namespace, *, project: str | None = None) -> WriteContext:
+def _context(
+    args: argparse.Namespace, *, project: str | None = None, creating: bool = False
+) -> WriteContext:
     if args.session_dir:
         # the repository of the session directory named (docs/config.md), not of the cwd
         resolved = resolve_path(args.session_dir, args.root)
@@ -283,8 +287,11 @@ def _context(args: argparse.Namespace, *, project: str | None = None) -> WriteCo
                 f"project name {project!r} is not allowed (letters, digits, `.`, `_`, `-`, "
                 "starting with a letter or digit)"
             )
-        spec = getattr(args, "workflow", None) or cfg.workflow or DEFAULT_WORKFLOW
-        session_dir = session_dir_for_project(root, project, spec)
+        if creating:  # `init` creates the session where its workflow keeps them
+            spec = getattr(args, "workflow", None) or cfg.workflow or DEFAULT_WORKFLOW
+            session_dir = session_dir_for_project(root, project, spec)
+        else:
+            session_dir = project_dir(args, cfg, root, project, None, dir_option="--session-dir")
     else:
         raise _usage("give the session with --session-dir DIR or --project NAME")
     return WriteContext(
@@ -294,7 +301,16 @@ def _context(args: argparse.Namespace, *, project: str | None = None) -> WriteCo
         session=session,
         stale_seconds=cfg.stale_after_seconds,
         default_workflow=cfg.workflow or DEFAULT_WORKFLOW,
+        init_workflow=_as_typed(cfg.workflow),
     )
+
+
+def _as_typed(workflow: str | None) -> str | None:
+    """The configured workflow as a command run from here names it: a built-in by its name,
+    a file by its path from the current directory."""
+    if workflow is None or workflow in BUILTINS:
+        return workflow
+    return relpath(workflow)
 
 
 def _command(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
@@ -346,7 +362,7 @@ def _step_label(res: WriteResult, key: str) -> str:
 
 @_command
 def run_init(args: argparse.Namespace) -> int:
-    ctx = _context(args, project=args.project)
+    ctx = _context(args, project=args.project, creating=True)
     res = writes.init_session(ctx, args.project, workflow=args.workflow, fresh=args.fresh)
     if args.format == "text" and res.archived_to:
         sys.stdout.write(f"archived the previous session's files to {res.archived_to}\n")
