@@ -385,6 +385,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser(first if first in KNOWN else None)
         args = parser.parse_args(args_list)
+        args.argv_ = args_list  # the command as typed, for "run it again with ..." (suggest)
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
         return int(exc.code or 0)
     except Exception as exc:  # noqa: BLE001 - a broken installation, not bad input
