@@ -235,3 +235,28 @@ def test_session_start_with_a_pid_records_who_owns_it(tmp_path: Path) -> None:
         (tmp_path / "agent-output" / "demo" / "00-session.active").read_text()
     )
     assert got["owner"] == "alice"
+
+
+def test_the_hook_denying_a_lease_edit_names_commands_that_run(held: tuple[Path, Path]) -> None:
+    """An agent host's hook denies a hand edit of 00-session.active and says how to take and
+    release the lease: both commands run as printed (they were usage errors: a positional
+    directory), and the release names the live explicit session."""
+    repo, d = held
+    doc = {
+        "session_id": "s",
+        "cwd": str(repo),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "echo {} > agent-output/demo/00-session.active"},
+    }
+    res = run_cli("hook", "pre-tool-use", input=json.dumps(doc).encode(), cwd=repo)
+    assert res.returncode == 0, res.stderr
+    reason = json.loads(res.stdout)["hookSpecificOutput"]["permissionDecisionReason"]
+    commands = _quoted_commands(reason)
+    assert commands == [
+        "session-resume session start --session-dir agent-output/demo",
+        f"session-resume session end --session-dir agent-output/demo --session {HOLDER}",
+    ], reason
+    assert _cli(repo, T0, *shlex.split(commands[0])[1:], "--help").returncode == 0
+    _ok(repo, T0 + timedelta(minutes=2), *shlex.split(commands[1])[1:])
+    assert not (d / "00-session.active").exists()
