@@ -4,6 +4,7 @@ that honours .gitignore, quoted globs, and a progress display only on a terminal
 
 from __future__ import annotations
 
+import argparse
 import fcntl
 import json
 import os
@@ -14,6 +15,7 @@ import struct
 import subprocess
 import sys
 import termios
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -67,20 +69,60 @@ def test_output_format_is_accepted_beside_format(tmp_path: Path) -> None:
     assert res.returncode == 0 and "action" in json.loads(res.stdout)
 
 
+def _every_command(parser: argparse.ArgumentParser, words: list[str]) -> Iterator[list[str]]:
+    """The words of every command and nested subcommand under ``parser`` (`session start`)."""
+    yield words
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _every_command(sub, [*words, name])
+
+
 def test_output_format_is_listed_once_in_every_help() -> None:
     """The alias is added to an action several subparsers share: it is named once in each
-    command's help and in docs/cli.md, not once per subparser (issue 25, finding 26)."""
-    from session_resume.cli.main import build_parser
-    from session_resume.docgen.generate import _subcommands
+    command's help and in docs/cli.md, not once per subparser (issue 25, finding 26). Checked
+    in every parser the CLI builds: the whole tree (docgen, completion) and the one command's
+    parser `session-resume CMD` builds alone (cli.parser.build_parser(CMD)), where sibling
+    subcommands (`session start`, `session end`) share the `--format` action of one parent;
+    and in the help the installed command prints for every (nested) subcommand (issue 26)."""
+    from session_resume.cli.parser import KNOWN, build_parser
 
-    for name, sub in _subcommands(build_parser(), "session-resume"):
-        fmt = sub._option_string_actions.get("--format")
-        if fmt is not None:
-            assert fmt.option_strings.count("--output-format") == 1, name
-            assert sub.format_help().count("--output-format") == 1, name
+    trees = [(None, build_parser())] + [(name, build_parser(name)) for name in sorted(KNOWN)]
+    for only, tree in trees:
+        for words in _every_command(tree, []):
+            sub = tree
+            for w in words:
+                sub = next(
+                    a for a in sub._actions if isinstance(a, argparse._SubParsersAction)
+                ).choices[w]
+            if only is not None and words[:1] != [only]:
+                continue  # a command not built in this tree (a stand-in)
+            fmt = sub._option_string_actions.get("--format")
+            if fmt is not None:
+                assert fmt.option_strings.count("--output-format") == 1, (only, words)
+            assert sub.format_help().count("--output-format") <= 1, (only, words)
+    for words in _every_command(build_parser(), []):
+        if words:
+            shown = run(*words, "--help")
+            assert shown.returncode == 0, (words, shown.stderr)
+            assert shown.stdout.count("--output-format") <= 1, words
     cli_md = (REPO / "docs" / "cli.md").read_text(encoding="utf-8")
     for section in cli_md.split("\n## ")[1:]:
         assert section.count("--output-format") <= 1, section.splitlines()[0]
+
+
+def test_complete_and_transition_say_when_to_use_each() -> None:
+    """Issue 26: an agent told `complete` from `transition` by guessing. Each one's help says
+    when to use it, what it records, and points to the other."""
+    complete = " ".join(run("complete", "--help").stdout.split())
+    transition = " ".join(run("transition", "--help").stdout.split())
+    assert "Use it when the step's work is done" in complete
+    assert "worklog `step_complete`" in complete and "use `transition`" in complete
+    assert "Use it at an orchestrator gate" in transition
+    assert "`step_start` naming A" in transition and "use `complete`" in transition
+    cli_md = " ".join((REPO / "docs" / "cli.md").read_text(encoding="utf-8").split())
+    assert "Use it when the step's work is done" in cli_md
+    assert "Use it at an orchestrator gate" in cli_md
 
 
 def test_quiet_prints_findings_only(tmp_path: Path) -> None:

@@ -73,8 +73,13 @@ def test_init_then_session_start_adopts_the_implicit_lease(tmp_path: Path) -> No
     assert "implicit" not in lease and lease["session"] == sid
     start = [e for e in _events(d) if e["event"] == "session_start"]
     assert start[-1]["detail"]["adopted"] == sid
-    # a write with no session goes on under it and says so
-    res = sh.run("start", "1", "--project", "demo")
+    # the lease is now an explicit session's: a write naming no session is refused (issue
+    # 26), with the command that names it; naming it, the write goes on under it
+    res = sh.run("start", "1", "--project", "demo", ok=False)
+    assert res.returncode == 1 and "SR511" in res.stderr
+    assert "`session-resume start 1 --project demo --now " in res.stderr
+    assert f" --session {sid}`" in res.stderr
+    res = sh.run("start", "1", "--project", "demo", "--session", sid)
     assert f"session {sid}" in res.stdout
 
 
@@ -91,12 +96,17 @@ def test_session_start_with_an_id_adopts_and_renames(tmp_path: Path) -> None:
     assert any(e.get("detail", {}).get("adopted") == old for e in _events(d))
 
 
-def test_session_start_then_init_and_writes_without_session(tmp_path: Path) -> None:
+def test_session_start_then_init_and_writes_name_the_session(tmp_path: Path) -> None:
+    """`session start` takes an explicit lease: the writes after it name its id (a write
+    naming none is refused, issue 26), and go on under it."""
     repo, d = _repo(tmp_path)
     sh = Shell(repo)
     sid = sh.run("session", "start", "--project", "demo").stdout.strip()
-    sh.run("init", "demo")
-    res = sh.run("start", "1", "--project", "demo")
+    res = sh.run("init", "demo", ok=False)
+    assert res.returncode == 1 and "SR511" in res.stderr
+    assert not (d / "00-session-state.json").exists()
+    sh.run("init", "demo", "--session", sid)
+    res = sh.run("start", "1", "--project", "demo", "--session", sid)
     assert f"session {sid}" in res.stdout
     assert json.loads((d / sentinel.SENTINEL).read_text())["session"] == sid
 

@@ -199,6 +199,34 @@ def _scenarios(base: Path) -> list[Printed]:
         p += collect([*argv, *NOW], where)
         if argv[0] == "decide":
             p += collect([*argv, "--format", "json", *NOW], where)
+    # another live session holds the lease (issue 26): every write, `session end`, `ping`
+    # and `session start` naming no session, or another one, is refused (SR511) with commands
+    # to paste; `resume` and `report` answer session_active
+    held = ["--session", "other"]
+    assert _run(["init", "H", *held, *NOW], sub)[0] == 0
+    assert _run(["session", "start", "--project", "H", *held, *NOW], sub)[0] == 0
+    for where in (["--project", "H"], ["--session-dir", "agent-output/H"]):
+        for argv in (
+            ["checkpoint", "1", "phase_1_discovery"],
+            ["decide", "region", "x"],
+            ["start", "1"],
+            ["complete", "1"],
+            ["finding", "add", "a title"],
+            ["transition", "--complete", "1", "--start", "2"],
+            ["ping"],
+            ["session", "end"],
+            ["session", "start"],
+            ["start", "1", "--session", "mine"],
+        ):
+            p += collect([*argv, *where, *NOW], sub)
+            p += collect([*argv, *where, "--format", "json", *NOW], sub)
+    for argv in (
+        ["resume", "agent-output/H"],
+        ["resume", "--format", "json", "agent-output/H", "--session", "mine"],
+        ["report", "agent-output/H"],
+        ["report", "--format", "json", "agent-output/H"],
+    ):
+        p += collect([*argv, *NOW], sub)
     # outside the repository, with --root and with an absolute path
     p += collect(["resume", "agent-output/P", "--root", str(root), *NOW], outside)
     p += collect(["report", str(root / "agent-output" / "P"), *NOW], outside)
@@ -361,10 +389,18 @@ def scenario_output(tmp_path_factory: pytest.TempPathFactory) -> list[Printed]:
     return _scenarios(tmp_path_factory.mktemp("scenarios"))
 
 
+RO = ("resume", "report")  # read-only: they answer session_active, not a refusal
+
+
 def test_scenarios_print_commands_and_hints(scenario_output: list[Printed]) -> None:
     """The scenarios exercise what they should: refusals with hints, and commands."""
     codes = {p.code for p in scenario_output}
-    assert {"SR710", "SR130", "SR161", "SR422", "run", "text"} <= codes, sorted(codes)
+    assert {"SR710", "SR130", "SR161", "SR422", "SR511", "run", "text"} <= codes, sorted(codes)
+    # the other live session's refusals name the holder's own command and the takeover
+    held = [p for p in scenario_output if p.code == "SR511" and p.argv[0] not in RO]
+    assert any("--session other`" in p.hint for p in held), held[:3]
+    assert all("only with the user's consent" in p.hint for p in held), held[:3]
+    assert all("--takeover" in p.hint for p in held), held[:3]
     assert sum(1 for p in scenario_output if SUGGESTED.search(p.message + p.hint)) > 20
 
 

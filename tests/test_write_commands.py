@@ -559,6 +559,7 @@ def test_restart_by_the_live_session_is_not_an_attempt(session_dir: Path) -> Non
         str(d),
         repo=repo,
         now=AFTER_FIXTURE + timedelta(minutes=1),
+        session="agent-1",
         fmt="json",
     )
     assert res.returncode == 0, res.stderr

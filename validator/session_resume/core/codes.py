@@ -744,10 +744,14 @@ _ALL = [
         "SR511",
         "session-active",
         E,
-        "Another live session holds the lease (its heartbeat is "
-        "fresh and it has not ended); this session may not write.",
+        "A live session started explicitly holds the lease (its heartbeat is fresh and it has "
+        "not ended), and this command names another session or none (only an implicit lease "
+        "is anybody's); nothing was written.",
         "a second chat running `session-resume start 3` while the first is still working",
-        "Wait for it, or take over with `session-resume session start --takeover` (logged).",
+        "If the holder is your session, run the same command with `--session ID` (the id its "
+        "`session start` printed); otherwise wait for it to end or go stale, or take over "
+        "with `session-resume session start --project PROJECT --takeover` only with the "
+        "user's consent (logged).",
     ),
     Code(
         "SR512",

@@ -133,7 +133,7 @@ def decide(
     out["session"] = {"id": opts.session, "new": new}
     if new and out["plan"] is not None:
         out["commands"].insert(0, plan_rules.cmd(plan_rules.SESSION_START))
-    facts = _facts(out, snap, now, workflow)
+    facts = _facts(out, snap, now, workflow, opts)
     out["reasons"] = [explain(c, facts) for c in dict.fromkeys(out["reasons"])]
     out["warnings"] = [explain(c, facts) for c in dict.fromkeys(out["warnings"])]
     return out
@@ -193,7 +193,9 @@ def _missing(snap: Snapshot, path: Any) -> bool:
     return isinstance(path, str) and snap.artifacts.get(path) is None
 
 
-def _facts(out: dict[str, Any], snap: Snapshot, now: datetime, wf: Workflow) -> dict[str, Any]:
+def _facts(
+    out: dict[str, Any], snap: Snapshot, now: datetime, wf: Workflow, opts: Options
+) -> dict[str, Any]:
     """What the codes' words name (core/resume_messages.py)."""
     doc = snap.document or {}
     steps = _dict(doc.get("steps"))
@@ -214,6 +216,7 @@ def _facts(out: dict[str, Any], snap: Snapshot, now: datetime, wf: Workflow) -> 
         "now": out["now"],
         "lease": lease,
         "session": lease.get("session"),
+        "stale_seconds": opts.stale_seconds,
         "session_rel": snap.session_rel,
         "orphan_step": (out.get("orphan") or {}).get("step"),
         "temp_files": list(snap.temp_files),

@@ -5,7 +5,10 @@ fix are the fallback for a code without its own words here."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from session_resume.core.codes import CATALOGUE
+from session_resume.core.timeutil import format_ts, parse_ts
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -25,6 +28,18 @@ def _holder(f: Mapping[str, Any]) -> str:
         f"session {lease.get('session')} (owner {lease.get('owner') or '?'}"
         + (f", heartbeat {age} s ago" if age is not None else "")
         + ")"
+    )
+
+
+def _goes_stale(f: Mapping[str, Any]) -> str:
+    """When the live lease turns stale if its session stops, and the threshold."""
+    lease = f.get("lease") or {}
+    stale = f.get("stale_seconds")
+    hb = parse_ts(lease.get("heartbeat"))
+    at = f" at {format_ts(hb + timedelta(seconds=stale))}" if hb and isinstance(stale, int) else ""
+    return (
+        f"; its lease goes stale{at} unless it writes or pings again (the stale threshold: "
+        f"{stale} s after the last heartbeat, `stale_after_seconds` in the config)"
     )
 
 
@@ -112,7 +127,7 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
         "ask the user before re-running the step that wrote them (`start STEP --force`)",
     ),
     "SR511": lambda f: (
-        f"{_holder(f)} holds a live lease on this session directory",
+        f"{_holder(f)} holds a live lease on this session directory{_goes_stale(f)}",
         f"if it is yours (your `session start` printed {(f.get('lease') or {}).get('session')}),"
         f" ask again with `--session {(f.get('lease') or {}).get('session')}`; otherwise write "
         "nothing: wait for it to end, or take over only with the user's consent",

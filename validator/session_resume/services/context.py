@@ -27,8 +27,11 @@ SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}\Z")
 PROJECT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 
+UNKNOWN_OWNER = "unknown"
+
+
 def default_owner() -> str:
-    return os.environ.get("USER") or os.environ.get("USERNAME") or "unknown"
+    return os.environ.get("USER") or os.environ.get("USERNAME") or UNKNOWN_OWNER
 
 
 @dataclass(frozen=True)

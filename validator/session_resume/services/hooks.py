@@ -389,9 +389,16 @@ def deny_reason(kind: str, session_dir: Path, sessions: Sessions) -> str:
             f"itself (`session-resume checkpoint STEP CHECKPOINT --session-dir {d}`, MCP tool "
             f"`checkpoint`; `session-resume resume {d}` says which write is next)."
         )
+    # lazy: a hook imports only what its event needs (the host waits)
+    import shlex
+
+    lease = lease_of(session_dir)
+    held = lease is not None and not lease.get("implicit") and isinstance(lease.get("session"), str)
+    named = f" --session {shlex.quote(lease['session'])}" if held and lease else ""
     return head + (
-        f"It is the session's lease: take it with `session-resume session start {d}`, release "
-        f"it with `session-resume session end {d}` (MCP tools `session_start`, `session_end`)."
+        f"It is the session's lease: take it with `session-resume session start --session-dir "
+        f"{d}`, release it with `session-resume session end --session-dir {d}{named}` (MCP "
+        "tools `session_start`, `session_end`)."
     )
 
 

@@ -6,11 +6,13 @@ Lease rules for a state write (docs/spec.md §7):
 
 * no lease (or one whose session ended): the write creates one (the id given with
   ``--session`` / ``$SESSION_RESUME_SESSION``, else a new id) and logs ``session_start``;
-* a live lease: the write acts as its session, unless a *different* session id was given
-  explicitly: then it is refused (SR511);
-* a live *implicit* lease (taken by a write that named no session): a caller naming a
-  session, or `session start`, adopts it (logged as ``session_start`` with ``adopted``), so a
-  user never meets SR511 from their own earlier calls;
+* a live lease of the session the caller names: the write acts as its session;
+* a live *implicit* lease (taken by a write that named no session): a write naming no
+  session goes on with it; a caller naming a session, or `session start`, adopts it (logged
+  as ``session_start`` with ``adopted``), so a user never meets SR511 from their own calls;
+* a live lease of an explicit session (taken by `session start` or a write naming it): every
+  write that does not name that session is refused (SR511), one naming no session too: a
+  write never acts as, nor refreshes the heartbeat of, a session it did not name;
 * an orphaned lease (stale heartbeat or dead owner pid) of another session: the write takes
   it over and logs ``takeover``.
 """
@@ -21,6 +23,7 @@ import contextvars
 import functools
 import os
 import re
+from datetime import timedelta
 
 from session_resume.core import lease as lease_rules
 from session_resume.core.codes import diag
@@ -28,9 +31,9 @@ from session_resume.core.diagnostics import Diagnostic, Severity
 from session_resume.core.lease import SENTINEL as SENTINEL_FILE
 from session_resume.core.lease import Lease
 from session_resume.core.outcomes import LeaseAction, SessionAction
-from session_resume.core.timeutil import format_ts
+from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.records import dataclass, field
-from session_resume.services.context import WriteContext, make_session_dir
+from session_resume.services.context import UNKNOWN_OWNER, WriteContext, make_session_dir
 from session_resume.services.errors import ServiceError
 from session_resume.storage import lease_file as sentinel_mod
 from session_resume.storage import store, worklog
@@ -111,7 +114,64 @@ def read_lease(ctx: WriteContext) -> Lease:
 def _holder_text(lease: Lease) -> str:
     s = lease.sentinel or {}
     age = "" if lease.age_seconds is None else f", heartbeat {round(lease.age_seconds)} s ago"
-    return f"session {s.get('session')} (owner {s.get('owner') or '?'}{age})"
+    pid = s.get("pid")
+    proc = f", pid {pid} on {s.get('host') or '?'}" if isinstance(pid, int) else ""
+    return f"session {s.get('session')} (owner {s.get('owner') or '?'}{proc}{age})"
+
+
+def _stale_text(lease: Lease, stale_seconds: int) -> str:
+    """When the live ``lease`` turns stale if its session stops: the time (its heartbeat plus
+    the stale threshold) and the threshold."""
+    hb = parse_ts((lease.sentinel or {}).get("heartbeat"))
+    at = f" at {format_ts(hb + timedelta(seconds=stale_seconds))}" if hb is not None else ""
+    return (
+        f"Its lease goes stale{at} unless it writes or pings again (the stale threshold: "
+        f"{stale_seconds} s after the last heartbeat, `stale_after_seconds` in the config)"
+    )
+
+
+# The words a refusal uses for "run the command you ran again, naming the session": a front
+# end that knows the command line replaces them with it (cli/commands/write.py).
+SAME_COMMAND = "the same command with `--session {holder}`"
+
+
+def refuse_live(
+    lease: Lease,
+    *,
+    session: str | None,
+    file: str,
+    stale_seconds: int = lease_rules.DEFAULT_STALE_SECONDS,
+) -> ServiceError:
+    """SR511: the live lease of explicit session HOLDER is in the way of a caller naming
+    ``session`` (another one), or naming none. The message names the holder and when its
+    lease goes stale; the hint gives the commands to run: the caller's own command with
+    ``--session HOLDER`` if HOLDER is the caller's, else a takeover only with the user's
+    consent."""
+    holder = str((lease.sentinel or {}).get("session"))
+    if session is None:
+        who = "this command named no session (`--session`): only that session may write here"
+        mine = (
+            f"If session {holder} is yours (your `session start` printed it), run "
+            + SAME_COMMAND.format(holder=holder)
+            + "; otherwise"
+        )
+        takeover = "`session-resume session start --takeover`"
+    else:
+        who = f"session {session} may not write here"
+        mine = "It is not yours, so"
+        takeover = f"`session-resume session start --takeover --session {session}`"
+    return ServiceError(
+        [
+            diag(
+                "SR511",
+                f"{_holder_text(lease)} holds a live lease on this session directory and "
+                f"{who}; nothing was written. {_stale_text(lease, stale_seconds)}",
+                file=file,
+                hint=f"{mine} do not write: wait for that session to end or to go stale, or "
+                f"take over with {takeover} only with the user's consent (logged).",
+            )
+        ]
+    )
 
 
 def plan_lease(
@@ -121,12 +181,15 @@ def plan_lease(
     claim: bool = False,
     takeover: bool = False,
     file: str = "",
+    stale_seconds: int = lease_rules.DEFAULT_STALE_SECONDS,
 ) -> LeasePlan:
     """Decide what to do about ``lease`` (pure apart from minting a new session id).
 
     ``session``: the caller's explicit id or None. ``claim``: the caller starts a new
     session (`session start`), so a live lease of any other session is in the way.
-    ``takeover``: a live lease may be taken over (logged). Raises SR511 otherwise.
+    ``takeover``: a live lease may be taken over (logged). Raises SR511 otherwise, also for
+    a caller naming no session when the live lease is an explicit session's: only an
+    implicit lease is anybody's (docs/spec.md §7). ``stale_seconds``: for SR511's words.
     """
     holder = (lease.sentinel or {}).get("session")
     if lease.state in ("none", "ended", "unreadable") or not isinstance(holder, str):
@@ -140,24 +203,19 @@ def plan_lease(
             return LeasePlan("keep", holder, lease)
         return LeasePlan("adopt", session or holder, lease)
     if lease.state == "live":
-        if session is None and not claim:
-            return LeasePlan("keep", holder, lease)
         if lease_rules.is_implicit(lease.sentinel):
+            if session is None and not claim:
+                return LeasePlan("keep", holder, lease)
             return LeasePlan("adopt", session or holder, lease)
         if takeover:
             return LeasePlan("takeover", session or lease_rules.new_session_id(), lease)
-        raise ServiceError(
-            [
-                diag(
-                    "SR511",
-                    f"{_holder_text(lease)} holds the lease of this session directory"
-                    + (f"; session {session} may not write" if session else "")
-                    + ". Nothing was written: wait for it to end (`session-resume session "
-                    "end`), or take over with `session-resume session start --takeover` "
-                    "(logged)",
-                    file=file,
-                )
-            ]
+        # an explicit session's live lease: a caller naming no session may be that session
+        # or another one; it is never taken for it (nor its heartbeat refreshed)
+        raise refuse_live(
+            lease,
+            session=session,
+            file=file,
+            stale_seconds=stale_seconds,
         )
     # stale or dead owner: an orphan, which any other session may take over
     return LeasePlan("takeover", session or lease_rules.new_session_id(), lease, orphaned=True)
@@ -340,11 +398,19 @@ def start_session(
     with ``takeover`` (logging ``takeover``). A live lease of another session: SR511."""
     check_owner(owner or ctx.owner, file=ctx.sentinel_path)
     check_pid(pid, file=ctx.sentinel_path)
+    if not owner and pid is not None and ctx.owner == UNKNOWN_OWNER:
+        # no --owner and no $USER: the owner is the process named, on this host (§7)
+        owner = f"pid {pid}@{lease_rules.hostname()}"
     make_session_dir(ctx)
     for _ in range(MAX_ATTEMPTS):
         lease = read_lease(ctx)
         plan = plan_lease(
-            lease, session=ctx.session, claim=True, takeover=takeover, file=ctx.sentinel_path
+            lease,
+            session=ctx.session,
+            claim=True,
+            takeover=takeover,
+            file=ctx.sentinel_path,
+            stale_seconds=ctx.stale_seconds,
         )
         if plan.action == "keep":
             with store.locked(ctx.store_session):
@@ -373,12 +439,35 @@ def start_session(
             sent,
             plan.previous,
         )
-    raise ServiceError([diag("SR511", "the lease keeps changing; try again", file=ctx.state_path)])
+    raise ServiceError(
+        [
+            diag(
+                "SR511",
+                "the lease keeps changing (other sessions start and end here); nothing was written",
+                file=ctx.state_path,
+                hint="Run the same command again.",
+            )
+        ]
+    )
+
+
+def _refuse_unless_named(ctx: WriteContext, lease: Lease, holder: str) -> None:
+    """SR511 unless the caller may act on the live ``lease``: it names its session, or the
+    lease is implicit (anybody's). `session end` and `ping` never end or refresh an explicit
+    session they were not told is theirs."""
+    if lease.state != "live" or ctx.session == holder:
+        return
+    if lease_rules.is_implicit(lease.sentinel):
+        return
+    raise refuse_live(
+        lease, session=ctx.session, file=ctx.sentinel_path, stale_seconds=ctx.stale_seconds
+    )
 
 
 def end_session(ctx: WriteContext) -> SessionResult:
     """`session end`: log ``session_end`` for the lease's session and remove the sentinel.
-    Refused (SR511) for a live lease of another session named explicitly."""
+    Refused (SR511) for the live lease of an explicit session that the caller does not name
+    (``--session``); an implicit, ended or orphaned lease is ended by anyone."""
     if not ctx.session_dir.is_dir():
         return SessionResult(None, "none")
     with store.locked(ctx.store_session):
@@ -386,8 +475,7 @@ def end_session(ctx: WriteContext) -> SessionResult:
         holder = (lease.sentinel or {}).get("session")
         if lease.state == "none" or not isinstance(holder, str):
             return SessionResult(None, "none")
-        if lease.state == "live" and ctx.session is not None and ctx.session != holder:
-            plan_lease(lease, session=ctx.session, file=ctx.sentinel_path)  # raises SR511
+        _refuse_unless_named(ctx, lease, holder)
         events = []
         if lease.state != "ended":
             detail: dict[str, Any] = {}
@@ -410,7 +498,8 @@ def end_session(ctx: WriteContext) -> SessionResult:
 
 def ping_session(ctx: WriteContext) -> SessionResult:
     """`ping`: refresh the lease's heartbeat; writes only the sentinel (no state write, no
-    worklog line)."""
+    worklog line). Refused (SR511) for the live lease of an explicit session the caller does
+    not name: a heartbeat is refreshed only by its own session."""
     if not ctx.session_dir.is_dir():
         raise ServiceError(_no_lease(ctx))
     with store.locked(ctx.store_session):
@@ -418,9 +507,7 @@ def ping_session(ctx: WriteContext) -> SessionResult:
         holder = (lease.sentinel or {}).get("session")
         if lease.state in ("none", "ended", "unreadable") or not isinstance(holder, str):
             raise ServiceError(_no_lease(ctx))
-        mine = ctx.session is None or ctx.session == holder
-        if lease.state == "live" and not mine:
-            plan_lease(lease, session=ctx.session, file=ctx.sentinel_path)  # raises SR511
+        _refuse_unless_named(ctx, lease, holder)
         if lease.orphaned and ctx.session != holder:
             raise ServiceError(
                 [

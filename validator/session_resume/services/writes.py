@@ -239,7 +239,12 @@ def write_state(ctx: WriteContext, build: Build) -> WriteResult:
         refuse_unwritable(loaded, ctx)
         assert loaded.document is not None
         wf = _workflow_of(loaded.document, None, ctx.default_workflow)
-        plan = plan_lease(read_lease(ctx), session=ctx.session, file=ctx.sentinel_path)
+        plan = plan_lease(
+            read_lease(ctx),
+            session=ctx.session,
+            file=ctx.sentinel_path,
+            stale_seconds=ctx.stale_seconds,
+        )
         orphaned = orphan_seen or plan.orphaned
         try:
             change = build(loaded.document, wf, orphaned)
@@ -333,7 +338,12 @@ def init_session(
     loaded = store.load(s)
     if loaded.status == "refused":
         refuse_unwritable(loaded, ctx)
-    plan = plan_lease(read_lease(ctx), session=ctx.session, file=ctx.sentinel_path)
+    plan = plan_lease(
+        read_lease(ctx),
+        session=ctx.session,
+        file=ctx.sentinel_path,
+        stale_seconds=ctx.stale_seconds,
+    )
     archived = None
     if loaded.status == "absent" and loaded.backup_usable and not fresh:
         # A later save would rotate the new state over the only good copy of the old one.
@@ -389,8 +399,9 @@ def init_session(
                     diag(
                         "SR511",
                         "another session changed the lease while this init ran; nothing "
-                        "was written, run it again",
+                        "was written",
                         file=ctx.state_path,
+                        hint="Run the same command again.",
                     )
                 ]
             ) from None

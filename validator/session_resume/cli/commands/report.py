@@ -73,7 +73,13 @@ def run(args: argparse.Namespace) -> int:
         )
     else:
         lease = rep["lease"]
-        w(f"No crash signature in the lease ({lease['state'] if lease else 'none'}).\n")
+        held = (
+            f"{lease['state']}: session {lease['session']}, owner {lease['owner']}, heartbeat "
+            f"{lease['heartbeat']}"
+            if lease
+            else "none"
+        )
+        w(f"No crash signature in the lease ({held}).\n")
     if rep.get("state_problem"):
         sp = rep["state_problem"]
         src = "; steps and artifacts below are from the valid .bak" if sp["from_backup"] else ""

@@ -32,6 +32,8 @@ class Naming:
     dir: str | None = None
     project: str | None = None
     root: str | None = None
+    # the words of the user's own command line after `session-resume` (cli.main keeps them)
+    argv: tuple[str, ...] | None = None
 
 
 def naming_of(args: argparse.Namespace, session_dir: str | None = None) -> Naming:
@@ -39,7 +41,28 @@ def naming_of(args: argparse.Namespace, session_dir: str | None = None) -> Namin
     given = session_dir or getattr(args, "session_dir", None) or getattr(args, "dir", None)
     if given is None and isinstance(getattr(args, "paths", None), list) and args.paths:
         given = args.paths[0] if len(args.paths) == 1 and args.paths[0] != "-" else None
-    return Naming(dir=given if given else None, project=project, root=getattr(args, "root", None))
+    argv = getattr(args, "argv", None)
+    return Naming(
+        dir=given if given else None,
+        project=project,
+        root=getattr(args, "root", None),
+        argv=tuple(argv) if isinstance(argv, list) else None,
+    )
+
+
+# services.leases.SAME_COMMAND: "run the command you ran again, naming the session"
+_SAME_COMMAND = re.compile(r"the same command with `--session ([^`\s]+)`")
+
+
+def _same_command(text: str, naming: Naming) -> str:
+    """The words "the same command with `--session ID`" replaced by that command line: the
+    user's own, as typed, with ``--session ID`` added."""
+    if naming.argv is None or "the same command" not in text:
+        return text
+    argv = naming.argv
+    return _SAME_COMMAND.sub(
+        lambda m: f"`{shlex.join(['session-resume', *argv, '--session', m.group(1)])}`", text
+    )
 
 
 def _subparser(words: list[str]) -> tuple[argparse.ArgumentParser | None, int]:
@@ -124,6 +147,7 @@ _PROJECT_WORD = re.compile(r"(?<=\s)PROJECT(?=\s|$)")
 
 
 def complete_text(text: str, naming: Naming) -> str:
+    text = _same_command(text, naming)
     if "session-resume " not in text:
         return text
     return SUGGESTED.sub(lambda m: f"`{complete(m.group(1), naming)}`", text)

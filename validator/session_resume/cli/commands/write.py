@@ -68,8 +68,8 @@ def _common(project: bool = True) -> argparse.ArgumentParser:
     g.add_argument(
         "--session",
         metavar="ID",
-        help=f"this session's id (default: ${ENV_SESSION}); a live lease of another session "
-        "refuses the write (SR511)",
+        help=f"this session's id (default: ${ENV_SESSION}); while a session started "
+        "explicitly holds a live lease, a command that does not name it is refused (SR511)",
     )
     return p
 
@@ -148,6 +148,10 @@ def _add_step_parsers(
         "complete",
         parents=[common],
         help="write moment 3: a step is done (in_progress → complete)",
+        description="Use it when the step's work is done (its last checkpoint recorded) and "
+        "nothing starts the next step in the same write: it records the step complete "
+        "(status complete, completed = now; worklog `step_complete`). At an orchestrator gate "
+        "that also records the gate's decisions and starts the next step, use `transition`.",
     )
     p.add_argument("step", metavar="STEP")
     p.set_defaults(func=run_complete)
@@ -216,6 +220,10 @@ def _add_record_parsers(
         "transition",
         parents=[common],
         help="an orchestrator gate in one write: complete A, record decisions, start B",
+        description="Use it at an orchestrator gate that hands over from step A to step B at "
+        "once: one write records A complete, the gate's decisions (--decision KEY=VALUE) and B "
+        "in progress (worklog: B's `step_start` naming A, so B's first resume is a start, not "
+        "a restart). To finish a step without starting another, use `complete`.",
     )
     p.add_argument("--complete", required=True, metavar="A", dest="complete_step")
     p.add_argument("--start", required=True, metavar="B", dest="start_step")
@@ -240,7 +248,10 @@ def _add_session_parsers(
         "(export it as SESSION_RESUME_SESSION). A live lease of another session refuses "
         "(SR511) unless --takeover; an orphaned one is taken over. Both are logged.",
     )
-    sp.add_argument("--owner", help="who runs the session (default: $USER)")
+    sp.add_argument(
+        "--owner",
+        help="who runs the session (default: $USER; without it, pid PID@HOST with --pid)",
+    )
     sp.add_argument(
         "--pid", type=int, help="a long-lived owner process whose death ends it (1..2^31-1)"
     )
