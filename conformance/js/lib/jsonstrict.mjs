@@ -40,7 +40,7 @@ export function parseText(text) {
   let i = 0;
   const n = text.length;
   let duplicates = 0;
-  /** @type {{key: string, offset: number}[]} */
+  /** @type {{key: string, offset: number, pointer: string}[]} */
   const duplicateAt = [];
   let loneSurrogate = false;
   let keyOffset = 0;
@@ -88,10 +88,10 @@ export function parseText(text) {
   function scalar() {
     const c = text[i];
     if (c === '"') return str();
-    for (const [word, value] of [["true", true], ["false", false], ["null", null]]) {
+    for (const [word, value] of /** @type {[string, boolean | null][]} */ ([["true", true], ["false", false], ["null", null]])) {
       if (text.startsWith(word, i)) { i += word.length; return value; }
     }
-    for (const [word, value] of [["NaN", NaN], ["Infinity", Infinity], ["-Infinity", -Infinity]]) {
+    for (const [word, value] of /** @type {[string, number][]} */ ([["NaN", NaN], ["Infinity", Infinity], ["-Infinity", -Infinity]])) {
       if (text.startsWith(word, i)) { i += word.length; nonFinite++; return value; }
     }
     NUM.lastIndex = i;
@@ -117,11 +117,17 @@ export function parseText(text) {
     else {
       if (top.keys.has(top.key)) {
         duplicates++;
-        duplicateAt.push({ key: top.key, offset: top.keyOffset });
+        duplicateAt.push({ key: top.key, offset: top.keyOffset, pointer: pointerOf(top.key) });
       }
       top.keys.add(top.key);
       Object.defineProperty(top.value, top.key, { value: v, enumerable: true, writable: true, configurable: true });
     }
+  }
+
+  /** The JSON pointer (RFC 6901) of `key` in the innermost open object. @param {string} key */
+  function pointerOf(key) {
+    const parts = stack.slice(0, -1).map((f) => (f.kind === "array" ? String(f.value.length) : String(f.key)));
+    return [...parts, key].map((p) => `/${p.replace(/~/g, "~0").replace(/\//g, "~1")}`).join("");
   }
 
   function open(kind) {

@@ -16,7 +16,9 @@ const tmp = () => {
   dirs.push(d);
   return d;
 };
-after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 const T0 = sr.parseNow("2026-03-02T10:00:00Z");
 const at = (minutes) => T0 + minutes * 60e6;
 
@@ -57,7 +59,10 @@ test("yaml: tags SR400, anchors and aliases SR402, duplicates SR401, syntax SR40
 test("json: duplicate keys with their offsets, lone surrogates, non-finite numbers", () => {
   const dup = readJsonBytes(Buffer.from('{"a": 1, "a": 2}'));
   assert.deepEqual(dup.codes, ["SR121"]);
-  assert.deepEqual(dup.duplicateAt, [{ key: "a", offset: 9 }]);
+  assert.deepEqual(dup.duplicateAt, [{ key: "a", offset: 9, pointer: "/a" }]);
+  // the pointer of a nested duplicate walks objects and arrays (RFC 6901 escapes)
+  const nested = readJsonBytes(Buffer.from('{"s": [0, {"a/b": {"k": 1, "k": 2}}]}'));
+  assert.deepEqual(nested.duplicateAt.map((d) => d.pointer), ["/s/1/a~1b/k"]);
   assert.deepEqual(readJsonBytes(Buffer.from('{"p": "\\ud800"}')).codes, ["SR116"]);
   assert.deepEqual(readJsonBytes(Buffer.from('{"p": "\\ud83d\\ude00"}')).codes, []);
   assert.deepEqual(readJsonBytes(Buffer.from('{"n": NaN}')).codes, ["SR122"]);
