@@ -128,6 +128,19 @@ def test_type_declarations_check() -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+def test_lint_format_and_library_types() -> None:
+    """Issue 31 point 6: `npm run check` (part of `npm test`) passes: Biome's linter (and its
+    format check), tsc on index.d.ts and on the library's own JSDoc types (checkJs,
+    tsconfig.lib.json). CI runs it here, in the node tier, and in `nox -s lint`."""
+    tools = _need("node", "npm")
+    for name in ("@biomejs/biome", "typescript", "@types/node"):
+        assert (REPO / "node_modules" / name / "package.json").is_file(), f"npm ci installs {name}"
+    lib = json.loads((PKG / "tsconfig.lib.json").read_text())
+    assert lib["compilerOptions"]["checkJs"] is True and "lib/**/*.mjs" in lib["include"]
+    proc = _run([tools["npm"], "run", "check"], PKG)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+
+
 # --- npm pack: the bundle, and an offline install in an empty directory --------------------
 
 

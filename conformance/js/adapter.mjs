@@ -6,7 +6,7 @@
 import { createRequire } from "node:module";
 import { createInterface } from "node:readline";
 import { migrateDir, recoverDir, resumeDir, validatePath } from "./lib/operations.mjs";
-import { parseNow } from "./lib/timestamps.mjs";
+import { parseNow } from "./lib/timeutil.mjs";
 
 const require = createRequire(import.meta.url);
 const pkg = require("./package.json");
@@ -72,7 +72,7 @@ function handle(msg) {
       return { seq: msg.seq, result: OPS[msg.case.operation](msg.case) };
     } catch (err) {
       const e = /** @type {any} */ (err);
-      return { seq: msg.seq, errored: { message: String(e && e.message ? e.message : e), traceback: String(e && e.stack ? e.stack : "") } };
+      return { seq: msg.seq, errored: { message: String(e?.message ? e.message : e), traceback: String(e?.stack ? e.stack : "") } };
     }
   }
   return null;
@@ -87,6 +87,6 @@ rl.on("line", (line) => {
     process.exit(0);
   }
   const answer = handle(msg);
-  if (answer !== null) process.stdout.write(JSON.stringify(answer) + "\n");
+  if (answer !== null) process.stdout.write(`${JSON.stringify(answer)}\n`);
 });
 rl.on("close", () => process.exit(0));

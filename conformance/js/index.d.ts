@@ -218,7 +218,7 @@ export function transition(ctx: Context, completeKey: string, startKey: string, 
 
 /** The pure transitions behind the write moments (no I/O). */
 export namespace transitions {
-  class TransitionError extends Error { problems: Problem[]; codes: Code[] }
+  export class TransitionError extends Error { problems: Problem[]; codes: Code[] }
   function start(doc: StateDocument, wf: Workflow, key: string, now: Micros, opts?: { force?: boolean; orphaned?: boolean; name?: string | null }): StateDocument;
   function checkpoint(doc: StateDocument, wf: Workflow, key: string, subStep: string, opts?: { artifacts?: string[]; contextFiles?: string[] }): StateDocument;
   function complete(doc: StateDocument, wf: Workflow, key: string, now: Micros): StateDocument;

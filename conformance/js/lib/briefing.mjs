@@ -73,7 +73,7 @@ function loadAndSkip(def, artifacts, exists, sessionRel, action) {
       else skip.push({ path: a.path, reason: SKIP_MISSING });
     }
   }
-  if (!def || !def.budget || !["start", "restart_step", "resume_from_checkpoint", "continue_step"].includes(action)) return [load, skip];
+  if (!def?.budget || !["start", "restart_step", "resume_from_checkpoint", "continue_step"].includes(action)) return [load, skip];
   const { max, files } = def.budget;
   const capacity = max;
   for (const name of files) {

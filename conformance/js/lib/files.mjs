@@ -42,7 +42,7 @@ export function readLimited(path, { maxSize = DEFAULT_MAX_SIZE, root = null } = 
   try {
     lst = lstatSync(path);
   } catch (err) {
-    return { codes: [err.code === "ENOENT" ? "SR100" : "SR104"] };
+    return { codes: [/** @type {NodeJS.ErrnoException} */ (err).code === "ENOENT" ? "SR100" : "SR104"] };
   }
   if (lst.isSymbolicLink()) {
     const target = real(path);

@@ -4,8 +4,9 @@
 
 import { join } from "node:path";
 import { readLimited } from "./files.mjs";
-import { readJsonBytes } from "./jsonstrict.mjs";
-import { parseTimestamp } from "./timestamps.mjs";
+import { readJsonBytes } from "./jsonread.mjs";
+import { STATE } from "./session.mjs";
+import { parseTimestamp } from "./timeutil.mjs";
 
 export const HANDOFF = "00-handoff.md";
 const MAX_LINES = 60;
@@ -63,7 +64,7 @@ export function checkHandoffText(text, { stateUpdated = null, project = null } =
 export function checkSessionHandoff(dir) {
   const path = join(dir, HANDOFF);
   const res = readLimited(path, { maxSize: 1 << 20, root: dir });
-  if (res.codes && res.codes.includes("SR100")) return [];
+  if (res.codes?.includes("SR100")) return [];
   if (!res.data) return ["SR600"];
   let text;
   try {
@@ -73,7 +74,7 @@ export function checkSessionHandoff(dir) {
   }
   let stateUpdated = null;
   let project = null;
-  const st = readLimited(join(dir, "00-session-state.json"), { root: dir });
+  const st = readLimited(join(dir, STATE), { root: dir });
   if (st.data) {
     const parsed = readJsonBytes(st.data);
     if (parsed.value !== null) {

@@ -18,9 +18,10 @@ import { spawn } from "node:child_process";
 import { accessSync, closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { STATE } from "./session.mjs";
 
-export const LOCK = "00-session-state.json.lock";
-export const JS_LOCK = "00-session-state.json.jslock";
+export const LOCK = `${STATE}.lock`;
+export const JS_LOCK = `${STATE}.jslock`;
 const STALE_MS = 60_000;
 const WAIT_STEP_MS = 10;
 

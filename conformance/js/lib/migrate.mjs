@@ -6,7 +6,7 @@
 // pass fixes, so the chain is idempotent. The pieces live in lib/migration/ (mirroring
 // Python's core/migration/).
 
-import { MAX_DEPTH } from "./jsonstrict.mjs";
+import { MAX_DEPTH } from "./jsonread.mjs";
 import { check } from "./schema.mjs";
 import { CURRENT, isKnown, KNOWN, newerThanKnown, schemaOf, versionOf } from "./versions.mjs";
 import { Context, deepEqual, isObject, MigrationError } from "./migration/context.mjs";

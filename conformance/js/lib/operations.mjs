@@ -2,7 +2,7 @@
 // migrate, recover, resume (spec §2-§5, §9, §10). Results carry stable codes only.
 
 import { basename, join } from "node:path";
-import { isCorrupt, readJsonBytes } from "./jsonstrict.mjs";
+import { isCorrupt, readJsonBytes } from "./jsonread.mjs";
 import { readLimited, real } from "./files.mjs";
 import { migrate, MigrationError } from "./migrate.mjs";
 import { decide, sessionFiles, snapshot } from "./resume.mjs";
@@ -10,7 +10,7 @@ import { STATE } from "./session.mjs";
 import { checkPaths, checkWritePaths, logEvent, recover, Refused, replaceState, serialize } from "./store.mjs";
 import { LockError, withLock } from "./lock.mjs";
 import { jsonPatch } from "./patch.mjs";
-import { formatTimestamp } from "./timestamps.mjs";
+import { formatTimestamp } from "./timeutil.mjs";
 import { validate } from "./validate.mjs";
 import { CURRENT } from "./versions.mjs";
 import { loadWorkflow, WorkflowError } from "./workflow.mjs";
@@ -39,7 +39,7 @@ export function validatePath(path, opts) {
  * @param {string} dir
  * `salvage`: resolve contradictions one documented way each instead of refusing (docs/spec.md §9.4).
  * @param {{now: number, root: string, workflow?: string|null, dryRun?: boolean, salvage?: boolean}} opts
- * @returns {{status: "migrated"|"current"|"refused", codes: string[], notes?: {code: string, message: string, pointer: string}[], from?: string, document?: object}}
+ * @returns {{status: "migrated"|"current"|"refused", codes: string[], notes?: {code: string, message: string, pointer: string}[], from?: string, original?: object, document?: object}}
  */
 export function migrateDir(dir, { now, root, workflow = null, dryRun = false, salvage = false }) {
   try {

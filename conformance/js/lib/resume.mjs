@@ -11,7 +11,7 @@ import { repairCommand } from "./migrate.mjs";
 import { orderedKeys, pathProblem } from "./rules.mjs";
 import { leaseState, readLease, readTail, tempFiles } from "./session.mjs";
 import { load } from "./store.mjs";
-import { formatTimestamp, parseTimestamp } from "./timestamps.mjs";
+import { formatTimestamp, parseTimestamp } from "./timeutil.mjs";
 
 const OLD_STATE_SECONDS = 7 * 24 * 3600;
 const TAIL_EVENTS = 200;
@@ -255,7 +255,7 @@ function stepAction(out, steps, order, key, wf, orchestrator, events = [], own =
   const st = steps[key];
   const def = wf.step(key);
   out.step_name = st.name ?? null;
-  if (def && def.budget) out.startup_files = [...def.budget.files];
+  if (def?.budget) out.startup_files = [...def.budget.files];
   const idx = order.indexOf(key);
   const behind = order.slice(0, idx).filter((k) => !["complete", "skipped"].includes(steps[k].status));
   if (st.status === "complete") {
@@ -302,7 +302,7 @@ function stepAction(out, steps, order, key, wf, orchestrator, events = [], own =
     sub_step: st.sub_step,
     skip_files: [...(st.context_files_used ?? [])],
   });
-  if (def && def.checkpoints.includes(st.sub_step)) {
+  if (def?.checkpoints.includes(st.sub_step)) {
     const pos = def.checkpoints.indexOf(st.sub_step);
     out.next_checkpoint = def.checkpoints[pos + 1] ?? null;
   }

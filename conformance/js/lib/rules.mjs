@@ -4,7 +4,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { isWithin, real } from "./files.mjs";
-import { looksLikeTimestamp, parseTimestamp } from "./timestamps.mjs";
+import { looksLikeTimestamp, parseTimestamp } from "./timeutil.mjs";
 
 export const CORE_KEYS = new Set([
   "$schema", "schema_version", "project", "workflow", "revision", "updated", "current_step",
@@ -196,7 +196,7 @@ function checkWorkflow(doc, steps, wf) {
   if (isObject(audit) && !wf.freeSteps) {
     for (const k of Object.keys(audit)) {
       const def = k.startsWith("step_") ? wf.step(k.slice(5)) : null;
-      if (!def || !def.reviewed) out.push("SR421");
+      if (!def?.reviewed) out.push("SR421");
     }
   }
   if (!wf.fragment(doc)) out.push("SR420");

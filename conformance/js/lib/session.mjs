@@ -4,8 +4,8 @@ import {
   closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readdirSync, readFileSync, readSync, writeSync,
 } from "node:fs";
 import { join } from "node:path";
-import { parseLine, readJsonBytes } from "./jsonstrict.mjs";
-import { parseTimestamp } from "./timestamps.mjs";
+import { parseLine, readJsonBytes } from "./jsonread.mjs";
+import { parseTimestamp } from "./timeutil.mjs";
 
 export const STATE = "00-session-state.json";
 export const WORKLOG = "00-worklog.jsonl";
@@ -61,7 +61,7 @@ export function scanWorklog(dir) {
   let lastSeq = 0;
   for (const line of splitLines(data)) {
     if (blankLine(line.bytes)) continue;
-    const ev = parseLine(line.bytes);
+    const ev = /** @type {Record<string, any> | null} */ (parseLine(line.bytes));
     if (!isObject(ev)) {
       // A torn record (an append cut short, maybe terminated by the next append) starts as
       // every record is written; anything else is garbage.
@@ -87,7 +87,7 @@ export function readTail(dir, n) {
   try {
     fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   } catch (err) {
-    if (err.code !== "ENOENT") out.codes.push("SR501");
+    if (/** @type {NodeJS.ErrnoException} */ (err).code !== "ENOENT") out.codes.push("SR501");
     return out;
   }
   try {
@@ -175,7 +175,7 @@ export function appendEvent(dir, event, { ts, session = "", step = null, subStep
   if (step !== null) record.step = step;
   if (subStep !== null) record.sub_step = subStep;
   if (detail) record.detail = detail;
-  let line = Buffer.from(JSON.stringify(record) + "\n");
+  let line = Buffer.from(`${JSON.stringify(record)}\n`);
   if (tail.exists && !tail.endsWithNewline) line = Buffer.concat([Buffer.from("\n"), line]);
   const fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0), 0o644);
   try {

@@ -8,13 +8,13 @@ import {
 import { randomBytes } from "node:crypto";
 import { basename, dirname, join, resolve } from "node:path";
 import { HANDOFF } from "./handoff.mjs";
-import { isCorrupt, readJsonBytes } from "./jsonstrict.mjs";
+import { isCorrupt, readJsonBytes } from "./jsonread.mjs";
 import { withLock } from "./lock.mjs";
 import { checkTarget, isLink, isWithin, lexists, linkText, readLimited, real } from "./files.mjs";
 import { migrate, MigrationError } from "./migrate.mjs";
 import { check } from "./schema.mjs";
 import { appendEvent, SENTINEL, STATE, WORKLOG } from "./session.mjs";
-import { formatTimestamp, stamp } from "./timestamps.mjs";
+import { formatTimestamp, stamp } from "./timeutil.mjs";
 import { CURRENT, isKnown, newerThanKnown, schemaOf, versionOf } from "./versions.mjs";
 import { loadWorkflow, templateState } from "./workflow.mjs";
 
@@ -130,7 +130,7 @@ export function load(dir, root) {
   return out;
 }
 
-export const serialize = (doc) => Buffer.from(JSON.stringify(doc, null, 2) + "\n");
+export const serialize = (doc) => Buffer.from(`${JSON.stringify(doc, null, 2)}\n`);
 
 export function fsyncDir(dir) {
   try {
@@ -149,7 +149,7 @@ export function writeTemp(dir, data, prefix = `.${STATE}.`) {
     try {
       fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o644);
     } catch (err) {
-      if (err.code === "EEXIST") continue;
+      if (/** @type {NodeJS.ErrnoException} */ (err).code === "EEXIST") continue;
       throw err;
     }
     try {

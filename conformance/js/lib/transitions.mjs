@@ -6,7 +6,7 @@
 // They follow the reference's transitions one for one (docs/spec.md §4, the write moments).
 
 import { keyOrder, normalize, orderedKeys, pathProblem } from "./rules.mjs";
-import { formatTimestamp } from "./timestamps.mjs";
+import { formatTimestamp } from "./timeutil.mjs";
 
 const STEP_KEY = /^[0-9]+(_[0-9]+)?$/;
 const PROJECT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -27,7 +27,7 @@ export class TransitionError extends Error {
 /** @param {string} code @param {string} message @param {string} [pointer] */
 const refuse = (code, message, pointer = "") => new TransitionError([{ code, message, pointer }]);
 const esc = (/** @type {string} */ s) => s.replace(/~/g, "~0").replace(/\//g, "~1");
-const ptr = (/** @type {string[]} */ ...parts) => parts.map((p) => "/" + esc(String(p))).join("");
+const ptr = (/** @type {string[]} */ ...parts) => parts.map((p) => `/${esc(String(p))}`).join("");
 const isObject = (/** @type {unknown} */ v) => v !== null && typeof v === "object" && !Array.isArray(v);
 const clone = (/** @type {any} */ v) => structuredClone(v);
 const isInt = (/** @type {unknown} */ v) => typeof v === "number" && Number.isInteger(v);
@@ -35,7 +35,7 @@ const repr = (/** @type {unknown} */ v) => JSON.stringify(v);
 
 /** @param {string} key @param {any} step @param {any} sdef */
 function label(key, step, sdef) {
-  const name = sdef ? sdef.name : (step ?? {}).name;
+  const name = sdef ? sdef.name : step?.name;
   return typeof name === "string" && name ? `${key} (${name})` : key;
 }
 
@@ -188,8 +188,8 @@ export function checkpoint(doc, wf, key, subStep, { artifacts = [], contextFiles
   }
   if (typeof subStep !== "string" || !subStep.trim()) throw refuse("SR710", "the checkpoint id is empty", ptr("steps", key, "sub_step"));
   let sub = subStep;
-  if (sdef && sdef.checkpoints.length && !sdef.checkpoints.includes(sub)) {
-    if (Object.prototype.hasOwnProperty.call(sdef.legacy, sub)) sub = sdef.legacy[sub];
+  if (sdef?.checkpoints.length && !sdef.checkpoints.includes(sub)) {
+    if (Object.hasOwn(sdef.legacy, sub)) sub = sdef.legacy[sub];
     else {
       throw refuse("SR710", `${repr(sub)} is not a checkpoint of step ${lbl} in workflow ${repr(wf.id)}; valid ids: ${sdef.checkpoints.join(", ")}`, ptr("steps", key, "sub_step"));
     }

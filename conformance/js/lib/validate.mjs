@@ -4,7 +4,7 @@
 import { lstatSync, readdirSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { checkSessionHandoff } from "./handoff.mjs";
-import { isCorrupt, readJsonBytes } from "./jsonstrict.mjs";
+import { isCorrupt, readJsonBytes } from "./jsonread.mjs";
 import { lexists, readLimited } from "./files.mjs";
 import { checkState } from "./rules.mjs";
 import { usableBackup } from "./store.mjs";

@@ -5,19 +5,18 @@
 // .bak rotation, replace, directory fsync, one worklog event), refresh the heartbeat.
 
 import { randomBytes } from "node:crypto";
-import { lstatSync, mkdirSync, readFileSync, renameSync, unlinkSync } from "node:fs";
-import { createRequire } from "node:module";
+import { lstatSync, mkdirSync, renameSync, unlinkSync } from "node:fs";
 import { hostname, userInfo } from "node:os";
 import { join } from "node:path";
+import { CODES, severity } from "./codes.mjs";
 import { withLock } from "./lock.mjs";
-import { appendEvent, leaseState, readLease, readTail, SENTINEL } from "./session.mjs";
+import { appendEvent, leaseState, readLease, readTail, SENTINEL, STATE, WORKLOG } from "./session.mjs";
 import { BAK, checkPaths, fsyncDir, load, Refused, replaceState, serialize, writeTemp } from "./store.mjs";
 import * as T from "./transitions.mjs";
-import { formatTimestamp } from "./timestamps.mjs";
+import { formatTimestamp } from "./timeutil.mjs";
 import { validateDocument } from "./validate.mjs";
 import { builtins, loadWorkflow, templateState, WorkflowError } from "./workflow.mjs";
 
-const CODES = createRequire(import.meta.url)("./codes.json");
 export const MAX_ATTEMPTS = 5;
 const LEASE_TAIL_EVENTS = 200;
 const DEFAULT_STALE_SECONDS = 300;
@@ -37,7 +36,6 @@ export class WriteError extends Error {
 
 /** @param {string} code @param {string} message @param {string} [file] */
 const fail = (code, message, file = "") => new WriteError([{ code, message, file }]);
-const severity = (/** @type {string} */ code) => (/** @type {any} */ (CODES)[code]?.severity ?? "error");
 const isObject = (/** @type {unknown} */ v) => v !== null && typeof v === "object" && !Array.isArray(v);
 const sameJson = (/** @type {unknown} */ a, /** @type {unknown} */ b) => JSON.stringify(a) === JSON.stringify(b);
 
@@ -59,7 +57,7 @@ const asciiJson = (/** @type {unknown} */ v) =>
 
 /** Replace the lease file atomically (temp file + rename, never following a link). @param {string} dir @param {object} sentinel */
 export function writeSentinel(dir, sentinel) {
-  const tmp = writeTemp(dir, Buffer.from(asciiJson(sentinel) + "\n"), `.${SENTINEL}.`);
+  const tmp = writeTemp(dir, Buffer.from(`${asciiJson(sentinel)}\n`), `.${SENTINEL}.`);
   try {
     renameSync(tmp, join(dir, SENTINEL));
   } catch (err) {
@@ -90,7 +88,7 @@ export function currentLease(ctx) {
   if (codes.length) {
     let st = null;
     try { st = lstatSync(path); } catch { /* absent */ }
-    if (st && st.isDirectory()) throw fail("SR510", "the sentinel path is a directory; remove it before starting a session", path);
+    if (st?.isDirectory()) throw fail("SR510", "the sentinel path is a directory; remove it before starting a session", path);
   }
   let ended = false;
   if (sent !== null && !codes.length) {
@@ -176,7 +174,7 @@ function refresh(ctx, session) {
  */
 export function save(dir, doc, opts) {
   const root = opts.root ?? dir;
-  const state = join(dir, "00-session-state.json");
+  const state = join(dir, STATE);
   try {
     checkPaths(dir, root);
   } catch (err) {
@@ -222,7 +220,7 @@ export function save(dir, doc, opts) {
           ts: formatTimestamp(opts.now), session: opts.session ?? "", step: opts.step ?? null, subStep: opts.subStep ?? null, detail: opts.detail ?? null,
         });
       } catch (err) {
-        throw fail("SR505", `the state was written (revision ${out.revision}) but its worklog event could not be appended: ${/** @type {any} */ (err).message}`, join(dir, "00-worklog.jsonl"));
+        throw fail("SR505", `the state was written (revision ${out.revision}) but its worklog event could not be appended: ${/** @type {any} */ (err).message}`, join(dir, WORKLOG));
       }
     }
     return { document: out, revision: out.revision, event: record };
@@ -249,7 +247,7 @@ function workflowOf(doc, spec, fallback) {
 /** SR161 (with the right advice) unless the loaded state may be changed. @param {Context} ctx @param {any} loaded */
 function refuseUnwritable(ctx, loaded) {
   if (loaded.status === "ok") return;
-  const f = join(ctx.dir, "00-session-state.json");
+  const f = join(ctx.dir, STATE);
   const d = ctx.dir;
   if (loaded.status === "absent" && loaded.backupUsable) {
     throw fail("SR161", `the state file is missing but ${BAK} is a valid state; run \`session-resume recover ${d}\` to restore it (nothing was written)`, f);
@@ -266,7 +264,7 @@ function refuseUnwritable(ctx, loaded) {
   };
   throw new WriteError([
     { code: "SR161", message: messages[loaded.status] ?? `the state file is ${loaded.status}`, file: f },
-    ...loaded.codes.map((/** @type {string} */ code) => ({ code, message: /** @type {any} */ (CODES)[code]?.summary ?? code, file: f })),
+    ...loaded.codes.map((/** @type {string} */ code) => ({ code, message: CODES[code]?.summary ?? code, file: f })),
   ]);
 }
 
@@ -302,7 +300,7 @@ export function writeState(ctx, build) {
       change = build(loaded.doc, wf, orphaned);
     } catch (err) {
       if (err instanceof T.TransitionError) {
-        throw new WriteError(err.problems.map((p) => ({ ...p, file: join(ctx.dir, "00-session-state.json") })));
+        throw new WriteError(err.problems.map((p) => ({ ...p, file: join(ctx.dir, STATE) })));
       }
       throw err;
     }
@@ -342,7 +340,7 @@ export function writeState(ctx, build) {
       attempts: attempt,
     };
   }
-  throw new WriteError([...conflict, { code: "SR162", message: `gave up after ${MAX_ATTEMPTS} attempts: other writers keep changing the state; run the command again`, file: join(ctx.dir, "00-session-state.json") }]);
+  throw new WriteError([...conflict, { code: "SR162", message: `gave up after ${MAX_ATTEMPTS} attempts: other writers keep changing the state; run the command again`, file: join(ctx.dir, STATE) }]);
 }
 
 /**
@@ -352,7 +350,7 @@ export function writeState(ctx, build) {
  * @returns {WriteResult}
  */
 export function init(ctx, project, { workflow = null } = {}) {
-  const state = join(ctx.dir, "00-session-state.json");
+  const state = join(ctx.dir, STATE);
   const wf = workflowOf(null, workflow, ctx.defaultWorkflow ?? "apex");
   let doc;
   try {
@@ -446,7 +444,7 @@ export const decide = (ctx, key, value) =>
     /** @type {Record<string, unknown>} */
     const detail = { key, value };
     const old = isObject(doc.decisions) ? doc.decisions : {};
-    if (Object.prototype.hasOwnProperty.call(old, key)) detail.previous = old[key];
+    if (Object.hasOwn(old, key)) detail.previous = old[key];
     return { document, event: "decision", detail };
   });
 

@@ -6,7 +6,7 @@ import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import * as sr from "../index.mjs";
-import { readJsonBytes } from "../lib/jsonstrict.mjs";
+import { readJsonBytes } from "../lib/jsonread.mjs";
 import { jsonPatch } from "../lib/patch.mjs";
 import { parseYaml } from "../lib/yaml.mjs";
 

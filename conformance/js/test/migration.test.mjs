@@ -10,7 +10,9 @@ import * as sr from "../index.mjs";
 
 const now = sr.parseNow("2026-03-02T12:00:00Z");
 const dirs = [];
-after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 /** A 1.0 state: step 1 complete, steps 2 and 3 as given. */
 function v1(step2, step3) {

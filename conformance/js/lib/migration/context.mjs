@@ -6,7 +6,7 @@ export const LEGACY = "x-legacy";
 
 export const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 export const clone = (v) => (v === undefined ? undefined : structuredClone(v));
-export const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+export const has = (o, k) => Object.hasOwn(o, k);
 
 export function deepEqual(a, b) {
   if (a === b) return true;
@@ -79,4 +79,4 @@ export class Context {
 }
 
 /** RFC 6901 pointer from parts. */
-export const pointer = (parts) => parts.map((p) => "/" + String(p).replaceAll("~", "~0").replaceAll("/", "~1")).join("");
+export const pointer = (parts) => parts.map((p) => `/${String(p).replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");

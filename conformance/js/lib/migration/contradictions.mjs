@@ -5,7 +5,7 @@
 // is the context's. Mirrors Python's core/migration/contradictions.py.
 
 import { checkState, keyOrder, orderedKeys } from "../rules.mjs";
-import { formatTimestamp, parseTimestamp } from "../timestamps.mjs";
+import { formatTimestamp, parseTimestamp } from "../timeutil.mjs";
 import { isInt, tsValue } from "./values.mjs";
 import { deepEqual, has, isObject, LEGACY, legacyOf, MigrationError, pointer } from "./context.mjs";
 

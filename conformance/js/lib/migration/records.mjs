@@ -1,7 +1,7 @@
 // The 3.0 repair of the session-wide records: review audit, findings, decisions and the
 // decision log (docs/spec.md §9.2). Mirrors Python's core/migration/repair_v3/records.py.
 
-import { parseTimestamp } from "../timestamps.mjs";
+import { parseTimestamp } from "../timeutil.mjs";
 import { clone, deepEqual, has, isObject, LEGACY, legacyOf, pointer, sameShape } from "./context.mjs";
 import { COMPLEXITY, DECISION_ID, DOTTED_KEY, isInt, MAX_STEP, newKey, RESOLVED, STEP_KEY, tsValue, VERSION } from "./values.mjs";
 

@@ -4,7 +4,7 @@
 // core/migration/repair_v3/__init__.py.
 
 import { CORE_KEYS } from "../rules.mjs";
-import { formatTimestamp } from "../timestamps.mjs";
+import { formatTimestamp } from "../timeutil.mjs";
 import { builtins, loadWorkflow, WorkflowError } from "../workflow.mjs";
 import { clone, isObject, pointer } from "./context.mjs";
 import { repairDecisionLog, repairDecisions, repairFindings, repairReviewAudit } from "./records.mjs";

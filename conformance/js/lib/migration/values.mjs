@@ -1,7 +1,7 @@
 // What the 3.0 repair pass shares: the closed sets, key shapes and time values. Mirrors
 // Python's core/migration/repair_v3/values.py.
 
-import { formatTimestamp, parseTimestamp } from "../timestamps.mjs";
+import { formatTimestamp, parseTimestamp } from "../timeutil.mjs";
 import { builtins, loadWorkflow, WorkflowError } from "../workflow.mjs";
 
 export const VERSION = "3.0"; // the version whose known defects the repair pass fixes

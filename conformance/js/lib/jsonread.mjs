@@ -1,4 +1,5 @@
-// Strict JSON reading for session-resume (spec §2.1): bytes in, a value or codes out.
+// Strict JSON reading for session-resume (spec §2.1; the twin of core/jsonread.py): bytes in,
+// a value or codes out.
 // Written from the spec, independently of the Python reader: an explicit-stack parser (no
 // recursion, so 10,000 nested arrays cannot overflow the JS stack), which records duplicate
 // keys (with their offsets), NaN/Infinity tokens, lone surrogates and the deepest path instead
