@@ -28,11 +28,21 @@ const OPS = {
   },
   migrate: (c) => {
     const a = c.arguments;
-    const out = migrateDir(c.dir, { now: parseNow(c.now), root: c.root, workflow: a.workflow, salvage: a.salvage === true });
+    const out = migrateDir(c.dir, {
+      now: parseNow(c.now),
+      root: c.root,
+      workflow: a.workflow,
+      salvage: a.salvage === true,
+    });
     return { status: out.status, codes: out.codes };
   },
   recover: (c) => {
-    const out = recoverDir(c.dir, { now: parseNow(c.now), root: c.root, workflow: c.arguments.workflow, project: c.arguments.project });
+    const out = recoverDir(c.dir, {
+      now: parseNow(c.now),
+      root: c.root,
+      workflow: c.arguments.workflow,
+      project: c.arguments.project,
+    });
     return { status: out.status, codes: out.codes };
   },
   resume: (c) => {
@@ -72,7 +82,13 @@ function handle(msg) {
       return { seq: msg.seq, result: OPS[msg.case.operation](msg.case) };
     } catch (err) {
       const e = /** @type {any} */ (err);
-      return { seq: msg.seq, errored: { message: String(e?.message ? e.message : e), traceback: String(e?.stack ? e.stack : "") } };
+      return {
+        seq: msg.seq,
+        errored: {
+          message: String(e?.message ? e.message : e),
+          traceback: String(e?.stack ? e.stack : ""),
+        },
+      };
     }
   }
   return null;

@@ -5,7 +5,12 @@
 // atomic save under the lock with its worklog event and the lease. Protocol data (schemas,
 // built-in workflows) comes from the bundled schema/ (see lib/schema.mjs).
 
-export { validatePath as validate, migrateDir as migrate, recoverDir as recover, resumeDir as resume } from "./lib/operations.mjs";
+export {
+  validatePath as validate,
+  migrateDir as migrate,
+  recoverDir as recover,
+  resumeDir as resume,
+} from "./lib/operations.mjs";
 export { validateDocument, validateReport } from "./lib/validate.mjs";
 export { migrate as migrateDocument, MigrationError, repairCommand } from "./lib/migrate.mjs";
 export { decide as decideResume, snapshot } from "./lib/resume.mjs";
@@ -19,7 +24,16 @@ export { formatTimestamp, parseNow, parseTimestamp } from "./lib/timeutil.mjs";
 export { withLock, LockError } from "./lib/lock.mjs";
 export * as transitions from "./lib/transitions.mjs";
 export {
-  checkpointStep as checkpoint, completeStep as complete, decide, finding, init, logDecision, save,
-  skipStep as skip, startStep as start, transition, WriteError,
+  checkpointStep as checkpoint,
+  completeStep as complete,
+  decide,
+  finding,
+  init,
+  logDecision,
+  save,
+  skipStep as skip,
+  startStep as start,
+  transition,
+  WriteError,
 } from "./lib/write.mjs";
 export { main as cli } from "./lib/cli.mjs";

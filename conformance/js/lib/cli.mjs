@@ -18,7 +18,14 @@ import { readLease, STATE, WORKLOG } from "./session.mjs";
 import { migrateDir, recoverDir, resumeDir } from "./operations.mjs";
 import { jsonPatch } from "./patch.mjs";
 import { isWriter } from "./plan.mjs";
-import { clean, cleanLines, renderGithub, renderSarif, renderText, reportJson } from "./reporters.mjs";
+import {
+  clean,
+  cleanLines,
+  renderGithub,
+  renderSarif,
+  renderText,
+  reportJson,
+} from "./reporters.mjs";
 import { parseNow } from "./timeutil.mjs";
 import { validateReport } from "./validate.mjs";
 import { CURRENT } from "./versions.mjs";
@@ -52,7 +59,8 @@ export function diagnostic(d) {
   };
 }
 
-const emit = (/** @type {unknown} */ value) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+const emit = (/** @type {unknown} */ value) =>
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 const rel = (/** @type {string} */ p) => relative(process.cwd(), p) || ".";
 
 /** Diagnostics as the reference prints notes and refusals: its text report's lines, grouped
@@ -63,7 +71,13 @@ function printDiagnostics(diags, stream = process.stderr) {
   /** @type {Map<string, ReturnType<typeof diagnostic>[]>} */
   const byFile = new Map();
   for (const d of diags) byFile.set(d.file, [...(byFile.get(d.file) ?? []), d]);
-  const reports = [...byFile].map(([path, ds]) => ({ path, valid: true, schema_version: null, workflow: null, diagnostics: ds }));
+  const reports = [...byFile].map(([path, ds]) => ({
+    path,
+    valid: true,
+    schema_version: null,
+    workflow: null,
+    diagnostics: ds,
+  }));
   const lines = renderText(reports).split("\n").slice(0, -2);
   stream.write(`${lines.join("\n")}\n`);
 }
@@ -114,7 +128,10 @@ const rootOf = (rootArg, near) => (rootArg ? realOrAbsolute(rootArg) : rootNear(
 
 /** The session directory of `--project NAME` under the root. @param {string} name @param {string} root @param {string | undefined} workflow */
 function projectDir(name, root, workflow) {
-  if (!PROJECT.test(name)) throw new UsageError(`--project: ${JSON.stringify(name)} is not a project name (letters, digits, \`.\`, \`_\`, \`-\`, starting with a letter or digit)`);
+  if (!PROJECT.test(name))
+    throw new UsageError(
+      `--project: ${JSON.stringify(name)} is not a project name (letters, digits, \`.\`, \`_\`, \`-\`, starting with a letter or digit)`,
+    );
   const wf = loadWorkflow(workflow ?? "apex");
   return join(root, wf.sessionDir.replace("{project}", name));
 }
@@ -124,7 +141,8 @@ function projectDir(name, root, workflow) {
  * --project NAME. @param {string | undefined} given @param {Record<string, any>} v
  */
 function sessionOf(given, v) {
-  if (given && v.project) throw new UsageError("give the session directory DIR or --project NAME, not both");
+  if (given && v.project)
+    throw new UsageError("give the session directory DIR or --project NAME, not both");
   if (given) {
     const found = resolvePath(given, v.root);
     return { root: rootOf(v.root, found), dir: resolve(sessionDirOf(found)) };
@@ -142,7 +160,9 @@ function nowFrom(value) {
   try {
     return parseNow(value);
   } catch {
-    throw new UsageError(`--now: ${JSON.stringify(value)} is not an RFC 3339 timestamp with a timezone`);
+    throw new UsageError(
+      `--now: ${JSON.stringify(value)} is not an RFC 3339 timestamp with a timezone`,
+    );
   }
 }
 
@@ -171,12 +191,18 @@ const COMMON = {
 function parse(argv, options, formats = ["text", "json"]) {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: { ...COMMON, ...options }, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: argv,
+      options: { ...COMMON, ...options },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (err) {
     throw new UsageError(/** @type {Error} */ (err).message);
   }
   const v = /** @type {Record<string, any>} */ (parsed.values);
-  if (!formats.includes(v.format)) throw new UsageError(`--format: choose ${formats.join(", ")}, not ${JSON.stringify(v.format)}`);
+  if (!formats.includes(v.format))
+    throw new UsageError(`--format: choose ${formats.join(", ")}, not ${JSON.stringify(v.format)}`);
   return { values: v, positionals: parsed.positionals };
 }
 
@@ -206,7 +232,14 @@ function located(code, file) {
     const line = before.split("\n").length;
     // columns count code points, as the reference's (SARIF columnKind unicodeCodePoints)
     const column = [...before.slice(before.lastIndexOf("\n") + 1)].length + 1;
-    return diagnostic({ code, file, line, column, pointer: d.pointer, message: `duplicate key '${d.key}'` });
+    return diagnostic({
+      code,
+      file,
+      line,
+      column,
+      pointer: d.pointer,
+      message: `duplicate key '${d.key}'`,
+    });
   });
 }
 
@@ -219,7 +252,13 @@ const VALIDATE_FORMATS = ["text", "json", "github", "sarif"];
  */
 function refusedValidate(format, diags, root) {
   const why = diags.map((d) => `${d.code} ${d.file ? `${d.file}: ` : ""}${d.message}`).join("; ");
-  const reports = diags.map((d) => ({ path: d.file, valid: false, schema_version: null, workflow: null, diagnostics: [d] }));
+  const reports = diags.map((d) => ({
+    path: d.file,
+    valid: false,
+    schema_version: null,
+    workflow: null,
+    diagnostics: [d],
+  }));
   if (format === "json") emit(reportJson(reports, why || "usage error"));
   else if (format === "sarif") process.stdout.write(renderSarif(reports, { root, failure: why }));
   printDiagnostics(diags);
@@ -258,30 +297,59 @@ function cmdValidate(argv) {
     const sessionRoot = join(root, "agent-output");
     if (!existsSync(sessionRoot)) {
       const file = rel(sessionRoot);
-      return refusedValidate(v.format, [diagnostic({ code: "SR100", message: `no PATH given and the session root ${file} does not exist`, file })], v.root ? root : null);
+      return refusedValidate(
+        v.format,
+        [
+          diagnostic({
+            code: "SR100",
+            message: `no PATH given and the session root ${file} does not exist`,
+            file,
+          }),
+        ],
+        v.root ? root : null,
+      );
     }
     paths = [sessionRoot];
   }
   const missing = paths.filter((p) => !lexists(p));
   if (missing.length) {
-    return refusedValidate(v.format, missing.map((p) => diagnostic({ code: "SR100", message: "no such file or directory", file: p })), v.root ? root : null);
+    return refusedValidate(
+      v.format,
+      missing.map((p) =>
+        diagnostic({ code: "SR100", message: "no such file or directory", file: p }),
+      ),
+      v.root ? root : null,
+    );
   }
   if (v.workflow) {
     try {
       loadWorkflow(v.workflow);
     } catch (err) {
       if (!(err instanceof WorkflowError)) throw err;
-      return refusedValidate(v.format, err.codes.map((code) => diagnostic({ code, message: err.message, file: v.workflow })), v.root ? root : null);
+      return refusedValidate(
+        v.format,
+        err.codes.map((code) => diagnostic({ code, message: err.message, file: v.workflow })),
+        v.root ? root : null,
+      );
     }
   }
   const maxSize = v["max-size"] === undefined ? undefined : Number(v["max-size"]);
-  if (maxSize !== undefined && !(Number.isInteger(maxSize) && maxSize > 0)) throw new UsageError("--max-size: a positive number of bytes");
+  if (maxSize !== undefined && !(Number.isInteger(maxSize) && maxSize > 0))
+    throw new UsageError("--max-size: a positive number of bytes");
   const docsUrl = v["docs-url"] ?? null;
   if (docsUrl !== null && !/^https?:\/\/[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]+$/.test(docsUrl)) {
     throw new UsageError(`--docs-url: ${JSON.stringify(docsUrl)} is not an absolute http(s) URL`);
   }
   const now = nowFrom(v.now);
-  const files = paths.flatMap((p) => validateReport(p, { workflow: v.workflow, now, root, maxSize, checkArtifacts: v["check-artifacts"] }));
+  const files = paths.flatMap((p) =>
+    validateReport(p, {
+      workflow: v.workflow,
+      now,
+      root,
+      maxSize,
+      checkArtifacts: v["check-artifacts"],
+    }),
+  );
   const failing = ["error", ...(v.strict ? ["warning"] : [])];
   const reports = files.map((f) => {
     const diagnostics = f.codes.flatMap((/** @type {string} */ code) => located(code, f.path));
@@ -293,9 +361,16 @@ function cmdValidate(argv) {
       diagnostics,
     };
   });
-  if (reports.length && reports.every((r) => r.diagnostics.length === 1 && r.diagnostics[0].code === "SR101")) {
+  if (
+    reports.length &&
+    reports.every((r) => r.diagnostics.length === 1 && r.diagnostics[0].code === "SR101")
+  ) {
     // nothing to check at all: a usage error (exit 2), as a missing path is
-    return refusedValidate(v.format, reports.flatMap((r) => r.diagnostics), v.root ? root : null);
+    return refusedValidate(
+      v.format,
+      reports.flatMap((r) => r.diagnostics),
+      v.root ? root : null,
+    );
   }
   if (v.format === "json") emit(reportJson(reports));
   else if (v.format === "sarif") process.stdout.write(renderSarif(reports, { root, docsUrl }));
@@ -317,10 +392,16 @@ function cmdResume(argv) {
   if (positionals.length > 1) throw new UsageError("resume takes one DIR");
   const { root, dir } = sessionOf(positionals[0], v);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    return fail([diagnostic({ code: "SR100", message: "no such session directory", file: dir })], EXIT_USAGE, v.format, false);
+    return fail(
+      [diagnostic({ code: "SR100", message: "no such session directory", file: dir })],
+      EXIT_USAGE,
+      v.format,
+      false,
+    );
   }
   const stale = v["stale-after"] === undefined ? 300 : Number(v["stale-after"]);
-  if (!Number.isInteger(stale) || stale < 0) throw new UsageError("--stale-after: a whole number of seconds");
+  if (!Number.isInteger(stale) || stale < 0)
+    throw new UsageError("--stale-after: a whole number of seconds");
   const sent = readLease(dir).lease;
   const session = v.session ?? process.env.SESSION_RESUME_SESSION ?? null;
   /** @type {Record<string, any>} */
@@ -336,7 +417,13 @@ function cmdResume(argv) {
       ownerAlive: W.ownerAlive(sent),
     });
   } catch (err) {
-    if (err instanceof WorkflowError) return fail(err.codes.map((code) => diagnostic({ code, message: err.message })), EXIT_USAGE, v.format, false);
+    if (err instanceof WorkflowError)
+      return fail(
+        err.codes.map((code) => diagnostic({ code, message: err.message })),
+        EXIT_USAGE,
+        v.format,
+        false,
+      );
     throw err;
   }
   decision.session_dir = dir;
@@ -358,7 +445,10 @@ function cmdResume(argv) {
   if (v.format === "json") emit(decision);
   else {
     process.stdout.write(`action: ${decision.action}\n`);
-    if (decision.step) process.stdout.write(`step: ${decision.step}${decision.step_name ? ` (${decision.step_name})` : ""}\n`);
+    if (decision.step)
+      process.stdout.write(
+        `step: ${decision.step}${decision.step_name ? ` (${decision.step_name})` : ""}\n`,
+      );
     if (decision.sub_step) process.stdout.write(`resume after checkpoint: ${decision.sub_step}\n`);
     if (decision.next_step) process.stdout.write(`next step: ${decision.next_step}\n`);
     for (const line of briefingText(decision.briefing)) process.stdout.write(`${line}\n`);
@@ -374,7 +464,8 @@ function cmdResume(argv) {
   return EXIT_OK;
 }
 
-const quote = (/** @type {string} */ s) => (/^[A-Za-z0-9_./:@%+=-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\"'\"'")}'`);
+const quote = (/** @type {string} */ s) =>
+  /^[A-Za-z0-9_./:@%+=-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\"'\"'")}'`;
 
 /**
  * @typedef {{root?: string, project?: string | null, session?: string | null}} Fill
@@ -392,7 +483,10 @@ function projectOf(decision, dir, root, workflow) {
   }
   if (project === null || !PROJECT.test(project)) return null;
   try {
-    return resolve(projectDir(project, root, workflow ?? decision.workflow ?? undefined)) === resolve(dir) ? project : null;
+    return resolve(projectDir(project, root, workflow ?? decision.workflow ?? undefined)) ===
+      resolve(dir)
+      ? project
+      : null;
   } catch {
     return null;
   }
@@ -424,7 +518,9 @@ function fillPlan(plan, dir, fill) {
   if (typeof plan.complete === "string") plan.complete = runnable(plan.complete, dir, bare);
   if (plan.review_audit) plan.review_audit.write = runnable(plan.review_audit.write, dir, bare);
   const next = plan.next_step;
-  if (next) for (const k of ["start", "skip", "transition"]) if (typeof next[k] === "string") next[k] = runnable(next[k], dir, bare);
+  if (next)
+    for (const k of ["start", "skip", "transition"])
+      if (typeof next[k] === "string") next[k] = runnable(next[k], dir, bare);
 }
 
 /** @param {string[]} argv */
@@ -447,10 +543,17 @@ function cmdMigrate(argv) {
   const outcomes = [];
   for (const p of paths) {
     const found = validateReport.discover(p);
-    if (!found.files.length) problems.push(diagnostic({ code: found.codes[0] ?? "SR100", file: p }));
+    if (!found.files.length)
+      problems.push(diagnostic({ code: found.codes[0] ?? "SR100", file: p }));
     for (const f of found.files) {
       const dir = sessionDirOf(f);
-      const res = migrateDir(dir, { now, root, workflow: v.workflow ?? null, dryRun: !write, salvage: v.salvage });
+      const res = migrateDir(dir, {
+        now,
+        root,
+        workflow: v.workflow ?? null,
+        dryRun: !write,
+        salvage: v.salvage,
+      });
       const status = res.status === "migrated" && !write ? "would_migrate" : res.status;
       const file = rel(join(dir, STATE));
       // the migration's own notes carry messages (SR152 names --salvage); a store refusal only codes
@@ -461,7 +564,9 @@ function cmdMigrate(argv) {
         from_version: res.from ?? null,
         patch: res.original && res.document ? jsonPatch(res.original, res.document) : [],
         notes: [
-          ...(res.notes ?? []).map((n) => diagnostic({ code: n.code, message: n.message, pointer: n.pointer, file })),
+          ...(res.notes ?? []).map((n) =>
+            diagnostic({ code: n.code, message: n.message, pointer: n.pointer, file }),
+          ),
           ...res.codes.filter((code) => !noted.has(code)).map((code) => diagnostic({ code, file })),
         ],
       });
@@ -478,11 +583,19 @@ function cmdMigrate(argv) {
         refused: "not migrated",
       })[o.status];
       process.stdout.write(cleanLines(`${o.path}: ${label}\n`));
-      printDiagnostics(o.notes.map((d) => ({ ...d, hint: "" })), process.stdout);
+      printDiagnostics(
+        o.notes.map((d) => ({ ...d, hint: "" })),
+        process.stdout,
+      );
     }
   }
-  const refused = problems.length > 0 || outcomes.some((o) => o.status === "refused" || o.notes.some((d) => d.severity === "error"));
-  const code = refused || (v.check && outcomes.some((o) => o.status === "would_migrate")) ? EXIT_INVALID : EXIT_OK;
+  const refused =
+    problems.length > 0 ||
+    outcomes.some((o) => o.status === "refused" || o.notes.some((d) => d.severity === "error"));
+  const code =
+    refused || (v.check && outcomes.some((o) => o.status === "would_migrate"))
+      ? EXIT_INVALID
+      : EXIT_OK;
   if (v.format !== "json") migrateSummary(outcomes, problems, v, code !== EXIT_OK);
   return code;
 }
@@ -500,7 +613,9 @@ function migrateSummary(outcomes, problems, v, failed) {
     count("refused") ? `${count("refused")} refused` : "",
     problems.length ? `${problems.length} problem(s)` : "",
   ];
-  process.stdout.write(`${outcomes.length} file(s) checked: ${parts.filter(Boolean).join(", ")} - ${failed ? "failed" : "ok"}\n`);
+  process.stdout.write(
+    `${outcomes.length} file(s) checked: ${parts.filter(Boolean).join(", ")} - ${failed ? "failed" : "ok"}\n`,
+  );
   const pending = outcomes.filter((o) => o.status === "would_migrate").map((o) => o.path);
   if (!pending.length) return;
   const cmd = ["session-resume", "migrate"];
@@ -508,23 +623,49 @@ function migrateSummary(outcomes, problems, v, failed) {
   if (v.salvage) cmd.push("--salvage");
   if (v.root) cmd.push("--root", v.root);
   const fix = clean([...cmd, ...pending].map(quote).join(" "));
-  process.stdout.write(cleanLines(`${v.check ? "fix" : "to write it"}: run \`${fix}\` (the old files are kept as .bak)\n`));
+  process.stdout.write(
+    cleanLines(
+      `${v.check ? "fix" : "to write it"}: run \`${fix}\` (the old files are kept as .bak)\n`,
+    ),
+  );
 }
 
 /** @param {string[]} argv */
 function cmdRecover(argv) {
-  const { values: v, positionals } = parse(argv, { workflow: { type: "string" }, project: { type: "string" } });
-  if (positionals.length > 1 || (!positionals.length && !v.project)) throw new UsageError("recover takes one DIR (or --project NAME)");
+  const { values: v, positionals } = parse(argv, {
+    workflow: { type: "string" },
+    project: { type: "string" },
+  });
+  if (positionals.length > 1 || (!positionals.length && !v.project))
+    throw new UsageError("recover takes one DIR (or --project NAME)");
   // DIR and --project may both be given: then --project names the project, not the directory
-  const { root, dir } = sessionOf(positionals[0], positionals.length ? { ...v, project: undefined } : v);
-  const res = recoverDir(dir, { now: nowFrom(v.now), root, workflow: v.workflow ?? null, project: v.project ?? null });
+  const { root, dir } = sessionOf(
+    positionals[0],
+    positionals.length ? { ...v, project: undefined } : v,
+  );
+  const res = recoverDir(dir, {
+    now: nowFrom(v.now),
+    root,
+    workflow: v.workflow ?? null,
+    project: v.project ?? null,
+  });
   const file = join(dir, STATE);
-  if (res.status === "refused") return fail(res.codes.map((code) => diagnostic({ code, file })), EXIT_INVALID, v.format, false);
+  if (res.status === "refused")
+    return fail(
+      res.codes.map((code) => diagnostic({ code, file })),
+      EXIT_INVALID,
+      v.format,
+      false,
+    );
   const found = res.codes.filter((c) => c !== "SR505").map((code) => diagnostic({ code, file }));
-  const problems = res.codes.filter((c) => c === "SR505").map((code) => diagnostic({ code, file: join(dir, WORKLOG) }));
+  const problems = res.codes
+    .filter((c) => c === "SR505")
+    .map((code) => diagnostic({ code, file: join(dir, WORKLOG) }));
   const action = res.status === "none" ? "none" : res.status;
   // why the .bak could not be restored (docs/spec.md §5), as the reference reports it
-  const backupProblems = (res.backupProblems ?? []).map((code) => diagnostic({ code, file: `${file}.bak` }));
+  const backupProblems = (res.backupProblems ?? []).map((code) =>
+    diagnostic({ code, file: `${file}.bak` }),
+  );
   if (v.format === "json") {
     emit({
       action,
@@ -536,8 +677,13 @@ function cmdRecover(argv) {
     });
   } else {
     // one line says what was done, as the reference's; the codes found are its reason
-    const why = found.length && action !== "none" ? ` (the state file: ${found.map((d) => `${d.code} ${d.message}`).join("; ")})` : "";
-    const migrated = res.migratedFrom ? ` (a ${res.migratedFrom} state, migrated to ${CURRENT})` : "";
+    const why =
+      found.length && action !== "none"
+        ? ` (the state file: ${found.map((d) => `${d.code} ${d.message}`).join("; ")})`
+        : "";
+    const migrated = res.migratedFrom
+      ? ` (a ${res.migratedFrom} state, migrated to ${CURRENT})`
+      : "";
     const unusable = backupProblems.map((d) => `${d.code} ${d.message}`).join("; ");
     const msg = /** @type {Record<string, string>} */ ({
       none: "the state file is readable; nothing to recover",
@@ -546,7 +692,9 @@ function cmdRecover(argv) {
     })[action];
     const kept = res.keptAs ? `; the corrupt file is kept as ${res.keptAs}` : "";
     const failed = problems.length ? " — FAILED, see the errors below" : "";
-    process.stdout.write(cleanLines(`${clean(positionals[0] ?? rel(dir))}: ${msg}${kept}${failed}\n`));
+    process.stdout.write(
+      cleanLines(`${clean(positionals[0] ?? rel(dir))}: ${msg}${kept}${failed}\n`),
+    );
     printDiagnostics(problems);
   }
   return problems.length ? EXIT_INVALID : EXIT_OK;
@@ -565,30 +713,51 @@ const SESSION_OPTIONS = {
 function context(v, project = null) {
   const session = v.session ?? process.env.SESSION_RESUME_SESSION ?? null;
   if (session !== null && !SESSION_ID.test(session)) {
-    throw new UsageError(`--session: ${JSON.stringify(session)} is not a session id (letters, digits and . _ : @ -, at most 128 characters)`);
+    throw new UsageError(
+      `--session: ${JSON.stringify(session)} is not a session id (letters, digits and . _ : @ -, at most 128 characters)`,
+    );
   }
-  if (v["session-dir"] && v.project && project === null) throw new UsageError("--session-dir and --project exclude each other");
+  if (v["session-dir"] && v.project && project === null)
+    throw new UsageError("--session-dir and --project exclude each other");
   const name = project ?? v.project ?? null;
-  if (!v["session-dir"] && !name) throw new UsageError("give the session with --session-dir DIR or --project NAME");
+  if (!v["session-dir"] && !name)
+    throw new UsageError("give the session with --session-dir DIR or --project NAME");
   // the reference's one rule: DIR under the root first, then the current directory; the root
   // found from the session directory upwards (--project: from the current directory)
-  const { root, dir } = sessionOf(v["session-dir"], { ...v, project: v["session-dir"] ? undefined : name });
+  const { root, dir } = sessionOf(v["session-dir"], {
+    ...v,
+    project: v["session-dir"] ? undefined : name,
+  });
   return { dir, now: nowFrom(v.now), root, session };
 }
 
 /** @param {W.WriteResult} res @param {string} format @param {string} text */
 function emitWrite(res, format, text) {
   if (format === "json") {
-    const step = res.step !== null && res.document.steps && typeof res.document.steps[res.step] === "object"
-      ? { key: res.step, ...res.document.steps[res.step] } : null;
+    const step =
+      res.step !== null && res.document.steps && typeof res.document.steps[res.step] === "object"
+        ? { key: res.step, ...res.document.steps[res.step] }
+        : null;
     /** @type {Record<string, unknown>} */
-    const out = { ok: true, revision: res.revision, step, event: res.event, events: res.events, session: res.session, lease: res.lease };
+    const out = {
+      ok: true,
+      revision: res.revision,
+      step,
+      event: res.event,
+      events: res.events,
+      session: res.session,
+      lease: res.lease,
+    };
     if (res.previousSession !== null) out.previous_session = res.previousSession;
     emit(out);
     return EXIT_OK;
   }
-  if (res.lease === "takeover") process.stdout.write(`took over the lease of session ${res.previousSession} (logged); this is session ${res.session}\n`);
-  else if (res.lease === "create") process.stdout.write(`started session ${res.session} (lease 00-session.active)\n`);
+  if (res.lease === "takeover")
+    process.stdout.write(
+      `took over the lease of session ${res.previousSession} (logged); this is session ${res.session}\n`,
+    );
+  else if (res.lease === "create")
+    process.stdout.write(`started session ${res.session} (lease 00-session.active)\n`);
   process.stdout.write(`${text} (revision ${res.revision})\n`);
   return EXIT_OK;
 }
@@ -596,62 +765,151 @@ function emitWrite(res, format, text) {
 /** @type {Record<string, (argv: string[]) => number>} */
 const WRITE_COMMANDS = {
   init(argv) {
-    const { values: v, positionals } = parse(argv, { ...SESSION_OPTIONS, workflow: { type: "string" } });
+    const { values: v, positionals } = parse(argv, {
+      ...SESSION_OPTIONS,
+      workflow: { type: "string" },
+    });
     if (positionals.length !== 1) throw new UsageError("init takes one PROJECT");
     return guarded(v.format, () => {
       const ctx = context(v, positionals[0]);
       const res = W.init(ctx, positionals[0], { workflow: v.workflow ?? null });
-      return emitWrite(res, v.format, `initialised ${join(ctx.dir, STATE)} (project ${positionals[0]})`);
+      return emitWrite(
+        res,
+        v.format,
+        `initialised ${join(ctx.dir, STATE)} (project ${positionals[0]})`,
+      );
     });
   },
   start(argv) {
-    const { values: v, positionals } = parse(argv, { ...SESSION_OPTIONS, force: { type: "boolean", default: false }, name: { type: "string" } });
+    const { values: v, positionals } = parse(argv, {
+      ...SESSION_OPTIONS,
+      force: { type: "boolean", default: false },
+      name: { type: "string" },
+    });
     if (positionals.length !== 1) throw new UsageError("start takes one STEP");
-    return guarded(v.format, () => emitWrite(W.startStep(context(v), positionals[0], { force: v.force, name: v.name ?? null }), v.format, `step ${positionals[0]}: in_progress`));
+    return guarded(v.format, () =>
+      emitWrite(
+        W.startStep(context(v), positionals[0], { force: v.force, name: v.name ?? null }),
+        v.format,
+        `step ${positionals[0]}: in_progress`,
+      ),
+    );
   },
   checkpoint(argv) {
-    const { values: v, positionals } = parse(argv, { ...SESSION_OPTIONS, artifact: { type: "string", multiple: true, default: [] }, "context-file": { type: "string", multiple: true, default: [] } });
+    const { values: v, positionals } = parse(argv, {
+      ...SESSION_OPTIONS,
+      artifact: { type: "string", multiple: true, default: [] },
+      "context-file": { type: "string", multiple: true, default: [] },
+    });
     if (positionals.length !== 2) throw new UsageError("checkpoint takes STEP SUB_STEP");
-    return guarded(v.format, () => emitWrite(W.checkpointStep(context(v), positionals[0], positionals[1], { artifacts: v.artifact, contextFiles: v["context-file"] }), v.format, `step ${positionals[0]}: checkpoint ${positionals[1]}`));
+    return guarded(v.format, () =>
+      emitWrite(
+        W.checkpointStep(context(v), positionals[0], positionals[1], {
+          artifacts: v.artifact,
+          contextFiles: v["context-file"],
+        }),
+        v.format,
+        `step ${positionals[0]}: checkpoint ${positionals[1]}`,
+      ),
+    );
   },
   complete(argv) {
     const { values: v, positionals } = parse(argv, SESSION_OPTIONS);
     if (positionals.length !== 1) throw new UsageError("complete takes one STEP");
-    return guarded(v.format, () => emitWrite(W.completeStep(context(v), positionals[0]), v.format, `step ${positionals[0]}: complete`));
+    return guarded(v.format, () =>
+      emitWrite(
+        W.completeStep(context(v), positionals[0]),
+        v.format,
+        `step ${positionals[0]}: complete`,
+      ),
+    );
   },
   skip(argv) {
-    const { values: v, positionals } = parse(argv, { ...SESSION_OPTIONS, reason: { type: "string" }, force: { type: "boolean", default: false } });
+    const { values: v, positionals } = parse(argv, {
+      ...SESSION_OPTIONS,
+      reason: { type: "string" },
+      force: { type: "boolean", default: false },
+    });
     if (positionals.length !== 1) throw new UsageError("skip takes one STEP");
     if (v.reason === undefined) throw new UsageError("skip needs --reason");
-    return guarded(v.format, () => emitWrite(W.skipStep(context(v), positionals[0], v.reason, { force: v.force }), v.format, `step ${positionals[0]}: skipped`));
+    return guarded(v.format, () =>
+      emitWrite(
+        W.skipStep(context(v), positionals[0], v.reason, { force: v.force }),
+        v.format,
+        `step ${positionals[0]}: skipped`,
+      ),
+    );
   },
   decide(argv) {
     const { values: v, positionals } = parse(argv, {
-      ...SESSION_OPTIONS, log: { type: "boolean", default: false }, title: { type: "string" }, choice: { type: "string" },
-      rationale: { type: "string" }, step: { type: "string" }, alternative: { type: "string", multiple: true, default: [] },
+      ...SESSION_OPTIONS,
+      log: { type: "boolean", default: false },
+      title: { type: "string" },
+      choice: { type: "string" },
+      rationale: { type: "string" },
+      step: { type: "string" },
+      alternative: { type: "string", multiple: true, default: [] },
     });
     if (v.log) {
-      if (positionals.length) throw new UsageError("decide --log takes no KEY VALUE (use --title, --choice, --rationale)");
+      if (positionals.length)
+        throw new UsageError(
+          "decide --log takes no KEY VALUE (use --title, --choice, --rationale)",
+        );
       const missing = ["title", "choice", "rationale"].filter((o) => !v[o]);
-      if (missing.length) throw new UsageError(`decide --log needs ${missing.map((m) => `--${m}`).join(", ")}`);
-      return guarded(v.format, () => emitWrite(W.logDecision(context(v), { title: v.title, choice: v.choice, rationale: v.rationale, step: v.step ?? null, alternatives: v.alternative }), v.format, `decision logged: ${v.title} → ${v.choice}`));
+      if (missing.length)
+        throw new UsageError(`decide --log needs ${missing.map((m) => `--${m}`).join(", ")}`);
+      return guarded(v.format, () =>
+        emitWrite(
+          W.logDecision(context(v), {
+            title: v.title,
+            choice: v.choice,
+            rationale: v.rationale,
+            step: v.step ?? null,
+            alternatives: v.alternative,
+          }),
+          v.format,
+          `decision logged: ${v.title} → ${v.choice}`,
+        ),
+      );
     }
-    if (positionals.length !== 2) throw new UsageError("decide needs KEY VALUE, or --log --title T --choice C --rationale R");
-    if (v.title || v.choice || v.rationale || v.step || v.alternative.length) throw new UsageError("--title, --choice, --rationale, --step and --alternative go with --log");
-    return guarded(v.format, () => emitWrite(W.decide(context(v), positionals[0], positionals[1]), v.format, `decision ${positionals[0]} = ${positionals[1]}`));
+    if (positionals.length !== 2)
+      throw new UsageError("decide needs KEY VALUE, or --log --title T --choice C --rationale R");
+    if (v.title || v.choice || v.rationale || v.step || v.alternative.length)
+      throw new UsageError(
+        "--title, --choice, --rationale, --step and --alternative go with --log",
+      );
+    return guarded(v.format, () =>
+      emitWrite(
+        W.decide(context(v), positionals[0], positionals[1]),
+        v.format,
+        `decision ${positionals[0]} = ${positionals[1]}`,
+      ),
+    );
   },
   finding(argv) {
     const [action, ...rest] = argv;
-    if (action !== "add" && action !== "resolve") throw new UsageError("finding takes add or resolve, then TITLE");
+    if (action !== "add" && action !== "resolve")
+      throw new UsageError("finding takes add or resolve, then TITLE");
     const { values: v, positionals } = parse(rest, SESSION_OPTIONS);
     if (positionals.length !== 1) throw new UsageError(`finding ${action} takes one TITLE`);
-    return guarded(v.format, () => emitWrite(W.finding(context(v), action, positionals[0]), v.format, `finding ${action === "add" ? "added" : "resolved"}: ${positionals[0]}`));
+    return guarded(v.format, () =>
+      emitWrite(
+        W.finding(context(v), action, positionals[0]),
+        v.format,
+        `finding ${action === "add" ? "added" : "resolved"}: ${positionals[0]}`,
+      ),
+    );
   },
   transition(argv) {
     const { values: v, positionals } = parse(argv, {
-      ...SESSION_OPTIONS, complete: { type: "string" }, start: { type: "string" }, decision: { type: "string", multiple: true, default: [] }, force: { type: "boolean", default: false },
+      ...SESSION_OPTIONS,
+      complete: { type: "string" },
+      start: { type: "string" },
+      decision: { type: "string", multiple: true, default: [] },
+      force: { type: "boolean", default: false },
     });
-    if (positionals.length || !v.complete || !v.start) throw new UsageError("transition needs --complete A --start B");
+    if (positionals.length || !v.complete || !v.start)
+      throw new UsageError("transition needs --complete A --start B");
     /** @type {Record<string, string>} */
     const decisions = {};
     for (const item of v.decision) {
@@ -659,7 +917,13 @@ const WRITE_COMMANDS = {
       if (at <= 0) throw new UsageError(`--decision ${JSON.stringify(item)}: expected KEY=VALUE`);
       decisions[item.slice(0, at)] = item.slice(at + 1);
     }
-    return guarded(v.format, () => emitWrite(W.transition(context(v), v.complete, v.start, decisions, { force: v.force }), v.format, `step ${v.complete}: complete; step ${v.start}: in_progress`));
+    return guarded(v.format, () =>
+      emitWrite(
+        W.transition(context(v), v.complete, v.start, decisions, { force: v.force }),
+        v.format,
+        `step ${v.complete}: complete; step ${v.start}: in_progress`,
+      ),
+    );
   },
 };
 
@@ -669,8 +933,20 @@ function guarded(format, fn) {
     return fn();
   } catch (err) {
     if (err instanceof W.WriteError || err instanceof WorkflowError || err instanceof LockError) {
-      const problems = err instanceof W.WriteError ? err.problems : err.codes.map((code) => ({ code, message: err.message }));
-      return fail(problems.map((p) => diagnostic(p)), err instanceof WorkflowError ? EXIT_USAGE : err instanceof W.WriteError ? err.exitCode : EXIT_INVALID, format, true);
+      const problems =
+        err instanceof W.WriteError
+          ? err.problems
+          : err.codes.map((code) => ({ code, message: err.message }));
+      return fail(
+        problems.map((p) => diagnostic(p)),
+        err instanceof WorkflowError
+          ? EXIT_USAGE
+          : err instanceof W.WriteError
+            ? err.exitCode
+            : EXIT_INVALID,
+        format,
+        true,
+      );
     }
     throw err;
   }
@@ -683,7 +959,13 @@ function fail(diags, code, format, jsonOnStdout) {
   return code;
 }
 
-const COMMANDS = { validate: cmdValidate, resume: cmdResume, migrate: cmdMigrate, recover: cmdRecover, ...WRITE_COMMANDS };
+const COMMANDS = {
+  validate: cmdValidate,
+  resume: cmdResume,
+  migrate: cmdMigrate,
+  recover: cmdRecover,
+  ...WRITE_COMMANDS,
+};
 
 const USAGE = `usage: session-resume COMMAND [options]
 
@@ -717,7 +999,9 @@ export function main(argv) {
   }
   const fn = /** @type {Record<string, (argv: string[]) => number>} */ (COMMANDS)[command];
   if (!fn) {
-    process.stderr.write(`session-resume: error: unknown command ${JSON.stringify(command)}\n${USAGE}`);
+    process.stderr.write(
+      `session-resume: error: unknown command ${JSON.stringify(command)}\n${USAGE}`,
+    );
     return EXIT_USAGE;
   }
   try {
@@ -728,9 +1012,10 @@ export function main(argv) {
       return EXIT_USAGE;
     }
     const e = /** @type {any} */ (err);
-    process.stderr.write(`session-resume: SR900 internal error: ${e?.name}: ${e?.message}\nThis is a bug; please report it with the command you ran.\n`);
+    process.stderr.write(
+      `session-resume: SR900 internal error: ${e?.name}: ${e?.message}\nThis is a bug; please report it with the command you ran.\n`,
+    );
     if (process.env.SESSION_RESUME_DEBUG) process.stderr.write(`${e?.stack}\n`);
     return EXIT_INTERNAL;
   }
 }
-

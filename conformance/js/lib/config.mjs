@@ -7,7 +7,8 @@ import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 
 export const CONFIG_FILE = ".session-resume.yaml";
-const TOOL_TABLE = /^\s*\[\s*tool\s*\.\s*(?:session-resume|"session-resume"|'session-resume')\s*[\].]/m;
+const TOOL_TABLE =
+  /^\s*\[\s*tool\s*\.\s*(?:session-resume|"session-resume"|'session-resume')\s*[\].]/m;
 
 /** Whether `path` exists as anything (a dangling link too). @param {string} path */
 function present(path) {

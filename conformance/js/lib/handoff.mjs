@@ -44,7 +44,10 @@ export function checkHandoffText(text, { stateUpdated = null, project = null } =
   const found = [];
   let fenced = false;
   for (const l of lines) {
-    if (FENCE.test(l)) { fenced = !fenced; continue; }
+    if (FENCE.test(l)) {
+      fenced = !fenced;
+      continue;
+    }
     if (fenced) continue;
     const h = H2.exec(l);
     if (h) found.push(h[1]);

@@ -7,7 +7,15 @@ import { readLimited, real } from "./files.mjs";
 import { migrate, MigrationError } from "./migrate.mjs";
 import { decide, sessionFiles, snapshot } from "./resume.mjs";
 import { STATE } from "./session.mjs";
-import { checkPaths, checkWritePaths, logEvent, recover, Refused, replaceState, serialize } from "./store.mjs";
+import {
+  checkPaths,
+  checkWritePaths,
+  logEvent,
+  recover,
+  Refused,
+  replaceState,
+  serialize,
+} from "./store.mjs";
 import { LockError, withLock } from "./lock.mjs";
 import { jsonPatch } from "./patch.mjs";
 import { formatTimestamp } from "./timeutil.mjs";
@@ -72,15 +80,29 @@ function migrateLoaded(dir, { now, root, wf, dryRun, salvage }) {
   const res = readLimited(join(dir, STATE), { root });
   if (!res.data) return { status: "refused", codes: unique(res.codes ?? []) };
   const parsed = readJsonBytes(res.data);
-  if (parsed.value === null || isCorrupt(parsed.codes)) return { status: "refused", codes: unique([...parsed.codes, "SR152"]) };
+  if (parsed.value === null || isCorrupt(parsed.codes))
+    return { status: "refused", codes: unique([...parsed.codes, "SR152"]) };
   let result;
   try {
-    result = migrate(parsed.value, { now, workflow: wf, projectHint: basename(real(dir) ?? dir), salvage, file: join(dir, STATE) });
+    result = migrate(parsed.value, {
+      now,
+      workflow: wf,
+      projectHint: basename(real(dir) ?? dir),
+      salvage,
+      file: join(dir, STATE),
+    });
   } catch (err) {
-    if (err instanceof MigrationError) return { status: "refused", codes: unique(err.codes), notes: err.diagnostics };
+    if (err instanceof MigrationError)
+      return { status: "refused", codes: unique(err.codes), notes: err.diagnostics };
     throw err;
   }
-  const base = { codes: unique(result.codes), notes: result.notes, from: result.from, original: parsed.value, document: result.document };
+  const base = {
+    codes: unique(result.codes),
+    notes: result.notes,
+    from: result.from,
+    original: parsed.value,
+    document: result.document,
+  };
   if (!result.changed) return { ...base, status: "current", codes: [], notes: [] };
   if (dryRun) return { ...base, status: "migrated" };
   // migrate() set revision and updated and refused contradictions: what the dry-run patch
@@ -88,10 +110,18 @@ function migrateLoaded(dir, { now, root, wf, dryRun, salvage }) {
   try {
     replaceState(dir, serialize(result.document), { rotate: true, always: true });
   } catch (err) {
-    if (err instanceof Refused) return { ...base, status: "refused", codes: unique([...result.codes, ...err.codes]) };
+    if (err instanceof Refused)
+      return { ...base, status: "refused", codes: unique([...result.codes, ...err.codes]) };
     throw err;
   }
-  const extra = logEvent(dir, "migrated", { ts: formatTimestamp(now), detail: { from: result.from, to: CURRENT, changes: jsonPatch(parsed.value, result.document).length } });
+  const extra = logEvent(dir, "migrated", {
+    ts: formatTimestamp(now),
+    detail: {
+      from: result.from,
+      to: CURRENT,
+      changes: jsonPatch(parsed.value, result.document).length,
+    },
+  });
   return { ...base, status: "migrated", codes: unique([...result.codes, ...extra]) };
 }
 
@@ -112,7 +142,8 @@ export function recoverDir(dir, { now, root, workflow = null, project = null }) 
       backupProblems: out.backupProblems ?? [],
     };
   } catch (err) {
-    if (err instanceof WorkflowError || err instanceof Refused || err instanceof LockError) return { status: "refused", codes: unique(err.codes) };
+    if (err instanceof WorkflowError || err instanceof Refused || err instanceof LockError)
+      return { status: "refused", codes: unique(err.codes) };
     throw err;
   }
 }

@@ -8,7 +8,6 @@ import { createHash } from "node:crypto";
 import { isAbsolute, relative, resolve } from "node:path";
 import { CODES, VERSION } from "./codes.mjs";
 
-
 /**
  * @typedef {{code: string, severity: string, message: string, file: string, pointer: string,
  *   line: number | null, column: number | null, hint: string}} Diagnostic
@@ -28,7 +27,9 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 /** @param {string} c */
 const escapeChar = (c) => {
   const n = c.charCodeAt(0);
-  return n < 0x100 ? `\\x${n.toString(16).padStart(2, "0")}` : `\\u${n.toString(16).padStart(4, "0")}`;
+  return n < 0x100
+    ? `\\x${n.toString(16).padStart(2, "0")}`
+    : `\\u${n.toString(16).padStart(4, "0")}`;
 };
 
 /** One printable line: no value from a file may start a line or carry a terminal escape.
@@ -110,7 +111,11 @@ export function renderJson(reports) {
 
 // --- github --------------------------------------------------------------------------------
 
-const GITHUB_LEVEL = /** @type {Record<string, string>} */ ({ error: "error", warning: "warning", info: "notice" });
+const GITHUB_LEVEL = /** @type {Record<string, string>} */ ({
+  error: "error",
+  warning: "warning",
+  info: "notice",
+});
 
 /** @param {string} s */
 const escapeData = (s) => s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
@@ -142,7 +147,11 @@ export const SARIF_SCHEMA =
   "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 const SRCROOT = "%SRCROOT%";
 const FINGERPRINT_KEY = "sessionResumeResult/v1";
-const SARIF_LEVEL = /** @type {Record<string, string>} */ ({ error: "error", warning: "warning", info: "note" });
+const SARIF_LEVEL = /** @type {Record<string, string>} */ ({
+  error: "error",
+  warning: "warning",
+  info: "note",
+});
 
 /** Percent-encoding as Python's `urllib.parse.quote(path, safe="/")`. @param {string} path */
 function quote(path) {
@@ -186,7 +195,10 @@ function rule(code, docs) {
 
 /** @param {Diagnostic} d @param {string} path @param {Map<string, number>} seen */
 function fingerprint(d, path, seen) {
-  const digest = createHash("sha256").update([d.code, path, d.pointer].join("\0")).digest("hex").slice(0, 32);
+  const digest = createHash("sha256")
+    .update([d.code, path, d.pointer].join("\0"))
+    .digest("hex")
+    .slice(0, 32);
   const n = (seen.get(digest) ?? 0) + 1;
   seen.set(digest, n);
   return `${digest}:${n}`;

@@ -1,7 +1,16 @@
 // The session directory's other files: worklog (spec §6), lease (spec §7), temp files (§1).
 
 import {
-  closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readdirSync, readFileSync, readSync, writeSync,
+  closeSync,
+  constants,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  writeSync,
 } from "node:fs";
 import { join } from "node:path";
 import { parseLine, readJsonBytes } from "./jsonread.mjs";
@@ -17,7 +26,9 @@ const isIntSeq = (v) => typeof v === "number" && Number.isInteger(v);
 
 export function tempFiles(dir) {
   try {
-    return readdirSync(dir).filter((n) => n.startsWith(`.${STATE}.`) && n.endsWith(".tmp")).sort();
+    return readdirSync(dir)
+      .filter((n) => n.startsWith(`.${STATE}.`) && n.endsWith(".tmp"))
+      .sort();
   } catch {
     return [];
   }
@@ -149,7 +160,8 @@ export function readLease(dir) {
   const parsed = readJsonBytes(data);
   if (parsed.value === null) return { lease: {}, codes: ["SR510"] };
   const v = parsed.value;
-  if (typeof v.session !== "string" || parseTimestamp(v.heartbeat) === null) return { lease: v, codes: ["SR510"] };
+  if (typeof v.session !== "string" || parseTimestamp(v.heartbeat) === null)
+    return { lease: v, codes: ["SR510"] };
   return { lease: v, codes: [] };
 }
 
@@ -167,7 +179,11 @@ export function leaseState(lease, { now, ended, ownerAlive, staleSeconds }) {
 }
 
 /** Append one worklog event (spec §6); a torn last line is terminated first. */
-export function appendEvent(dir, event, { ts, session = "", step = null, subStep = null, detail = null }) {
+export function appendEvent(
+  dir,
+  event,
+  { ts, session = "", step = null, subStep = null, detail = null },
+) {
   const path = join(dir, WORKLOG);
   const tail = readTail(dir, 1);
   if (tail.codes.includes("SR501")) throw new Error("the worklog cannot be read");
@@ -177,7 +193,11 @@ export function appendEvent(dir, event, { ts, session = "", step = null, subStep
   if (detail) record.detail = detail;
   let line = Buffer.from(`${JSON.stringify(record)}\n`);
   if (tail.exists && !tail.endsWithNewline) line = Buffer.concat([Buffer.from("\n"), line]);
-  const fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0), 0o644);
+  const fd = openSync(
+    path,
+    constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0),
+    0o644,
+  );
   try {
     writeSync(fd, line); // one write() per record
     fsyncSync(fd);

@@ -110,7 +110,11 @@ export function validateReport(path, opts) {
       if (parsed.value !== null && !isCorrupt(parsed.codes)) {
         const v = versionOf(parsed.value);
         version = v.invalid ? null : v.raw;
-        if (version === CURRENT) workflow = typeof parsed.value.workflow === "string" ? parsed.value.workflow : opts.workflow ?? "apex";
+        if (version === CURRENT)
+          workflow =
+            typeof parsed.value.workflow === "string"
+              ? parsed.value.workflow
+              : (opts.workflow ?? "apex");
       }
     }
     return { path: f, codes: found, version, workflow };
