@@ -63,12 +63,20 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    """ruff, mypy (strict) and the import-linter layer contract on the package."""
+    """ruff, mypy (strict) and the import-linter layer contract on the package; Biome and tsc
+    on the JavaScript package when npm is installed."""
     session.install("-e", ".[lint]")
     session.run("ruff", "check", "validator", "tests", "benchmarks", "noxfile.py")
     session.run("ruff", "format", "--check", "validator", "tests", "benchmarks", "noxfile.py")
     session.run("mypy")
     session.run("lint-imports")  # the layer contract in pyproject.toml
+    # The JavaScript package (conformance/js): Biome's lint and format check, and tsc on the
+    # declarations and on the library's own JSDoc types (its `npm run check`)
+    if shutil.which("npm") is None:
+        session.warn("npm is not installed: the JavaScript package's lint and types not checked")
+        return
+    _npm_ci(session)
+    session.run("npm", "run", "check", "--workspace", "conformance/js", external=True)
 
 
 @nox.session

@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import { isAbsolute, join, normalize } from "node:path";
 import { createInterface } from "node:readline";
 import { migrateDir, recoverDir, resumeDir, validatePath } from "./lib/operations.mjs";
-import { parseNow } from "./lib/timestamps.mjs";
+import { parseNow } from "./lib/timeutil.mjs";
 import { LockError } from "./lib/lock.mjs";
 import { loadWorkflow, WorkflowError } from "./lib/workflow.mjs";
 import * as W from "./lib/write.mjs";
@@ -33,12 +33,15 @@ function sessionDir(c) {
   const path = name.path;
   const cwd = c.cwd ?? c.root;
   if (isAbsolute(path)) return path;
-  if (path === "." || path === ".." || path.startsWith("./") || path.startsWith("../")) return normalize(join(cwd, path));
+  if (path === "." || path === ".." || path.startsWith("./") || path.startsWith("../"))
+    return normalize(join(cwd, path));
   let underRoot = false;
   try {
     lstatSync(join(c.root, path));
     underRoot = true;
-  } catch { /* not under the root */ }
+  } catch {
+    /* not under the root */
+  }
   return underRoot ? join(c.root, path) : join(cwd, path);
 }
 
@@ -48,7 +51,11 @@ const WRITES = {
   session_start: (ctx, a) => W.sessionStart(ctx, { takeover: a.takeover }),
   session_end: (ctx) => W.sessionEnd(ctx),
   start: (ctx, a) => W.startStep(ctx, a.step, { force: a.force }),
-  checkpoint: (ctx, a) => W.checkpointStep(ctx, a.step, a.sub_step, { artifacts: a.artifacts, contextFiles: a.context_files }),
+  checkpoint: (ctx, a) =>
+    W.checkpointStep(ctx, a.step, a.sub_step, {
+      artifacts: a.artifacts,
+      contextFiles: a.context_files,
+    }),
   complete: (ctx, a) => W.completeStep(ctx, a.step),
   skip: (ctx, a) => W.skipStep(ctx, a.step, a.reason, { force: a.force }),
   decide: (ctx, a) => W.decide(ctx, a.key, a.value),
@@ -60,15 +67,34 @@ function write(c) {
   const a = c.arguments;
   const dir = sessionDir(c);
   const isDir = existsSync(dir) && statSync(dir).isDirectory();
-  if (c.operation !== "init" && !isDir) return { written: false, codes: ["SR100"], session: null, revision: null };
-  const ctx = { dir, now: parseNow(c.now), root: c.root, session: a.session, owner: a.owner, staleSeconds: a.stale_seconds, newSession: a.new_session };
+  if (c.operation !== "init" && !isDir)
+    return { written: false, codes: ["SR100"], session: null, revision: null };
+  const ctx = {
+    dir,
+    now: parseNow(c.now),
+    root: c.root,
+    session: a.session,
+    owner: a.owner,
+    staleSeconds: a.stale_seconds,
+    newSession: a.new_session,
+  };
   try {
     const res = WRITES[c.operation](ctx, a);
-    return { written: res.action !== "none", codes: [], session: res.session, revision: res.revision ?? null };
+    return {
+      written: res.action !== "none",
+      codes: [],
+      session: res.session,
+      revision: res.revision ?? null,
+    };
   } catch (err) {
     const e = /** @type {any} */ (err);
     if (e instanceof W.WriteError || e instanceof WorkflowError || e instanceof LockError) {
-      return { written: false, codes: [...new Set(/** @type {string[]} */ (e.codes))].sort(), session: null, revision: null };
+      return {
+        written: false,
+        codes: [...new Set(/** @type {string[]} */ (e.codes))].sort(),
+        session: null,
+        revision: null,
+      };
     }
     throw err;
   }
@@ -91,11 +117,21 @@ const OPS = {
   },
   migrate: (c) => {
     const a = c.arguments;
-    const out = migrateDir(sessionDir(c), { now: parseNow(c.now), root: c.root, workflow: a.workflow, salvage: a.salvage === true });
+    const out = migrateDir(sessionDir(c), {
+      now: parseNow(c.now),
+      root: c.root,
+      workflow: a.workflow,
+      salvage: a.salvage === true,
+    });
     return { status: out.status, codes: out.codes };
   },
   recover: (c) => {
-    const out = recoverDir(sessionDir(c), { now: parseNow(c.now), root: c.root, workflow: c.arguments.workflow, project: c.arguments.project });
+    const out = recoverDir(sessionDir(c), {
+      now: parseNow(c.now),
+      root: c.root,
+      workflow: c.arguments.workflow,
+      project: c.arguments.project,
+    });
     return { status: out.status, codes: out.codes };
   },
   resume: (c) => {
@@ -136,7 +172,13 @@ function handle(msg) {
       return { seq: msg.seq, result: OPS[msg.case.operation](msg.case) };
     } catch (err) {
       const e = /** @type {any} */ (err);
-      return { seq: msg.seq, errored: { message: String(e && e.message ? e.message : e), traceback: String(e && e.stack ? e.stack : "") } };
+      return {
+        seq: msg.seq,
+        errored: {
+          message: String(e?.message ? e.message : e),
+          traceback: String(e?.stack ? e.stack : ""),
+        },
+      };
     }
   }
   return null;
@@ -151,6 +193,6 @@ rl.on("line", (line) => {
     process.exit(0);
   }
   const answer = handle(msg);
-  if (answer !== null) process.stdout.write(JSON.stringify(answer) + "\n");
+  if (answer !== null) process.stdout.write(`${JSON.stringify(answer)}\n`);
 });
 rl.on("close", () => process.exit(0));

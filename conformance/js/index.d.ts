@@ -20,12 +20,24 @@ export interface ValidateOptions {
 }
 /** Every code found in a state file or a session directory (sorted, unique). */
 export function validate(path: string, opts: ValidateOptions): Code[];
-export interface FileReport { path: string; codes: Code[]; version: string | null; workflow: string | null }
+export interface FileReport {
+  path: string;
+  codes: Code[];
+  version: string | null;
+  workflow: string | null;
+}
 export function validateReport(path: string, opts: ValidateOptions): FileReport[];
-export function validateDocument(data: Uint8Array, opts: ValidateOptions & { sessionDir?: string }): Code[];
+export function validateDocument(
+  data: Uint8Array,
+  opts: ValidateOptions & { sessionDir?: string },
+): Code[];
 
 /** A note of a migration: SR150 (a change), SR151 (a value kept under x-legacy), SR152 (a refusal). */
-export interface MigrationNote { code: Code; message: string; pointer: string }
+export interface MigrationNote {
+  code: Code;
+  message: string;
+  pointer: string;
+}
 export interface MigrateResult {
   status: "migrated" | "current" | "refused";
   codes: Code[];
@@ -38,19 +50,40 @@ export interface MigrateResult {
  * (docs/spec.md §9.4). */
 export function migrate(
   dir: string,
-  opts: { now: Micros; root: string; workflow?: string | null; dryRun?: boolean; salvage?: boolean },
+  opts: {
+    now: Micros;
+    root: string;
+    workflow?: string | null;
+    dryRun?: boolean;
+    salvage?: boolean;
+  },
 ): MigrateResult;
 /** Migrate a parsed document (pure); sets revision and updated when it changes anything. */
 export function migrateDocument(
   doc: StateDocument,
-  opts: { now: Micros; workflow?: Workflow | null; projectHint?: string | null; salvage?: boolean; file?: string },
-): { document: StateDocument; changed: boolean; codes: Code[]; notes: MigrationNote[]; from: string };
+  opts: {
+    now: Micros;
+    workflow?: Workflow | null;
+    projectHint?: string | null;
+    salvage?: boolean;
+    file?: string;
+  },
+): {
+  document: StateDocument;
+  changed: boolean;
+  codes: Code[];
+  notes: MigrationNote[];
+  from: string;
+};
 /** "migrate" when migrating repairs `doc`, "migrate --salvage" when only salvage does, else null (docs/spec.md §9.5). */
 export function repairCommand(
   doc: StateDocument,
   opts: { now: Micros; workflow?: Workflow | null; projectHint?: string | null },
 ): "migrate" | "migrate --salvage" | null;
-export class MigrationError extends Error { codes: Code[]; diagnostics: MigrationNote[] }
+export class MigrationError extends Error {
+  codes: Code[];
+  diagnostics: MigrationNote[];
+}
 
 export interface RecoverResult {
   status: "none" | "restored_backup" | "recreated" | "refused";
@@ -62,7 +95,10 @@ export interface RecoverResult {
   backupProblems?: Code[];
 }
 /** Restore a corrupt or missing state from a valid .bak, else recreate it from the workflow. */
-export function recover(dir: string, opts: { now: Micros; root: string; workflow?: string | null; project?: string | null }): RecoverResult;
+export function recover(
+  dir: string,
+  opts: { now: Micros; root: string; workflow?: string | null; project?: string | null },
+): RecoverResult;
 
 export interface ResumeDecision {
   decision_version: 1;
@@ -86,7 +122,10 @@ export interface ResumeDecision {
   briefing: Briefing | null;
   [key: string]: unknown;
 }
-export interface Checkpoint { id: string; after: string | null }
+export interface Checkpoint {
+  id: string;
+  after: string | null;
+}
 export interface Briefing {
   step: string | null;
   optional: boolean;
@@ -108,15 +147,35 @@ export interface Briefing {
 export function resume(
   dir: string,
   opts: {
-    now: Micros; root: string; step?: string | null; workflow?: string | null; session?: string | null;
-    staleSeconds?: number; takeover?: boolean; ownerAlive?: boolean | null;
+    now: Micros;
+    root: string;
+    step?: string | null;
+    workflow?: string | null;
+    session?: string | null;
+    staleSeconds?: number;
+    takeover?: boolean;
+    ownerAlive?: boolean | null;
   },
 ): ResumeDecision;
 export function snapshot(dir: string, root: string, ownerAlive: boolean | null): unknown;
-export function decideResume(snap: unknown, step: string | null, now: Micros, wf: Workflow, opts: { session?: string | null; staleSeconds?: number; takeover?: boolean }): ResumeDecision;
+export function decideResume(
+  snap: unknown,
+  step: string | null,
+  now: Micros,
+  wf: Workflow,
+  opts: { session?: string | null; staleSeconds?: number; takeover?: boolean },
+): ResumeDecision;
 
 export interface Loaded {
-  status: "absent" | "ok" | "invalid" | "corrupt" | "needs_migration" | "too_new" | "bad_version" | "refused";
+  status:
+    | "absent"
+    | "ok"
+    | "invalid"
+    | "corrupt"
+    | "needs_migration"
+    | "too_new"
+    | "bad_version"
+    | "refused";
   doc: StateDocument | null;
   codes: Code[];
   version?: string;
@@ -125,11 +184,20 @@ export interface Loaded {
 export function load(dir: string, root: string): Loaded;
 export function classify(data: Uint8Array): Omit<Loaded, "backupUsable">;
 export function serialize(doc: StateDocument): Uint8Array;
-export class Refused extends Error { codes: Code[] }
-export function readJsonBytes(data: Uint8Array, opts?: { requireObject?: boolean; maxDepth?: number }): { value: StateDocument | null; codes: Code[]; text: string | null };
+export class Refused extends Error {
+  codes: Code[];
+}
+export function readJsonBytes(
+  data: Uint8Array,
+  opts?: { requireObject?: boolean; maxDepth?: number },
+): { value: StateDocument | null; codes: Code[]; text: string | null };
 
 export function parseYaml(text: string): unknown;
-export class YamlError extends Error { code: Code; line: number | null; column: number | null }
+export class YamlError extends Error {
+  code: Code;
+  line: number | null;
+  column: number | null;
+}
 
 export interface StepDef {
   key: string;
@@ -156,18 +224,26 @@ export function loadWorkflow(spec: string): Workflow;
 /** The ids of the built-in workflows (discovered from schema/workflows/*.yaml). */
 export function builtins(): string[];
 export function templateState(wf: Workflow, project: string, now: string): StateDocument;
-export class WorkflowError extends Error { codes: Code[] }
+export class WorkflowError extends Error {
+  codes: Code[];
+}
 
 export const CURRENT: string;
 export const KNOWN: readonly string[];
-export function versionOf(doc: StateDocument): { raw: string; num: [number, number]; invalid?: undefined } | { invalid: true; raw?: undefined; num?: undefined };
+export function versionOf(
+  doc: StateDocument,
+):
+  | { raw: string; num: [number, number]; invalid?: undefined }
+  | { invalid: true; raw?: undefined; num?: undefined };
 export function getSchemaDir(): string;
 export function setSchemaDir(dir: string): void;
 export function formatTimestamp(micros: Micros): string;
 export function parseTimestamp(value: unknown): Micros | null;
 export function parseNow(value: string): Micros;
 export function withLock<T>(dir: string, fn: () => T, opts?: { timeoutMs?: number }): T;
-export class LockError extends Error { codes: Code[] }
+export class LockError extends Error {
+  codes: Code[];
+}
 
 // --- writing -------------------------------------------------------------------------------
 
@@ -184,7 +260,16 @@ export interface Context {
   /** The id a write uses when it must choose one itself (an implicit lease, a takeover naming none); default a random one. */
   newSession?: string | null;
 }
-export interface WorklogEvent { v: 1; ts: string; seq: number; session: string; event: string; step?: string; sub_step?: string; detail?: Record<string, unknown> }
+export interface WorklogEvent {
+  v: 1;
+  ts: string;
+  seq: number;
+  session: string;
+  event: string;
+  step?: string;
+  sub_step?: string;
+  detail?: Record<string, unknown>;
+}
 export interface WriteResult {
   revision: number;
   document: StateDocument;
@@ -196,44 +281,146 @@ export interface WriteResult {
   previousSession: string | null;
   attempts: number;
 }
-export interface Problem { code: Code; message: string; pointer?: string; file?: string }
+export interface Problem {
+  code: Code;
+  message: string;
+  pointer?: string;
+  file?: string;
+}
 /** A write was refused; nothing was written (except SR505: the state was, its event was not). */
-export class WriteError extends Error { problems: Problem[]; codes: Code[]; exitCode: number }
+export class WriteError extends Error {
+  problems: Problem[];
+  codes: Code[];
+  exitCode: number;
+}
 
 export function save(
   dir: string,
   doc: StateDocument,
   opts: {
-    now: Micros; root?: string | null; expectedRevision?: number | null; workflow?: string | null; event?: string | null;
-    step?: string | null; subStep?: string | null; detail?: Record<string, unknown> | null; session?: string; allow?: string[];
+    now: Micros;
+    root?: string | null;
+    expectedRevision?: number | null;
+    workflow?: string | null;
+    event?: string | null;
+    step?: string | null;
+    subStep?: string | null;
+    detail?: Record<string, unknown> | null;
+    session?: string;
+    allow?: string[];
   },
 ): { document: StateDocument; revision: number; event: WorklogEvent | null };
-export function init(ctx: Context, project: string, opts?: { workflow?: string | null }): WriteResult;
-export function start(ctx: Context, key: string, opts?: { force?: boolean; name?: string | null }): WriteResult;
-export function checkpoint(ctx: Context, key: string, subStep: string, opts?: { artifacts?: string[]; contextFiles?: string[] }): WriteResult;
+export function init(
+  ctx: Context,
+  project: string,
+  opts?: { workflow?: string | null },
+): WriteResult;
+export function start(
+  ctx: Context,
+  key: string,
+  opts?: { force?: boolean; name?: string | null },
+): WriteResult;
+export function checkpoint(
+  ctx: Context,
+  key: string,
+  subStep: string,
+  opts?: { artifacts?: string[]; contextFiles?: string[] },
+): WriteResult;
 export function complete(ctx: Context, key: string): WriteResult;
-export function skip(ctx: Context, key: string, reason: string, opts?: { force?: boolean }): WriteResult;
+export function skip(
+  ctx: Context,
+  key: string,
+  reason: string,
+  opts?: { force?: boolean },
+): WriteResult;
 export function decide(ctx: Context, key: string, value: unknown): WriteResult;
 /** `session start`: create the lease, keep the caller's own, adopt an implicit one, or take over (an orphaned one, or a live one with `takeover`); SR511 otherwise. */
-export function sessionStart(ctx: Context, opts?: { takeover?: boolean; owner?: string | null; pid?: number | null }): { session: string; action: "created" | "kept" | "adopted" | "takeover"; events: WorklogEvent[] };
+export function sessionStart(
+  ctx: Context,
+  opts?: { takeover?: boolean; owner?: string | null; pid?: number | null },
+): { session: string; action: "created" | "kept" | "adopted" | "takeover"; events: WorklogEvent[] };
 /** `session end`: log `session_end` and remove the lease; `none` when there was none. */
-export function sessionEnd(ctx: Context): { session: string | null; action: "ended" | "none"; events: WorklogEvent[] };
-export function logDecision(ctx: Context, entry: { title: string; choice: string; rationale: string; step?: string | null; alternatives?: string[] }): WriteResult;
+export function sessionEnd(ctx: Context): {
+  session: string | null;
+  action: "ended" | "none";
+  events: WorklogEvent[];
+};
+export function logDecision(
+  ctx: Context,
+  entry: {
+    title: string;
+    choice: string;
+    rationale: string;
+    step?: string | null;
+    alternatives?: string[];
+  },
+): WriteResult;
 export function finding(ctx: Context, action: "add" | "resolve", title: string): WriteResult;
-export function transition(ctx: Context, completeKey: string, startKey: string, decisions: Record<string, unknown>, opts?: { force?: boolean }): WriteResult;
+export function transition(
+  ctx: Context,
+  completeKey: string,
+  startKey: string,
+  decisions: Record<string, unknown>,
+  opts?: { force?: boolean },
+): WriteResult;
 
 /** The pure transitions behind the write moments (no I/O). */
 export namespace transitions {
-  class TransitionError extends Error { problems: Problem[]; codes: Code[] }
-  function start(doc: StateDocument, wf: Workflow, key: string, now: Micros, opts?: { force?: boolean; orphaned?: boolean; name?: string | null }): StateDocument;
-  function checkpoint(doc: StateDocument, wf: Workflow, key: string, subStep: string, opts?: { artifacts?: string[]; contextFiles?: string[] }): StateDocument;
+  export class TransitionError extends Error {
+    problems: Problem[];
+    codes: Code[];
+  }
+  function start(
+    doc: StateDocument,
+    wf: Workflow,
+    key: string,
+    now: Micros,
+    opts?: { force?: boolean; orphaned?: boolean; name?: string | null },
+  ): StateDocument;
+  function checkpoint(
+    doc: StateDocument,
+    wf: Workflow,
+    key: string,
+    subStep: string,
+    opts?: { artifacts?: string[]; contextFiles?: string[] },
+  ): StateDocument;
   function complete(doc: StateDocument, wf: Workflow, key: string, now: Micros): StateDocument;
-  function skip(doc: StateDocument, wf: Workflow, key: string, reason: string, opts?: { force?: boolean }): StateDocument;
-  function setDecision(doc: StateDocument, wf: Workflow, key: string, value: unknown): StateDocument;
-  function logDecision(doc: StateDocument, entry: { title: string; choice: string; rationale: string; step?: string | null; alternatives?: string[] }, now: Micros, wf?: Workflow | null): StateDocument;
+  function skip(
+    doc: StateDocument,
+    wf: Workflow,
+    key: string,
+    reason: string,
+    opts?: { force?: boolean },
+  ): StateDocument;
+  function setDecision(
+    doc: StateDocument,
+    wf: Workflow,
+    key: string,
+    value: unknown,
+  ): StateDocument;
+  function logDecision(
+    doc: StateDocument,
+    entry: {
+      title: string;
+      choice: string;
+      rationale: string;
+      step?: string | null;
+      alternatives?: string[];
+    },
+    now: Micros,
+    wf?: Workflow | null,
+  ): StateDocument;
   function addFinding(doc: StateDocument, title: string): StateDocument;
   function resolveFinding(doc: StateDocument, title: string): StateDocument;
-  function transition(doc: StateDocument, wf: Workflow, completeKey: string, startKey: string, decisions: Record<string, unknown>, now: Micros, opts?: { force?: boolean }): StateDocument;
+  function transition(
+    doc: StateDocument,
+    wf: Workflow,
+    completeKey: string,
+    startKey: string,
+    decisions: Record<string, unknown>,
+    now: Micros,
+    opts?: { force?: boolean },
+  ): StateDocument;
   function nextDecisionId(doc: StateDocument): string;
 }
 

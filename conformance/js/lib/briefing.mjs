@@ -16,9 +16,11 @@ const FRESH = ["start", "restart_step", "offer_rerun", "continue_step"];
 
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 
-const checkpoint = (def, id) => (id === null ? null : { id, after: def ? (def.after[id] ?? null) : null });
+const checkpoint = (def, id) =>
+  id === null ? null : { id, after: def ? (def.after[id] ?? null) : null };
 
-const sessionPath = (sessionRel, name) => (sessionRel !== null && sessionRel !== "" && sessionRel !== "." ? `${sessionRel}/${name}` : name);
+const sessionPath = (sessionRel, name) =>
+  sessionRel !== null && sessionRel !== "" && sessionRel !== "." ? `${sessionRel}/${name}` : name;
 
 /**
  * The briefing for step `key` (null: no step) of the usable state `doc`. `exists`: whether a
@@ -73,7 +75,11 @@ function loadAndSkip(def, artifacts, exists, sessionRel, action) {
       else skip.push({ path: a.path, reason: SKIP_MISSING });
     }
   }
-  if (!def || !def.budget || !["start", "restart_step", "resume_from_checkpoint", "continue_step"].includes(action)) return [load, skip];
+  if (
+    !def?.budget ||
+    !["start", "restart_step", "resume_from_checkpoint", "continue_step"].includes(action)
+  )
+    return [load, skip];
   const { max, files } = def.budget;
   const capacity = max;
   for (const name of files) {
@@ -87,7 +93,10 @@ function loadAndSkip(def, artifacts, exists, sessionRel, action) {
       continue;
     }
     if (load.length >= Math.max(capacity, 0)) {
-      skip.push({ path, reason: `over the step's budget of ${capacity} startup files (the files above come first); open it only if they leave a question it answers` });
+      skip.push({
+        path,
+        reason: `over the step's budget of ${capacity} startup files (the files above come first); open it only if they leave a question it answers`,
+      });
       continue;
     }
     load.push({ path, why: WHY_INPUT });

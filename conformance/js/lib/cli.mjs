@@ -5,17 +5,28 @@
 // Messages are this implementation's own; codes are the protocol's. It reads no config file:
 // --root defaults to the working directory and --workflow to the state's own, else apex.
 
+import { randomBytes } from "node:crypto";
 import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
-import { createRequire } from "node:module";
-import { basename, dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { briefingText } from "./briefingtext.mjs";
-import { readJsonBytes } from "./jsonstrict.mjs";
+import { CODES, VERSION } from "./codes.mjs";
+import { findRoot, realOrAbsolute, rootNear } from "./config.mjs";
+import { readJsonBytes } from "./jsonread.mjs";
 import { LockError } from "./lock.mjs";
-import { readLease, STATE } from "./session.mjs";
+import { readLease, STATE, WORKLOG } from "./session.mjs";
 import { migrateDir, recoverDir, resumeDir } from "./operations.mjs";
 import { jsonPatch } from "./patch.mjs";
-import { parseNow } from "./timestamps.mjs";
+import { isWriter } from "./plan.mjs";
+import {
+  clean,
+  cleanLines,
+  renderGithub,
+  renderSarif,
+  renderText,
+  reportJson,
+} from "./reporters.mjs";
+import { parseNow } from "./timeutil.mjs";
 import { validateReport } from "./validate.mjs";
 import { CURRENT } from "./versions.mjs";
 import { loadWorkflow, WorkflowError } from "./workflow.mjs";
@@ -26,9 +37,6 @@ export const EXIT_INVALID = 1;
 export const EXIT_USAGE = 2;
 export const EXIT_INTERNAL = 3;
 
-const require = createRequire(import.meta.url);
-const CODES = require("./codes.json");
-const VERSION = require("../package.json").version;
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
 const PROJECT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -38,28 +46,112 @@ class UsageError extends Error {}
 
 /** A diagnostic as the reference prints it in JSON. @param {Found} d */
 export function diagnostic(d) {
-  const entry = /** @type {any} */ (CODES)[d.code] ?? {};
+  const entry = CODES[d.code];
   return {
     code: d.code,
-    severity: entry.severity ?? "error",
-    message: d.message ?? entry.summary ?? "",
+    severity: entry?.severity ?? "error",
+    message: d.message ?? entry?.summary ?? "",
     file: d.file ?? "",
     pointer: d.pointer ?? "",
     line: d.line ?? null,
     column: d.column ?? null,
-    hint: entry.fix ?? "",
+    hint: entry?.fix ?? "",
   };
 }
 
-const emit = (/** @type {unknown} */ value) => process.stdout.write(JSON.stringify(value, null, 2) + "\n");
+const emit = (/** @type {unknown} */ value) =>
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 const rel = (/** @type {string} */ p) => relative(process.cwd(), p) || ".";
 
-/** @param {ReturnType<typeof diagnostic>[]} diags @param {NodeJS.WritableStream} [stream] */
+/** Diagnostics as the reference prints notes and refusals: its text report's lines, grouped
+ * by file, without the summary line. @param {ReturnType<typeof diagnostic>[]} diags
+ * @param {NodeJS.WritableStream} [stream] */
 function printDiagnostics(diags, stream = process.stderr) {
-  for (const d of diags) {
-    const where = [d.file, d.line ?? null, d.column ?? null].filter((x) => x !== null && x !== "").join(":");
-    stream.write(`${where ? `${where}: ` : ""}${d.severity} ${d.code} ${d.message}${d.pointer ? ` (at ${d.pointer})` : ""}\n`);
+  if (!diags.length) return;
+  /** @type {Map<string, ReturnType<typeof diagnostic>[]>} */
+  const byFile = new Map();
+  for (const d of diags) byFile.set(d.file, [...(byFile.get(d.file) ?? []), d]);
+  const reports = [...byFile].map(([path, ds]) => ({
+    path,
+    valid: true,
+    schema_version: null,
+    workflow: null,
+    diagnostics: ds,
+  }));
+  const lines = renderText(reports).split("\n").slice(0, -2);
+  stream.write(`${lines.join("\n")}\n`);
+}
+
+// --- naming a session: the reference's one rule (docs/config.md) -----------------------------
+//
+// A relative directory is looked up under the repository root first, then under the current
+// directory (one spelled `.`, `./…` or `../…` is the current directory's); `--project NAME` is
+// the workflow's session_dir pattern under the root. The repository root is `--root`, else
+// found from the session directory upwards (for `--project`: from the current directory).
+
+/** @param {string} arg */
+const explicitlyRelative = (arg) => [".", ".."].includes(arg) || /^\.\.?[\\/]/.test(arg);
+
+/** @param {string} a @param {string} b */
+function sameFile(a, b) {
+  try {
+    const x = statSync(a);
+    const y = statSync(b);
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
   }
+}
+
+/** `arg` as the command uses it (the reference's `resolve_path`). @param {string} arg @param {string | undefined} rootArg */
+export function resolvePath(arg, rootArg) {
+  if (isAbsolute(arg) || explicitlyRelative(arg)) return arg;
+  const base = rootArg ? realOrAbsolute(rootArg) : findRoot(process.cwd());
+  const underRoot = join(base, arg);
+  if (!lexists(underRoot)) return arg;
+  if (lexists(arg) && sameFile(underRoot, arg)) return arg;
+  return rel(underRoot);
+}
+
+/** @param {string} p */
+function lexists(p) {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The repository root of a session directory (or path). @param {string | undefined} rootArg @param {string} near */
+const rootOf = (rootArg, near) => (rootArg ? realOrAbsolute(rootArg) : rootNear(near));
+
+/** The session directory of `--project NAME` under the root. @param {string} name @param {string} root @param {string | undefined} workflow */
+function projectDir(name, root, workflow) {
+  if (!PROJECT.test(name))
+    throw new UsageError(
+      `--project: ${JSON.stringify(name)} is not a project name (letters, digits, \`.\`, \`_\`, \`-\`, starting with a letter or digit)`,
+    );
+  const wf = loadWorkflow(workflow ?? "apex");
+  return join(root, wf.sessionDir.replace("{project}", name));
+}
+
+/**
+ * (repository root, session directory) of the session a command line names: DIR or
+ * --project NAME. @param {string | undefined} given @param {Record<string, any>} v
+ */
+function sessionOf(given, v) {
+  if (given && v.project)
+    throw new UsageError("give the session directory DIR or --project NAME, not both");
+  if (given) {
+    const found = resolvePath(given, v.root);
+    return { root: rootOf(v.root, found), dir: resolve(sessionDirOf(found)) };
+  }
+  if (v.project) {
+    const root = v.root ? realOrAbsolute(v.root) : findRoot(process.cwd());
+    return { root, dir: projectDir(v.project, root, v.workflow) };
+  }
+  throw new UsageError("give the session directory DIR, or --project NAME");
 }
 
 /** @param {string | undefined} value */
@@ -68,7 +160,9 @@ function nowFrom(value) {
   try {
     return parseNow(value);
   } catch {
-    throw new UsageError(`--now: ${JSON.stringify(value)} is not an RFC 3339 timestamp with a timezone`);
+    throw new UsageError(
+      `--now: ${JSON.stringify(value)} is not an RFC 3339 timestamp with a timezone`,
+    );
   }
 }
 
@@ -84,22 +178,31 @@ function sessionDirOf(p) {
   return p;
 }
 
+/** @typedef {Record<string, {type: "string" | "boolean", multiple?: boolean, default?: string | boolean | string[]}>} ArgOptions */
+
+/** @type {ArgOptions} */
 const COMMON = {
   format: { type: "string", default: "text" },
   now: { type: "string" },
   root: { type: "string" },
 };
 
-/** @param {string[]} argv @param {Record<string, any>} options */
-function parse(argv, options) {
+/** @param {string[]} argv @param {ArgOptions} options @param {string[]} [formats] */
+function parse(argv, options, formats = ["text", "json"]) {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, options: { ...COMMON, ...options }, allowPositionals: true, strict: true });
+    parsed = parseArgs({
+      args: argv,
+      options: { ...COMMON, ...options },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (err) {
     throw new UsageError(/** @type {Error} */ (err).message);
   }
   const v = /** @type {Record<string, any>} */ (parsed.values);
-  if (!["text", "json"].includes(v.format)) throw new UsageError(`--format: choose text or json, not ${JSON.stringify(v.format)}`);
+  if (!formats.includes(v.format))
+    throw new UsageError(`--format: choose ${formats.join(", ")}, not ${JSON.stringify(v.format)}`);
   return { values: v, positionals: parsed.positionals };
 }
 
@@ -107,92 +210,174 @@ function parse(argv, options) {
 
 /**
  * The diagnostics of one code found in a file: a duplicate key (SR121) once per duplicate,
- * with its line and column (what the strict reader keeps its offsets for); others once.
- * @param {string} code @param {string} path
+ * with its pointer, line and column (what the strict reader keeps its offsets for); others
+ * once, for the whole file. @param {string} code @param {string} file
  */
-function located(code, path) {
-  const file = rel(path);
+function located(code, file) {
   if (code !== "SR121") return [diagnostic({ code, file })];
   let text = null;
+  /** @type {{key: string, offset: number, pointer: string}[]} */
   let dups = [];
   try {
-    const parsed = readJsonBytes(readFileSync(path));
+    const parsed = readJsonBytes(readFileSync(file));
     text = parsed.text;
     dups = parsed.duplicateAt ?? [];
   } catch {
     // unreadable now: report the code without a place
   }
   if (text === null || !dups.length) return [diagnostic({ code, file })];
-  return dups.map((/** @type {{key: string, offset: number}} */ d) => {
-    const before = text.slice(0, d.offset);
+  const at = /** @type {string} */ (text);
+  return dups.map((d) => {
+    const before = at.slice(0, d.offset);
     const line = before.split("\n").length;
-    const column = d.offset - before.lastIndexOf("\n");
-    return diagnostic({ code, file, line, column, message: `duplicate key ${JSON.stringify(d.key)}` });
+    // columns count code points, as the reference's (SARIF columnKind unicodeCodePoints)
+    const column = [...before.slice(before.lastIndexOf("\n") + 1)].length + 1;
+    return diagnostic({
+      code,
+      file,
+      line,
+      column,
+      pointer: d.pointer,
+      message: `duplicate key '${d.key}'`,
+    });
   });
+}
+
+const VALIDATE_FORMATS = ["text", "json", "github", "sarif"];
+
+/**
+ * `validate --format json|sarif` refused before it checked anything (exit 2): still a report
+ * of its own format that says so, as the reference writes it.
+ * @param {string} format @param {ReturnType<typeof diagnostic>[]} diags @param {string | null} root
+ */
+function refusedValidate(format, diags, root) {
+  const why = diags.map((d) => `${d.code} ${d.file ? `${d.file}: ` : ""}${d.message}`).join("; ");
+  const reports = diags.map((d) => ({
+    path: d.file,
+    valid: false,
+    schema_version: null,
+    workflow: null,
+    diagnostics: [d],
+  }));
+  if (format === "json") emit(reportJson(reports, why || "usage error"));
+  else if (format === "sarif") process.stdout.write(renderSarif(reports, { root, failure: why }));
+  printDiagnostics(diags);
+  return EXIT_USAGE;
 }
 
 /** @param {string[]} argv */
 function cmdValidate(argv) {
-  const { values: v, positionals } = parse(argv, {
-    workflow: { type: "string" },
-    strict: { type: "boolean", default: false },
-    "check-artifacts": { type: "boolean", default: false },
-    "max-size": { type: "string" },
-  });
-  const root = resolve(v.root ?? ".");
-  const paths = positionals.length ? positionals : [join(root, "agent-output")];
-  const missing = paths.filter((p) => {
-    try { lstatSync(p); return false; } catch { return true; }
-  });
+  const { values: v, positionals } = parse(
+    argv,
+    {
+      workflow: { type: "string" },
+      project: { type: "string" },
+      strict: { type: "boolean", default: false },
+      "check-artifacts": { type: "boolean", default: false },
+      "max-size": { type: "string" },
+      "docs-url": { type: "string" },
+      "exit-zero": { type: "boolean", default: false },
+    },
+    VALIDATE_FORMATS,
+  );
+  let paths;
+  let root;
+  if (v.project) {
+    if (positionals.length) throw new UsageError("give PATH|DIR or --project NAME, not both");
+    const named = sessionOf(undefined, v);
+    root = named.root;
+    paths = [rel(named.dir)];
+  } else {
+    // the paths by the one rule, and the repository of the first one (docs/config.md)
+    paths = positionals.map((p) => resolvePath(p, v.root));
+    const start = paths.find((p) => lexists(p));
+    root = v.root ? realOrAbsolute(v.root) : start ? rootNear(start) : findRoot(process.cwd());
+  }
+  if (!paths.length) {
+    const sessionRoot = join(root, "agent-output");
+    if (!existsSync(sessionRoot)) {
+      const file = rel(sessionRoot);
+      return refusedValidate(
+        v.format,
+        [
+          diagnostic({
+            code: "SR100",
+            message: `no PATH given and the session root ${file} does not exist`,
+            file,
+          }),
+        ],
+        v.root ? root : null,
+      );
+    }
+    paths = [sessionRoot];
+  }
+  const missing = paths.filter((p) => !lexists(p));
   if (missing.length) {
-    printDiagnostics(missing.map((p) => diagnostic({ code: "SR100", message: "no such file or directory", file: p })));
-    return EXIT_USAGE;
+    return refusedValidate(
+      v.format,
+      missing.map((p) =>
+        diagnostic({ code: "SR100", message: "no such file or directory", file: p }),
+      ),
+      v.root ? root : null,
+    );
   }
   if (v.workflow) {
     try {
       loadWorkflow(v.workflow);
     } catch (err) {
       if (!(err instanceof WorkflowError)) throw err;
-      printDiagnostics(err.codes.map((code) => diagnostic({ code, message: err.message, file: v.workflow })));
-      return EXIT_USAGE;
+      return refusedValidate(
+        v.format,
+        err.codes.map((code) => diagnostic({ code, message: err.message, file: v.workflow })),
+        v.root ? root : null,
+      );
     }
   }
   const maxSize = v["max-size"] === undefined ? undefined : Number(v["max-size"]);
-  if (maxSize !== undefined && !(Number.isInteger(maxSize) && maxSize > 0)) throw new UsageError("--max-size: a positive number of bytes");
-  const now = nowFrom(v.now);
-  const files = paths.flatMap((p) => validateReport(p, { workflow: v.workflow, now, root, maxSize, checkArtifacts: v["check-artifacts"] }));
-  const ok = (/** @type {any} */ f) => !f.codes.some((/** @type {string} */ c) => ["error", ...(v.strict ? ["warning"] : [])].includes(diagnostic({ code: c }).severity));
-  const reports = files.map((f) => ({
-    path: rel(f.path),
-    valid: ok(f),
-    schema_version: f.version,
-    workflow: f.workflow,
-    diagnostics: f.codes.flatMap((/** @type {string} */ code) => located(code, f.path)),
-  }));
-  const all = reports.flatMap((r) => r.diagnostics);
-  const valid = reports.every((r) => r.valid);
-  if (v.format === "json") {
-    emit({
-      report_version: 1,
-      tool: "session-resume",
-      valid,
-      summary: {
-        files: reports.length,
-        valid: reports.filter((r) => r.valid).length,
-        invalid: reports.filter((r) => !r.valid).length,
-        errors: all.filter((d) => d.severity === "error").length,
-        warnings: all.filter((d) => d.severity === "warning").length,
-      },
-      files: reports,
-    });
-  } else {
-    for (const r of reports) {
-      process.stdout.write(`${r.path}: ${r.valid ? "valid" : "invalid"}\n`);
-      printDiagnostics(r.diagnostics, process.stdout);
-    }
-    process.stdout.write(`${reports.length} file(s), ${reports.filter((r) => !r.valid).length} invalid\n`);
+  if (maxSize !== undefined && !(Number.isInteger(maxSize) && maxSize > 0))
+    throw new UsageError("--max-size: a positive number of bytes");
+  const docsUrl = v["docs-url"] ?? null;
+  if (docsUrl !== null && !/^https?:\/\/[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]+$/.test(docsUrl)) {
+    throw new UsageError(`--docs-url: ${JSON.stringify(docsUrl)} is not an absolute http(s) URL`);
   }
-  return valid ? EXIT_OK : EXIT_INVALID;
+  const now = nowFrom(v.now);
+  const files = paths.flatMap((p) =>
+    validateReport(p, {
+      workflow: v.workflow,
+      now,
+      root,
+      maxSize,
+      checkArtifacts: v["check-artifacts"],
+    }),
+  );
+  const failing = ["error", ...(v.strict ? ["warning"] : [])];
+  const reports = files.map((f) => {
+    const diagnostics = f.codes.flatMap((/** @type {string} */ code) => located(code, f.path));
+    return {
+      path: f.path,
+      valid: !diagnostics.some((d) => failing.includes(d.severity)),
+      schema_version: f.version,
+      workflow: f.workflow,
+      diagnostics,
+    };
+  });
+  if (
+    reports.length &&
+    reports.every((r) => r.diagnostics.length === 1 && r.diagnostics[0].code === "SR101")
+  ) {
+    // nothing to check at all: a usage error (exit 2), as a missing path is
+    return refusedValidate(
+      v.format,
+      reports.flatMap((r) => r.diagnostics),
+      v.root ? root : null,
+    );
+  }
+  if (v.format === "json") emit(reportJson(reports));
+  else if (v.format === "sarif") process.stdout.write(renderSarif(reports, { root, docsUrl }));
+  else if (v.format === "github") process.stdout.write(renderGithub(reports));
+  else process.stdout.write(renderText(reports));
+  if (v["exit-zero"]) return EXIT_OK;
+  return reports.every((r) => r.valid) ? EXIT_OK : EXIT_INVALID;
 }
 
 /** @param {string[]} argv */
@@ -201,49 +386,75 @@ function cmdResume(argv) {
     step: { type: "string" },
     workflow: { type: "string" },
     session: { type: "string" },
+    project: { type: "string" },
     "stale-after": { type: "string" },
   });
-  if (positionals.length !== 1) throw new UsageError("resume takes one DIR");
-  const dir = sessionDirOf(positionals[0]);
+  if (positionals.length > 1) throw new UsageError("resume takes one DIR");
+  const { root, dir } = sessionOf(positionals[0], v);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    return fail([diagnostic({ code: "SR100", message: "no such session directory", file: dir })], EXIT_USAGE, v.format, false);
+    return fail(
+      [diagnostic({ code: "SR100", message: "no such session directory", file: dir })],
+      EXIT_USAGE,
+      v.format,
+      false,
+    );
   }
   const stale = v["stale-after"] === undefined ? 300 : Number(v["stale-after"]);
-  if (!Number.isInteger(stale) || stale < 0) throw new UsageError("--stale-after: a whole number of seconds");
+  if (!Number.isInteger(stale) || stale < 0)
+    throw new UsageError("--stale-after: a whole number of seconds");
   const sent = readLease(dir).lease;
+  const session = v.session ?? process.env.SESSION_RESUME_SESSION ?? null;
+  /** @type {Record<string, any>} */
   let decision;
   try {
     decision = resumeDir(dir, {
       now: nowFrom(v.now),
-      root: resolve(v.root ?? "."),
+      root,
       step: v.step ?? null,
       workflow: v.workflow ?? null,
-      session: v.session ?? process.env.SESSION_RESUME_SESSION ?? null,
+      session,
       staleSeconds: stale,
       ownerAlive: W.ownerAlive(sent),
     });
   } catch (err) {
-    if (err instanceof WorkflowError) return fail(err.codes.map((code) => diagnostic({ code, message: err.message })), EXIT_USAGE, v.format, false);
+    if (err instanceof WorkflowError)
+      return fail(
+        err.codes.map((code) => diagnostic({ code, message: err.message })),
+        EXIT_USAGE,
+        v.format,
+        false,
+      );
     throw err;
   }
   decision.session_dir = dir;
+  // No session named and the commands write: this answer chooses one (docs/spec.md §10.3),
+  // and every writer it prints names it, as the reference's.
+  const sid = session ?? (decision.session?.new ? randomBytes(8).toString("hex") : null);
+  if (decision.session) decision.session.id = sid;
+  const fill = { root: v.root, project: projectOf(decision, dir, root, v.workflow), session: sid };
   // decision version 2: commands (and alternatives) are {run, when} objects
   for (const key of ["commands", "alternatives"]) {
     if (!Array.isArray(decision[key])) continue;
+    // the --root of this call goes into `commands` only, as the reference's
+    const f = key === "commands" ? fill : { ...fill, root: undefined };
     decision[key] = decision[key].map((/** @type {any} */ c) =>
-      typeof c === "string" ? runnable(c, dir, v.root) : { ...c, run: runnable(c.run, dir, v.root) },
+      typeof c === "string" ? runnable(c, dir, f) : { ...c, run: runnable(c.run, dir, f) },
     );
   }
+  fillPlan(decision.plan, dir, fill);
   if (v.format === "json") emit(decision);
   else {
     process.stdout.write(`action: ${decision.action}\n`);
-    if (decision.step) process.stdout.write(`step: ${decision.step}${decision.step_name ? ` (${decision.step_name})` : ""}\n`);
+    if (decision.step)
+      process.stdout.write(
+        `step: ${decision.step}${decision.step_name ? ` (${decision.step_name})` : ""}\n`,
+      );
     if (decision.sub_step) process.stdout.write(`resume after checkpoint: ${decision.sub_step}\n`);
     if (decision.next_step) process.stdout.write(`next step: ${decision.next_step}\n`);
     for (const line of briefingText(decision.briefing)) process.stdout.write(`${line}\n`);
     for (const r of /** @type {any[]} */ ([...decision.reasons, ...decision.warnings])) {
       const code = typeof r === "string" ? r : r.code;
-      const message = typeof r === "string" ? (/** @type {any} */ (CODES)[code]?.summary ?? "") : r.message;
+      const message = typeof r === "string" ? (CODES[code]?.summary ?? "") : r.message;
       process.stdout.write(`${code} ${message}\n`);
     }
     for (const c of /** @type {any[]} */ (decision.commands)) {
@@ -253,20 +464,63 @@ function cmdResume(argv) {
   return EXIT_OK;
 }
 
-const WRITERS = ["start", "checkpoint", "complete", "skip", "session", "init", "review-audit"];
-const quote = (/** @type {string} */ s) => (/^[A-Za-z0-9_./:@%+=-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\"'\"'")}'`);
+const quote = (/** @type {string} */ s) =>
+  /^[A-Za-z0-9_./:@%+=-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\"'\"'")}'`;
 
-/** The decision's command templates made runnable for `dir`, as the reference does. @param {string} command @param {string} dir @param {string | undefined} [root] */
-function runnable(command, dir, root) {
+/**
+ * @typedef {{root?: string, project?: string | null, session?: string | null}} Fill
+ */
+
+/** The state's project when `dir` is that project's own directory (so --project names it).
+ * @param {any} decision @param {string} dir @param {string} root @param {string | undefined} workflow */
+function projectOf(decision, dir, root, workflow) {
+  let project = null;
+  try {
+    const doc = JSON.parse(readFileSync(join(dir, STATE), "utf8"));
+    project = doc && typeof doc.project === "string" ? doc.project : null;
+  } catch {
+    return null;
+  }
+  if (project === null || !PROJECT.test(project)) return null;
+  try {
+    return resolve(projectDir(project, root, workflow ?? decision.workflow ?? undefined)) ===
+      resolve(dir)
+      ? project
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A decision's command template made runnable for `dir`, as the reference does: DIR and
+ * PROJECT filled, a writer named by `--project` (the project's own directory) or
+ * `--session-dir`, then `--session ID`, and the `--root` the call was given.
+ * @param {string} command @param {string} dir @param {Fill} fill */
+function runnable(command, dir, fill) {
   let out = command.replaceAll(" DIR", ` ${quote(dir)}`);
+  if (fill.project) out = out.replaceAll(" PROJECT", ` ${quote(fill.project)}`);
   const parts = out.split(/\s+/);
-  // init names its project (PROJECT), not a session directory
-  // a command that already names its session (--project, --session-dir: decision 2) keeps it
-  const named = parts.includes("--project") || parts.includes("--session-dir");
-  if (parts.length > 1 && WRITERS.includes(parts[1]) && parts[1] !== "init" && !named) out += ` --session-dir ${quote(dir)}`;
+  if (isWriter(out)) {
+    out += fill.project ? ` --project ${quote(fill.project)}` : ` --session-dir ${quote(dir)}`;
+    if (fill.session) out += ` --session ${quote(fill.session)}`;
+  }
   // the --root the call was given: the command runs as printed from where the user stands
-  if (root !== undefined && !parts.includes("--root")) out += ` --root ${quote(root)}`;
+  if (fill.root !== undefined && !parts.includes("--root")) out += ` --root ${quote(fill.root)}`;
   return out;
+}
+
+/** The plan's writes, runnable as printed (the same filling as the commands).
+ * @param {any} plan @param {string} dir @param {Fill} fill */
+function fillPlan(plan, dir, fill) {
+  if (!plan) return;
+  const bare = { ...fill, root: undefined };
+  for (const c of plan.checkpoints ?? []) c.write = runnable(c.write, dir, bare);
+  if (typeof plan.complete === "string") plan.complete = runnable(plan.complete, dir, bare);
+  if (plan.review_audit) plan.review_audit.write = runnable(plan.review_audit.write, dir, bare);
+  const next = plan.next_step;
+  if (next)
+    for (const k of ["start", "skip", "transition"])
+      if (typeof next[k] === "string") next[k] = runnable(next[k], dir, bare);
 }
 
 /** @param {string[]} argv */
@@ -279,18 +533,27 @@ function cmdMigrate(argv) {
   });
   if (!positionals.length) throw new UsageError("migrate needs PATH|DIR");
   if (v["dry-run"] && v.check) throw new UsageError("--dry-run and --check exclude each other");
-  const root = resolve(v.root ?? ".");
+  const paths = positionals.map((p) => resolvePath(p, v.root));
+  const start = paths.find((p) => lexists(p));
+  const root = v.root ? realOrAbsolute(v.root) : start ? rootNear(start) : findRoot(process.cwd());
   const now = nowFrom(v.now);
   const write = !(v["dry-run"] || v.check);
   /** @type {ReturnType<typeof diagnostic>[]} */
   const problems = [];
   const outcomes = [];
-  for (const p of positionals) {
+  for (const p of paths) {
     const found = validateReport.discover(p);
-    if (!found.files.length) problems.push(diagnostic({ code: found.codes[0] ?? "SR100", file: p }));
+    if (!found.files.length)
+      problems.push(diagnostic({ code: found.codes[0] ?? "SR100", file: p }));
     for (const f of found.files) {
       const dir = sessionDirOf(f);
-      const res = migrateDir(dir, { now, root, workflow: v.workflow ?? null, dryRun: !write, salvage: v.salvage });
+      const res = migrateDir(dir, {
+        now,
+        root,
+        workflow: v.workflow ?? null,
+        dryRun: !write,
+        salvage: v.salvage,
+      });
       const status = res.status === "migrated" && !write ? "would_migrate" : res.status;
       const file = rel(join(dir, STATE));
       // the migration's own notes carry messages (SR152 names --salvage); a store refusal only codes
@@ -301,7 +564,9 @@ function cmdMigrate(argv) {
         from_version: res.from ?? null,
         patch: res.original && res.document ? jsonPatch(res.original, res.document) : [],
         notes: [
-          ...(res.notes ?? []).map((n) => diagnostic({ code: n.code, message: n.message, pointer: n.pointer, file })),
+          ...(res.notes ?? []).map((n) =>
+            diagnostic({ code: n.code, message: n.message, pointer: n.pointer, file }),
+          ),
           ...res.codes.filter((code) => !noted.has(code)).map((code) => diagnostic({ code, file })),
         ],
       });
@@ -309,30 +574,98 @@ function cmdMigrate(argv) {
   }
   if (v.format === "json") emit({ files: outcomes, problems });
   else {
-    printDiagnostics(problems, process.stdout);
+    printDiagnostics(problems);
     for (const o of outcomes) {
-      process.stdout.write(`${o.path}: ${o.status}${o.from_version ? ` (from ${o.from_version})` : ""}\n`);
-      printDiagnostics(o.notes, process.stdout);
+      const label = /** @type {Record<string, string>} */ ({
+        current: `already current (${CURRENT}), nothing to do`,
+        migrated: `migrated ${o.from_version} -> ${CURRENT} (${o.patch.length} change(s)); the previous file is kept as .bak`,
+        would_migrate: `would migrate ${o.from_version} -> ${CURRENT} (${o.patch.length} change(s))`,
+        refused: "not migrated",
+      })[o.status];
+      process.stdout.write(cleanLines(`${o.path}: ${label}\n`));
+      printDiagnostics(
+        o.notes.map((d) => ({ ...d, hint: "" })),
+        process.stdout,
+      );
     }
   }
-  const refused = problems.length > 0 || outcomes.some((o) => o.status === "refused" || o.notes.some((d) => d.severity === "error"));
-  if (v.check) return refused || outcomes.some((o) => o.status === "would_migrate") ? EXIT_INVALID : EXIT_OK;
-  return refused ? EXIT_INVALID : EXIT_OK;
+  const refused =
+    problems.length > 0 ||
+    outcomes.some((o) => o.status === "refused" || o.notes.some((d) => d.severity === "error"));
+  const code =
+    refused || (v.check && outcomes.some((o) => o.status === "would_migrate"))
+      ? EXIT_INVALID
+      : EXIT_OK;
+  if (v.format !== "json") migrateSummary(outcomes, problems, v, code !== EXIT_OK);
+  return code;
+}
+
+/** The last line(s) of `migrate` text: the counts, then the command that does what is left,
+ * as the reference prints them. @param {{path: string, status: string}[]} outcomes
+ * @param {unknown[]} problems @param {Record<string, any>} v @param {boolean} failed */
+function migrateSummary(outcomes, problems, v, failed) {
+  const count = (/** @type {string} */ s) => outcomes.filter((o) => o.status === s).length;
+  const planning = v.check || v["dry-run"];
+  const parts = [
+    planning ? `${count("would_migrate")} to migrate` : "",
+    planning ? "" : `${count("migrated")} migrated`,
+    `${count("current")} current`,
+    count("refused") ? `${count("refused")} refused` : "",
+    problems.length ? `${problems.length} problem(s)` : "",
+  ];
+  process.stdout.write(
+    `${outcomes.length} file(s) checked: ${parts.filter(Boolean).join(", ")} - ${failed ? "failed" : "ok"}\n`,
+  );
+  const pending = outcomes.filter((o) => o.status === "would_migrate").map((o) => o.path);
+  if (!pending.length) return;
+  const cmd = ["session-resume", "migrate"];
+  if (v.workflow) cmd.push("--workflow", v.workflow);
+  if (v.salvage) cmd.push("--salvage");
+  if (v.root) cmd.push("--root", v.root);
+  const fix = clean([...cmd, ...pending].map(quote).join(" "));
+  process.stdout.write(
+    cleanLines(
+      `${v.check ? "fix" : "to write it"}: run \`${fix}\` (the old files are kept as .bak)\n`,
+    ),
+  );
 }
 
 /** @param {string[]} argv */
 function cmdRecover(argv) {
-  const { values: v, positionals } = parse(argv, { workflow: { type: "string" }, project: { type: "string" } });
-  if (positionals.length !== 1) throw new UsageError("recover takes one DIR");
-  const dir = sessionDirOf(positionals[0]);
-  const res = recoverDir(dir, { now: nowFrom(v.now), root: resolve(v.root ?? "."), workflow: v.workflow ?? null, project: v.project ?? null });
+  const { values: v, positionals } = parse(argv, {
+    workflow: { type: "string" },
+    project: { type: "string" },
+  });
+  if (positionals.length > 1 || (!positionals.length && !v.project))
+    throw new UsageError("recover takes one DIR (or --project NAME)");
+  // DIR and --project may both be given: then --project names the project, not the directory
+  const { root, dir } = sessionOf(
+    positionals[0],
+    positionals.length ? { ...v, project: undefined } : v,
+  );
+  const res = recoverDir(dir, {
+    now: nowFrom(v.now),
+    root,
+    workflow: v.workflow ?? null,
+    project: v.project ?? null,
+  });
   const file = join(dir, STATE);
-  if (res.status === "refused") return fail(res.codes.map((code) => diagnostic({ code, file })), EXIT_INVALID, v.format, false);
+  if (res.status === "refused")
+    return fail(
+      res.codes.map((code) => diagnostic({ code, file })),
+      EXIT_INVALID,
+      v.format,
+      false,
+    );
   const found = res.codes.filter((c) => c !== "SR505").map((code) => diagnostic({ code, file }));
-  const problems = res.codes.filter((c) => c === "SR505").map((code) => diagnostic({ code, file: join(dir, "00-worklog.jsonl") }));
+  const problems = res.codes
+    .filter((c) => c === "SR505")
+    .map((code) => diagnostic({ code, file: join(dir, WORKLOG) }));
   const action = res.status === "none" ? "none" : res.status;
   // why the .bak could not be restored (docs/spec.md §5), as the reference reports it
-  const backupProblems = (res.backupProblems ?? []).map((code) => diagnostic({ code, file: `${file}.bak` }));
+  const backupProblems = (res.backupProblems ?? []).map((code) =>
+    diagnostic({ code, file: `${file}.bak` }),
+  );
   if (v.format === "json") {
     emit({
       action,
@@ -343,16 +676,25 @@ function cmdRecover(argv) {
       problems,
     });
   } else {
-    const migrated = res.migratedFrom ? ` (a ${res.migratedFrom} state, migrated to ${CURRENT})` : "";
+    // one line says what was done, as the reference's; the codes found are its reason
+    const why =
+      found.length && action !== "none"
+        ? ` (the state file: ${found.map((d) => `${d.code} ${d.message}`).join("; ")})`
+        : "";
+    const migrated = res.migratedFrom
+      ? ` (a ${res.migratedFrom} state, migrated to ${CURRENT})`
+      : "";
     const unusable = backupProblems.map((d) => `${d.code} ${d.message}`).join("; ");
     const msg = /** @type {Record<string, string>} */ ({
       none: "the state file is readable; nothing to recover",
-      restored_backup: `restored 00-session-state.json from .bak${migrated}`,
-      recreated: `no usable .bak: created a fresh state (every step pending)${unusable ? ` (the .bak is not usable: ${unusable})` : ""}`,
+      restored_backup: `restored 00-session-state.json from .bak${migrated}${why}`,
+      recreated: `no usable .bak: created a fresh state, every step pending${unusable ? ` (the .bak is not usable: ${unusable})` : ""}${why}`,
     })[action];
-    process.stdout.write(`${positionals[0]}: ${msg}\n`);
-    if (res.keptAs) process.stdout.write(`  the corrupt file is kept as ${res.keptAs}\n`);
-    if (action !== "none") printDiagnostics(found, process.stdout);
+    const kept = res.keptAs ? `; the corrupt file is kept as ${res.keptAs}` : "";
+    const failed = problems.length ? " — FAILED, see the errors below" : "";
+    process.stdout.write(
+      cleanLines(`${clean(positionals[0] ?? rel(dir))}: ${msg}${kept}${failed}\n`),
+    );
     printDiagnostics(problems);
   }
   return problems.length ? EXIT_INVALID : EXIT_OK;
@@ -360,6 +702,7 @@ function cmdRecover(argv) {
 
 // --- the write moments -------------------------------------------------------------------
 
+/** @type {ArgOptions} */
 const SESSION_OPTIONS = {
   "session-dir": { type: "string" },
   project: { type: "string" },
@@ -368,36 +711,53 @@ const SESSION_OPTIONS = {
 
 /** @param {Record<string, any>} v @param {string|null} [project] */
 function context(v, project = null) {
-  const root = resolve(v.root ?? ".");
   const session = v.session ?? process.env.SESSION_RESUME_SESSION ?? null;
   if (session !== null && !SESSION_ID.test(session)) {
-    throw new UsageError(`--session: ${JSON.stringify(session)} is not a session id (letters, digits and . _ : @ -, at most 128 characters)`);
+    throw new UsageError(
+      `--session: ${JSON.stringify(session)} is not a session id (letters, digits and . _ : @ -, at most 128 characters)`,
+    );
   }
-  if (v["session-dir"] && v.project && project === null) throw new UsageError("--session-dir and --project exclude each other");
+  if (v["session-dir"] && v.project && project === null)
+    throw new UsageError("--session-dir and --project exclude each other");
   const name = project ?? v.project ?? null;
-  let dir;
-  if (v["session-dir"]) dir = sessionDirOf(v["session-dir"]);
-  else if (name) {
-    if (!PROJECT.test(name)) throw new UsageError(`project name ${JSON.stringify(name)} is not allowed (letters, digits, \`.\`, \`_\`, \`-\`, starting with a letter or digit)`);
-    const wf = loadWorkflow(v.workflow ?? "apex");
-    dir = join(root, wf.sessionDir.replace("{project}", name));
-  } else throw new UsageError("give the session with --session-dir DIR or --project NAME");
-  return { dir: resolve(dir), now: nowFrom(v.now), root, session };
+  if (!v["session-dir"] && !name)
+    throw new UsageError("give the session with --session-dir DIR or --project NAME");
+  // the reference's one rule: DIR under the root first, then the current directory; the root
+  // found from the session directory upwards (--project: from the current directory)
+  const { root, dir } = sessionOf(v["session-dir"], {
+    ...v,
+    project: v["session-dir"] ? undefined : name,
+  });
+  return { dir, now: nowFrom(v.now), root, session };
 }
 
 /** @param {W.WriteResult} res @param {string} format @param {string} text */
 function emitWrite(res, format, text) {
   if (format === "json") {
-    const step = res.step !== null && res.document.steps && typeof res.document.steps[res.step] === "object"
-      ? { key: res.step, ...res.document.steps[res.step] } : null;
+    const step =
+      res.step !== null && res.document.steps && typeof res.document.steps[res.step] === "object"
+        ? { key: res.step, ...res.document.steps[res.step] }
+        : null;
     /** @type {Record<string, unknown>} */
-    const out = { ok: true, revision: res.revision, step, event: res.event, events: res.events, session: res.session, lease: res.lease };
+    const out = {
+      ok: true,
+      revision: res.revision,
+      step,
+      event: res.event,
+      events: res.events,
+      session: res.session,
+      lease: res.lease,
+    };
     if (res.previousSession !== null) out.previous_session = res.previousSession;
     emit(out);
     return EXIT_OK;
   }
-  if (res.lease === "takeover") process.stdout.write(`took over the lease of session ${res.previousSession} (logged); this is session ${res.session}\n`);
-  else if (res.lease === "create") process.stdout.write(`started session ${res.session} (lease 00-session.active)\n`);
+  if (res.lease === "takeover")
+    process.stdout.write(
+      `took over the lease of session ${res.previousSession} (logged); this is session ${res.session}\n`,
+    );
+  else if (res.lease === "create")
+    process.stdout.write(`started session ${res.session} (lease 00-session.active)\n`);
   process.stdout.write(`${text} (revision ${res.revision})\n`);
   return EXIT_OK;
 }
@@ -405,62 +765,151 @@ function emitWrite(res, format, text) {
 /** @type {Record<string, (argv: string[]) => number>} */
 const WRITE_COMMANDS = {
   init(argv) {
-    const { values: v, positionals } = parse(argv, { ...SESSION_OPTIONS, workflow: { type: "string" } });
+    const { values: v, positionals } = parse(argv, {
+      ...SESSION_OPTIONS,
+      workflow: { type: "string" },
+    });
     if (positionals.length !== 1) throw new UsageError("init takes one PROJECT");
     return guarded(v.format, () => {
       const ctx = context(v, positionals[0]);
       const res = W.init(ctx, positionals[0], { workflow: v.workflow ?? null });
-      return emitWrite(res, v.format, `initialised ${join(ctx.dir, STATE)} (project ${positionals[0]})`);
+      return emitWrite(
+        res,
+        v.format,
+        `initialised ${join(ctx.dir, STATE)} (project ${positionals[0]})`,
+      );
     });
   },
   start(argv) {
-    const { values: v, positionals } = parse(argv, { ...SESSION_OPTIONS, force: { type: "boolean", default: false }, name: { type: "string" } });
+    const { values: v, positionals } = parse(argv, {
+      ...SESSION_OPTIONS,
+      force: { type: "boolean", default: false },
+      name: { type: "string" },
+    });
     if (positionals.length !== 1) throw new UsageError("start takes one STEP");
-    return guarded(v.format, () => emitWrite(W.startStep(context(v), positionals[0], { force: v.force, name: v.name ?? null }), v.format, `step ${positionals[0]}: in_progress`));
+    return guarded(v.format, () =>
+      emitWrite(
+        W.startStep(context(v), positionals[0], { force: v.force, name: v.name ?? null }),
+        v.format,
+        `step ${positionals[0]}: in_progress`,
+      ),
+    );
   },
   checkpoint(argv) {
-    const { values: v, positionals } = parse(argv, { ...SESSION_OPTIONS, artifact: { type: "string", multiple: true, default: [] }, "context-file": { type: "string", multiple: true, default: [] } });
+    const { values: v, positionals } = parse(argv, {
+      ...SESSION_OPTIONS,
+      artifact: { type: "string", multiple: true, default: [] },
+      "context-file": { type: "string", multiple: true, default: [] },
+    });
     if (positionals.length !== 2) throw new UsageError("checkpoint takes STEP SUB_STEP");
-    return guarded(v.format, () => emitWrite(W.checkpointStep(context(v), positionals[0], positionals[1], { artifacts: v.artifact, contextFiles: v["context-file"] }), v.format, `step ${positionals[0]}: checkpoint ${positionals[1]}`));
+    return guarded(v.format, () =>
+      emitWrite(
+        W.checkpointStep(context(v), positionals[0], positionals[1], {
+          artifacts: v.artifact,
+          contextFiles: v["context-file"],
+        }),
+        v.format,
+        `step ${positionals[0]}: checkpoint ${positionals[1]}`,
+      ),
+    );
   },
   complete(argv) {
     const { values: v, positionals } = parse(argv, SESSION_OPTIONS);
     if (positionals.length !== 1) throw new UsageError("complete takes one STEP");
-    return guarded(v.format, () => emitWrite(W.completeStep(context(v), positionals[0]), v.format, `step ${positionals[0]}: complete`));
+    return guarded(v.format, () =>
+      emitWrite(
+        W.completeStep(context(v), positionals[0]),
+        v.format,
+        `step ${positionals[0]}: complete`,
+      ),
+    );
   },
   skip(argv) {
-    const { values: v, positionals } = parse(argv, { ...SESSION_OPTIONS, reason: { type: "string" }, force: { type: "boolean", default: false } });
+    const { values: v, positionals } = parse(argv, {
+      ...SESSION_OPTIONS,
+      reason: { type: "string" },
+      force: { type: "boolean", default: false },
+    });
     if (positionals.length !== 1) throw new UsageError("skip takes one STEP");
     if (v.reason === undefined) throw new UsageError("skip needs --reason");
-    return guarded(v.format, () => emitWrite(W.skipStep(context(v), positionals[0], v.reason, { force: v.force }), v.format, `step ${positionals[0]}: skipped`));
+    return guarded(v.format, () =>
+      emitWrite(
+        W.skipStep(context(v), positionals[0], v.reason, { force: v.force }),
+        v.format,
+        `step ${positionals[0]}: skipped`,
+      ),
+    );
   },
   decide(argv) {
     const { values: v, positionals } = parse(argv, {
-      ...SESSION_OPTIONS, log: { type: "boolean", default: false }, title: { type: "string" }, choice: { type: "string" },
-      rationale: { type: "string" }, step: { type: "string" }, alternative: { type: "string", multiple: true, default: [] },
+      ...SESSION_OPTIONS,
+      log: { type: "boolean", default: false },
+      title: { type: "string" },
+      choice: { type: "string" },
+      rationale: { type: "string" },
+      step: { type: "string" },
+      alternative: { type: "string", multiple: true, default: [] },
     });
     if (v.log) {
-      if (positionals.length) throw new UsageError("decide --log takes no KEY VALUE (use --title, --choice, --rationale)");
+      if (positionals.length)
+        throw new UsageError(
+          "decide --log takes no KEY VALUE (use --title, --choice, --rationale)",
+        );
       const missing = ["title", "choice", "rationale"].filter((o) => !v[o]);
-      if (missing.length) throw new UsageError(`decide --log needs ${missing.map((m) => `--${m}`).join(", ")}`);
-      return guarded(v.format, () => emitWrite(W.logDecision(context(v), { title: v.title, choice: v.choice, rationale: v.rationale, step: v.step ?? null, alternatives: v.alternative }), v.format, `decision logged: ${v.title} → ${v.choice}`));
+      if (missing.length)
+        throw new UsageError(`decide --log needs ${missing.map((m) => `--${m}`).join(", ")}`);
+      return guarded(v.format, () =>
+        emitWrite(
+          W.logDecision(context(v), {
+            title: v.title,
+            choice: v.choice,
+            rationale: v.rationale,
+            step: v.step ?? null,
+            alternatives: v.alternative,
+          }),
+          v.format,
+          `decision logged: ${v.title} → ${v.choice}`,
+        ),
+      );
     }
-    if (positionals.length !== 2) throw new UsageError("decide needs KEY VALUE, or --log --title T --choice C --rationale R");
-    if (v.title || v.choice || v.rationale || v.step || v.alternative.length) throw new UsageError("--title, --choice, --rationale, --step and --alternative go with --log");
-    return guarded(v.format, () => emitWrite(W.decide(context(v), positionals[0], positionals[1]), v.format, `decision ${positionals[0]} = ${positionals[1]}`));
+    if (positionals.length !== 2)
+      throw new UsageError("decide needs KEY VALUE, or --log --title T --choice C --rationale R");
+    if (v.title || v.choice || v.rationale || v.step || v.alternative.length)
+      throw new UsageError(
+        "--title, --choice, --rationale, --step and --alternative go with --log",
+      );
+    return guarded(v.format, () =>
+      emitWrite(
+        W.decide(context(v), positionals[0], positionals[1]),
+        v.format,
+        `decision ${positionals[0]} = ${positionals[1]}`,
+      ),
+    );
   },
   finding(argv) {
     const [action, ...rest] = argv;
-    if (action !== "add" && action !== "resolve") throw new UsageError("finding takes add or resolve, then TITLE");
+    if (action !== "add" && action !== "resolve")
+      throw new UsageError("finding takes add or resolve, then TITLE");
     const { values: v, positionals } = parse(rest, SESSION_OPTIONS);
     if (positionals.length !== 1) throw new UsageError(`finding ${action} takes one TITLE`);
-    return guarded(v.format, () => emitWrite(W.finding(context(v), action, positionals[0]), v.format, `finding ${action === "add" ? "added" : "resolved"}: ${positionals[0]}`));
+    return guarded(v.format, () =>
+      emitWrite(
+        W.finding(context(v), action, positionals[0]),
+        v.format,
+        `finding ${action === "add" ? "added" : "resolved"}: ${positionals[0]}`,
+      ),
+    );
   },
   transition(argv) {
     const { values: v, positionals } = parse(argv, {
-      ...SESSION_OPTIONS, complete: { type: "string" }, start: { type: "string" }, decision: { type: "string", multiple: true, default: [] }, force: { type: "boolean", default: false },
+      ...SESSION_OPTIONS,
+      complete: { type: "string" },
+      start: { type: "string" },
+      decision: { type: "string", multiple: true, default: [] },
+      force: { type: "boolean", default: false },
     });
-    if (positionals.length || !v.complete || !v.start) throw new UsageError("transition needs --complete A --start B");
+    if (positionals.length || !v.complete || !v.start)
+      throw new UsageError("transition needs --complete A --start B");
     /** @type {Record<string, string>} */
     const decisions = {};
     for (const item of v.decision) {
@@ -468,7 +917,13 @@ const WRITE_COMMANDS = {
       if (at <= 0) throw new UsageError(`--decision ${JSON.stringify(item)}: expected KEY=VALUE`);
       decisions[item.slice(0, at)] = item.slice(at + 1);
     }
-    return guarded(v.format, () => emitWrite(W.transition(context(v), v.complete, v.start, decisions, { force: v.force }), v.format, `step ${v.complete}: complete; step ${v.start}: in_progress`));
+    return guarded(v.format, () =>
+      emitWrite(
+        W.transition(context(v), v.complete, v.start, decisions, { force: v.force }),
+        v.format,
+        `step ${v.complete}: complete; step ${v.start}: in_progress`,
+      ),
+    );
   },
 };
 
@@ -478,8 +933,20 @@ function guarded(format, fn) {
     return fn();
   } catch (err) {
     if (err instanceof W.WriteError || err instanceof WorkflowError || err instanceof LockError) {
-      const problems = err instanceof W.WriteError ? err.problems : err.codes.map((code) => ({ code, message: err.message }));
-      return fail(problems.map((p) => diagnostic(p)), err instanceof WorkflowError ? EXIT_USAGE : err instanceof W.WriteError ? err.exitCode : EXIT_INVALID, format, true);
+      const problems =
+        err instanceof W.WriteError
+          ? err.problems
+          : err.codes.map((code) => ({ code, message: err.message }));
+      return fail(
+        problems.map((p) => diagnostic(p)),
+        err instanceof WorkflowError
+          ? EXIT_USAGE
+          : err instanceof W.WriteError
+            ? err.exitCode
+            : EXIT_INVALID,
+        format,
+        true,
+      );
     }
     throw err;
   }
@@ -492,7 +959,13 @@ function fail(diags, code, format, jsonOnStdout) {
   return code;
 }
 
-const COMMANDS = { validate: cmdValidate, resume: cmdResume, migrate: cmdMigrate, recover: cmdRecover, ...WRITE_COMMANDS };
+const COMMANDS = {
+  validate: cmdValidate,
+  resume: cmdResume,
+  migrate: cmdMigrate,
+  recover: cmdRecover,
+  ...WRITE_COMMANDS,
+};
 
 const USAGE = `usage: session-resume COMMAND [options]
 
@@ -526,7 +999,9 @@ export function main(argv) {
   }
   const fn = /** @type {Record<string, (argv: string[]) => number>} */ (COMMANDS)[command];
   if (!fn) {
-    process.stderr.write(`session-resume: error: unknown command ${JSON.stringify(command)}\n${USAGE}`);
+    process.stderr.write(
+      `session-resume: error: unknown command ${JSON.stringify(command)}\n${USAGE}`,
+    );
     return EXIT_USAGE;
   }
   try {
@@ -537,9 +1012,10 @@ export function main(argv) {
       return EXIT_USAGE;
     }
     const e = /** @type {any} */ (err);
-    process.stderr.write(`session-resume: SR900 internal error: ${e && e.name}: ${e && e.message}\nThis is a bug; please report it with the command you ran.\n`);
-    if (process.env.SESSION_RESUME_DEBUG) process.stderr.write(`${e && e.stack}\n`);
+    process.stderr.write(
+      `session-resume: SR900 internal error: ${e?.name}: ${e?.message}\nThis is a bug; please report it with the command you ran.\n`,
+    );
+    if (process.env.SESSION_RESUME_DEBUG) process.stderr.write(`${e?.stack}\n`);
     return EXIT_INTERNAL;
   }
 }
-

@@ -1,7 +1,17 @@
 // Reading files safely (spec §2.1 rows SR100-SR112, §1 links): never block on a FIFO, never
 // follow a link out of the root, never read more than the size limit.
 
-import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readlinkSync, realpathSync, statSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+} from "node:fs";
 import { sep } from "node:path";
 
 export const DEFAULT_MAX_SIZE = 8 * 1024 * 1024;
@@ -42,7 +52,9 @@ export function readLimited(path, { maxSize = DEFAULT_MAX_SIZE, root = null } = 
   try {
     lst = lstatSync(path);
   } catch (err) {
-    return { codes: [err.code === "ENOENT" ? "SR100" : "SR104"] };
+    return {
+      codes: [/** @type {NodeJS.ErrnoException} */ (err).code === "ENOENT" ? "SR100" : "SR104"],
+    };
   }
   if (lst.isSymbolicLink()) {
     const target = real(path);

@@ -4,8 +4,9 @@
 
 import { join } from "node:path";
 import { readLimited } from "./files.mjs";
-import { readJsonBytes } from "./jsonstrict.mjs";
-import { parseTimestamp } from "./timestamps.mjs";
+import { readJsonBytes } from "./jsonread.mjs";
+import { STATE } from "./session.mjs";
+import { parseTimestamp } from "./timeutil.mjs";
 
 export const HANDOFF = "00-handoff.md";
 const MAX_LINES = 60;
@@ -43,7 +44,10 @@ export function checkHandoffText(text, { stateUpdated = null, project = null } =
   const found = [];
   let fenced = false;
   for (const l of lines) {
-    if (FENCE.test(l)) { fenced = !fenced; continue; }
+    if (FENCE.test(l)) {
+      fenced = !fenced;
+      continue;
+    }
     if (fenced) continue;
     const h = H2.exec(l);
     if (h) found.push(h[1]);
@@ -63,7 +67,7 @@ export function checkHandoffText(text, { stateUpdated = null, project = null } =
 export function checkSessionHandoff(dir) {
   const path = join(dir, HANDOFF);
   const res = readLimited(path, { maxSize: 1 << 20, root: dir });
-  if (res.codes && res.codes.includes("SR100")) return [];
+  if (res.codes?.includes("SR100")) return [];
   if (!res.data) return ["SR600"];
   let text;
   try {
@@ -73,7 +77,7 @@ export function checkSessionHandoff(dir) {
   }
   let stateUpdated = null;
   let project = null;
-  const st = readLimited(join(dir, "00-session-state.json"), { root: dir });
+  const st = readLimited(join(dir, STATE), { root: dir });
   if (st.data) {
     const parsed = readJsonBytes(st.data);
     if (parsed.value !== null) {

@@ -15,12 +15,23 @@
 // revision check (SR162) is then all that guards against a Python writer's lost update.
 
 import { spawn } from "node:child_process";
-import { accessSync, closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeSync } from "node:fs";
+import {
+  accessSync,
+  closeSync,
+  constants,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { STATE } from "./session.mjs";
 
-export const LOCK = "00-session-state.json.lock";
-export const JS_LOCK = "00-session-state.json.jslock";
+export const LOCK = `${STATE}.lock`;
+export const JS_LOCK = `${STATE}.jslock`;
 const STALE_MS = 60_000;
 const WAIT_STEP_MS = 10;
 
@@ -38,7 +49,8 @@ function lockTimeout() {
   return Number.isFinite(v) && v > 0 ? v * 1000 : 30_000;
 }
 
-const sleep = (/** @type {number} */ ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+const sleep = (/** @type {number} */ ms) =>
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 /** @param {string} path */
 function holderGone(path) {
@@ -84,7 +96,8 @@ function takeFlock(flock, path, timeoutMs) {
   let child;
   try {
     // flock says nothing when it times out: the shell around it says so
-    const script = '"$3" -w "$1" "$2" sh -c "echo locked; exec cat >/dev/null" || echo "failed (exit $?)"';
+    const script =
+      '"$3" -w "$1" "$2" sh -c "echo locked; exec cat >/dev/null" || echo "failed (exit $?)"';
     child = spawn("sh", ["-c", script, "sh", String(Math.max(timeoutMs, 1) / 1000), path, flock], {
       stdio: ["pipe", out, out],
       detached: true, // its own process group: released by killing the group
@@ -93,7 +106,11 @@ function takeFlock(flock, path, timeoutMs) {
     closeSync(out);
   }
   const release = () => {
-    try { process.kill(-(/** @type {number} */ (child.pid)), "SIGKILL"); } catch { /* gone */ }
+    try {
+      process.kill(-(/** @type {number} */ (child.pid)), "SIGKILL");
+    } catch {
+      /* gone */
+    }
     child.stdin?.destroy();
     child.unref();
     rmSync(spool, { recursive: true, force: true });
@@ -101,11 +118,18 @@ function takeFlock(flock, path, timeoutMs) {
   const deadline = Date.now() + timeoutMs + 5_000;
   for (;;) {
     let text = "";
-    try { text = readFileSync(said, "utf8"); } catch { /* not yet */ }
+    try {
+      text = readFileSync(said, "utf8");
+    } catch {
+      /* not yet */
+    }
     if (text.startsWith("locked")) return release;
     if (text.includes("failed") || child.pid === undefined || Date.now() > deadline) {
       release();
-      const why = text.includes("failed (exit 1)") || !text ? `within ${timeoutMs / 1000} s` : `: ${text.trim()}`;
+      const why =
+        text.includes("failed (exit 1)") || !text
+          ? `within ${timeoutMs / 1000} s`
+          : `: ${text.trim()}`;
       throw new LockError(`could not take the lock ${LOCK} ${why}`);
     }
     sleep(2);
@@ -129,7 +153,8 @@ export function withLock(dir, fn, { timeoutMs = lockTimeout() } = {}) {
     }
   }
   const path = join(dir, JS_LOCK);
-  const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
+  const flags =
+    constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
   let waited = 0;
   let fd;
   for (;;) {
@@ -140,10 +165,15 @@ export function withLock(dir, fn, { timeoutMs = lockTimeout() } = {}) {
       const code = /** @type {any} */ (err).code;
       if (code !== "EEXIST") throw new LockError(`cannot use ${JS_LOCK} as a lock file: ${code}`);
       if (holderGone(path)) {
-        try { unlinkSync(path); } catch { /* another writer broke it first */ }
+        try {
+          unlinkSync(path);
+        } catch {
+          /* another writer broke it first */
+        }
         continue;
       }
-      if (waited >= timeoutMs) throw new LockError(`could not take the lock ${JS_LOCK} within ${timeoutMs / 1000} s`);
+      if (waited >= timeoutMs)
+        throw new LockError(`could not take the lock ${JS_LOCK} within ${timeoutMs / 1000} s`);
       sleep(WAIT_STEP_MS);
       waited += WAIT_STEP_MS;
     }
@@ -156,6 +186,10 @@ export function withLock(dir, fn, { timeoutMs = lockTimeout() } = {}) {
   try {
     return fn();
   } finally {
-    try { unlinkSync(path); } catch { /* already gone */ }
+    try {
+      unlinkSync(path);
+    } catch {
+      /* already gone */
+    }
   }
 }

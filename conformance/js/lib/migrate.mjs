@@ -6,7 +6,7 @@
 // pass fixes, so the chain is idempotent. The pieces live in lib/migration/ (mirroring
 // Python's core/migration/).
 
-import { MAX_DEPTH } from "./jsonstrict.mjs";
+import { MAX_DEPTH } from "./jsonread.mjs";
 import { check } from "./schema.mjs";
 import { CURRENT, isKnown, KNOWN, newerThanKnown, schemaOf, versionOf } from "./versions.mjs";
 import { Context, deepEqual, isObject, MigrationError } from "./migration/context.mjs";
@@ -40,11 +40,23 @@ function depth(value) {
 function mustBeValid(doc, version, when) {
   if (depth(doc) > MAX_DEPTH) {
     // x-legacy nests a value one level deeper: the reader would refuse the result (SR123)
-    throw new MigrationError([{ code: "SR152", message: `${when}, the document would nest deeper than ${MAX_DEPTH} levels (a value kept under x-legacy is one level deeper); flatten it by hand`, pointer: "" }]);
+    throw new MigrationError([
+      {
+        code: "SR152",
+        message: `${when}, the document would nest deeper than ${MAX_DEPTH} levels (a value kept under x-legacy is one level deeper); flatten it by hand`,
+        pointer: "",
+      },
+    ]);
   }
   const errors = check(schemaOf(version), doc);
   if (errors.length) {
-    throw new MigrationError(errors.map((code) => ({ code: "SR152", message: `${when}, the document is not a valid ${version} state: ${code}`, pointer: "" })));
+    throw new MigrationError(
+      errors.map((code) => ({
+        code: "SR152",
+        message: `${when}, the document is not a valid ${version} state: ${code}`,
+        pointer: "",
+      })),
+    );
   }
 }
 
@@ -54,12 +66,28 @@ function mustBeValid(doc, version, when) {
  * (docs/spec.md §9.4).
  * @returns {{document: any, changed: boolean, codes: string[], notes: {code: string, message: string, pointer: string}[], from: string}}
  */
-export function migrate(doc, { now, workflow = null, projectHint = null, salvage = false, file = "" }) {
+export function migrate(
+  doc,
+  { now, workflow = null, projectHint = null, salvage = false, file = "" },
+) {
   const v = versionOf(doc);
   const at = [{ pointer: "/schema_version" }];
-  if (v.invalid) throw new MigrationError([{ code: "SR142", message: "schema_version is not a version string", ...at[0] }]);
-  if (newerThanKnown(v.num)) throw new MigrationError([{ code: "SR141", message: `schema version ${v.raw} is newer than ${CURRENT}; refusing to touch it`, ...at[0] }]);
-  if (!isKnown(v.raw)) throw new MigrationError([{ code: "SR142", message: `schema version ${v.raw} does not exist`, ...at[0] }]);
+  if (v.invalid)
+    throw new MigrationError([
+      { code: "SR142", message: "schema_version is not a version string", ...at[0] },
+    ]);
+  if (newerThanKnown(v.num))
+    throw new MigrationError([
+      {
+        code: "SR141",
+        message: `schema version ${v.raw} is newer than ${CURRENT}; refusing to touch it`,
+        ...at[0],
+      },
+    ]);
+  if (!isKnown(v.raw))
+    throw new MigrationError([
+      { code: "SR142", message: `schema version ${v.raw} does not exist`, ...at[0] },
+    ]);
   const ctx = new Context({ now, workflow, projectHint, salvage, file });
   let cur = doc;
   if (REPAIRS[v.raw]) {
@@ -82,7 +110,13 @@ export function migrate(doc, { now, workflow = null, projectHint = null, salvage
   const changed = !deepEqual(cur, doc);
   // a document that did not change has nothing to report
   const notes = changed ? ctx.notes : [];
-  return { document: cur, changed, codes: [...new Set(notes.map((n) => n.code))], notes, from: v.raw };
+  return {
+    document: cur,
+    changed,
+    codes: [...new Set(notes.map((n) => n.code))],
+    notes,
+    from: v.raw,
+  };
 }
 
 /** The pure check behind "no dead ends" (docs/spec.md §9.5): "migrate" when migrating `doc`

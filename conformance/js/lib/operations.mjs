@@ -2,15 +2,23 @@
 // migrate, recover, resume (spec §2-§5, §9, §10). Results carry stable codes only.
 
 import { basename, join } from "node:path";
-import { isCorrupt, readJsonBytes } from "./jsonstrict.mjs";
+import { isCorrupt, readJsonBytes } from "./jsonread.mjs";
 import { readLimited, real } from "./files.mjs";
 import { migrate, MigrationError } from "./migrate.mjs";
 import { decide, sessionFiles, snapshot } from "./resume.mjs";
 import { STATE } from "./session.mjs";
-import { checkPaths, checkWritePaths, logEvent, recover, Refused, replaceState, serialize } from "./store.mjs";
+import {
+  checkPaths,
+  checkWritePaths,
+  logEvent,
+  recover,
+  Refused,
+  replaceState,
+  serialize,
+} from "./store.mjs";
 import { LockError, withLock } from "./lock.mjs";
 import { jsonPatch } from "./patch.mjs";
-import { formatTimestamp } from "./timestamps.mjs";
+import { formatTimestamp } from "./timeutil.mjs";
 import { validate } from "./validate.mjs";
 import { CURRENT } from "./versions.mjs";
 import { loadWorkflow, WorkflowError } from "./workflow.mjs";
@@ -39,7 +47,7 @@ export function validatePath(path, opts) {
  * @param {string} dir
  * `salvage`: resolve contradictions one documented way each instead of refusing (docs/spec.md §9.4).
  * @param {{now: number, root: string, workflow?: string|null, dryRun?: boolean, salvage?: boolean}} opts
- * @returns {{status: "migrated"|"current"|"refused", codes: string[], notes?: {code: string, message: string, pointer: string}[], from?: string, document?: object}}
+ * @returns {{status: "migrated"|"current"|"refused", codes: string[], notes?: {code: string, message: string, pointer: string}[], from?: string, original?: object, document?: object}}
  */
 export function migrateDir(dir, { now, root, workflow = null, dryRun = false, salvage = false }) {
   try {
@@ -72,15 +80,29 @@ function migrateLoaded(dir, { now, root, wf, dryRun, salvage }) {
   const res = readLimited(join(dir, STATE), { root });
   if (!res.data) return { status: "refused", codes: unique(res.codes ?? []) };
   const parsed = readJsonBytes(res.data);
-  if (parsed.value === null || isCorrupt(parsed.codes)) return { status: "refused", codes: unique([...parsed.codes, "SR152"]) };
+  if (parsed.value === null || isCorrupt(parsed.codes))
+    return { status: "refused", codes: unique([...parsed.codes, "SR152"]) };
   let result;
   try {
-    result = migrate(parsed.value, { now, workflow: wf, projectHint: basename(real(dir) ?? dir), salvage, file: join(dir, STATE) });
+    result = migrate(parsed.value, {
+      now,
+      workflow: wf,
+      projectHint: basename(real(dir) ?? dir),
+      salvage,
+      file: join(dir, STATE),
+    });
   } catch (err) {
-    if (err instanceof MigrationError) return { status: "refused", codes: unique(err.codes), notes: err.diagnostics };
+    if (err instanceof MigrationError)
+      return { status: "refused", codes: unique(err.codes), notes: err.diagnostics };
     throw err;
   }
-  const base = { codes: unique(result.codes), notes: result.notes, from: result.from, original: parsed.value, document: result.document };
+  const base = {
+    codes: unique(result.codes),
+    notes: result.notes,
+    from: result.from,
+    original: parsed.value,
+    document: result.document,
+  };
   if (!result.changed) return { ...base, status: "current", codes: [], notes: [] };
   if (dryRun) return { ...base, status: "migrated" };
   // migrate() set revision and updated and refused contradictions: what the dry-run patch
@@ -88,10 +110,18 @@ function migrateLoaded(dir, { now, root, wf, dryRun, salvage }) {
   try {
     replaceState(dir, serialize(result.document), { rotate: true, always: true });
   } catch (err) {
-    if (err instanceof Refused) return { ...base, status: "refused", codes: unique([...result.codes, ...err.codes]) };
+    if (err instanceof Refused)
+      return { ...base, status: "refused", codes: unique([...result.codes, ...err.codes]) };
     throw err;
   }
-  const extra = logEvent(dir, "migrated", { ts: formatTimestamp(now), detail: { from: result.from, to: CURRENT, changes: jsonPatch(parsed.value, result.document).length } });
+  const extra = logEvent(dir, "migrated", {
+    ts: formatTimestamp(now),
+    detail: {
+      from: result.from,
+      to: CURRENT,
+      changes: jsonPatch(parsed.value, result.document).length,
+    },
+  });
   return { ...base, status: "migrated", codes: unique([...result.codes, ...extra]) };
 }
 
@@ -112,7 +142,8 @@ export function recoverDir(dir, { now, root, workflow = null, project = null }) 
       backupProblems: out.backupProblems ?? [],
     };
   } catch (err) {
-    if (err instanceof WorkflowError || err instanceof Refused || err instanceof LockError) return { status: "refused", codes: unique(err.codes) };
+    if (err instanceof WorkflowError || err instanceof Refused || err instanceof LockError)
+      return { status: "refused", codes: unique(err.codes) };
     throw err;
   }
 }

@@ -3,9 +3,11 @@
 // The reference uses the jsonpatch library, which may also emit move/copy; patches are for
 // reading and counting, so the two may differ in form while describing the same change.
 
-const isObject = (/** @type {unknown} */ v) => v !== null && typeof v === "object" && !Array.isArray(v);
+const isObject = (/** @type {unknown} */ v) =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
 const esc = (/** @type {string} */ s) => s.replace(/~/g, "~0").replace(/\//g, "~1");
-const same = (/** @type {unknown} */ a, /** @type {unknown} */ b) => JSON.stringify(a) === JSON.stringify(b);
+const same = (/** @type {unknown} */ a, /** @type {unknown} */ b) =>
+  JSON.stringify(a) === JSON.stringify(b);
 
 /**
  * @param {unknown} from @param {unknown} to
@@ -19,13 +21,16 @@ export function jsonPatch(from, to) {
   while (stack.length) {
     const [a, b, path] = /** @type {[any, any, string]} */ (stack.pop());
     if (isObject(a) && isObject(b)) {
-      for (const k of Object.keys(a)) if (!(k in b)) ops.push({ op: "remove", path: `${path}/${esc(k)}` });
+      for (const k of Object.keys(a))
+        if (!(k in b)) ops.push({ op: "remove", path: `${path}/${esc(k)}` });
       for (const k of Object.keys(b)) {
         if (!(k in a)) ops.push({ op: "add", path: `${path}/${esc(k)}`, value: b[k] });
         else if (!same(a[k], b[k])) stack.push([a[k], b[k], `${path}/${esc(k)}`]);
       }
     } else if (Array.isArray(a) && Array.isArray(b) && a.length === b.length) {
-      a.forEach((x, i) => { if (!same(x, b[i])) stack.push([x, b[i], `${path}/${i}`]); });
+      a.forEach((x, i) => {
+        if (!same(x, b[i])) stack.push([x, b[i], `${path}/${i}`]);
+      });
     } else if (!same(a, b)) ops.push({ op: "replace", path, value: b });
   }
   return ops;

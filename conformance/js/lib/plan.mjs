@@ -6,11 +6,22 @@ import { orderedKeys } from "./rules.mjs";
 
 export const NOW = "now";
 export const CONSENT = "only with the user's consent";
-export const WRITERS = ["start", "checkpoint", "complete", "skip", "session", "decide", "review-audit", "transition", "finding"];
+export const WRITERS = [
+  "start",
+  "checkpoint",
+  "complete",
+  "skip",
+  "session",
+  "decide",
+  "review-audit",
+  "transition",
+  "finding",
+];
 export const WORKING = ["start", "restart_step", "resume_from_checkpoint", "continue_step"];
 export const SESSION_START = "session-resume session start";
 const SESSION_END = "session-resume session end";
-const FINDINGS_RULE = "they do not block `complete`; fix each must-fix one and resolve it (`finding resolve TITLE`); present the rest at the gate";
+const FINDINGS_RULE =
+  "they do not block `complete`; fix each must-fix one and resolve it (`finding resolve TITLE`); present the rest at the gate";
 const ARTIFACT_RULE = "give a checkpoint write `--artifact PATH` for each file its work wrote";
 
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -32,12 +43,13 @@ function after(text, fallback) {
 function remaining(def, action, sub) {
   if (!def) return [];
   const ids = def.checkpoints;
-  if (action === "resume_from_checkpoint" && sub !== null) return ids.includes(sub) ? ids.slice(ids.indexOf(sub) + 1) : [];
+  if (action === "resume_from_checkpoint" && sub !== null)
+    return ids.includes(sub) ? ids.slice(ids.indexOf(sub) + 1) : [];
   return ids;
 }
 
 function review(doc, key, def, wf) {
-  if (!def || !def.reviewed) return null;
+  if (!def?.reviewed) return null;
   const r = isObject(wf.review) ? wf.review : {};
   const decision = typeof r.tier_decision === "string" ? r.tier_decision : null;
   const decisions = isObject(doc.decisions) ? doc.decisions : {};
@@ -45,12 +57,21 @@ function review(doc, key, def, wf) {
   const passesBy = isObject(r.passes) ? r.passes : {};
   const decided = typeof value === "string" && value in passesBy;
   const tier = decided ? value : (r.default_tier ?? null);
-  const passes = typeof tier === "string" && Number.isInteger(passesBy[tier]) ? passesBy[tier] : null;
+  const passes =
+    typeof tier === "string" && Number.isInteger(passesBy[tier]) ? passesBy[tier] : null;
   const audits = isObject(doc.review_audit) ? doc.review_audit : {};
   const recorded = isObject(audits[`step_${key}`]) ? audits[`step_${key}`] : null;
   let write = `session-resume review-audit ${key}`;
-  if (typeof tier === "string" && passes !== null) write += ` --complexity ${tier} --passes-planned ${passes} --passes-executed ${passes}`;
-  return { tier: typeof tier === "string" ? tier : null, tier_decision: decision, tier_decided: decided, passes, recorded, write };
+  if (typeof tier === "string" && passes !== null)
+    write += ` --complexity ${tier} --passes-planned ${passes} --passes-executed ${passes}`;
+  return {
+    tier: typeof tier === "string" ? tier : null,
+    tier_decision: decision,
+    tier_decided: decided,
+    passes,
+    recorded,
+    write,
+  };
 }
 
 function gate(doc, def, wf) {
@@ -63,7 +84,8 @@ function gate(doc, def, wf) {
     session_break: Boolean(def.gate.session_break),
     decisions: keys.map((k) => {
       const d = wf.decisions.find((x) => x.key === k);
-      const allowed = d && Array.isArray(d.enum) && d.enum.length ? d.enum.filter((v) => v !== "") : null;
+      const allowed =
+        d && Array.isArray(d.enum) && d.enum.length ? d.enum.filter((v) => v !== "") : null;
       return { key: k, allowed, required: d ? d.required : false, value: decisions[k] ?? null };
     }),
   };
@@ -101,7 +123,11 @@ export function buildPlan(doc, key, wf, { action, sub }) {
     step: key,
     name: def ? def.name : (st.name ?? null),
     optional: def ? def.optional : false,
-    checkpoints: remaining(def, action, sub).map((id) => ({ id, after: def.after[id] ?? "", write: `session-resume checkpoint ${key} ${id}` })),
+    checkpoints: remaining(def, action, sub).map((id) => ({
+      id,
+      after: def.after[id] ?? "",
+      write: `session-resume checkpoint ${key} ${id}`,
+    })),
     artifacts_rule: ARTIFACT_RULE,
     review_audit: review(doc, key, def, wf),
     open_findings: { count: findings.length, blocks_complete: false, rule: FINDINGS_RULE },
@@ -114,15 +140,29 @@ export function buildPlan(doc, key, wf, { action, sub }) {
 /** The plan as the ordered command list. */
 export function planCommands(plan, action) {
   const out = [];
-  if (action === "start" || action === "restart_step") out.push(cmd(`session-resume start ${plan.step}`));
-  for (const c of plan.checkpoints) out.push(cmd(c.write, after(c.after, `the work of checkpoint ${c.id}`)));
+  if (action === "start" || action === "restart_step")
+    out.push(cmd(`session-resume start ${plan.step}`));
+  for (const c of plan.checkpoints)
+    out.push(cmd(c.write, after(c.after, `the work of checkpoint ${c.id}`)));
   const audit = plan.review_audit;
   if (audit !== null && audit.recorded === null) {
     const p = audit.passes;
-    out.push(cmd(audit.write, p ? `after ${p} challenger review pass${p !== 1 ? "es" : ""} (tier ${audit.tier})` : "after the challenger review has run"));
+    out.push(
+      cmd(
+        audit.write,
+        p
+          ? `after ${p} challenger review pass${p !== 1 ? "es" : ""} (tier ${audit.tier})`
+          : "after the challenger review has run",
+      ),
+    );
   }
   const last = plan.checkpoints.length ? plan.checkpoints[plan.checkpoints.length - 1].id : null;
-  out.push(cmd(plan.complete, last ? `after checkpoint ${last} and the step's work` : "after the step's remaining work"));
+  out.push(
+    cmd(
+      plan.complete,
+      last ? `after checkpoint ${last} and the step's work` : "after the step's remaining work",
+    ),
+  );
   out.push(cmd(SESSION_END, "when you stop working here"));
   return out;
 }
@@ -130,7 +170,12 @@ export function planCommands(plan, action) {
 /** What may be run instead of the commands: skipping an optional step not yet worked on. */
 export function planAlternatives(plan, action) {
   if (plan.optional && (action === "start" || action === "restart_step")) {
-    return [cmd(`session-resume skip ${plan.step} --reason "optional step not needed"`, "only if the user decides to skip this optional step, instead of the commands")];
+    return [
+      cmd(
+        `session-resume skip ${plan.step} --reason "optional step not needed"`,
+        "only if the user decides to skip this optional step, instead of the commands",
+      ),
+    ];
   }
   return [];
 }

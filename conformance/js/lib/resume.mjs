@@ -5,13 +5,22 @@
 import { statSync } from "node:fs";
 import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { build } from "./briefing.mjs";
-import { buildPlan, CONSENT, cmd, isWriter, planAlternatives, planCommands, SESSION_START, WORKING } from "./plan.mjs";
+import {
+  buildPlan,
+  CONSENT,
+  cmd,
+  isWriter,
+  planAlternatives,
+  planCommands,
+  SESSION_START,
+  WORKING,
+} from "./plan.mjs";
 import { isWithin, real } from "./files.mjs";
 import { repairCommand } from "./migrate.mjs";
 import { orderedKeys, pathProblem } from "./rules.mjs";
 import { leaseState, readLease, readTail, tempFiles } from "./session.mjs";
 import { load } from "./store.mjs";
-import { formatTimestamp, parseTimestamp } from "./timestamps.mjs";
+import { formatTimestamp, parseTimestamp } from "./timeutil.mjs";
 
 const OLD_STATE_SECONDS = 7 * 24 * 3600;
 const TAIL_EVENTS = 200;
@@ -22,7 +31,9 @@ export function snapshot(dir, root, ownerAlive) {
   const loaded = load(dir, root);
   const { lease } = readLease(dir);
   const tail = readTail(dir, TAIL_EVENTS);
-  const ended = lease !== null && tail.events.some((e) => e.event === "session_end" && e.session === lease.session);
+  const ended =
+    lease !== null &&
+    tail.events.some((e) => e.event === "session_end" && e.session === lease.session);
   const doc = loaded.status === "ok" ? loaded.doc : null;
   const mtimes = {};
   if (doc && isObject(doc.steps)) {
@@ -31,7 +42,8 @@ export function snapshot(dir, root, ownerAlive) {
       if (!isObject(st) || !Array.isArray(st.artifacts)) continue;
       // Untrusted paths: an absolute or ../ path must not make resume reveal whether a file
       // outside the repository exists (it counts as missing).
-      for (const p of st.artifacts) mtimes[p] = typeof p === "string" && pathProblem(p) === null ? mtime(root, dir, p) : null;
+      for (const p of st.artifacts)
+        mtimes[p] = typeof p === "string" && pathProblem(p) === null ? mtime(root, dir, p) : null;
     }
   }
   return {
@@ -81,7 +93,10 @@ export function sessionFiles(dir, names) {
 function repairOf(loaded, dir) {
   if (loaded.status !== "invalid" || !isObject(loaded.doc)) return null;
   // the migration time does not decide whether it repairs: the clock will do
-  return repairCommand(loaded.doc, { now: Date.now() * 1000, projectHint: basename(real(dir) ?? resolve(dir)) });
+  return repairCommand(loaded.doc, {
+    now: Date.now() * 1000,
+    projectHint: basename(real(dir) ?? resolve(dir)),
+  });
 }
 
 function mtime(root, dir, rel) {
@@ -107,8 +122,16 @@ export function decide(snap, step, now, wf, opts) {
   out.plan = null;
   out.alternatives = [];
   if (snap.status === "ok" && snap.doc !== null && out.action !== "session_active") {
-    const exists = { ...Object.fromEntries(Object.entries(snap.mtimes).map(([p, m]) => [p, m !== null])), ...(snap.files ?? {}) };
-    out.briefing = build(snap.doc, out.step, wf, { action: out.action, exists, events: snap.lastEvents, sessionRel: snap.sessionRel ?? null });
+    const exists = {
+      ...Object.fromEntries(Object.entries(snap.mtimes).map(([p, m]) => [p, m !== null])),
+      ...(snap.files ?? {}),
+    };
+    out.briefing = build(snap.doc, out.step, wf, {
+      action: out.action,
+      exists,
+      events: snap.lastEvents,
+      sessionRel: snap.sessionRel ?? null,
+    });
     missingDeliverables(out, snap, wf);
     if (WORKING.includes(out.action) && out.step !== null) {
       out.plan = buildPlan(snap.doc, out.step, wf, { action: out.action, sub: out.sub_step });
@@ -130,7 +153,8 @@ function explain(code) {
   return { code, message: `${code} (docs/codes/${code}.md)`, hint: `see docs/codes/${code}.md` };
 }
 
-const missing = (snap, p) => typeof p === "string" && (snap.mtimes[p] === null || snap.mtimes[p] === undefined);
+const missing = (snap, p) =>
+  typeof p === "string" && (snap.mtimes[p] === null || snap.mtimes[p] === undefined);
 
 /** SR714: the step continued after a checkpoint lists an artifact not on disk; SR715: a
  *  completed earlier step lists one (spec §10). */
@@ -139,10 +163,16 @@ function missingDeliverables(out, snap, wf) {
   const key = out.step;
   if (key === null || !(key in steps)) return;
   const st = isObject(steps[key]) ? steps[key] : {};
-  if (out.action === "resume_from_checkpoint" && (st.artifacts ?? []).some((p) => missing(snap, p))) out.warnings.push("SR714");
+  if (out.action === "resume_from_checkpoint" && (st.artifacts ?? []).some((p) => missing(snap, p)))
+    out.warnings.push("SR714");
   const order = orderedKeys(steps, wf);
   const before = order.includes(key) ? order.slice(0, order.indexOf(key)) : [];
-  const lost = before.some((k) => isObject(steps[k]) && steps[k].status === "complete" && (steps[k].artifacts ?? []).some((p) => missing(snap, p)));
+  const lost = before.some(
+    (k) =>
+      isObject(steps[k]) &&
+      steps[k].status === "complete" &&
+      (steps[k].artifacts ?? []).some((p) => missing(snap, p)),
+  );
   if (lost) out.warnings.push("SR715");
 }
 
@@ -166,7 +196,12 @@ function decideAction(snap, step, now, wf, opts) {
     next_step: null,
     incomplete: [],
   };
-  const lease = leaseState(snap.lease, { now, ended: snap.ended, ownerAlive: snap.ownerAlive, staleSeconds: opts.staleSeconds });
+  const lease = leaseState(snap.lease, {
+    now,
+    ended: snap.ended,
+    ownerAlive: snap.ownerAlive,
+    staleSeconds: opts.staleSeconds,
+  });
   if (snap.lease !== null) {
     const str = (v) => (v === undefined ? null : v);
     out.lease = {
@@ -184,34 +219,77 @@ function decideAction(snap, step, now, wf, opts) {
   const finish = (key) => withOrphan(out, snap, lease, orphaned, key);
 
   // A lease taken by writes that named no session ("implicit") is adopted, never waited for.
-  if (lease.state === "live" && !opts.takeover && opts.session !== snap.lease.session && snap.lease.implicit !== true) {
+  if (
+    lease.state === "live" &&
+    !opts.takeover &&
+    opts.session !== snap.lease.session &&
+    snap.lease.implicit !== true
+  ) {
     const holder = shellQuote(String(snap.lease.session));
     const again = `session-resume resume DIR${step ? ` --step ${step}` : ""} --session ${holder}`;
     return Object.assign(out, {
       action: "session_active",
       reasons: ["SR511"],
-      commands: [cmd(again, `only if session ${holder} is yours (your \`session start\` printed it)`), cmd("session-resume session start --takeover", CONSENT)],
+      commands: [
+        cmd(again, `only if session ${holder} is yours (your \`session start\` printed it)`),
+        cmd("session-resume session start --takeover", CONSENT),
+      ],
     });
   }
   // The live session the caller is: the one it names, or an implicit lease when it names none.
-  const holder = snap.lease !== null && typeof snap.lease.session === "string" ? snap.lease.session : null;
-  const own = lease.state === "live" && holder !== null && (opts.session === holder || ((opts.session ?? null) === null && snap.lease.implicit === true)) ? holder : null;
+  const holder =
+    snap.lease !== null && typeof snap.lease.session === "string" ? snap.lease.session : null;
+  const own =
+    lease.state === "live" &&
+    holder !== null &&
+    (opts.session === holder || ((opts.session ?? null) === null && snap.lease.implicit === true))
+      ? holder
+      : null;
   const status = snap.status;
-  const again = cmd(`session-resume resume DIR${step ? ` --step ${step}` : ""}`, "after the command above succeeded");
+  const again = cmd(
+    `session-resume resume DIR${step ? ` --step ${step}` : ""}`,
+    "after the command above succeeded",
+  );
   if ((status === "corrupt" || status === "absent") && snap.backupUsable) {
-    Object.assign(out, { action: "needs_recovery", reasons: [...snap.codes, "SR130"], commands: [cmd("session-resume recover DIR"), again] });
+    Object.assign(out, {
+      action: "needs_recovery",
+      reasons: [...snap.codes, "SR130"],
+      commands: [cmd("session-resume recover DIR"), again],
+    });
     return finish(null);
   }
-  if (status === "absent") return Object.assign(out, { action: "fresh_start", reasons: ["SR700"], commands: [cmd("session-resume init PROJECT"), again] });
+  if (status === "absent")
+    return Object.assign(out, {
+      action: "fresh_start",
+      reasons: ["SR700"],
+      commands: [cmd("session-resume init PROJECT"), again],
+    });
   if (status === "corrupt") {
-    Object.assign(out, { action: "needs_recovery", reasons: [...snap.codes], commands: [cmd("session-resume recover DIR"), again] });
+    Object.assign(out, {
+      action: "needs_recovery",
+      reasons: [...snap.codes],
+      commands: [cmd("session-resume recover DIR"), again],
+    });
     return finish(null);
   }
-  if (status === "needs_migration") return Object.assign(out, { action: "migrate_first", reasons: ["SR140"], commands: [cmd("session-resume migrate DIR"), again] });
-  if (status === "too_new") return Object.assign(out, { action: "refuse_newer_version", reasons: ["SR141"] });
+  if (status === "needs_migration")
+    return Object.assign(out, {
+      action: "migrate_first",
+      reasons: ["SR140"],
+      commands: [cmd("session-resume migrate DIR"), again],
+    });
+  if (status === "too_new")
+    return Object.assign(out, { action: "refuse_newer_version", reasons: ["SR141"] });
   if (status !== "ok" || snap.doc === null) {
-    const repair = [cmd(`session-resume ${snap.repair ?? "validate"} DIR`), ...(snap.repair ? [again] : [])];
-    return Object.assign(out, { action: "invalid_state", reasons: [...snap.codes], commands: repair });
+    const repair = [
+      cmd(`session-resume ${snap.repair ?? "validate"} DIR`),
+      ...(snap.repair ? [again] : []),
+    ];
+    return Object.assign(out, {
+      action: "invalid_state",
+      reasons: [...snap.codes],
+      commands: repair,
+    });
   }
 
   const steps = isObject(snap.doc.steps) ? snap.doc.steps : {};
@@ -245,7 +323,9 @@ function decideAction(snap, step, now, wf, opts) {
 /** When the state was last worked on (spec §10): `updated`, unless its latest state event is
  *  the migration: then the original `updated`, kept as `x-legacy.updated`. */
 function lastWork(doc, events) {
-  const work = events.filter((e) => !["session_start", "session_end", "heartbeat", "takeover"].includes(e.event));
+  const work = events.filter(
+    (e) => !["session_start", "session_end", "heartbeat", "takeover"].includes(e.event),
+  );
   const legacy = isObject(doc["x-legacy"]) ? parseTimestamp(doc["x-legacy"].updated) : null;
   if (work.length && work[work.length - 1].event === "migrated" && legacy !== null) return legacy;
   return parseTimestamp(doc.updated);
@@ -255,16 +335,28 @@ function stepAction(out, steps, order, key, wf, orchestrator, events = [], own =
   const st = steps[key];
   const def = wf.step(key);
   out.step_name = st.name ?? null;
-  if (def && def.budget) out.startup_files = [...def.budget.files];
+  if (def?.budget) out.startup_files = [...def.budget.files];
   const idx = order.indexOf(key);
-  const behind = order.slice(0, idx).filter((k) => !["complete", "skipped"].includes(steps[k].status));
+  const behind = order
+    .slice(0, idx)
+    .filter((k) => !["complete", "skipped"].includes(steps[k].status));
   if (st.status === "complete") {
-    Object.assign(out, { action: "offer_rerun", reasons: ["SR704"], commands: [cmd(`session-resume start ${key} --force`, CONSENT)] });
+    Object.assign(out, {
+      action: "offer_rerun",
+      reasons: ["SR704"],
+      commands: [cmd(`session-resume start ${key} --force`, CONSENT)],
+    });
     return;
   }
   if (st.status === "skipped") {
-    const next = order.slice(idx + 1).find((k) => !["complete", "skipped"].includes(steps[k].status)) ?? null;
-    Object.assign(out, { action: "next_step", reasons: ["SR705"], next_step: next, commands: next ? [cmd(`session-resume resume DIR --step ${next}`)] : [] });
+    const next =
+      order.slice(idx + 1).find((k) => !["complete", "skipped"].includes(steps[k].status)) ?? null;
+    Object.assign(out, {
+      action: "next_step",
+      reasons: ["SR705"],
+      next_step: next,
+      commands: next ? [cmd(`session-resume resume DIR --step ${next}`)] : [],
+    });
     return;
   }
   if (behind.length && !orchestrator) {
@@ -272,7 +364,10 @@ function stepAction(out, steps, order, key, wf, orchestrator, events = [], own =
       action: "prerequisites_incomplete",
       reasons: ["SR706"],
       incomplete: behind,
-      commands: [cmd("session-resume resume DIR"), cmd(`session-resume start ${key} --force`, CONSENT)],
+      commands: [
+        cmd("session-resume resume DIR"),
+        cmd(`session-resume start ${key} --force`, CONSENT),
+      ],
     });
     return;
   }
@@ -302,7 +397,7 @@ function stepAction(out, steps, order, key, wf, orchestrator, events = [], own =
     sub_step: st.sub_step,
     skip_files: [...(st.context_files_used ?? [])],
   });
-  if (def && def.checkpoints.includes(st.sub_step)) {
+  if (def?.checkpoints.includes(st.sub_step)) {
     const pos = def.checkpoints.indexOf(st.sub_step);
     out.next_checkpoint = def.checkpoints[pos + 1] ?? null;
   }
@@ -341,7 +436,9 @@ function withOrphan(out, snap, lease, orphaned, key) {
   out.warnings.push("SR512");
   const doc = snap.doc ?? {};
   const steps = isObject(doc.steps) ? doc.steps : {};
-  const running = Object.keys(steps).filter((k) => isObject(steps[k]) && steps[k].status === "in_progress");
+  const running = Object.keys(steps).filter(
+    (k) => isObject(steps[k]) && steps[k].status === "in_progress",
+  );
   const where = running[0] ?? key;
   const st = where !== null && isObject(steps[where]) ? steps[where] : {};
   const l = snap.lease;
@@ -367,13 +464,15 @@ function withOrphan(out, snap, lease, orphaned, key) {
 function possiblyIncomplete(snap, step) {
   let lastCheckpoint = null;
   for (const ev of snap.lastEvents) {
-    if (ev.event === "checkpoint" || ev.event === "step_start") lastCheckpoint = parseTimestamp(ev.ts);
+    if (ev.event === "checkpoint" || ev.event === "step_start")
+      lastCheckpoint = parseTimestamp(ev.ts);
   }
   const out = [];
   for (const p of step.artifacts ?? []) {
     const m = snap.mtimes[p];
     if (m === null || m === undefined) out.push({ path: p, why: "missing" });
-    else if (lastCheckpoint !== null && m > lastCheckpoint) out.push({ path: p, why: "modified after the last checkpoint" });
+    else if (lastCheckpoint !== null && m > lastCheckpoint)
+      out.push({ path: p, why: "modified after the last checkpoint" });
   }
   return out;
 }

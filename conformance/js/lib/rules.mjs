@@ -4,11 +4,21 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { isWithin, real } from "./files.mjs";
-import { looksLikeTimestamp, parseTimestamp } from "./timestamps.mjs";
+import { looksLikeTimestamp, parseTimestamp } from "./timeutil.mjs";
 
 export const CORE_KEYS = new Set([
-  "$schema", "schema_version", "project", "workflow", "revision", "updated", "current_step",
-  "steps", "decisions", "open_findings", "decision_log", "review_audit",
+  "$schema",
+  "schema_version",
+  "project",
+  "workflow",
+  "revision",
+  "updated",
+  "current_step",
+  "steps",
+  "decisions",
+  "open_findings",
+  "decision_log",
+  "review_audit",
 ]);
 const STEP_KEY = /^[0-9]+(_[0-9]+)?$/;
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -111,7 +121,8 @@ export function checkState(doc, wf, opts) {
     for (const t of [started, completed]) {
       // opts.againstUpdated false: `updated` is the migration time, so a later step time is a
       // question of the clock, not a contradiction of the file (docs/spec.md §9.4)
-      if (t !== null && updated !== null && t > updated && opts.againstUpdated !== false) out.push("SR304");
+      if (t !== null && updated !== null && t > updated && opts.againstUpdated !== false)
+        out.push("SR304");
       future(t);
     }
     for (const list of ["artifacts", "context_files_used"]) {
@@ -121,12 +132,19 @@ export function checkState(doc, wf, opts) {
       for (const p of paths) {
         if (typeof p !== "string") continue;
         const bad = pathProblem(p);
-        if (bad) { out.push(bad); continue; }
+        if (bad) {
+          out.push(bad);
+          continue;
+        }
         if (p.includes("\\")) out.push("SR315");
         const n = normalize(p.replace(/\\/g, "/"));
         if (seen.has(n)) out.push("SR313");
         seen.add(n);
-        if (list === "artifacts" && opts.checkArtifacts && !artifactExists(n, opts.root, opts.sessionDir)) {
+        if (
+          list === "artifacts" &&
+          opts.checkArtifacts &&
+          !artifactExists(n, opts.root, opts.sessionDir)
+        ) {
           out.push("SR314");
         }
       }
@@ -134,7 +152,12 @@ export function checkState(doc, wf, opts) {
   }
   if (running.length > 1) out.push("SR306");
   const cur = doc.current_step;
-  if (running.length === 1 && isInt(cur) && STEP_KEY.test(running[0]) && cur !== keyOrder(running[0])[0]) {
+  if (
+    running.length === 1 &&
+    isInt(cur) &&
+    STEP_KEY.test(running[0]) &&
+    cur !== keyOrder(running[0])[0]
+  ) {
     out.push("SR307");
   }
   // SR308: the latest started step (in workflow order) has an earlier step neither complete nor skipped
@@ -143,7 +166,12 @@ export function checkState(doc, wf, opts) {
   order.forEach((k, i) => {
     if (isObject(steps[k]) && ["in_progress", "complete"].includes(steps[k].status)) latest = i;
   });
-  if (latest > 0 && order.slice(0, latest).some((k) => isObject(steps[k]) && !["complete", "skipped"].includes(steps[k].status))) {
+  if (
+    latest > 0 &&
+    order
+      .slice(0, latest)
+      .some((k) => isObject(steps[k]) && !["complete", "skipped"].includes(steps[k].status))
+  ) {
     out.push("SR308");
   }
   decisionLog(doc.decision_log, out);
@@ -170,7 +198,8 @@ function decisionLog(log, out) {
     last = Math.max(last, n);
   }
   for (const e of log) {
-    if (isObject(e) && typeof e.superseded_by === "string" && !seen.has(e.superseded_by)) out.push("SR322");
+    if (isObject(e) && typeof e.superseded_by === "string" && !seen.has(e.superseded_by))
+      out.push("SR322");
   }
 }
 
@@ -184,7 +213,8 @@ function checkWorkflow(doc, steps, wf) {
     const def = wf.step(key);
     if (!def || !isObject(step)) continue;
     if (typeof step.name === "string" && step.name !== def.name) out.push("SR412");
-    if (typeof step.agent === "string" && step.agent !== "" && !def.agents.includes(step.agent)) out.push("SR413");
+    if (typeof step.agent === "string" && step.agent !== "" && !def.agents.includes(step.agent))
+      out.push("SR413");
     const sub = step.sub_step;
     if (typeof sub === "string" && def.checkpoints.length && !def.checkpoints.includes(sub)) {
       out.push(sub in def.legacy ? "SR416" : "SR414");
@@ -196,7 +226,7 @@ function checkWorkflow(doc, steps, wf) {
   if (isObject(audit) && !wf.freeSteps) {
     for (const k of Object.keys(audit)) {
       const def = k.startsWith("step_") ? wf.step(k.slice(5)) : null;
-      if (!def || !def.reviewed) out.push("SR421");
+      if (!def?.reviewed) out.push("SR421");
     }
   }
   if (!wf.fragment(doc)) out.push("SR420");

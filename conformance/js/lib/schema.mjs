@@ -47,7 +47,12 @@ function engine() {
     // refuse a schema that started to use one without this code being updated.
     ajv = new Ajv2020({ strict: true, allErrors: true, allowUnionTypes: true });
     // Editor annotations of the schemas (spec §2.3): known to strict mode, never assertions.
-    ajv.addVocabulary(["markdownDescription", "enumDescriptions", "markdownEnumDescriptions", "defaultSnippets"]);
+    ajv.addVocabulary([
+      "markdownDescription",
+      "enumDescriptions",
+      "markdownEnumDescriptions",
+      "defaultSnippets",
+    ]);
   }
   return ajv;
 }
@@ -67,7 +72,13 @@ export function validator(rel) {
 export function compileFragment(schema) {
   if (loose === null) {
     // Like the reference (jsonschema without a format checker), `format` is an annotation here.
-    loose = new Ajv2020({ strict: false, allErrors: true, allowUnionTypes: true, validateFormats: false, logger: false });
+    loose = new Ajv2020({
+      strict: false,
+      allErrors: true,
+      allowUnionTypes: true,
+      validateFormats: false,
+      logger: false,
+    });
   }
   return loose.compile(schema);
 }
@@ -106,7 +117,10 @@ export function codesFor(errors, { override = null } = {}) {
   const out = [];
   for (const e of errors ?? []) {
     if (WRAPPERS.has(e.keyword)) continue;
-    if (override) { out.push(override); continue; }
+    if (override) {
+      out.push(override);
+      continue;
+    }
     let code = KEYWORD_CODES[e.keyword] ?? "SR209";
     if (e.propertyName !== undefined || e.schemaPath.includes("/propertyNames")) code = "SR207";
     if (e.keyword === "enum" && /^\/steps\/[^/]+\/status$/.test(e.instancePath)) code = "SR309";

@@ -1,11 +1,20 @@
 // The session directory's other files: worklog (spec §6), lease (spec §7), temp files (§1).
 
 import {
-  closeSync, constants, fstatSync, fsyncSync, lstatSync, openSync, readdirSync, readFileSync, readSync, writeSync,
+  closeSync,
+  constants,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  writeSync,
 } from "node:fs";
 import { join } from "node:path";
-import { parseLine, readJsonBytes } from "./jsonstrict.mjs";
-import { parseTimestamp } from "./timestamps.mjs";
+import { parseLine, readJsonBytes } from "./jsonread.mjs";
+import { parseTimestamp } from "./timeutil.mjs";
 
 export const STATE = "00-session-state.json";
 export const WORKLOG = "00-worklog.jsonl";
@@ -17,7 +26,9 @@ const isIntSeq = (v) => typeof v === "number" && Number.isInteger(v);
 
 export function tempFiles(dir) {
   try {
-    return readdirSync(dir).filter((n) => n.startsWith(`.${STATE}.`) && n.endsWith(".tmp")).sort();
+    return readdirSync(dir)
+      .filter((n) => n.startsWith(`.${STATE}.`) && n.endsWith(".tmp"))
+      .sort();
   } catch {
     return [];
   }
@@ -61,7 +72,7 @@ export function scanWorklog(dir) {
   let lastSeq = 0;
   for (const line of splitLines(data)) {
     if (blankLine(line.bytes)) continue;
-    const ev = parseLine(line.bytes);
+    const ev = /** @type {Record<string, any> | null} */ (parseLine(line.bytes));
     if (!isObject(ev)) {
       // A torn record (an append cut short, maybe terminated by the next append) starts as
       // every record is written; anything else is garbage.
@@ -87,7 +98,7 @@ export function readTail(dir, n) {
   try {
     fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   } catch (err) {
-    if (err.code !== "ENOENT") out.codes.push("SR501");
+    if (/** @type {NodeJS.ErrnoException} */ (err).code !== "ENOENT") out.codes.push("SR501");
     return out;
   }
   try {
@@ -149,7 +160,8 @@ export function readLease(dir) {
   const parsed = readJsonBytes(data);
   if (parsed.value === null) return { lease: {}, codes: ["SR510"] };
   const v = parsed.value;
-  if (typeof v.session !== "string" || parseTimestamp(v.heartbeat) === null) return { lease: v, codes: ["SR510"] };
+  if (typeof v.session !== "string" || parseTimestamp(v.heartbeat) === null)
+    return { lease: v, codes: ["SR510"] };
   return { lease: v, codes: [] };
 }
 
@@ -167,7 +179,11 @@ export function leaseState(lease, { now, ended, ownerAlive, staleSeconds }) {
 }
 
 /** Append one worklog event (spec §6); a torn last line is terminated first. */
-export function appendEvent(dir, event, { ts, session = "", step = null, subStep = null, detail = null }) {
+export function appendEvent(
+  dir,
+  event,
+  { ts, session = "", step = null, subStep = null, detail = null },
+) {
   const path = join(dir, WORKLOG);
   const tail = readTail(dir, 1);
   if (tail.codes.includes("SR501")) throw new Error("the worklog cannot be read");
@@ -175,9 +191,13 @@ export function appendEvent(dir, event, { ts, session = "", step = null, subStep
   if (step !== null) record.step = step;
   if (subStep !== null) record.sub_step = subStep;
   if (detail) record.detail = detail;
-  let line = Buffer.from(JSON.stringify(record) + "\n");
+  let line = Buffer.from(`${JSON.stringify(record)}\n`);
   if (tail.exists && !tail.endsWithNewline) line = Buffer.concat([Buffer.from("\n"), line]);
-  const fd = openSync(path, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0), 0o644);
+  const fd = openSync(
+    path,
+    constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | (constants.O_NOFOLLOW ?? 0),
+    0o644,
+  );
   try {
     writeSync(fd, line); // one write() per record
     fsyncSync(fd);

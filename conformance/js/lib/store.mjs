@@ -2,19 +2,28 @@
 // recover a corrupt state. No advisory lock is taken (Node has no flock); see the README.
 
 import {
-  closeSync, constants, fsyncSync, linkSync, lstatSync, openSync, readFileSync, renameSync, statSync,
-  unlinkSync, writeSync,
+  closeSync,
+  constants,
+  fsyncSync,
+  linkSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
 } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { basename, dirname, join, resolve } from "node:path";
 import { HANDOFF } from "./handoff.mjs";
-import { isCorrupt, readJsonBytes } from "./jsonstrict.mjs";
+import { isCorrupt, readJsonBytes } from "./jsonread.mjs";
 import { withLock } from "./lock.mjs";
 import { checkTarget, isLink, isWithin, lexists, linkText, readLimited, real } from "./files.mjs";
 import { migrate, MigrationError } from "./migrate.mjs";
 import { check } from "./schema.mjs";
 import { appendEvent, SENTINEL, STATE, WORKLOG } from "./session.mjs";
-import { formatTimestamp, stamp } from "./timestamps.mjs";
+import { formatTimestamp, stamp } from "./timeutil.mjs";
 import { CURRENT, isKnown, newerThanKnown, schemaOf, versionOf } from "./versions.mjs";
 import { loadWorkflow, templateState } from "./workflow.mjs";
 
@@ -55,20 +64,24 @@ const WRITTEN_FILES = [LOCK, SENTINEL, WORKLOG, HANDOFF];
  * throws Refused (SR105/SR103/SR102). */
 export function checkWritePaths(dir, root) {
   checkPaths(dir, root);
-  const codes = WRITTEN_FILES.map((n) => checkTarget(join(dir, n), root, { write: true })).filter((c) => c !== null);
+  const codes = WRITTEN_FILES.map((n) => checkTarget(join(dir, n), root, { write: true })).filter(
+    (c) => c !== null,
+  );
   if (codes.length) throw new Refused(codes);
 }
 
 /** What bytes are as a state file: {status, doc, codes, version}. */
 export function classify(data) {
   const parsed = readJsonBytes(data);
-  if (parsed.value === null || isCorrupt(parsed.codes)) return { status: "corrupt", doc: null, codes: parsed.codes };
+  if (parsed.value === null || isCorrupt(parsed.codes))
+    return { status: "corrupt", doc: null, codes: parsed.codes };
   const doc = parsed.value;
   const v = versionOf(doc);
   if (v.invalid) return { status: "bad_version", doc, codes: ["SR142"] };
   if (newerThanKnown(v.num)) return { status: "too_new", doc, codes: ["SR141"], version: v.raw };
   if (!isKnown(v.raw)) return { status: "bad_version", doc, codes: ["SR142"] };
-  if (v.raw !== CURRENT) return { status: "needs_migration", doc, codes: ["SR140"], version: v.raw };
+  if (v.raw !== CURRENT)
+    return { status: "needs_migration", doc, codes: ["SR140"], version: v.raw };
   const errors = check(schemaOf(CURRENT), doc);
   if (errors.length) return { status: "invalid", doc, codes: errors, version: v.raw };
   return { status: "ok", doc, codes: parsed.codes, version: v.raw };
@@ -98,8 +111,10 @@ export function usableBackup(data, { now = Date.now() * 1000, projectHint = null
     const res = migrate(c.doc, { now, projectHint });
     return { document: res.document, migratedFrom: res.from, problems: [] };
   } catch (err) {
-    if (err instanceof MigrationError) return { document: null, migratedFrom: null, problems: err.codes };
-    if (err instanceof RangeError) return { document: null, migratedFrom: null, problems: ["SR152"] };
+    if (err instanceof MigrationError)
+      return { document: null, migratedFrom: null, problems: err.codes };
+    if (err instanceof RangeError)
+      return { document: null, migratedFrom: null, problems: ["SR152"] };
     throw err;
   }
 }
@@ -111,7 +126,8 @@ export function load(dir, root) {
   try {
     checkPaths(dir, root);
   } catch (err) {
-    if (err instanceof Refused) return { status: "refused", doc: null, codes: err.codes, backupUsable: false };
+    if (err instanceof Refused)
+      return { status: "refused", doc: null, codes: err.codes, backupUsable: false };
     throw err;
   }
   const state = join(dir, STATE);
@@ -119,23 +135,33 @@ export function load(dir, root) {
   if (!lexists(state)) out = { status: "absent", doc: null, codes: [] };
   else {
     const res = readLimited(state, { root });
-    if (!res.data) out = { status: res.codes.includes("SR112") ? "corrupt" : "refused", doc: null, codes: res.codes };
+    if (!res.data)
+      out = {
+        status: res.codes.includes("SR112") ? "corrupt" : "refused",
+        doc: null,
+        codes: res.codes,
+      };
     else out = classify(res.data);
   }
   out.backupUsable = false;
   if ((out.status === "corrupt" || out.status === "absent") && lexists(join(dir, BAK))) {
     const b = readLimited(join(dir, BAK), { root });
-    out.backupUsable = Boolean(b.data) && usableBackup(b.data, { projectHint: dirName(dir) }).document !== null;
+    out.backupUsable =
+      Boolean(b.data) && usableBackup(b.data, { projectHint: dirName(dir) }).document !== null;
   }
   return out;
 }
 
-export const serialize = (doc) => Buffer.from(JSON.stringify(doc, null, 2) + "\n");
+export const serialize = (doc) => Buffer.from(`${JSON.stringify(doc, null, 2)}\n`);
 
 export function fsyncDir(dir) {
   try {
     const fd = openSync(dir, constants.O_RDONLY);
-    try { fsyncSync(fd); } finally { closeSync(fd); }
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
   } catch {
     // not every platform can fsync a directory
   }
@@ -147,17 +173,25 @@ export function writeTemp(dir, data, prefix = `.${STATE}.`) {
     const tmp = join(dir, `${prefix}${randomBytes(6).toString("hex")}.tmp`);
     let fd;
     try {
-      fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o644);
+      fd = openSync(
+        tmp,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),
+        0o644,
+      );
     } catch (err) {
-      if (err.code === "EEXIST") continue;
+      if (/** @type {NodeJS.ErrnoException} */ (err).code === "EEXIST") continue;
       throw err;
     }
     try {
-      for (let off = 0; off < data.length;) off += writeSync(fd, data, off); // short writes
+      for (let off = 0; off < data.length; ) off += writeSync(fd, data, off); // short writes
       fsyncSync(fd);
     } catch (err) {
       closeSync(fd);
-      try { unlinkSync(tmp); } catch { /* already gone */ }
+      try {
+        unlinkSync(tmp);
+      } catch {
+        /* already gone */
+      }
       throw err;
     }
     closeSync(fd);
@@ -189,11 +223,19 @@ function keepAs(src, dst) {
   try {
     renameSync(staging, dst);
   } catch (err) {
-    try { unlinkSync(staging); } catch { /* already gone */ }
+    try {
+      unlinkSync(staging);
+    } catch {
+      /* already gone */
+    }
     throw err;
   }
   if (lexists(staging)) {
-    try { unlinkSync(staging); } catch { /* already gone */ }
+    try {
+      unlinkSync(staging);
+    } catch {
+      /* already gone */
+    }
   }
 }
 
@@ -201,7 +243,10 @@ function keepAs(src, dst) {
 function writeFailed(/** @type {unknown} */ err) {
   const e = /** @type {any} */ (err);
   if (e && typeof e.code === "string" && typeof e.syscall === "string") {
-    return new Refused(["SR163"], `the state could not be written: ${e.message}; the previous state and .bak are unchanged`);
+    return new Refused(
+      ["SR163"],
+      `the state could not be written: ${e.message}; the previous state and .bak are unchanged`,
+    );
   }
   return err;
 }
@@ -218,12 +263,17 @@ export function replaceState(dir, data, { rotate, always = false, currentValid =
   }
   try {
     if (rotate && lexists(state) && !isLink(state) && statSync(state).isFile()) {
-      const keep = always || (currentValid !== null ? currentValid : validStateBytes(readFileSync(state)));
+      const keep =
+        always || (currentValid !== null ? currentValid : validStateBytes(readFileSync(state)));
       if (keep) keepAs(state, join(dir, BAK));
     }
     renameSync(tmp, state);
   } catch (err) {
-    try { unlinkSync(tmp); } catch { /* already gone */ }
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* already gone */
+    }
     throw writeFailed(err);
   }
   fsyncDir(dir);
@@ -253,7 +303,8 @@ export function recover(dir, root, { now, workflow = null, project = null }) {
 /** recover's work, under the lock. @param {string} dir @param {string} root @param {{now: number, workflow?: string|null, project?: string|null}} opts */
 function recoverLocked(dir, root, { now, workflow = null, project = null }) {
   const current = load(dir, root);
-  if (current.status !== "corrupt" && current.status !== "absent") return { status: "none", codes: current.codes };
+  if (current.status !== "corrupt" && current.status !== "absent")
+    return { status: "none", codes: current.codes };
   const state = join(dir, STATE);
   let kept = null;
   if (current.status === "corrupt" && lexists(state)) {
@@ -267,18 +318,39 @@ function recoverLocked(dir, root, { now, workflow = null, project = null }) {
   const backup = backupOf(dir, root, now);
   if (backup.document !== null) {
     // a 3.0 .bak is restored byte for byte, an older one migrated (docs/spec.md §5)
-    const data = backup.migratedFrom === null ? readFileSync(join(dir, BAK)) : serialize(backup.document);
+    const data =
+      backup.migratedFrom === null ? readFileSync(join(dir, BAK)) : serialize(backup.document);
     replaceState(dir, data, { rotate: false });
-    const detail = { from: BAK, corrupt_kept_as: kept, reason, ...(backup.migratedFrom ? { migrated_from: backup.migratedFrom } : {}) };
+    const detail = {
+      from: BAK,
+      corrupt_kept_as: kept,
+      reason,
+      ...(backup.migratedFrom ? { migrated_from: backup.migratedFrom } : {}),
+    };
     const extra = logEvent(dir, "recovered", { ts, detail });
-    return { status: "restored_backup", codes: [...current.codes, ...extra], keptAs: kept, migratedFrom: backup.migratedFrom, backupProblems: [] };
+    return {
+      status: "restored_backup",
+      codes: [...current.codes, ...extra],
+      keptAs: kept,
+      migratedFrom: backup.migratedFrom,
+      backupProblems: [],
+    };
   }
   const wf = loadWorkflow(workflow ?? "apex");
   const doc = templateState(wf, project ?? basename(real(dir) ?? dir), ts);
   doc.revision = 1;
   replaceState(dir, serialize(doc), { rotate: false });
-  const extra = logEvent(dir, "recreated", { ts, detail: { corrupt_kept_as: kept, reason, workflow: wf.id } });
-  return { status: "recreated", codes: [...current.codes, ...extra], keptAs: kept, migratedFrom: null, backupProblems: backup.problems };
+  const extra = logEvent(dir, "recreated", {
+    ts,
+    detail: { corrupt_kept_as: kept, reason, workflow: wf.id },
+  });
+  return {
+    status: "recreated",
+    codes: [...current.codes, ...extra],
+    keptAs: kept,
+    migratedFrom: null,
+    backupProblems: backup.problems,
+  };
 }
 
 /** The .bak to restore (3.0, or an older state migrated), or why there is none. */

@@ -7,7 +7,7 @@
 // They follow the reference's transitions one for one (docs/spec.md §4, the write moments).
 
 import { keyOrder, normalize, orderedKeys, pathProblem } from "./rules.mjs";
-import { formatTimestamp } from "./timestamps.mjs";
+import { formatTimestamp } from "./timeutil.mjs";
 
 const STEP_KEY = /^[0-9]+(_[0-9]+)?$/;
 const PROJECT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -28,15 +28,16 @@ export class TransitionError extends Error {
 /** @param {string} code @param {string} message @param {string} [pointer] */
 const refuse = (code, message, pointer = "") => new TransitionError([{ code, message, pointer }]);
 const esc = (/** @type {string} */ s) => s.replace(/~/g, "~0").replace(/\//g, "~1");
-const ptr = (/** @type {string[]} */ ...parts) => parts.map((p) => "/" + esc(String(p))).join("");
-const isObject = (/** @type {unknown} */ v) => v !== null && typeof v === "object" && !Array.isArray(v);
+const ptr = (/** @type {string[]} */ ...parts) => parts.map((p) => `/${esc(String(p))}`).join("");
+const isObject = (/** @type {unknown} */ v) =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
 const clone = (/** @type {any} */ v) => structuredClone(v);
 const isInt = (/** @type {unknown} */ v) => typeof v === "number" && Number.isInteger(v);
 const repr = (/** @type {unknown} */ v) => JSON.stringify(v);
 
 /** @param {string} key @param {any} step @param {any} sdef */
 function label(key, step, sdef) {
-  const name = sdef ? sdef.name : (step ?? {}).name;
+  const name = sdef ? sdef.name : step?.name;
   return typeof name === "string" && name ? `${key} (${name})` : key;
 }
 
@@ -49,16 +50,30 @@ function stepsOf(doc) {
 /** @param {any} wf @param {string} key */
 function checkKey(wf, key) {
   if (typeof key !== "string" || !STEP_KEY.test(key)) {
-    throw refuse("SR711", `${repr(key)} is not a step key (digits, optionally \`_\` and digits, e.g. 1 or 3_5)`);
+    throw refuse(
+      "SR711",
+      `${repr(key)} is not a step key (digits, optionally \`_\` and digits, e.g. 1 or 3_5)`,
+    );
   }
   if (!wf.freeSteps && wf.step(key) === null) {
-    throw refuse("SR711", `step ${repr(key)} is not a step of workflow ${repr(wf.id)} (steps: ${wf.stepKeys.join(", ")})`, ptr("steps", key));
+    throw refuse(
+      "SR711",
+      `step ${repr(key)} is not a step of workflow ${repr(wf.id)} (steps: ${wf.stepKeys.join(", ")})`,
+      ptr("steps", key),
+    );
   }
 }
 
 /** @param {string} name @param {string} agent */
 const newStep = (name, agent) => ({
-  name, agent, status: "pending", sub_step: null, started: null, completed: null, artifacts: [], context_files_used: [],
+  name,
+  agent,
+  status: "pending",
+  sub_step: null,
+  started: null,
+  completed: null,
+  artifacts: [],
+  context_files_used: [],
 });
 
 /** @param {any} sdef */
@@ -71,7 +86,11 @@ function existing(doc, wf, key) {
   if (isObject(steps[key])) return steps[key];
   const sdef = wf.step(key);
   if (sdef === null) {
-    throw refuse("SR711", `step ${repr(key)} is not in the state yet; start it first (\`session-resume start ${key} --name NAME\`)`, ptr("steps", key));
+    throw refuse(
+      "SR711",
+      `step ${repr(key)} is not in the state yet; start it first (\`session-resume start ${key} --name NAME\`)`,
+      ptr("steps", key),
+    );
   }
   steps[key] = newStep(sdef.name, agentOf(sdef));
   return steps[key];
@@ -89,7 +108,11 @@ function checkPaths(paths, pointer) {
     }
     const bad = pathProblem(raw);
     if (bad) {
-      problems.push({ code: bad, message: `unsafe path ${repr(raw)}; list files as paths relative to the repository root, inside it`, pointer });
+      problems.push({
+        code: bad,
+        message: `unsafe path ${repr(raw)}; list files as paths relative to the repository root, inside it`,
+        pointer,
+      });
       continue;
     }
     out.push(raw);
@@ -100,7 +123,9 @@ function checkPaths(paths, pointer) {
 
 /** @param {any[]} target @param {string[]} values */
 function appendUnique(target, values) {
-  const seen = new Set(target.filter((p) => typeof p === "string").map((p) => normalize(p.replace(/\\/g, "/"))));
+  const seen = new Set(
+    target.filter((p) => typeof p === "string").map((p) => normalize(p.replace(/\\/g, "/"))),
+  );
   for (const p of values) {
     const n = normalize(p.replace(/\\/g, "/"));
     if (!seen.has(n)) {
@@ -116,7 +141,11 @@ function appendUnique(target, values) {
  */
 export function initState(wf, project, now, templateState) {
   if (typeof project !== "string" || !PROJECT.test(project)) {
-    throw refuse("SR710", `project name ${repr(project)} is not allowed: use letters, digits, \`.\`, \`_\` and \`-\`, starting with a letter or digit (at most 128 characters)`, "/project");
+    throw refuse(
+      "SR710",
+      `project name ${repr(project)} is not allowed: use letters, digits, \`.\`, \`_\` and \`-\`, starting with a letter or digit (at most 128 characters)`,
+      "/project",
+    );
   }
   return templateState(wf, project, formatTimestamp(now));
 }
@@ -132,32 +161,54 @@ export function start(doc, wf, key, now, { force = false, orphaned = false, name
   checkKey(wf, key);
   const steps = stepsOf(out);
   const sdef = wf.step(key);
-  if (!isObject(steps[key])) steps[key] = sdef ? newStep(sdef.name, agentOf(sdef)) : newStep(name || `Step ${key}`, "");
+  if (!isObject(steps[key]))
+    steps[key] = sdef ? newStep(sdef.name, agentOf(sdef)) : newStep(name || `Step ${key}`, "");
   const step = steps[key];
   const status = step.status;
   const lbl = label(key, step, sdef);
   const sptr = ptr("steps", key, "status");
   if (DONE.includes(status) && !force) {
     if (status === "complete") {
-      throw refuse("SR710", `step ${lbl} is already complete; to run it again use \`session-resume start ${key} --force\` (its completion is reset)`, sptr);
+      throw refuse(
+        "SR710",
+        `step ${lbl} is already complete; to run it again use \`session-resume start ${key} --force\` (its completion is reset)`,
+        sptr,
+      );
     }
     const reason = step.skip_reason;
-    throw refuse("SR710", `step ${lbl} was skipped${typeof reason === "string" && reason ? ` (${reason})` : ""}; to run it anyway use \`session-resume start ${key} --force\``, sptr);
+    throw refuse(
+      "SR710",
+      `step ${lbl} was skipped${typeof reason === "string" && reason ? ` (${reason})` : ""}; to run it anyway use \`session-resume start ${key} --force\``,
+      sptr,
+    );
   }
-  const others = Object.keys(steps).filter((k) => k !== key && isObject(steps[k]) && steps[k].status === "in_progress");
+  const others = Object.keys(steps).filter(
+    (k) => k !== key && isObject(steps[k]) && steps[k].status === "in_progress",
+  );
   if (others.length && !force) {
     const names = others.map((k) => label(k, steps[k], wf.step(k))).join(", ");
-    throw refuse("SR710", `step ${names} is in progress; complete it (\`session-resume complete ${others[0]}\`) or skip it first, or use \`--force\` to start step ${key} anyway (step ${others[0]} then goes back to pending)`, ptr("steps", others[0], "status"));
+    throw refuse(
+      "SR710",
+      `step ${names} is in progress; complete it (\`session-resume complete ${others[0]}\`) or skip it first, or use \`--force\` to start step ${key} anyway (step ${others[0]} then goes back to pending)`,
+      ptr("steps", others[0], "status"),
+    );
   }
   const order = orderedKeys(steps, wf);
   const behind = order.includes(key)
-    ? order.slice(0, order.indexOf(key)).filter((k) => isObject(steps[k]) && !DONE.includes(steps[k].status))
+    ? order
+        .slice(0, order.indexOf(key))
+        .filter((k) => isObject(steps[k]) && !DONE.includes(steps[k].status))
     : [];
   if (behind.length && !force && status !== "in_progress") {
     const names = behind.map((k) => label(k, steps[k], wf.step(k))).join(", ");
-    throw refuse("SR710", `earlier step(s) ${names} are neither complete nor skipped; complete or skip them first (the orchestrator runs steps in order), or use \`--force\` to start step ${key} anyway`, ptr("steps", key));
+    throw refuse(
+      "SR710",
+      `earlier step(s) ${names} are neither complete nor skipped; complete or skip them first (the orchestrator runs steps in order), or use \`--force\` to start step ${key} anyway`,
+      ptr("steps", key),
+    );
   }
-  for (const k of others) Object.assign(steps[k], { status: "pending", started: null, completed: null, sub_step: null });
+  for (const k of others)
+    Object.assign(steps[k], { status: "pending", started: null, completed: null, sub_step: null });
   const attempts = isInt(step.attempts) ? step.attempts : null;
   if (status === "pending") step.attempts = (attempts ?? 0) + 1;
   else if (status === "in_progress") {
@@ -165,7 +216,12 @@ export function start(doc, wf, key, now, { force = false, orphaned = false, name
   } else step.attempts = (attempts ?? 1) + 1;
   if (status !== "pending") step.context_files_used = [];
   delete step.skip_reason;
-  Object.assign(step, { status: "in_progress", started: formatTimestamp(now), completed: null, sub_step: null });
+  Object.assign(step, {
+    status: "in_progress",
+    started: formatTimestamp(now),
+    completed: null,
+    sub_step: null,
+  });
   out.current_step = keyOrder(key)[0];
   return out;
 }
@@ -182,22 +238,35 @@ export function checkpoint(doc, wf, key, subStep, { artifacts = [], contextFiles
   const lbl = label(key, step, sdef);
   const status = step.status;
   if (status !== "in_progress") {
-    const advice = status === "pending"
-      ? `run \`session-resume start ${key}\` before recording checkpoints`
-      : `it is ${status}; run \`session-resume start ${key} --force\` to work on it again`;
-    throw refuse("SR710", `step ${lbl} is ${status}, not in_progress: ${advice}`, ptr("steps", key));
+    const advice =
+      status === "pending"
+        ? `run \`session-resume start ${key}\` before recording checkpoints`
+        : `it is ${status}; run \`session-resume start ${key} --force\` to work on it again`;
+    throw refuse(
+      "SR710",
+      `step ${lbl} is ${status}, not in_progress: ${advice}`,
+      ptr("steps", key),
+    );
   }
-  if (typeof subStep !== "string" || !subStep.trim()) throw refuse("SR710", "the checkpoint id is empty", ptr("steps", key, "sub_step"));
+  if (typeof subStep !== "string" || !subStep.trim())
+    throw refuse("SR710", "the checkpoint id is empty", ptr("steps", key, "sub_step"));
   let sub = subStep;
-  if (sdef && sdef.checkpoints.length && !sdef.checkpoints.includes(sub)) {
-    if (Object.prototype.hasOwnProperty.call(sdef.legacy, sub)) sub = sdef.legacy[sub];
+  if (sdef?.checkpoints.length && !sdef.checkpoints.includes(sub)) {
+    if (Object.hasOwn(sdef.legacy, sub)) sub = sdef.legacy[sub];
     else {
-      throw refuse("SR710", `${repr(sub)} is not a checkpoint of step ${lbl} in workflow ${repr(wf.id)}; valid ids: ${sdef.checkpoints.join(", ")}`, ptr("steps", key, "sub_step"));
+      throw refuse(
+        "SR710",
+        `${repr(sub)} is not a checkpoint of step ${lbl} in workflow ${repr(wf.id)}; valid ids: ${sdef.checkpoints.join(", ")}`,
+        ptr("steps", key, "sub_step"),
+      );
     }
   }
   const arts = checkPaths(artifacts, ptr("steps", key, "artifacts"));
   const ctx = checkPaths(contextFiles, ptr("steps", key, "context_files_used"));
-  for (const [list, values] of /** @type {[string, string[]][]} */ ([["artifacts", arts], ["context_files_used", ctx]])) {
+  for (const [list, values] of /** @type {[string, string[]][]} */ ([
+    ["artifacts", arts],
+    ["context_files_used", ctx],
+  ])) {
     if (!Array.isArray(step[list])) step[list] = [];
     appendUnique(step[list], values);
   }
@@ -212,9 +281,24 @@ export function complete(doc, wf, key, now) {
   const lbl = label(key, step, wf.step(key));
   const status = step.status;
   const sptr = ptr("steps", key, "status");
-  if (status === "pending") throw refuse("SR710", `step ${lbl} is pending: it has not started; run \`session-resume start ${key}\` first`, sptr);
-  if (status === "complete") throw refuse("SR710", `step ${lbl} is already complete (at ${step.completed}); nothing to do`, sptr);
-  if (status !== "in_progress") throw refuse("SR710", `step ${lbl} is ${status}; only a step in progress can be completed (\`session-resume start ${key} --force\` to run it)`, sptr);
+  if (status === "pending")
+    throw refuse(
+      "SR710",
+      `step ${lbl} is pending: it has not started; run \`session-resume start ${key}\` first`,
+      sptr,
+    );
+  if (status === "complete")
+    throw refuse(
+      "SR710",
+      `step ${lbl} is already complete (at ${step.completed}); nothing to do`,
+      sptr,
+    );
+  if (status !== "in_progress")
+    throw refuse(
+      "SR710",
+      `step ${lbl} is ${status}; only a step in progress can be completed (\`session-resume start ${key} --force\` to run it)`,
+      sptr,
+    );
   Object.assign(step, { status: "complete", completed: formatTimestamp(now), sub_step: null });
   return out;
 }
@@ -227,24 +311,48 @@ export function skip(doc, wf, key, reason, { force = false } = {}) {
   const lbl = label(key, step, sdef);
   const status = step.status;
   const sptr = ptr("steps", key, "status");
-  if (typeof reason !== "string" || !reason.trim()) throw refuse("SR710", `give the reason for skipping step ${lbl} (--reason)`, sptr);
-  if (status !== "pending" && status !== "in_progress") throw refuse("SR710", `step ${lbl} is ${status}; only a pending or in-progress step can be skipped`, sptr);
-  if (sdef && !sdef.optional && !force) throw refuse("SR710", `step ${lbl} is not optional in workflow ${repr(wf.id)}; use \`--force\` to skip it anyway`, sptr);
+  if (typeof reason !== "string" || !reason.trim())
+    throw refuse("SR710", `give the reason for skipping step ${lbl} (--reason)`, sptr);
+  if (status !== "pending" && status !== "in_progress")
+    throw refuse(
+      "SR710",
+      `step ${lbl} is ${status}; only a pending or in-progress step can be skipped`,
+      sptr,
+    );
+  if (sdef && !sdef.optional && !force)
+    throw refuse(
+      "SR710",
+      `step ${lbl} is not optional in workflow ${repr(wf.id)}; use \`--force\` to skip it anyway`,
+      sptr,
+    );
   Object.assign(step, { status: "skipped", sub_step: null, completed: null, skip_reason: reason });
   return out;
 }
 
 /** Decision made: decisions[key] = value (checked against the workflow's keys and enum). @param {any} doc @param {any} wf @param {string} key @param {unknown} value */
 export function setDecision(doc, wf, key, value) {
-  if (typeof key !== "string" || !key) throw refuse("SR710", "the decision key is empty", "/decisions");
+  if (typeof key !== "string" || !key)
+    throw refuse("SR710", "the decision key is empty", "/decisions");
   // A workflow that lists its decision keys accepts only those (SR422); one with none, any key.
   if (wf.decisions.length > 0 && !wf.decisions.some((/** @type {any} */ d) => d.key === key)) {
     const keys = wf.decisions.map((/** @type {any} */ d) => d.key).join(", ");
-    throw refuse("SR422", `decision key ${repr(key)} is not defined by workflow ${repr(wf.id)}; its keys: ${keys}`, ptr("decisions", key));
+    throw refuse(
+      "SR422",
+      `decision key ${repr(key)} is not defined by workflow ${repr(wf.id)}; its keys: ${keys}`,
+      ptr("decisions", key),
+    );
   }
   for (const d of wf.decisions) {
-    if (d.key === key && d.enum !== undefined && !d.enum.some((/** @type {unknown} */ e) => e === value)) {
-      throw refuse("SR420", `decision ${key} = ${repr(value)} is not allowed by workflow ${repr(wf.id)}; allowed: ${d.enum.map(repr).join(", ")}`, ptr("decisions", key));
+    if (
+      d.key === key &&
+      d.enum !== undefined &&
+      !d.enum.some((/** @type {unknown} */ e) => e === value)
+    ) {
+      throw refuse(
+        "SR420",
+        `decision ${key} = ${repr(value)} is not allowed by workflow ${repr(wf.id)}; allowed: ${d.enum.map(repr).join(", ")}`,
+        ptr("decisions", key),
+      );
     }
   }
   const out = clone(doc);
@@ -274,15 +382,26 @@ export function nextDecisionId(doc) {
  * @param {{title: string, choice: string, rationale: string, step?: string|null, alternatives?: string[]}} entry
  * @param {number} now @param {any} [wf]
  */
-export function logDecision(doc, { title, choice, rationale, step = null, alternatives = [] }, now, wf = null) {
-  for (const [what, value] of /** @type {[string, unknown][]} */ ([["title", title], ["choice", choice], ["rationale", rationale]])) {
-    if (typeof value !== "string" || !value.trim()) throw refuse("SR710", `the decision's ${what} is empty`, "/decision_log");
+export function logDecision(
+  doc,
+  { title, choice, rationale, step = null, alternatives = [] },
+  now,
+  wf = null,
+) {
+  for (const [what, value] of /** @type {[string, unknown][]} */ ([
+    ["title", title],
+    ["choice", choice],
+    ["rationale", rationale],
+  ])) {
+    if (typeof value !== "string" || !value.trim())
+      throw refuse("SR710", `the decision's ${what} is empty`, "/decision_log");
   }
   /** @type {Record<string, unknown>} */
   const entry = { id: nextDecisionId(doc), title, choice, rationale };
   if (step !== null) {
     if (wf) checkKey(wf, step);
-    else if (!STEP_KEY.test(step)) throw refuse("SR711", `${repr(step)} is not a step key`, "/decision_log");
+    else if (!STEP_KEY.test(step))
+      throw refuse("SR711", `${repr(step)} is not a step key`, "/decision_log");
     entry.step = /^[0-9]+$/.test(step) ? Number(step) : step;
   }
   if (alternatives.length) entry.alternatives = [...alternatives];
@@ -295,7 +414,8 @@ export function logDecision(doc, { title, choice, rationale, step = null, altern
 
 /** Challenger finding: add `title` to open_findings (once). @param {any} doc @param {string} title */
 export function addFinding(doc, title) {
-  if (typeof title !== "string" || !title.trim()) throw refuse("SR710", "the finding title is empty", "/open_findings");
+  if (typeof title !== "string" || !title.trim())
+    throw refuse("SR710", "the finding title is empty", "/open_findings");
   const out = clone(doc);
   if (!Array.isArray(out.open_findings)) out.open_findings = [];
   if (!out.open_findings.includes(title)) out.open_findings.push(title);
@@ -307,7 +427,11 @@ export function resolveFinding(doc, title) {
   const findings = doc.open_findings;
   if (!Array.isArray(findings) || !findings.includes(title)) {
     const listed = Array.isArray(findings) ? findings.map(repr).join(", ") : "";
-    throw refuse("SR710", `no open finding titled ${repr(title)}; open findings: ${listed || "none"}`, "/open_findings");
+    throw refuse(
+      "SR710",
+      `no open finding titled ${repr(title)}; open findings: ${listed || "none"}`,
+      "/open_findings",
+    );
   }
   const out = clone(doc);
   out.open_findings = out.open_findings.filter((/** @type {unknown} */ f) => f !== title);

@@ -4,7 +4,7 @@
 import { lstatSync, readdirSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { checkSessionHandoff } from "./handoff.mjs";
-import { isCorrupt, readJsonBytes } from "./jsonstrict.mjs";
+import { isCorrupt, readJsonBytes } from "./jsonread.mjs";
 import { lexists, readLimited } from "./files.mjs";
 import { checkState } from "./rules.mjs";
 import { usableBackup } from "./store.mjs";
@@ -110,7 +110,11 @@ export function validateReport(path, opts) {
       if (parsed.value !== null && !isCorrupt(parsed.codes)) {
         const v = versionOf(parsed.value);
         version = v.invalid ? null : v.raw;
-        if (version === CURRENT) workflow = typeof parsed.value.workflow === "string" ? parsed.value.workflow : opts.workflow ?? "apex";
+        if (version === CURRENT)
+          workflow =
+            typeof parsed.value.workflow === "string"
+              ? parsed.value.workflow
+              : (opts.workflow ?? "apex");
       }
     }
     return { path: f, codes: found, version, workflow };

@@ -27,7 +27,8 @@ export const schemaOf = (version) => `session-state/${version}.json`;
  * @returns {{raw: string, num: [number, number], invalid?: undefined} | {invalid: true, raw?: undefined, num?: undefined}}
  */
 export function versionOf(doc) {
-  if (!("schema_version" in doc)) return { raw: OLDEST, num: /** @type {[number, number]} */ (parseVersion(OLDEST)) };
+  if (!("schema_version" in doc))
+    return { raw: OLDEST, num: /** @type {[number, number]} */ (parseVersion(OLDEST)) };
   const raw = doc.schema_version;
   if (typeof raw !== "string") return { invalid: true };
   const num = parseVersion(raw);
@@ -35,7 +36,8 @@ export function versionOf(doc) {
 }
 
 /** @param {[number, number]} num */
-export const newerThanKnown = ([a, b]) => a > CURRENT_NUM[0] || (a === CURRENT_NUM[0] && b > CURRENT_NUM[1]);
+export const newerThanKnown = ([a, b]) =>
+  a > CURRENT_NUM[0] || (a === CURRENT_NUM[0] && b > CURRENT_NUM[1]);
 
 /** @param {string} raw */
 export const isKnown = (raw) => KNOWN.includes(raw);

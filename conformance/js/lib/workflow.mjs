@@ -49,10 +49,14 @@ function load(spec) {
   let path = spec;
   if (builtins().includes(spec)) path = join(getSchemaDir(), "workflows", `${spec}.yaml`);
   else if (!existsSync(path) || !statSync(path).isFile()) {
-    throw new WorkflowError(["SR403"], `no built-in workflow named ${spec} and no file at that path`);
+    throw new WorkflowError(
+      ["SR403"],
+      `no built-in workflow named ${spec} and no file at that path`,
+    );
   }
   const data = readFileSync(path);
-  if (data.length > MAX_BYTES) throw new WorkflowError(["SR400"], "the workflow file is over 1 MiB");
+  if (data.length > MAX_BYTES)
+    throw new WorkflowError(["SR400"], "the workflow file is over 1 MiB");
   let text;
   try {
     text = new TextDecoder("utf-8", { fatal: true }).decode(data);
@@ -70,7 +74,8 @@ function load(spec) {
     throw new WorkflowError(["SR400"], "a workflow definition is a mapping");
   }
   const errors = check("workflow/1.json", raw, { override: "SR400" });
-  if (errors.length) throw new WorkflowError(errors, "the definition breaks schema/workflow/1.json");
+  if (errors.length)
+    throw new WorkflowError(errors, "the definition breaks schema/workflow/1.json");
   const problems = semanticProblems(raw);
   if (problems.length) throw new WorkflowError(["SR400"], problems.join("; "));
   return build(raw);
@@ -83,9 +88,11 @@ function semanticProblems(raw) {
     if (keys.has(s.key)) out.push(`step key ${s.key} is defined twice`);
     keys.add(s.key);
     const ids = (s.checkpoints ?? []).map((c) => c.id);
-    if (new Set(ids).size !== ids.length) out.push(`a checkpoint is defined twice in step ${s.key}`);
+    if (new Set(ids).size !== ids.length)
+      out.push(`a checkpoint is defined twice in step ${s.key}`);
     for (const [old, current] of Object.entries(s.legacy_checkpoints ?? {})) {
-      if (!ids.includes(current)) out.push(`legacy checkpoint ${old} maps to ${current}, not a checkpoint`);
+      if (!ids.includes(current))
+        out.push(`legacy checkpoint ${old} maps to ${current}, not a checkpoint`);
     }
   }
   return out;
@@ -101,7 +108,9 @@ function build(raw) {
     checkpoints: (s.checkpoints ?? []).map((c) => c.id),
     after: Object.fromEntries((s.checkpoints ?? []).map((c) => [c.id, c.after ?? null])),
     legacy: s.legacy_checkpoints ?? {},
-    budget: s.budget ? { max: s.budget.max_startup_files, files: s.budget.startup_files ?? [] } : null,
+    budget: s.budget
+      ? { max: s.budget.max_startup_files, files: s.budget.startup_files ?? [] }
+      : null,
     gate: s.gate ?? null,
   }));
   const wf = {
@@ -113,10 +122,16 @@ function build(raw) {
     steps,
     stepKeys: steps.map((s) => s.key),
     decisions: raw.decisions.map((d) => ({
-      key: d.key, required: Boolean(d.required), enum: d.enum, legacyTopLevel: Boolean(d.legacy_top_level),
+      key: d.key,
+      required: Boolean(d.required),
+      enum: d.enum,
+      legacyTopLevel: Boolean(d.legacy_top_level),
     })),
     fields: raw.fields.map((f) => ({
-      name: f.name, required: Boolean(f.required), schema: f.schema ?? {}, mirrors: f.mirrors_decision ?? null,
+      name: f.name,
+      required: Boolean(f.required),
+      schema: f.schema ?? {},
+      mirrors: f.mirrors_decision ?? null,
     })),
     step(key) {
       return steps.find((s) => s.key === key) ?? null;

@@ -5,20 +5,36 @@
 // .bak rotation, replace, directory fsync, one worklog event), refresh the heartbeat.
 
 import { randomBytes } from "node:crypto";
-import { lstatSync, mkdirSync, readFileSync, renameSync, unlinkSync } from "node:fs";
-import { createRequire } from "node:module";
+import { lstatSync, mkdirSync, renameSync, unlinkSync } from "node:fs";
 import { hostname, userInfo } from "node:os";
 import { join } from "node:path";
+import { CODES, severity } from "./codes.mjs";
 import { withLock } from "./lock.mjs";
 import { startedAtGate } from "./resume.mjs";
-import { appendEvent, leaseState, readLease, readTail, SENTINEL } from "./session.mjs";
-import { BAK, checkPaths, fsyncDir, load, Refused, replaceState, serialize, writeTemp } from "./store.mjs";
+import {
+  appendEvent,
+  leaseState,
+  readLease,
+  readTail,
+  SENTINEL,
+  STATE,
+  WORKLOG,
+} from "./session.mjs";
+import {
+  BAK,
+  checkPaths,
+  fsyncDir,
+  load,
+  Refused,
+  replaceState,
+  serialize,
+  writeTemp,
+} from "./store.mjs";
 import * as T from "./transitions.mjs";
-import { formatTimestamp } from "./timestamps.mjs";
+import { formatTimestamp } from "./timeutil.mjs";
 import { validateDocument } from "./validate.mjs";
 import { builtins, loadWorkflow, templateState, WorkflowError } from "./workflow.mjs";
 
-const CODES = createRequire(import.meta.url)("./codes.json");
 export const MAX_ATTEMPTS = 5;
 const LEASE_TAIL_EVENTS = 200;
 const DEFAULT_STALE_SECONDS = 300;
@@ -38,13 +54,21 @@ export class WriteError extends Error {
 
 /** @param {string} code @param {string} message @param {string} [file] */
 const fail = (code, message, file = "") => new WriteError([{ code, message, file }]);
-const severity = (/** @type {string} */ code) => (/** @type {any} */ (CODES)[code]?.severity ?? "error");
-const isObject = (/** @type {unknown} */ v) => v !== null && typeof v === "object" && !Array.isArray(v);
-const sameJson = (/** @type {unknown} */ a, /** @type {unknown} */ b) => JSON.stringify(a) === JSON.stringify(b);
+const isObject = (/** @type {unknown} */ v) =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
+const sameJson = (/** @type {unknown} */ a, /** @type {unknown} */ b) =>
+  JSON.stringify(a) === JSON.stringify(b);
 
-export const defaultOwner = () => process.env.USER || process.env.USERNAME || (() => {
-  try { return userInfo().username; } catch { return "unknown"; }
-})();
+export const defaultOwner = () =>
+  process.env.USER ||
+  process.env.USERNAME ||
+  (() => {
+    try {
+      return userInfo().username;
+    } catch {
+      return "unknown";
+    }
+  })();
 
 /**
  * Where and when a write happens, and as which session. `newSession`: the id a write uses when
@@ -57,15 +81,22 @@ const newSessionId = () => randomBytes(8).toString("hex");
 
 /** Python's json.dumps(indent=2) (ASCII only), so both implementations write the same lease bytes. */
 const asciiJson = (/** @type {unknown} */ v) =>
-  JSON.stringify(v, null, 2).replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  JSON.stringify(v, null, 2).replace(
+    /[\u0080-\uffff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 
 /** Replace the lease file atomically (temp file + rename, never following a link). @param {string} dir @param {object} sentinel */
 export function writeSentinel(dir, sentinel) {
-  const tmp = writeTemp(dir, Buffer.from(asciiJson(sentinel) + "\n"), `.${SENTINEL}.`);
+  const tmp = writeTemp(dir, Buffer.from(`${asciiJson(sentinel)}\n`), `.${SENTINEL}.`);
   try {
     renameSync(tmp, join(dir, SENTINEL));
   } catch (err) {
-    try { unlinkSync(tmp); } catch { /* already gone */ }
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* already gone */
+    }
     throw err;
   }
   fsyncDir(dir);
@@ -91,8 +122,17 @@ export function currentLease(ctx) {
   const { lease: sent, codes } = readLease(ctx.dir);
   if (codes.length) {
     let st = null;
-    try { st = lstatSync(path); } catch { /* absent */ }
-    if (st && st.isDirectory()) throw fail("SR510", "the sentinel path is a directory; remove it before starting a session", path);
+    try {
+      st = lstatSync(path);
+    } catch {
+      /* absent */
+    }
+    if (st?.isDirectory())
+      throw fail(
+        "SR510",
+        "the sentinel path is a directory; remove it before starting a session",
+        path,
+      );
   }
   let ended = false;
   if (sent !== null && !codes.length) {
@@ -101,9 +141,15 @@ export function currentLease(ctx) {
     );
   }
   const usable = sent !== null && !codes.length ? sent : null;
-  const judged = usable === null
-    ? { state: sent === null ? "none" : "unreadable", age: null }
-    : leaseState(usable, { now: ctx.now, ended, ownerAlive: ownerAlive(usable), staleSeconds: ctx.staleSeconds ?? DEFAULT_STALE_SECONDS });
+  const judged =
+    usable === null
+      ? { state: sent === null ? "none" : "unreadable", age: null }
+      : leaseState(usable, {
+          now: ctx.now,
+          ended,
+          ownerAlive: ownerAlive(usable),
+          staleSeconds: ctx.staleSeconds ?? DEFAULT_STALE_SECONDS,
+        });
   return { state: judged.state, age: judged.age, sentinel: sent };
 }
 
@@ -114,32 +160,47 @@ export function currentLease(ctx) {
  * @param {{state: string, age: number|null, sentinel: any}} lease
  * @param {{session?: string|null, claim?: boolean, takeover?: boolean, file?: string, mint?: () => string}} opts
  */
-export function planLease(lease, { session = null, claim = false, takeover = false, file = "", mint = newSessionId }) {
+export function planLease(
+  lease,
+  { session = null, claim = false, takeover = false, file = "", mint = newSessionId },
+) {
   const holder = isObject(lease.sentinel) ? lease.sentinel.session : undefined;
   if (["none", "ended", "unreadable"].includes(lease.state) || typeof holder !== "string") {
     return { action: "create", session: session ?? mint(), lease, orphaned: false };
   }
-  if (session !== null && session === holder) return { action: "keep", session: holder, lease, orphaned: false };
+  if (session !== null && session === holder)
+    return { action: "keep", session: holder, lease, orphaned: false };
   const implicit = lease.sentinel.implicit === true;
   if (lease.state === "idle") {
     // an implicit lease gone quiet: the same user's next write goes on with it (no takeover,
     // no crash); a named session or `session start` adopts it
-    if (session === null && !claim) return { action: "keep", session: holder, lease, orphaned: false };
+    if (session === null && !claim)
+      return { action: "keep", session: holder, lease, orphaned: false };
     return { action: "adopt", session: session ?? holder, lease, orphaned: false };
   }
   if (lease.state === "live") {
-    if (session === null && !claim) return { action: "keep", session: holder, lease, orphaned: false };
+    if (session === null && !claim)
+      return { action: "keep", session: holder, lease, orphaned: false };
     if (implicit) return { action: "adopt", session: session ?? holder, lease, orphaned: false };
     if (takeover) return { action: "takeover", session: session ?? mint(), lease, orphaned: false };
     const age = lease.age === null ? "" : `, heartbeat ${Math.round(lease.age)} s ago`;
-    throw fail("SR511", `session ${holder} (owner ${lease.sentinel.owner || "?"}${age}) holds the lease of this session directory${session ? `; session ${session} may not write` : ""}. Nothing was written: wait for it to end (\`session-resume session end\`), or take over with \`session-resume session start --takeover\` (logged)`, file);
+    throw fail(
+      "SR511",
+      `session ${holder} (owner ${lease.sentinel.owner || "?"}${age}) holds the lease of this session directory${session ? `; session ${session} may not write` : ""}. Nothing was written: wait for it to end (\`session-resume session end\`), or take over with \`session-resume session start --takeover\` (logged)`,
+      file,
+    );
   }
   return { action: "takeover", session: session ?? mint(), lease, orphaned: true };
 }
 
 /** The lease plan of a write with `ctx`. @param {Context} ctx @param {{claim?: boolean, takeover?: boolean, file?: string}} [opts] */
 const planFor = (ctx, opts = {}) =>
-  planLease(currentLease(ctx), { session: ctx.session ?? null, file: join(ctx.dir, SENTINEL), mint: () => ctx.newSession ?? newSessionId(), ...opts });
+  planLease(currentLease(ctx), {
+    session: ctx.session ?? null,
+    file: join(ctx.dir, SENTINEL),
+    mint: () => ctx.newSession ?? newSessionId(),
+    ...opts,
+  });
 
 class LeaseChanged extends Error {}
 
@@ -156,12 +217,26 @@ function acquire(ctx, plan, { logStart, pid = null, owner = null, implicit = fal
   withLock(ctx.dir, () => {
     if (!sameJson(readLease(ctx.dir).lease, plan.lease.sentinel)) throw new LeaseChanged();
     /** @type {Record<string, unknown>} */
-    const sentinel = { v: 1, session: plan.session, owner: owner || ctx.owner || defaultOwner(), pid, host: hostname(), started: ts, heartbeat: ts };
-    if (implicit && (plan.action === "create" || plan.action === "takeover")) sentinel.implicit = true;
+    const sentinel = {
+      v: 1,
+      session: plan.session,
+      owner: owner || ctx.owner || defaultOwner(),
+      pid,
+      host: hostname(),
+      started: ts,
+      heartbeat: ts,
+    };
+    if (implicit && (plan.action === "create" || plan.action === "takeover"))
+      sentinel.implicit = true;
     if (plan.action === "takeover") {
       const prev = plan.lease.sentinel ?? {};
       /** @type {Record<string, unknown>} */
-      const detail = { previous: prev.session, previous_owner: prev.owner, orphaned: plan.orphaned, reason: plan.lease.state };
+      const detail = {
+        previous: prev.session,
+        previous_owner: prev.owner,
+        orphaned: plan.orphaned,
+        reason: plan.lease.state,
+      };
       if (plan.lease.age !== null) detail.silent_seconds = Math.round(plan.lease.age);
       events.push(appendEvent(ctx.dir, "takeover", { ts, session: plan.session, detail }));
     } else if (logStart || plan.action === "adopt") {
@@ -194,7 +269,12 @@ function noLeaseLeftOnFailure(ctx, fn) {
     if (err instanceof WriteError && mine !== null) {
       withLock(ctx.dir, () => {
         if (!sameJson(readLease(ctx.dir).lease, mine.sentinel)) return;
-        if (mine.logged) appendEvent(ctx.dir, "session_end", { ts: formatTimestamp(ctx.now), session: /** @type {any} */ (mine.sentinel).session, detail: { reason: "write_refused" } });
+        if (mine.logged)
+          appendEvent(ctx.dir, "session_end", {
+            ts: formatTimestamp(ctx.now),
+            session: /** @type {any} */ (mine.sentinel).session,
+            detail: { reason: "write_refused" },
+          });
         unlinkSync(join(ctx.dir, SENTINEL));
       });
     }
@@ -223,53 +303,97 @@ function refresh(ctx, session) {
  */
 export function save(dir, doc, opts) {
   const root = opts.root ?? dir;
-  const state = join(dir, "00-session-state.json");
+  const state = join(dir, STATE);
   try {
     checkPaths(dir, root);
   } catch (err) {
-    if (err instanceof Refused) throw new WriteError(err.codes.map((code) => ({ code, message: err.message, file: state })));
+    if (err instanceof Refused)
+      throw new WriteError(err.codes.map((code) => ({ code, message: err.message, file: state })));
     throw err;
   }
   return withLock(dir, () => {
     const current = load(dir, root);
     if (current.status === "absent" && current.backupUsable) {
-      throw fail("SR161", "the state file is missing but .bak holds a valid state; run `session-resume recover` first", state);
+      throw fail(
+        "SR161",
+        "the state file is missing but .bak holds a valid state; run `session-resume recover` first",
+        state,
+      );
     }
     const allow = opts.allow ?? ["ok", "absent", "invalid"];
     if (!allow.includes(current.status)) {
       const what = current.status === "needs_migration" ? "migrate" : "recover";
-      throw new WriteError(current.codes.length
-        ? current.codes.map((code) => ({ code, message: `the state file is ${current.status}`, file: state }))
-        : [{ code: "SR161", message: `the state file is ${current.status}; run \`session-resume ${what}\` first`, file: state }]);
+      throw new WriteError(
+        current.codes.length
+          ? current.codes.map((code) => ({
+              code,
+              message: `the state file is ${current.status}`,
+              file: state,
+            }))
+          : [
+              {
+                code: "SR161",
+                message: `the state file is ${current.status}; run \`session-resume ${what}\` first`,
+                file: state,
+              },
+            ],
+      );
     }
-    const onDisk = ["ok", "invalid"].includes(current.status) && Number.isInteger(current.doc?.revision) ? current.doc.revision : 0;
+    const onDisk =
+      ["ok", "invalid"].includes(current.status) && Number.isInteger(current.doc?.revision)
+        ? current.doc.revision
+        : 0;
     const expected = opts.expectedRevision ?? null;
     if (expected !== null && expected !== onDisk) {
-      throw fail("SR162", `the state is at revision ${onDisk}, not ${expected}: another writer saved first; reload and retry`, state);
+      throw fail(
+        "SR162",
+        `the state is at revision ${onDisk}, not ${expected}: another writer saved first; reload and retry`,
+        state,
+      );
     }
     const out = structuredClone(doc);
     out.updated = formatTimestamp(opts.now);
     out.revision = onDisk + 1;
     const data = serialize(out);
-    const errors = validateDocument(data, { workflow: opts.workflow ?? undefined, now: opts.now, sessionDir: dir })
-      .filter((code) => severity(code) === "error");
+    const errors = validateDocument(data, {
+      workflow: opts.workflow ?? undefined,
+      now: opts.now,
+      sessionDir: dir,
+    }).filter((code) => severity(code) === "error");
     if (errors.length) {
-      throw new WriteError(errors.map((code) => ({ code: "SR161", message: `refusing to write an invalid state: ${code}`, file: state })));
+      throw new WriteError(
+        errors.map((code) => ({
+          code: "SR161",
+          message: `refusing to write an invalid state: ${code}`,
+          file: state,
+        })),
+      );
     }
     try {
       replaceState(dir, data, { rotate: true, currentValid: current.status === "ok" });
     } catch (err) {
-      if (err instanceof Refused) throw new WriteError(err.codes.map((code) => ({ code, message: err.message, file: state })));
+      if (err instanceof Refused)
+        throw new WriteError(
+          err.codes.map((code) => ({ code, message: err.message, file: state })),
+        );
       throw err;
     }
     let record = null;
     if (opts.event) {
       try {
         record = appendEvent(dir, opts.event, {
-          ts: formatTimestamp(opts.now), session: opts.session ?? "", step: opts.step ?? null, subStep: opts.subStep ?? null, detail: opts.detail ?? null,
+          ts: formatTimestamp(opts.now),
+          session: opts.session ?? "",
+          step: opts.step ?? null,
+          subStep: opts.subStep ?? null,
+          detail: opts.detail ?? null,
         });
       } catch (err) {
-        throw fail("SR505", `the state was written (revision ${out.revision}) but its worklog event could not be appended: ${/** @type {any} */ (err).message}`, join(dir, "00-worklog.jsonl"));
+        throw fail(
+          "SR505",
+          `the state was written (revision ${out.revision}) but its worklog event could not be appended: ${/** @type {any} */ (err).message}`,
+          join(dir, WORKLOG),
+        );
       }
     }
     return { document: out, revision: out.revision, event: record };
@@ -283,12 +407,17 @@ function workflowOf(doc, spec, fallback) {
   if (!name) {
     if (own === undefined || own === null) name = fallback;
     else if (typeof own === "string" && builtins().includes(own)) name = own;
-    else throw fail("SR403", `the state names workflow ${JSON.stringify(own)}, neither built in (${builtins().join(", ")}) nor given`);
+    else
+      throw fail(
+        "SR403",
+        `the state names workflow ${JSON.stringify(own)}, neither built in (${builtins().join(", ")}) nor given`,
+      );
   }
   try {
     return loadWorkflow(name);
   } catch (err) {
-    if (err instanceof WorkflowError) throw new WriteError(err.codes.map((code) => ({ code, message: err.message })));
+    if (err instanceof WorkflowError)
+      throw new WriteError(err.codes.map((code) => ({ code, message: err.message })));
     throw err;
   }
 }
@@ -296,10 +425,14 @@ function workflowOf(doc, spec, fallback) {
 /** SR161 (with the right advice) unless the loaded state may be changed. @param {Context} ctx @param {any} loaded */
 function refuseUnwritable(ctx, loaded) {
   if (loaded.status === "ok") return;
-  const f = join(ctx.dir, "00-session-state.json");
+  const f = join(ctx.dir, STATE);
   const d = ctx.dir;
   if (loaded.status === "absent" && loaded.backupUsable) {
-    throw fail("SR161", `the state file is missing but ${BAK} is a valid state; run \`session-resume recover ${d}\` to restore it (nothing was written)`, f);
+    throw fail(
+      "SR161",
+      `the state file is missing but ${BAK} is a valid state; run \`session-resume recover ${d}\` to restore it (nothing was written)`,
+      f,
+    );
   }
   /** @type {Record<string, string>} */
   const messages = {
@@ -308,12 +441,21 @@ function refuseUnwritable(ctx, loaded) {
     corrupt: `the state file is corrupt; run \`session-resume recover ${d}\` first (it restores ${loaded.backupUsable ? ".bak" : "a fresh state"})`,
     too_new: `the state file is schema version ${loaded.version}, newer than this tool knows; upgrade session-resume (nothing was written)`,
     invalid: `the state file does not match the current schema; fix the problems \`session-resume validate ${d}\` lists (nothing was written)`,
-    bad_version: "the state file's schema_version is not a known version; fix it by hand (nothing was written)",
+    bad_version:
+      "the state file's schema_version is not a known version; fix it by hand (nothing was written)",
     refused: "refusing to use this session directory (nothing was written)",
   };
   throw new WriteError([
-    { code: "SR161", message: messages[loaded.status] ?? `the state file is ${loaded.status}`, file: f },
-    ...loaded.codes.map((/** @type {string} */ code) => ({ code, message: /** @type {any} */ (CODES)[code]?.summary ?? code, file: f })),
+    {
+      code: "SR161",
+      message: messages[loaded.status] ?? `the state file is ${loaded.status}`,
+      file: f,
+    },
+    ...loaded.codes.map((/** @type {string} */ code) => ({
+      code,
+      message: CODES[code]?.summary ?? code,
+      file: f,
+    })),
   ]);
 }
 
@@ -354,13 +496,16 @@ function writeOnce(ctx, build) {
       change = build(loaded.doc, wf, orphaned);
     } catch (err) {
       if (err instanceof T.TransitionError) {
-        throw new WriteError(err.problems.map((p) => ({ ...p, file: join(ctx.dir, "00-session-state.json") })));
+        throw new WriteError(err.problems.map((p) => ({ ...p, file: join(ctx.dir, STATE) })));
       }
       throw err;
     }
     if (plan.action !== "keep") {
       try {
-        before = [...before, ...acquire(ctx, plan, { logStart: true, implicit: (ctx.session ?? null) === null })];
+        before = [
+          ...before,
+          ...acquire(ctx, plan, { logStart: true, implicit: (ctx.session ?? null) === null }),
+        ];
       } catch (err) {
         if (err instanceof LeaseChanged) continue;
         throw err;
@@ -371,8 +516,15 @@ function writeOnce(ctx, build) {
     let res;
     try {
       res = save(ctx.dir, change.document, {
-        now: ctx.now, root, expectedRevision: loaded.doc.revision ?? 0, workflow: wf.id, event: change.event,
-        step: change.step ?? null, subStep: change.subStep ?? null, detail: change.detail ?? null, session: plan.session,
+        now: ctx.now,
+        root,
+        expectedRevision: loaded.doc.revision ?? 0,
+        workflow: wf.id,
+        event: change.event,
+        step: change.step ?? null,
+        subStep: change.subStep ?? null,
+        detail: change.detail ?? null,
+        session: plan.session,
       });
     } catch (err) {
       if (err instanceof WriteError && err.codes.length === 1 && err.codes[0] === "SR162") {
@@ -390,11 +542,21 @@ function writeOnce(ctx, build) {
       events: [...before, ...(res.event ? [res.event] : [])],
       step: change.step ?? null,
       lease: acquired ? acquired.action : "keep",
-      previousSession: acquired && ["takeover", "adopt"].includes(acquired.action) ? acquired.lease.sentinel?.session ?? null : null,
+      previousSession:
+        acquired && ["takeover", "adopt"].includes(acquired.action)
+          ? (acquired.lease.sentinel?.session ?? null)
+          : null,
       attempts: attempt,
     };
   }
-  throw new WriteError([...conflict, { code: "SR162", message: `gave up after ${MAX_ATTEMPTS} attempts: other writers keep changing the state; run the command again`, file: join(ctx.dir, "00-session-state.json") }]);
+  throw new WriteError([
+    ...conflict,
+    {
+      code: "SR162",
+      message: `gave up after ${MAX_ATTEMPTS} attempts: other writers keep changing the state; run the command again`,
+      file: join(ctx.dir, STATE),
+    },
+  ]);
 }
 
 /**
@@ -409,13 +571,14 @@ export function init(ctx, project, { workflow = null } = {}) {
 
 /** @param {Context} ctx @param {string} project @param {string|null} workflow @returns {WriteResult} */
 function initOnce(ctx, project, workflow) {
-  const state = join(ctx.dir, "00-session-state.json");
+  const state = join(ctx.dir, STATE);
   const wf = workflowOf(null, workflow, ctx.defaultWorkflow ?? "apex");
   let doc;
   try {
     doc = T.initState(wf, project, ctx.now, templateState);
   } catch (err) {
-    if (err instanceof T.TransitionError) throw new WriteError(err.problems.map((p) => ({ ...p, file: state })));
+    if (err instanceof T.TransitionError)
+      throw new WriteError(err.problems.map((p) => ({ ...p, file: state })));
     throw err;
   }
   mkdirSync(ctx.dir, { recursive: true });
@@ -424,30 +587,63 @@ function initOnce(ctx, project, workflow) {
   if (loaded.status === "refused") refuseUnwritable(ctx, loaded);
   const plan = planFor(ctx);
   if (loaded.status === "absent" && loaded.backupUsable) {
-    throw fail("SR710", `${state} is missing but ${BAK} holds a valid state; restore it with \`session-resume recover ${ctx.dir}\``, state);
+    throw fail(
+      "SR710",
+      `${state} is missing but ${BAK} holds a valid state; restore it with \`session-resume recover ${ctx.dir}\``,
+      state,
+    );
   }
   if (loaded.status !== "absent") {
-    const what = loaded.status === "ok" ? `revision ${loaded.doc.revision ?? 0}, project ${JSON.stringify(loaded.doc.project)}` : loaded.status;
-    throw fail("SR710", `${state} already exists (${what}); to continue it run \`session-resume resume ${ctx.dir}\``, state);
+    const what =
+      loaded.status === "ok"
+        ? `revision ${loaded.doc.revision ?? 0}, project ${JSON.stringify(loaded.doc.project)}`
+        : loaded.status;
+    throw fail(
+      "SR710",
+      `${state} already exists (${what}); to continue it run \`session-resume resume ${ctx.dir}\``,
+      state,
+    );
   }
   let before = [];
   if (plan.action !== "keep") {
     try {
       before = acquire(ctx, plan, { logStart: false, implicit: (ctx.session ?? null) === null });
     } catch (err) {
-      if (err instanceof LeaseChanged) throw fail("SR511", "another session changed the lease while this init ran; nothing was written, run it again", state);
+      if (err instanceof LeaseChanged)
+        throw fail(
+          "SR511",
+          "another session changed the lease while this init ran; nothing was written, run it again",
+          state,
+        );
       throw err;
     }
   }
   const detail = { note: "init", project, workflow: wf.id };
   // a session that already held the lease has logged its start (an adoption logs its own)
   const event = plan.action === "keep" || plan.action === "adopt" ? "note" : "session_start";
-  const res = save(ctx.dir, doc, { now: ctx.now, root, expectedRevision: 0, workflow: wf.id, event, detail, session: plan.session });
+  const res = save(ctx.dir, doc, {
+    now: ctx.now,
+    root,
+    expectedRevision: 0,
+    workflow: wf.id,
+    event,
+    detail,
+    session: plan.session,
+  });
   refresh(ctx, plan.session);
   return {
-    revision: res.revision, document: res.document, session: plan.session, event: res.event,
-    events: [...before, ...(res.event ? [res.event] : [])], step: null, lease: plan.action,
-    previousSession: plan.action === "takeover" || plan.action === "adopt" ? plan.lease.sentinel?.session ?? null : null, attempts: 1,
+    revision: res.revision,
+    document: res.document,
+    session: plan.session,
+    event: res.event,
+    events: [...before, ...(res.event ? [res.event] : [])],
+    step: null,
+    lease: plan.action,
+    previousSession:
+      plan.action === "takeover" || plan.action === "adopt"
+        ? (plan.lease.sentinel?.session ?? null)
+        : null,
+    attempts: 1,
   };
 }
 
@@ -466,7 +662,12 @@ export function sessionStart(ctx, { takeover = false, owner = null, pid = null }
       const kept = withLock(ctx.dir, () => {
         const { lease: sent } = readLease(ctx.dir);
         if (!isObject(sent) || sent.session !== plan.session) return false;
-        writeSentinel(ctx.dir, { ...sent, heartbeat: formatTimestamp(ctx.now), ...(owner ? { owner } : {}), ...(pid !== null ? { pid } : {}) });
+        writeSentinel(ctx.dir, {
+          ...sent,
+          heartbeat: formatTimestamp(ctx.now),
+          ...(owner ? { owner } : {}),
+          ...(pid !== null ? { pid } : {}),
+        });
         return true;
       });
       if (kept) return { session: plan.session, action: "kept", events: [] };
@@ -474,14 +675,19 @@ export function sessionStart(ctx, { takeover = false, owner = null, pid = null }
     }
     try {
       const events = acquire(ctx, plan, { logStart: true, pid, owner });
-      const action = plan.action === "takeover" ? "takeover" : plan.action === "adopt" ? "adopted" : "created";
+      const action =
+        plan.action === "takeover" ? "takeover" : plan.action === "adopt" ? "adopted" : "created";
       return { session: plan.session, action, events };
     } catch (err) {
       if (err instanceof LeaseChanged) continue;
       throw err;
     }
   }
-  throw fail("SR511", "the lease keeps changing; try again", join(ctx.dir, "00-session-state.json"));
+  throw fail(
+    "SR511",
+    "the lease keeps changing; try again",
+    join(ctx.dir, "00-session-state.json"),
+  );
 }
 
 /**
@@ -494,9 +700,11 @@ export function sessionEnd(ctx) {
   return withLock(ctx.dir, () => {
     const lease = currentLease(ctx);
     const holder = isObject(lease.sentinel) ? lease.sentinel.session : undefined;
-    if (lease.state === "none" || typeof holder !== "string") return { session: null, action: "none", events: [] };
+    if (lease.state === "none" || typeof holder !== "string")
+      return { session: null, action: "none", events: [] };
     const session = ctx.session ?? null;
-    if (lease.state === "live" && session !== null && session !== holder) planLease(lease, { session, file: join(ctx.dir, SENTINEL) });
+    if (lease.state === "live" && session !== null && session !== holder)
+      planLease(lease, { session, file: join(ctx.dir, SENTINEL) });
     /** @type {object[]} */
     const events = [];
     if (lease.state !== "ended") {
@@ -506,7 +714,13 @@ export function sessionEnd(ctx) {
         detail = { orphaned: true, reason: lease.state };
         if (session !== null) detail.ended_by = session;
       }
-      events.push(appendEvent(ctx.dir, "session_end", { ts: formatTimestamp(ctx.now), session: holder, detail }));
+      events.push(
+        appendEvent(ctx.dir, "session_end", {
+          ts: formatTimestamp(ctx.now),
+          session: holder,
+          detail,
+        }),
+      );
     }
     unlinkSync(join(ctx.dir, SENTINEL));
     return { session: holder, action: "ended", events };
@@ -532,7 +746,9 @@ export const startStep = (ctx, key, { force = false, name = null } = {}) => {
     else if (oldStatus === "in_progress") detail.restart = true;
     if (restartOrphan) detail.orphaned = true;
     if (oldStatus === "complete" || oldStatus === "skipped") detail.rerun = oldStatus;
-    const interrupted = Object.keys(steps).filter((k) => k !== key && isObject(steps[k]) && steps[k].status === "in_progress");
+    const interrupted = Object.keys(steps).filter(
+      (k) => k !== key && isObject(steps[k]) && steps[k].status === "in_progress",
+    );
     if (interrupted.length) detail.interrupted = interrupted;
     if (force) detail.forced = true;
     return { document, event: "step_start", step: key, detail };
@@ -549,12 +765,22 @@ export const checkpointStep = (ctx, key, subStep, { artifacts = [], contextFiles
     if (artifacts.length) detail.artifacts = [...artifacts];
     if (contextFiles.length) detail.context_files = [...contextFiles];
     if (written !== subStep) detail.legacy_id = subStep;
-    return { document, event: "checkpoint", step: key, subStep: written, detail: Object.keys(detail).length ? detail : null };
+    return {
+      document,
+      event: "checkpoint",
+      step: key,
+      subStep: written,
+      detail: Object.keys(detail).length ? detail : null,
+    };
   });
 
 /** Moment 3, a step is done. @param {Context} ctx @param {string} key */
 export const completeStep = (ctx, key) =>
-  writeState(ctx, (doc, wf) => ({ document: T.complete(doc, wf, key, ctx.now), event: "step_complete", step: key }));
+  writeState(ctx, (doc, wf) => ({
+    document: T.complete(doc, wf, key, ctx.now),
+    event: "step_complete",
+    step: key,
+  }));
 
 /** Skip a pending or in-progress step. @param {Context} ctx @param {string} key @param {string} reason @param {{force?: boolean}} [opts] */
 export const skipStep = (ctx, key, reason, { force = false } = {}) =>
@@ -562,7 +788,12 @@ export const skipStep = (ctx, key, reason, { force = false } = {}) =>
     /** @type {Record<string, unknown>} */
     const detail = { reason };
     if (force) detail.forced = true;
-    return { document: T.skip(doc, wf, key, reason, { force }), event: "step_skip", step: key, detail };
+    return {
+      document: T.skip(doc, wf, key, reason, { force }),
+      event: "step_skip",
+      step: key,
+      detail,
+    };
   });
 
 /** Moment 4, a decision: decisions[key] = value. @param {Context} ctx @param {string} key @param {unknown} value */
@@ -572,7 +803,7 @@ export const decide = (ctx, key, value) =>
     /** @type {Record<string, unknown>} */
     const detail = { key, value };
     const old = isObject(doc.decisions) ? doc.decisions : {};
-    if (Object.prototype.hasOwnProperty.call(old, key)) detail.previous = old[key];
+    if (Object.hasOwn(old, key)) detail.previous = old[key];
     return { document, event: "decision", detail };
   });
 
@@ -581,7 +812,12 @@ export const logDecision = (ctx, entry) =>
   writeState(ctx, (doc, wf) => {
     const document = T.logDecision(doc, entry, ctx.now, wf);
     const added = document.decision_log[document.decision_log.length - 1];
-    return { document, event: "decision", step: entry.step ?? null, detail: { id: added.id, title: entry.title, choice: entry.choice } };
+    return {
+      document,
+      event: "decision",
+      step: entry.step ?? null,
+      detail: { id: added.id, title: entry.title, choice: entry.choice },
+    };
   });
 
 /** Moment 5, a review finding opened or resolved. @param {Context} ctx @param {"add"|"resolve"} action @param {string} title */
@@ -590,7 +826,8 @@ export const finding = (ctx, action, title) =>
     if (action === "add") {
       /** @type {Record<string, unknown>} */
       const detail = { title };
-      if (Array.isArray(doc.open_findings) && doc.open_findings.includes(title)) detail.already_open = true;
+      if (Array.isArray(doc.open_findings) && doc.open_findings.includes(title))
+        detail.already_open = true;
       return { document: T.addFinding(doc, title), event: "finding_add", detail };
     }
     return { document: T.resolveFinding(doc, title), event: "finding_resolve", detail: { title } };
@@ -601,7 +838,11 @@ export const transition = (ctx, completeKey, startKey, decisions, { force = fals
   writeState(ctx, (doc, wf) => {
     const document = T.transition(doc, wf, completeKey, startKey, decisions, ctx.now, { force });
     /** @type {Record<string, unknown>} */
-    const detail = { completed: completeKey, decisions, attempts: document.steps[startKey].attempts ?? null };
+    const detail = {
+      completed: completeKey,
+      decisions,
+      attempts: document.steps[startKey].attempts ?? null,
+    };
     if (force) detail.forced = true;
     return { document, event: "step_start", step: startKey, detail };
   });

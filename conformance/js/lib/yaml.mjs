@@ -64,18 +64,38 @@ export function parseYaml(text) {
   /** @type {{offset: number, error: YamlError} | null} */
   let refusal = null;
   const note = (/** @type {number} */ offset, /** @type {YamlError} */ error) => {
-    if (offset < firstError && (refusal === null || offset < refusal.offset)) refusal = { offset, error };
+    if (offset < firstError && (refusal === null || offset < refusal.offset))
+      refusal = { offset, error };
   };
   while (stack.length) {
     const node = /** @type {any} */ (stack.pop());
     if (node === null || node === undefined) continue;
     const offset = node.range ? node.range[0] : 0;
     if (isAlias(node)) {
-      note(offset, new YamlError("SR402", `anchors and aliases are not allowed (found alias '${node.source}')`, ...at(offset)));
+      note(
+        offset,
+        new YamlError(
+          "SR402",
+          `anchors and aliases are not allowed (found alias '${node.source}')`,
+          ...at(offset),
+        ),
+      );
       continue;
     }
-    if (node.anchor) note(offset, new YamlError("SR402", `anchors and aliases are not allowed (found anchor '${node.anchor}')`, ...at(offset)));
-    if (node.tag) note(offset, new YamlError("SR400", `tags are not allowed (found '${node.tag}')`, ...at(offset)));
+    if (node.anchor)
+      note(
+        offset,
+        new YamlError(
+          "SR402",
+          `anchors and aliases are not allowed (found anchor '${node.anchor}')`,
+          ...at(offset),
+        ),
+      );
+    if (node.tag)
+      note(
+        offset,
+        new YamlError("SR400", `tags are not allowed (found '${node.tag}')`, ...at(offset)),
+      );
     if (isMap(node)) for (const pair of node.items) stack.push(pair.key, pair.value);
     else if (isSeq(node)) stack.push(...node.items);
   }
@@ -117,11 +137,19 @@ function construct(root, at) {
         const keyNode = /** @type {any} */ (pair.key);
         const key = make(keyNode);
         if (key !== null && typeof key === "object") {
-          throw new YamlError("SR400", "invalid YAML: a mapping key must be a scalar", ...at(keyNode.range[0]));
+          throw new YamlError(
+            "SR400",
+            "invalid YAML: a mapping key must be a scalar",
+            ...at(keyNode.range[0]),
+          );
         }
         const id = keyIdentity(key);
         if (id !== null && seen.has(id)) {
-          throw new YamlError("SR401", `duplicate key ${JSON.stringify(key)}`, ...at(keyNode ? keyNode.range[0] : 0));
+          throw new YamlError(
+            "SR401",
+            `duplicate key ${JSON.stringify(key)}`,
+            ...at(keyNode ? keyNode.range[0] : 0),
+          );
         }
         seen.add(id);
         const value = make(pair.value);

@@ -37,16 +37,25 @@ if (mode === "--clean") {
   const problems = [
     ...want.filter((f) => !have.includes(f)).map((f) => `missing: ${f}`),
     ...have.filter((f) => !want.includes(f)).map((f) => `extra: ${f}`),
-    ...want.filter((f) => have.includes(f) && !readFileSync(join(source, f)).equals(readFileSync(join(target, f)))).map((f) => `differs: ${f}`),
+    ...want
+      .filter(
+        (f) =>
+          have.includes(f) && !readFileSync(join(source, f)).equals(readFileSync(join(target, f))),
+      )
+      .map((f) => `differs: ${f}`),
   ];
   for (const p of problems) process.stderr.write(`schema bundle ${p}\n`);
   process.exitCode = problems.length ? 1 : 0;
 } else {
   if (!existsSync(join(source, "session-state"))) {
-    process.stderr.write(`bundle-schema: no schema directory at ${source}; pack from a checkout of the repository\n`);
+    process.stderr.write(
+      `bundle-schema: no schema directory at ${source}; pack from a checkout of the repository\n`,
+    );
     process.exit(1);
   }
   rmSync(target, { recursive: true, force: true });
   for (const f of files(source)) cpSync(join(source, f), join(target, f));
-  process.stdout.write(`bundled ${files(target).length} protocol files from ${relative(process.cwd(), source) || "."}\n`);
+  process.stdout.write(
+    `bundled ${files(target).length} protocol files from ${relative(process.cwd(), source) || "."}\n`,
+  );
 }

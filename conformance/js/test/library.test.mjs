@@ -1,12 +1,20 @@
 // Unit tests of the library (node --test). Real files in temporary directories, no mocks.
 
 import assert from "node:assert/strict";
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import * as sr from "../index.mjs";
-import { readJsonBytes } from "../lib/jsonstrict.mjs";
+import { readJsonBytes } from "../lib/jsonread.mjs";
 import { jsonPatch } from "../lib/patch.mjs";
 import { parseYaml } from "../lib/yaml.mjs";
 
@@ -16,7 +24,9 @@ const tmp = () => {
   dirs.push(d);
   return d;
 };
-after(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 const T0 = sr.parseNow("2026-03-02T10:00:00Z");
 const at = (minutes) => T0 + minutes * 60e6;
 
@@ -32,9 +42,19 @@ const yamlCode = (text) => {
 };
 
 test("yaml: the core schema, as the reference resolves plain scalars", () => {
-  assert.deepEqual(parseYaml("a: 1\nb: 0x1f\nc: 1.5\nd: true\ne: ~\nf: 2026-03-02\ng: '1'\nh: .inf\n"), {
-    a: 1, b: 31, c: 1.5, d: true, e: null, f: "2026-03-02", g: "1", h: Infinity,
-  });
+  assert.deepEqual(
+    parseYaml("a: 1\nb: 0x1f\nc: 1.5\nd: true\ne: ~\nf: 2026-03-02\ng: '1'\nh: .inf\n"),
+    {
+      a: 1,
+      b: 31,
+      c: 1.5,
+      d: true,
+      e: null,
+      f: "2026-03-02",
+      g: "1",
+      h: Infinity,
+    },
+  );
   assert.deepEqual(parseYaml("? key\n: value\n"), { key: "value" });
   assert.deepEqual(parseYaml("a: >+\n\n  x\nb: 1\n"), { a: "\nx\n", b: 1 });
   assert.deepEqual(parseYaml("<<: 1\n"), { "<<": 1 }, "no merge keys");
@@ -44,7 +64,11 @@ test("yaml: tags SR400, anchors and aliases SR402, duplicates SR401, syntax SR40
   assert.equal(yamlCode("a: !!str 1\n"), "SR400");
   assert.equal(yamlCode("a: !custom x\n"), "SR400");
   assert.equal(yamlCode("a: &x 1\n"), "SR402");
-  assert.equal(yamlCode("a: 1\nb: *x\n"), "SR402", "an alias, even to nothing, is refused as an alias (as the reference)");
+  assert.equal(
+    yamlCode("a: 1\nb: *x\n"),
+    "SR402",
+    "an alias, even to nothing, is refused as an alias (as the reference)",
+  );
   assert.equal(yamlCode("a: 1\na: 2\n"), "SR401");
   assert.equal(yamlCode("true: a\n1: b\n"), "SR401", "true and 1 are one key to the reference");
   assert.equal(yamlCode('1: a\n"1": b\n'), null, "an integer key and a string key differ");
@@ -57,7 +81,13 @@ test("yaml: tags SR400, anchors and aliases SR402, duplicates SR401, syntax SR40
 test("json: duplicate keys with their offsets, lone surrogates, non-finite numbers", () => {
   const dup = readJsonBytes(Buffer.from('{"a": 1, "a": 2}'));
   assert.deepEqual(dup.codes, ["SR121"]);
-  assert.deepEqual(dup.duplicateAt, [{ key: "a", offset: 9 }]);
+  assert.deepEqual(dup.duplicateAt, [{ key: "a", offset: 9, pointer: "/a" }]);
+  // the pointer of a nested duplicate walks objects and arrays (RFC 6901 escapes)
+  const nested = readJsonBytes(Buffer.from('{"s": [0, {"a/b": {"k": 1, "k": 2}}]}'));
+  assert.deepEqual(
+    nested.duplicateAt.map((d) => d.pointer),
+    ["/s/1/a~1b/k"],
+  );
   assert.deepEqual(readJsonBytes(Buffer.from('{"p": "\\ud800"}')).codes, ["SR116"]);
   assert.deepEqual(readJsonBytes(Buffer.from('{"p": "\\ud83d\\ude00"}')).codes, []);
   assert.deepEqual(readJsonBytes(Buffer.from('{"n": NaN}')).codes, ["SR122"]);
@@ -71,22 +101,36 @@ test("versions: one registry; the last is current; numbers, not strings, compare
   assert.equal(sr.CURRENT, sr.KNOWN[sr.KNOWN.length - 1]);
   assert.deepEqual(sr.versionOf({}), { raw: "1.0", num: [1, 0] });
   assert.deepEqual(sr.versionOf({ schema_version: 3 }), { invalid: true });
-  const schemas = readdirSync(join(sr.getSchemaDir(), "session-state")).map((n) => n.replace(/\.json$/, "")).sort();
+  const schemas = readdirSync(join(sr.getSchemaDir(), "session-state"))
+    .map((n) => n.replace(/\.json$/, ""))
+    .sort();
   assert.deepEqual(schemas, [...sr.KNOWN].sort(), "one schema file per registered version");
 });
 
 test("workflows: the built-ins are the YAML files of schema/workflows", () => {
-  const files = readdirSync(join(sr.getSchemaDir(), "workflows")).filter((n) => n.endsWith(".yaml")).map((n) => n.slice(0, -5)).sort();
+  const files = readdirSync(join(sr.getSchemaDir(), "workflows"))
+    .filter((n) => n.endsWith(".yaml"))
+    .map((n) => n.slice(0, -5))
+    .sort();
   assert.deepEqual(sr.builtins(), files);
   for (const id of files) assert.equal(sr.loadWorkflow(id).id, id);
-  assert.throws(() => sr.loadWorkflow("no-such-workflow"), (err) => err.codes[0] === "SR403");
+  assert.throws(
+    () => sr.loadWorkflow("no-such-workflow"),
+    (err) => err.codes[0] === "SR403",
+  );
 });
 
 test("workflows: adding a YAML file adds a built-in (schema dir override)", () => {
   const d = tmp();
   const src = sr.getSchemaDir();
   cpSync(src, d, { recursive: true });
-  writeFileSync(join(d, "workflows", "tiny.yaml"), readFileSync(join(src, "workflows", "generic.yaml"), "utf8").replace(/^id: generic$/m, "id: tiny"));
+  writeFileSync(
+    join(d, "workflows", "tiny.yaml"),
+    readFileSync(join(src, "workflows", "generic.yaml"), "utf8").replace(
+      /^id: generic$/m,
+      "id: tiny",
+    ),
+  );
   sr.setSchemaDir(d);
   try {
     assert.ok(sr.builtins().includes("tiny"));
@@ -100,7 +144,11 @@ test("workflows: adding a YAML file adds a built-in (schema dir override)", () =
 // --- the write moments ------------------------------------------------------------------------
 
 const state = (dir) => JSON.parse(readFileSync(join(dir, "00-session-state.json"), "utf8"));
-const worklog = (dir) => readFileSync(join(dir, "00-worklog.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l));
+const worklog = (dir) =>
+  readFileSync(join(dir, "00-worklog.jsonl"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l));
 
 test("write moments: init, start, checkpoint, complete; revision, .bak and one event each", () => {
   const dir = join(tmp(), "agent-output", "demo");
@@ -112,35 +160,87 @@ test("write moments: init, start, checkpoint, complete; revision, .bak and one e
   const r1 = sr.start(ctx(1), "1");
   assert.equal(r1.lease, "keep");
   assert.equal(state(dir).steps["1"].status, "in_progress");
-  assert.equal(JSON.parse(readFileSync(join(dir, "00-session-state.json.bak"), "utf8")).revision, 1, ".bak is the previous valid state");
-  sr.checkpoint(ctx(2), "1", state(dir).steps["1"].sub_step ?? sr.loadWorkflow("apex").step("1").checkpoints[0], { artifacts: ["docs/a.md", "docs/./a.md"] });
+  assert.equal(
+    JSON.parse(readFileSync(join(dir, "00-session-state.json.bak"), "utf8")).revision,
+    1,
+    ".bak is the previous valid state",
+  );
+  sr.checkpoint(
+    ctx(2),
+    "1",
+    state(dir).steps["1"].sub_step ?? sr.loadWorkflow("apex").step("1").checkpoints[0],
+    { artifacts: ["docs/a.md", "docs/./a.md"] },
+  );
   assert.deepEqual(state(dir).steps["1"].artifacts, ["docs/a.md"], "deduplicated by normal form");
   const r3 = sr.complete(ctx(3), "1");
   assert.equal(r3.revision, 4);
   assert.equal(state(dir).steps["1"].status, "complete");
   assert.equal(state(dir).steps["1"].sub_step, null);
-  assert.deepEqual(worklog(dir).map((e) => [e.seq, e.event]), [[1, "session_start"], [2, "step_start"], [3, "checkpoint"], [4, "step_complete"]]);
+  assert.deepEqual(
+    worklog(dir).map((e) => [e.seq, e.event]),
+    [
+      [1, "session_start"],
+      [2, "step_start"],
+      [3, "checkpoint"],
+      [4, "step_complete"],
+    ],
+  );
   const lease = JSON.parse(readFileSync(join(dir, "00-session.active"), "utf8"));
   assert.equal(lease.session, "s1");
   assert.equal(lease.heartbeat, "2026-03-02T10:03:00Z", "every write refreshes the heartbeat");
-  assert.deepEqual(readdirSync(dir).filter((n) => n.endsWith(".tmp") || n.endsWith(".jslock")), [], "no temp file left");
+  assert.deepEqual(
+    readdirSync(dir).filter((n) => n.endsWith(".tmp") || n.endsWith(".jslock")),
+    [],
+    "no temp file left",
+  );
   assert.deepEqual(sr.validate(dir, { now: at(4), root: join(dir, "..", "..") }), []);
 });
 
 test("write moments: refusals are coded and write nothing", () => {
   const dir = tmp();
   const ctx = (m, session = "s1") => ({ dir, now: at(m), session, root: dir });
-  assert.throws(() => sr.start(ctx(0), "1"), (e) => e.codes[0] === "SR161", "no state yet");
+  assert.throws(
+    () => sr.start(ctx(0), "1"),
+    (e) => e.codes[0] === "SR161",
+    "no state yet",
+  );
   sr.init(ctx(0), "demo");
   const before = readFileSync(join(dir, "00-session-state.json"));
-  assert.throws(() => sr.complete(ctx(1), "1"), (e) => e.codes[0] === "SR710");
-  assert.throws(() => sr.start(ctx(1), "2"), (e) => e.codes[0] === "SR710", "earlier steps not done");
-  assert.throws(() => sr.start(ctx(1), "99"), (e) => e.codes[0] === "SR711");
-  assert.throws(() => sr.checkpoint(ctx(1), "1", "x"), (e) => e.codes[0] === "SR710");
-  assert.throws(() => sr.decide(ctx(1), "iac_tool", "pulumi"), (e) => e.codes[0] === "SR420");
-  assert.throws(() => sr.finding(ctx(1), "resolve", "nope"), (e) => e.codes[0] === "SR710");
-  assert.throws(() => sr.start(ctx(1, "other"), "1"), (e) => e.codes[0] === "SR511", "a live lease of another session");
-  assert.throws(() => sr.init(ctx(1), "demo"), (e) => e.codes[0] === "SR710", "init over an existing state");
+  assert.throws(
+    () => sr.complete(ctx(1), "1"),
+    (e) => e.codes[0] === "SR710",
+  );
+  assert.throws(
+    () => sr.start(ctx(1), "2"),
+    (e) => e.codes[0] === "SR710",
+    "earlier steps not done",
+  );
+  assert.throws(
+    () => sr.start(ctx(1), "99"),
+    (e) => e.codes[0] === "SR711",
+  );
+  assert.throws(
+    () => sr.checkpoint(ctx(1), "1", "x"),
+    (e) => e.codes[0] === "SR710",
+  );
+  assert.throws(
+    () => sr.decide(ctx(1), "iac_tool", "pulumi"),
+    (e) => e.codes[0] === "SR420",
+  );
+  assert.throws(
+    () => sr.finding(ctx(1), "resolve", "nope"),
+    (e) => e.codes[0] === "SR710",
+  );
+  assert.throws(
+    () => sr.start(ctx(1, "other"), "1"),
+    (e) => e.codes[0] === "SR511",
+    "a live lease of another session",
+  );
+  assert.throws(
+    () => sr.init(ctx(1), "demo"),
+    (e) => e.codes[0] === "SR710",
+    "init over an existing state",
+  );
   assert.deepEqual(readFileSync(join(dir, "00-session-state.json")), before);
 });
 
@@ -148,8 +248,14 @@ test("save: a stale expected revision is SR162; an invalid document is never wri
   const dir = tmp();
   sr.init({ dir, now: at(0), session: "s1", root: dir }, "demo");
   const doc = state(dir);
-  assert.throws(() => sr.save(dir, doc, { now: at(1), expectedRevision: 0 }), (e) => e.codes[0] === "SR162");
-  assert.throws(() => sr.save(dir, { ...doc, current_step: "x" }, { now: at(1), expectedRevision: 1 }), (e) => e.codes[0] === "SR161");
+  assert.throws(
+    () => sr.save(dir, doc, { now: at(1), expectedRevision: 0 }),
+    (e) => e.codes[0] === "SR162",
+  );
+  assert.throws(
+    () => sr.save(dir, { ...doc, current_step: "x" }, { now: at(1), expectedRevision: 1 }),
+    (e) => e.codes[0] === "SR161",
+  );
   assert.equal(state(dir).revision, 1);
   assert.equal(sr.save(dir, doc, { now: at(1), expectedRevision: 1 }).revision, 2);
 });
@@ -157,11 +263,18 @@ test("save: a stale expected revision is SR162; an invalid document is never wri
 test("lock (flock, as the reference): held while the function runs, SR160 when it cannot be taken", () => {
   const dir = tmp();
   const inner = sr.withLock(dir, () => {
-    assert.throws(() => sr.withLock(dir, () => 1, { timeoutMs: 50 }), (e) => e.codes[0] === "SR160");
+    assert.throws(
+      () => sr.withLock(dir, () => 1, { timeoutMs: 50 }),
+      (e) => e.codes[0] === "SR160",
+    );
     return 7;
   });
   assert.equal(inner, 7);
-  assert.equal(sr.withLock(dir, () => 8, { timeoutMs: 1000 }), 8, "released after");
+  assert.equal(
+    sr.withLock(dir, () => 8, { timeoutMs: 1000 }),
+    8,
+    "released after",
+  );
   assert.ok(existsSync(join(dir, "00-session-state.json.lock")), "the reference's lock file");
 });
 
@@ -171,13 +284,23 @@ test("lock (exclusive file, without flock): SR160 when taken, broken when its ho
   try {
     const inner = sr.withLock(dir, () => {
       assert.ok(existsSync(join(dir, "00-session-state.json.jslock")));
-      assert.throws(() => sr.withLock(dir, () => 1, { timeoutMs: 50 }), (e) => e.codes[0] === "SR160");
+      assert.throws(
+        () => sr.withLock(dir, () => 1, { timeoutMs: 50 }),
+        (e) => e.codes[0] === "SR160",
+      );
       return 7;
     });
     assert.equal(inner, 7);
     assert.ok(!existsSync(join(dir, "00-session-state.json.jslock")));
-    writeFileSync(join(dir, "00-session-state.json.jslock"), JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), since: Date.now() }));
-    assert.equal(sr.withLock(dir, () => 8, { timeoutMs: 50 }), 8, "a dead holder's lock is broken");
+    writeFileSync(
+      join(dir, "00-session-state.json.jslock"),
+      JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), since: Date.now() }),
+    );
+    assert.equal(
+      sr.withLock(dir, () => 8, { timeoutMs: 50 }),
+      8,
+      "a dead holder's lock is broken",
+    );
   } finally {
     delete process.env.SESSION_RESUME_JS_LOCK;
   }
@@ -190,7 +313,12 @@ test("transitions are pure: the input document is not changed", () => {
   const started = sr.transitions.start(doc, wf, "1", at(1));
   assert.deepEqual(doc, copy);
   assert.equal(started.steps["1"].attempts, 1);
-  const logged = sr.transitions.logDecision(started, { title: "t", choice: "c", rationale: "r", step: "1" }, at(2), wf);
+  const logged = sr.transitions.logDecision(
+    started,
+    { title: "t", choice: "c", rationale: "r", step: "1" },
+    at(2),
+    wf,
+  );
   assert.equal(logged.decision_log[0].id, "D001");
   assert.equal(logged.decision_log[0].step, 1, "an integer step key is written as an integer");
 });

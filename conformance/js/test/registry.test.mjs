@@ -34,14 +34,24 @@ test("a toy version 4.0 is one registry line, one migration step and its schema"
     delete v3.examples;
     writeFileSync(join(d, "schema", "session-state", "4.0.json"), JSON.stringify(v3, null, 2));
     // one registry line, one step
-    replaceOnce(join(d, "lib", "versions.mjs"), '["1.0", "2.0", "3.0"]', '["1.0", "2.0", "3.0", "4.0"]');
-    replaceOnce(join(d, "lib", "migrate.mjs"), 'const STEPS = { "2.0": v1ToV2, "3.0": v2ToV3 };',
-      'const STEPS = { "2.0": v1ToV2, "3.0": v2ToV3, "4.0": (doc, ctx) => ({ ...repair(doc, ctx), schema_version: "4.0" }) };');
+    replaceOnce(
+      join(d, "lib", "versions.mjs"),
+      '["1.0", "2.0", "3.0"]',
+      '["1.0", "2.0", "3.0", "4.0"]',
+    );
+    replaceOnce(
+      join(d, "lib", "migrate.mjs"),
+      'const STEPS = { "2.0": v1ToV2, "3.0": v2ToV3 };',
+      'const STEPS = { "2.0": v1ToV2, "3.0": v2ToV3, "4.0": (doc, ctx) => ({ ...repair(doc, ctx), schema_version: "4.0" }) };',
+    );
     const sr = await import(pathToFileURL(join(d, "index.mjs")).href);
     assert.equal(sr.CURRENT, "4.0");
     const now = sr.parseNow("2026-03-02T12:00:00Z");
     const wf = sr.loadWorkflow("apex");
-    const v3doc = { ...sr.templateState(wf, "demo", "2026-03-02T10:00:00Z"), schema_version: "3.0" };
+    const v3doc = {
+      ...sr.templateState(wf, "demo", "2026-03-02T10:00:00Z"),
+      schema_version: "3.0",
+    };
     const out = sr.migrateDocument(v3doc, { now });
     assert.equal(out.from, "3.0");
     assert.equal(out.document.schema_version, "4.0");
@@ -52,10 +62,16 @@ test("a toy version 4.0 is one registry line, one migration step and its schema"
     assert.equal(res.document.schema_version, "4.0");
     assert.deepEqual(sr.validate(dir, { now, root: d }), []);
     // a 3.0 file is now an old version to migrate
-    writeFileSync(join(dir, "00-session-state.json"), JSON.stringify({ ...v3doc, revision: 1 }, null, 2));
+    writeFileSync(
+      join(dir, "00-session-state.json"),
+      JSON.stringify({ ...v3doc, revision: 1 }, null, 2),
+    );
     assert.deepEqual(sr.validate(dir, { now, root: d }), ["SR140"]);
     assert.equal(sr.migrate(dir, { now, root: d }).status, "migrated");
-    assert.equal(JSON.parse(readFileSync(join(dir, "00-session-state.json"), "utf8")).schema_version, "4.0");
+    assert.equal(
+      JSON.parse(readFileSync(join(dir, "00-session-state.json"), "utf8")).schema_version,
+      "4.0",
+    );
   } finally {
     rmSync(d, { recursive: true, force: true });
   }

@@ -11,9 +11,26 @@ const wf: sr.Workflow = sr.loadWorkflow("apex");
 const doc: sr.StateDocument = sr.transitions.complete(res.document, wf, "1", now);
 const ids: string[] = sr.builtins();
 const exit: number = sr.cli(["validate", "--format", "json"]);
-const migrated: sr.MigrateResult = sr.migrate("agent-output/demo", { now, root: ".", salvage: true });
+const migrated: sr.MigrateResult = sr.migrate("agent-output/demo", {
+  now,
+  root: ".",
+  salvage: true,
+});
 const fix: "migrate" | "migrate --salvage" | null = sr.repairCommand(doc, { now });
 const rec: sr.RecoverResult = sr.recover("agent-output/demo", { now, root: "." });
 const notes: sr.MigrationNote[] = sr.migrateDocument(doc, { now, salvage: false }).notes;
 const toRead: string[] = decision.briefing ? decision.briefing.load.map((f) => f.path) : [];
-export const used = [toRead, codes, decision.action, doc, ids, exit, sr.CURRENT, migrated.notes, fix, rec.migratedFrom, rec.backupProblems, notes];
+export const used = [
+  toRead,
+  codes,
+  decision.action,
+  doc,
+  ids,
+  exit,
+  sr.CURRENT,
+  migrated.notes,
+  fix,
+  rec.migratedFrom,
+  rec.backupProblems,
+  notes,
+];

@@ -46,8 +46,13 @@ def validate_file(
 
 
 def _missing(d: Diagnostic, name: str) -> Diagnostic:
-    """A directory on the way that is not there: the file is not there (as named)."""
-    return diag("SR100", "no such file", file=name) if d.code == "SR100" else d
+    """A directory on the way that is not there: the file is not there (as named). One that
+    is a file (ENOTDIR): the file cannot be examined (spec.md §2.1, SR104)."""
+    if d.code == "SR100":
+        return diag("SR100", "no such file", file=name)
+    if d.code == "SR102":
+        return diag("SR104", "cannot be examined: a directory on its path is a file", file=name)
+    return d
 
 
 def _validate_held(held: HeldDir, name: str, base: str, opts: ValidateOptions) -> FileReport:

@@ -6,7 +6,7 @@ export const LEGACY = "x-legacy";
 
 export const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 export const clone = (v) => (v === undefined ? undefined : structuredClone(v));
-export const has = (o, k) => Object.prototype.hasOwnProperty.call(o, k);
+export const has = (o, k) => Object.hasOwn(o, k);
 
 export function deepEqual(a, b) {
   if (a === b) return true;
@@ -19,7 +19,8 @@ export function deepEqual(a, b) {
 }
 
 /** Equal values with the same key order (a renamed or reordered key is a change). */
-export const sameShape = (a, b) => deepEqual(a, b) && Object.keys(a).join("\0") === Object.keys(b).join("\0");
+export const sameShape = (a, b) =>
+  deepEqual(a, b) && Object.keys(a).join("\0") === Object.keys(b).join("\0");
 
 /** A migration was refused; `diagnostics` ({code, message, pointer}) say why. */
 export class MigrationError extends Error {
@@ -79,4 +80,5 @@ export class Context {
 }
 
 /** RFC 6901 pointer from parts. */
-export const pointer = (parts) => parts.map((p) => "/" + String(p).replaceAll("~", "~0").replaceAll("/", "~1")).join("");
+export const pointer = (parts) =>
+  parts.map((p) => `/${String(p).replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");

@@ -5,7 +5,7 @@
 // is the context's. Mirrors Python's core/migration/contradictions.py.
 
 import { checkState, keyOrder, orderedKeys } from "../rules.mjs";
-import { formatTimestamp, parseTimestamp } from "../timestamps.mjs";
+import { formatTimestamp, parseTimestamp } from "../timeutil.mjs";
 import { isInt, tsValue } from "./values.mjs";
 import { deepEqual, has, isObject, LEGACY, legacyOf, MigrationError, pointer } from "./context.mjs";
 
@@ -20,7 +20,8 @@ export function finish(original, doc, ctx) {
   const now = formatTimestamp(ctx.now);
   const raw = original.updated;
   const [ts] = tsValue(raw);
-  if (ts !== null && raw !== now) ctx.aside(doc, "updated", raw, `updated replaced by the migration time ${now}`);
+  if (ts !== null && raw !== now)
+    ctx.aside(doc, "updated", raw, `updated replaced by the migration time ${now}`);
   doc.updated = now;
 }
 
@@ -34,12 +35,25 @@ export function settle(doc, wf, ctx) {
   const tail = ctx.salvage
     ? "no salvage rule resolves it; fix it by hand"
     : `\`session-resume migrate --salvage ${ctx.file || "PATH"}\` resolves it (docs/spec.md §9.4)`;
-  throw new MigrationError(left.map((code) => ({ code: "SR152", message: `the migrated state would contradict itself: ${code}; ${tail}`, pointer: "" })));
+  throw new MigrationError(
+    left.map((code) => ({
+      code: "SR152",
+      message: `the migrated state would contradict itself: ${code}; ${tail}`,
+      pointer: "",
+    })),
+  );
 }
 
 /** The codes of CONTRADICTIONS in doc, once per occurrence. */
 export function contradictions(doc, wf) {
-  const found = checkState(doc, wf, { now: null, skew: 0, root: ".", sessionDir: ".", checkArtifacts: false, againstUpdated: false });
+  const found = checkState(doc, wf, {
+    now: null,
+    skew: 0,
+    root: ".",
+    sessionDir: ".",
+    checkArtifacts: false,
+    againstUpdated: false,
+  });
   return found.filter((c) => CONTRADICTIONS.includes(c));
 }
 
@@ -47,7 +61,9 @@ export function contradictions(doc, wf) {
 function currentStep(doc, ctx) {
   const steps = doc.steps;
   if (!isObject(steps)) return;
-  const running = Object.keys(steps).filter((k) => isObject(steps[k]) && steps[k].status === "in_progress");
+  const running = Object.keys(steps).filter(
+    (k) => isObject(steps[k]) && steps[k].status === "in_progress",
+  );
   const cur = doc.current_step;
   if (running.length !== 1 || !isInt(cur)) return;
   const want = keyOrder(running[0])[0];
@@ -56,7 +72,13 @@ function currentStep(doc, ctx) {
     // the original is kept already (this cur was derived from it): only note the change
     ctx.note(`current_step ${cur} set to ${want}, the in-progress step`, "/current_step");
   } else {
-    ctx.aside(doc, "current_step", cur, `current_step ${cur} contradicted the in-progress step ${running[0]}; set to ${want}`, "/current_step");
+    ctx.aside(
+      doc,
+      "current_step",
+      cur,
+      `current_step ${cur} contradicted the in-progress step ${running[0]}; set to ${want}`,
+      "/current_step",
+    );
   }
   doc.current_step = want;
 }
@@ -65,11 +87,15 @@ function currentStep(doc, ctx) {
 function move(step, key, name, ctx, why) {
   const legacy = legacyOf(step);
   let slot = name;
-  for (let n = 2; has(legacy, slot) && !deepEqual(legacy[slot], step[name]); n++) slot = `${name}_${n}`;
+  for (let n = 2; has(legacy, slot) && !deepEqual(legacy[slot], step[name]); n++)
+    slot = `${name}_${n}`;
   legacy[slot] = step[name];
   step[LEGACY] = legacy;
   step[name] = null;
-  ctx.kept(`salvage: step ${key}: ${why}; ${name} kept as steps.${key}.${LEGACY}.${slot}`, pointer(["steps", key, name]));
+  ctx.kept(
+    `salvage: step ${key}: ${why}; ${name} kept as steps.${key}.${LEGACY}.${slot}`,
+    pointer(["steps", key, name]),
+  );
 }
 
 const set = (step, name) => step[name] !== null && step[name] !== undefined;
@@ -86,19 +112,24 @@ function salvage(doc, wf, ctx) {
     step.status = "pending";
     step[LEGACY] = { ...legacyOf(step), status: "in_progress" };
     const why = `in progress with the later step ${running[running.length - 1]}; set to pending`;
-    for (const name of ["started", "sub_step", "completed"]) if (set(step, name)) move(step, k, name, ctx, why);
+    for (const name of ["started", "sub_step", "completed"])
+      if (set(step, name)) move(step, k, name, ctx, why);
   }
   for (const k of keys) {
     const step = steps[k];
     const status = step.status;
     if (status === "pending") {
       // SR301
-      for (const name of ["started", "completed", "sub_step"]) if (set(step, name)) move(step, k, name, ctx, `pending with ${name} set`);
-    } else if (status === "skipped" && set(step, "sub_step")) move(step, k, "sub_step", ctx, "skipped with a sub_step");
-    else if (status === "in_progress" && set(step, "completed")) move(step, k, "completed", ctx, "in progress with a completion time");
+      for (const name of ["started", "completed", "sub_step"])
+        if (set(step, name)) move(step, k, name, ctx, `pending with ${name} set`);
+    } else if (status === "skipped" && set(step, "sub_step"))
+      move(step, k, "sub_step", ctx, "skipped with a sub_step");
+    else if (status === "in_progress" && set(step, "completed"))
+      move(step, k, "completed", ctx, "in progress with a completion time");
     const started = parseTimestamp(step.started);
     const completed = parseTimestamp(step.completed);
     // SR304
-    if (started !== null && completed !== null && started > completed) move(step, k, "started", ctx, `started after its completion ${step.completed}`);
+    if (started !== null && completed !== null && started > completed)
+      move(step, k, "started", ctx, `started after its completion ${step.completed}`);
   }
 }

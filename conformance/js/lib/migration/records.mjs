@@ -1,9 +1,29 @@
 // The 3.0 repair of the session-wide records: review audit, findings, decisions and the
 // decision log (docs/spec.md §9.2). Mirrors Python's core/migration/repair_v3/records.py.
 
-import { parseTimestamp } from "../timestamps.mjs";
-import { clone, deepEqual, has, isObject, LEGACY, legacyOf, pointer, sameShape } from "./context.mjs";
-import { COMPLEXITY, DECISION_ID, DOTTED_KEY, isInt, MAX_STEP, newKey, RESOLVED, STEP_KEY, tsValue, VERSION } from "./values.mjs";
+import { parseTimestamp } from "../timeutil.mjs";
+import {
+  clone,
+  deepEqual,
+  has,
+  isObject,
+  LEGACY,
+  legacyOf,
+  pointer,
+  sameShape,
+} from "./context.mjs";
+import {
+  COMPLEXITY,
+  DECISION_ID,
+  DOTTED_KEY,
+  isInt,
+  MAX_STEP,
+  newKey,
+  RESOLVED,
+  STEP_KEY,
+  tsValue,
+  VERSION,
+} from "./values.mjs";
 
 export function repairReviewAudit(doc, ctx) {
   const audit = doc.review_audit;
@@ -20,7 +40,13 @@ export function repairReviewAudit(doc, ctx) {
     const k = m ? `step_${m[1]}_${m[2]}` : key;
     if (m) ctx.note(`review_audit key '${key}' renamed '${k}'`, pointer(["review_audit", key]));
     if (!/^step_[0-9]+(_[0-9]+)?$/.test(k) || has(fixed, k)) {
-      ctx.aside(doc, `review_audit_${key}`, entry, `review_audit key '${key}' is invalid`, pointer(["review_audit", key]));
+      ctx.aside(
+        doc,
+        `review_audit_${key}`,
+        entry,
+        `review_audit key '${key}' is invalid`,
+        pointer(["review_audit", key]),
+      );
       continue;
     }
     if (isObject(entry) && Array.isArray(entry.skipped)) entry = skipped(k, entry, ctx);
@@ -55,7 +81,10 @@ function skipped(key, entry, ctx) {
     if (has(out, LEGACY) && !isObject(out[LEGACY])) legacy[LEGACY] = out[LEGACY];
     legacy.skipped = named;
     out[LEGACY] = legacy;
-    ctx.kept(`review_audit ${key}: skipped items name no pass; kept as review_audit.${key}.x-legacy.skipped`, ptr);
+    ctx.kept(
+      `review_audit ${key}: skipped items name no pass; kept as review_audit.${key}.x-legacy.skipped`,
+      ptr,
+    );
   }
   return out;
 }
@@ -92,7 +121,10 @@ export function repairFindings(doc, ctx) {
     let text;
     if (typeof item === "string") text = item;
     else if (isObject(item)) {
-      if (RESOLVED.includes(String(item.status ?? "").toLowerCase())) { resolved.push(item); return; }
+      if (RESOLVED.includes(String(item.status ?? "").toLowerCase())) {
+        resolved.push(item);
+        return;
+      }
       text = findingText(item);
       converted.push(item);
       ctx.note(`finding object ${i} became the string '${text}'`, pointer(["open_findings", i]));
@@ -101,13 +133,31 @@ export function repairFindings(doc, ctx) {
     else if (text && typeof item === "string") duplicates.push(text);
   });
   if (converted.length) {
-    ctx.aside(doc, "open_finding_objects", converted, `${converted.length} open finding object(s) became strings; the original objects hold more than a title`, "/open_findings");
+    ctx.aside(
+      doc,
+      "open_finding_objects",
+      converted,
+      `${converted.length} open finding object(s) became strings; the original objects hold more than a title`,
+      "/open_findings",
+    );
   }
   if (duplicates.length) {
-    ctx.aside(doc, "duplicate_findings", duplicates, `${duplicates.length} open finding(s) repeated an earlier one`, "/open_findings");
+    ctx.aside(
+      doc,
+      "duplicate_findings",
+      duplicates,
+      `${duplicates.length} open finding(s) repeated an earlier one`,
+      "/open_findings",
+    );
   }
   if (resolved.length) {
-    ctx.aside(doc, "resolved_findings", resolved, `${resolved.length} resolved finding object(s) are not open findings`, "/open_findings");
+    ctx.aside(
+      doc,
+      "resolved_findings",
+      resolved,
+      `${resolved.length} resolved finding object(s) are not open findings`,
+      "/open_findings",
+    );
   }
   if (!deepEqual(out, findings)) doc.open_findings = out;
 }
@@ -128,11 +178,14 @@ export function repairDecisions(doc, wf, ctx) {
     if (wf && wf.id === "apex" && !has(dec, "complexity")) {
       dec.complexity = top;
       ctx.note("top-level complexity moved into decisions", "/complexity");
-    } else if (wf && wf.id === "apex") ctx.aside(doc, "complexity", top, "top-level complexity duplicates decisions", "/complexity");
+    } else if (wf && wf.id === "apex")
+      ctx.aside(doc, "complexity", top, "top-level complexity duplicates decisions", "/complexity");
     else ctx.aside(doc, "complexity", top, "top-level complexity", "/complexity");
   }
   if (!wf) return;
-  const enums = Object.fromEntries(wf.decisions.filter((d) => d.enum !== undefined && d.enum !== null).map((d) => [d.key, d.enum]));
+  const enums = Object.fromEntries(
+    wf.decisions.filter((d) => d.enum !== undefined && d.enum !== null).map((d) => [d.key, d.enum]),
+  );
   const comp = dec.complexity;
   if (enums.complexity && typeof comp === "string" && !enums.complexity.includes(comp)) {
     const mapped = COMPLEXITY[comp.toLowerCase()];
@@ -144,7 +197,10 @@ export function repairDecisions(doc, wf, ctx) {
   for (const d of wf.decisions) {
     if (d.required && !has(dec, d.key)) {
       dec[d.key] = "";
-      ctx.note(`required decision '${d.key}' added (empty: not yet decided)`, pointer(["decisions", d.key]));
+      ctx.note(
+        `required decision '${d.key}' added (empty: not yet decided)`,
+        pointer(["decisions", d.key]),
+      );
     }
   }
   mirroredFields(doc, dec, wf, ctx);
@@ -165,11 +221,16 @@ function mirroredFields(doc, dec, wf, ctx) {
     } else if (!inner) {
       dec[key] = top;
       ctx.note(`decisions.${key} filled from ${name}`, `/decisions/${key}`);
-    } else ctx.kept(`${name} and decisions.${key} disagree; both kept, resolve by hand`, `/${name}`);
+    } else
+      ctx.kept(`${name} and decisions.${key} disagree; both kept, resolve by hand`, `/${name}`);
   }
 }
 
-const stepOk = (step) => step === undefined || step === null || (isInt(step) && step >= 0) || (typeof step === "string" && STEP_KEY.test(step));
+const stepOk = (step) =>
+  step === undefined ||
+  step === null ||
+  (isInt(step) && step >= 0) ||
+  (typeof step === "string" && STEP_KEY.test(step));
 
 /** A decision's step as 3.0 writes it: "3.5" and the number 3.5 are the step key "3_5", 2.0
  * is 2 (docs/spec.md §9.2); anything else moves to x-legacy-step. */
@@ -177,7 +238,10 @@ function logStep(e) {
   const step = e.step;
   if (typeof step === "number" && !isInt(step)) {
     if (DOTTED_KEY.test(String(step))) e.step = newKey(String(step));
-    else { e["x-legacy-step"] = step; delete e.step; }
+    else {
+      e["x-legacy-step"] = step;
+      delete e.step;
+    }
   } else if (isInt(step) && step > MAX_STEP) {
     e["x-legacy-step"] = step;
     delete e.step;
@@ -189,8 +253,12 @@ function logStep(e) {
 }
 
 function entryIsV3(e) {
-  return ["id", "title", "choice", "rationale"].every((k) => typeof e[k] === "string" && e[k]) &&
-    DECISION_ID.test(e.id) && stepOk(e.step) && (!has(e, "timestamp") || parseTimestamp(e.timestamp) !== null);
+  return (
+    ["id", "title", "choice", "rationale"].every((k) => typeof e[k] === "string" && e[k]) &&
+    DECISION_ID.test(e.id) &&
+    stepOk(e.step) &&
+    (!has(e, "timestamp") || parseTimestamp(e.timestamp) !== null)
+  );
 }
 
 export function repairDecisionLog(doc, ctx) {
@@ -201,7 +269,9 @@ export function repairDecisionLog(doc, ctx) {
     ctx.aside(doc, "decision_log", log, "decision_log is not a list", "/decision_log");
     return;
   }
-  const used = log.filter((e) => isObject(e) && typeof e.id === "string" && DECISION_ID.test(e.id)).map((e) => Number(e.id.slice(1)));
+  const used = log
+    .filter((e) => isObject(e) && typeof e.id === "string" && DECISION_ID.test(e.id))
+    .map((e) => Number(e.id.slice(1)));
   let next = Math.max(0, ...used) + 1;
   const out = [];
   let changed = false;
@@ -213,7 +283,10 @@ export function repairDecisionLog(doc, ctx) {
       return;
     }
     const e = clone(entry);
-    if (entryIsV3(e)) { out.push(e); return; }
+    if (entryIsV3(e)) {
+      out.push(e);
+      return;
+    }
     if (!(typeof e.id === "string" && DECISION_ID.test(e.id))) {
       if (has(e, "id")) e["x-legacy-id"] = e.id;
       e.id = `D${String(next++).padStart(3, "0")}`;
@@ -224,8 +297,10 @@ export function repairDecisionLog(doc, ctx) {
     const ts = e.timestamp;
     if (ts !== undefined && ts !== null) {
       const [norm, ok] = tsValue(ts);
-      if (!ok || norm === null) { e["x-legacy-timestamp"] = ts; delete e.timestamp; }
-      else if (norm !== ts) e.timestamp = norm;
+      if (!ok || norm === null) {
+        e["x-legacy-timestamp"] = ts;
+        delete e.timestamp;
+      } else if (norm !== ts) e.timestamp = norm;
     }
     if (!deepEqual(e, entry)) {
       ctx.note(`decision_log[${i}] converted to the ${VERSION} entry shape`, ptr);
@@ -245,9 +320,15 @@ function toEntryShape(e) {
   }
   if (!has(e, "choice")) {
     let choice;
-    if (has(e, "decision")) { choice = e.decision; delete e.decision; }
-    else { choice = e.value; delete e.value; }
-    if (choice !== undefined && choice !== null) e.choice = typeof choice === "string" ? choice : String(choice);
+    if (has(e, "decision")) {
+      choice = e.decision;
+      delete e.decision;
+    } else {
+      choice = e.value;
+      delete e.value;
+    }
+    if (choice !== undefined && choice !== null)
+      e.choice = typeof choice === "string" ? choice : String(choice);
   }
   if (!has(e, "rationale")) {
     const reason = e.reason;

@@ -4,10 +4,15 @@
 // core/migration/repair_v3/__init__.py.
 
 import { CORE_KEYS } from "../rules.mjs";
-import { formatTimestamp } from "../timestamps.mjs";
+import { formatTimestamp } from "../timeutil.mjs";
 import { builtins, loadWorkflow, WorkflowError } from "../workflow.mjs";
 import { clone, isObject, pointer } from "./context.mjs";
-import { repairDecisionLog, repairDecisions, repairFindings, repairReviewAudit } from "./records.mjs";
+import {
+  repairDecisionLog,
+  repairDecisions,
+  repairFindings,
+  repairReviewAudit,
+} from "./records.mjs";
 import { repairCurrentStep, repairSteps } from "./steps.mjs";
 import { legacyTopLevelKeys, PROJECT, tsValue, VERSION } from "./values.mjs";
 
@@ -40,7 +45,9 @@ export function chooseWorkflow(doc, ctx, { quiet = false } = {}) {
   let all;
   try {
     if (doc.workflow !== undefined && doc.workflow !== null) {
-      return typeof doc.workflow === "string" && builtins().includes(doc.workflow) ? loadWorkflow(doc.workflow) : null;
+      return typeof doc.workflow === "string" && builtins().includes(doc.workflow)
+        ? loadWorkflow(doc.workflow)
+        : null;
     }
     all = builtins().map((b) => loadWorkflow(b));
   } catch (err) {
@@ -52,9 +59,14 @@ export function chooseWorkflow(doc, ctx, { quiet = false } = {}) {
   if (adopter === null) return free;
   const names = new Set(adopter.steps.map((s) => s.name));
   const steps = isObject(doc.steps) ? Object.values(doc.steps) : [];
-  const foreign = steps.some((s) => isObject(s) && typeof s.name === "string" && !names.has(s.name));
+  const foreign = steps.some(
+    (s) => isObject(s) && typeof s.name === "string" && !names.has(s.name),
+  );
   if (foreign && free !== null) {
-    if (!quiet) ctx.note(`step names are not ${adopter.id} steps; the session is migrated under the ${free.id} workflow`);
+    if (!quiet)
+      ctx.note(
+        `step names are not ${adopter.id} steps; the session is migrated under the ${free.id} workflow`,
+      );
     return free;
   }
   return adopter;
@@ -76,7 +88,8 @@ function fixProject(doc, ctx) {
   if (typeof p === "string" && PROJECT.test(p) && p.length <= 128) return;
   const hint = ctx.projectHint;
   if (hint && PROJECT.test(hint)) {
-    if (p !== undefined && p !== null) ctx.aside(doc, "project", p, "project is not a valid project name", "/project");
+    if (p !== undefined && p !== null)
+      ctx.aside(doc, "project", p, "project is not a valid project name", "/project");
     doc.project = hint;
     ctx.note(`project set to '${hint}' from the session directory`, "/project");
   }

@@ -1,9 +1,27 @@
 // The 3.0 repair of the step records and current_step (docs/spec.md §9.2). Mirrors
 // Python's core/migration/repair_v3/steps.py.
 
-import { clone, has, isObject, LEGACY, legacyOf, MigrationError, pointer, sameShape } from "./context.mjs";
 import {
-  isInt, keyNum, MAX_STEP, newKey, STATUSES, STEP_FIELDS, STEP_KEY, STEP_OPTIONAL, tsValue, VERSION,
+  clone,
+  has,
+  isObject,
+  LEGACY,
+  legacyOf,
+  MigrationError,
+  pointer,
+  sameShape,
+} from "./context.mjs";
+import {
+  isInt,
+  keyNum,
+  MAX_STEP,
+  newKey,
+  STATUSES,
+  STEP_FIELDS,
+  STEP_KEY,
+  STEP_OPTIONAL,
+  tsValue,
+  VERSION,
 } from "./values.mjs";
 
 const LETTER_KEY = /^([0-9]+)([a-z])$/;
@@ -18,7 +36,10 @@ export function renameLetterKeys(doc, ctx) {
   const out = {};
   for (const [key, step0] of Object.entries(steps)) {
     const m = LETTER_KEY.exec(key);
-    if (m === null) { out[key] = step0; continue; }
+    if (m === null) {
+      out[key] = step0;
+      continue;
+    }
     let n = 1;
     while (taken.has(`${m[1]}_${n}`)) n++;
     const renamed = `${m[1]}_${n}`;
@@ -36,7 +57,9 @@ export function repairSteps(doc, wf, ctx) {
   let steps = doc.steps;
   if (!isObject(steps)) {
     if (steps !== null && steps !== undefined) {
-      throw new MigrationError([{ code: "SR152", message: "steps is not an object", pointer: "/steps" }]);
+      throw new MigrationError([
+        { code: "SR152", message: "steps is not an object", pointer: "/steps" },
+      ]);
     }
     steps = {};
   }
@@ -45,13 +68,25 @@ export function repairSteps(doc, wf, ctx) {
     const k = newKey(key);
     if (k !== key) {
       if (has(steps, k)) {
-        ctx.aside(doc, `step_${key}`, step, `step '${key}' duplicates step '${k}'`, pointer(["steps", key]));
+        ctx.aside(
+          doc,
+          `step_${key}`,
+          step,
+          `step '${key}' duplicates step '${k}'`,
+          pointer(["steps", key]),
+        );
         continue;
       }
       ctx.note(`step key '${key}' renamed '${k}'`, pointer(["steps", key]));
     }
     if (!STEP_KEY.test(k)) {
-      ctx.aside(doc, `step_${key}`, step, `step key '${key}' is not N or N_M`, pointer(["steps", key]));
+      ctx.aside(
+        doc,
+        `step_${key}`,
+        step,
+        `step key '${key}' is not N or N_M`,
+        pointer(["steps", key]),
+      );
       continue;
     }
     renamed.set(k, step);
@@ -68,22 +103,31 @@ function addWorkflowSteps(renamed, wf, ctx) {
   let lastStarted = -1;
   for (const [k, st] of renamed) {
     const i = wf.stepKeys.indexOf(k);
-    if (i >= 0 && isObject(st) && ["in_progress", "complete", "skipped"].includes(st.status)) lastStarted = Math.max(lastStarted, i);
+    if (i >= 0 && isObject(st) && ["in_progress", "complete", "skipped"].includes(st.status))
+      lastStarted = Math.max(lastStarted, i);
   }
   wf.steps.forEach((def, i) => {
     if (renamed.has(def.key)) return;
     if (i < lastStarted) {
       // The step did not exist when the session passed this point (apex 3_5, added mid-v1):
       // skipped, rather than pretend it is still to do.
-      renamed.set(def.key, { status: "skipped", skip_reason: "added by migration: the step did not exist when the session passed it" });
-      ctx.note(`step ${def.key} (${def.name}) added as skipped (later steps had run)`, pointer(["steps", def.key]));
+      renamed.set(def.key, {
+        status: "skipped",
+        skip_reason: "added by migration: the step did not exist when the session passed it",
+      });
+      ctx.note(
+        `step ${def.key} (${def.name}) added as skipped (later steps had run)`,
+        pointer(["steps", def.key]),
+      );
     } else {
       renamed.set(def.key, { status: "pending" });
       ctx.note(`step ${def.key} (${def.name}) added as pending`, pointer(["steps", def.key]));
     }
   });
   const rank = (k) => (wf.stepKeys.includes(k) ? wf.stepKeys.indexOf(k) : wf.stepKeys.length);
-  const order = [...renamed.keys()].sort((a, b) => rank(a) - rank(b) || keyNum(a)[0] - keyNum(b)[0] || keyNum(a)[1] - keyNum(b)[1]);
+  const order = [...renamed.keys()].sort(
+    (a, b) => rank(a) - rank(b) || keyNum(a)[0] - keyNum(b)[0] || keyNum(a)[1] - keyNum(b)[1],
+  );
   return new Map(order.map((k) => [k, renamed.get(k)]));
 }
 
@@ -117,7 +161,8 @@ function stepNames(key, out, def, ctx, base, fresh) {
     if (!fresh) ctx.note(`step ${key}: name set to '${out.name}'`, pointer([...base, "name"]));
   }
   if (typeof out.agent !== "string") {
-    if (has(out, "agent")) ctx.aside(out, "agent", out.agent, "agent was not a string", pointer(base));
+    if (has(out, "agent"))
+      ctx.aside(out, "agent", out.agent, "agent was not a string", pointer(base));
     out.agent = def && def.agents.length === 1 ? def.agents[0] : "";
     if (!fresh) ctx.note(`step ${key}: agent set to '${out.agent}'`, pointer([...base, "agent"]));
   }
@@ -131,13 +176,20 @@ function stepStatus(key, out, doc, ctx, base) {
     out.status = "in_progress";
     const title = `step ${key} (${out.name}) is blocked`;
     if (!has(doc, "open_findings")) doc.open_findings = [];
-    if (Array.isArray(doc.open_findings) && !doc.open_findings.includes(title)) doc.open_findings.push(title);
+    if (Array.isArray(doc.open_findings) && !doc.open_findings.includes(title))
+      doc.open_findings.push(title);
     ctx.legacySet(out, "status", status);
-    ctx.note(`step ${key}: status 'blocked' became in_progress plus the open finding '${title}'`, pointer([...base, "status"]));
+    ctx.note(
+      `step ${key}: status 'blocked' became in_progress plus the open finding '${title}'`,
+      pointer([...base, "status"]),
+    );
   } else {
     ctx.legacySet(out, "status", status);
     out.status = "pending";
-    ctx.kept(`step ${key}: status is not a ${VERSION} status; set to pending, kept as x-legacy.status`, pointer([...base, "status"]));
+    ctx.kept(
+      `step ${key}: status is not a ${VERSION} status; set to pending, kept as x-legacy.status`,
+      pointer([...base, "status"]),
+    );
   }
 }
 
@@ -147,20 +199,30 @@ function stepTimes(key, out, doc, ctx, base) {
     const [ts, ok] = tsValue(raw);
     if (!ok) {
       ctx.legacySet(out, name, raw);
-      ctx.kept(`step ${key}: ${name} is not a timestamp; kept as x-legacy.${name}`, pointer([...base, name]));
+      ctx.kept(
+        `step ${key}: ${name} is not a timestamp; kept as x-legacy.${name}`,
+        pointer([...base, name]),
+      );
     }
     if (ts !== raw || !has(out, name)) {
-      if (has(out, name) && raw !== null && raw !== "") ctx.note(`step ${key}: ${name} rewritten as ${ts}`, pointer([...base, name]));
+      if (has(out, name) && raw !== null && raw !== "")
+        ctx.note(`step ${key}: ${name} rewritten as ${ts}`, pointer([...base, name]));
       out[name] = ts;
     }
   }
   if (out.status === "complete" && out.completed === null) {
     out.completed = doc.updated ?? null; // the latest it can have been
-    ctx.note(`step ${key}: complete without a completion time; completed set to the state's updated time`, pointer([...base, "completed"]));
+    ctx.note(
+      `step ${key}: complete without a completion time; completed set to the state's updated time`,
+      pointer([...base, "completed"]),
+    );
   }
   if (out.status === "in_progress" && out.started === null) {
     out.started = doc.updated ?? null;
-    ctx.note(`step ${key}: in_progress without a start time; started set to the state's updated time`, pointer([...base, "started"]));
+    ctx.note(
+      `step ${key}: in_progress without a start time; started set to the state's updated time`,
+      pointer([...base, "started"]),
+    );
   }
 }
 
@@ -175,10 +237,14 @@ function stepSubStep(key, out, def, ctx, base) {
   } else if (typeof sub === "string" && ["complete", "pending", "skipped"].includes(out.status)) {
     out.sub_step = null;
     out[LEGACY] = { ...legacyOf(out), sub_step: sub };
-    ctx.kept(`step ${key}: sub_step '${sub}' cleared (a ${out.status} step has none); kept as x-legacy.sub_step`, ptr);
+    ctx.kept(
+      `step ${key}: sub_step '${sub}' cleared (a ${out.status} step has none); kept as x-legacy.sub_step`,
+      ptr,
+    );
   } else if (typeof sub === "string" && def && !def.checkpoints.includes(sub)) {
     let current = has(def.legacy, sub) ? def.legacy[sub] : null;
-    if (current === null && def.checkpoints.includes(sub.replaceAll(".", "_"))) current = sub.replaceAll(".", "_");
+    if (current === null && def.checkpoints.includes(sub.replaceAll(".", "_")))
+      current = sub.replaceAll(".", "_");
     if (current !== null) {
       out.sub_step = current;
       ctx.note(`step ${key}: checkpoint '${sub}' renamed '${current}'`, ptr);
@@ -191,11 +257,15 @@ function stepLists(key, out, step, ctx, base) {
     const value = out[name];
     if (value === null || value === undefined) {
       out[name] = [];
-      if (has(step, name)) ctx.note(`step ${key}: ${name} null became []`, pointer([...base, name]));
+      if (has(step, name))
+        ctx.note(`step ${key}: ${name} null became []`, pointer([...base, name]));
     } else if (!Array.isArray(value) || !value.every((v) => typeof v === "string" && v)) {
       ctx.legacySet(out, name, value);
       out[name] = Array.isArray(value) ? value.filter((v) => typeof v === "string" && v) : [];
-      ctx.kept(`step ${key}: ${name} held non-path items; kept as x-legacy.${name}`, pointer([...base, name]));
+      ctx.kept(
+        `step ${key}: ${name} held non-path items; kept as x-legacy.${name}`,
+        pointer([...base, name]),
+      );
     }
   }
 }
@@ -207,7 +277,10 @@ function stepUnknownFields(key, out, ctx, base) {
     const value = out[k];
     delete out[k];
     ctx.legacySet(out, k, value);
-    ctx.kept(`step ${key}: field '${k}' is not part of a ${VERSION} step; kept as x-legacy.${k}`, pointer([...base, k]));
+    ctx.kept(
+      `step ${key}: field '${k}' is not part of a ${VERSION} step; kept as x-legacy.${k}`,
+      pointer([...base, k]),
+    );
   }
 }
 
@@ -219,13 +292,16 @@ export function repairCurrentStep(doc, steps, ctx) {
   if (typeof cur === "string" && /^[0-9]+([._][0-9]+)?$/.test(cur)) {
     value = Number(cur.split(/[._]/)[0]);
     // "3.5": the step number is 3, the sub-step kept
-    if (!/^[0-9]+$/.test(cur)) ctx.aside(doc, "current_step", cur, `current_step '${cur}' names a sub-step`);
+    if (!/^[0-9]+$/.test(cur))
+      ctx.aside(doc, "current_step", cur, `current_step '${cur}' names a sub-step`);
   } else {
-    const running = Object.entries(steps).filter(([, s]) => s.status === "in_progress").map(([k]) => k);
+    const running = Object.entries(steps)
+      .filter(([, s]) => s.status === "in_progress")
+      .map(([k]) => k);
     value = running.length ? keyNum(running[0])[0] : 0;
-    if (cur !== undefined && cur !== null) ctx.aside(doc, "current_step", cur, "current_step is not a step number", "/current_step");
+    if (cur !== undefined && cur !== null)
+      ctx.aside(doc, "current_step", cur, "current_step is not a step number", "/current_step");
   }
   doc.current_step = value;
   ctx.note(`current_step became ${value}`, "/current_step");
 }
-

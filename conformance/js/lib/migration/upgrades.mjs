@@ -16,7 +16,8 @@ export function v1ToV2(doc, ctx) {
   }
   const cur = out.current_step;
   // 3.5: step "3.5", which 2.0 can hold (a string)
-  if (typeof cur === "number" && !Number.isInteger(cur) && Number.isFinite(cur)) out.current_step = String(cur);
+  if (typeof cur === "number" && !Number.isInteger(cur) && Number.isFinite(cur))
+    out.current_step = String(cur);
   renameLetterKeys(out, ctx); // 3a: no version has a form for it (docs/spec.md §9.2)
   out.schema_version = "2.0";
   return out;
@@ -26,7 +27,9 @@ export function v1ToV2(doc, ctx) {
 function hasContent(v) {
   if (Array.isArray(v)) return v.length > 0;
   if (isObject(v)) {
-    return Object.entries(v).some(([k, x]) => (["retry_count", "event_log"].includes(k) ? Boolean(x) && hasContent(x) : hasContent(x)));
+    return Object.entries(v).some(([k, x]) =>
+      ["retry_count", "event_log"].includes(k) ? Boolean(x) && hasContent(x) : hasContent(x),
+    );
   }
   return v !== null && v !== undefined;
 }
@@ -39,7 +42,8 @@ export function v2ToV3(doc, ctx) {
     if (!Object.hasOwn(out, key)) continue;
     const value = out[key];
     delete out[key];
-    if (hasContent(value) && key === "lock") ctx.aside(out, key, value, `${key} held a live value`, `/${key}`);
+    if (hasContent(value) && key === "lock")
+      ctx.aside(out, key, value, `${key} held a live value`, `/${key}`);
     else ctx.note(`removed ${key} (dropped in 3.0)`, `/${key}`);
   }
   if (isObject(out.steps)) {
@@ -49,7 +53,10 @@ export function v2ToV3(doc, ctx) {
       delete step.claim;
       if (hasContent(claim)) {
         ctx.legacySet(step, "claim", claim);
-        ctx.kept(`step ${k} claim held values; kept as steps.${k}.${LEGACY}.claim`, pointer(["steps", k]));
+        ctx.kept(
+          `step ${k} claim held values; kept as steps.${k}.${LEGACY}.claim`,
+          pointer(["steps", k]),
+        );
       } else ctx.note(`removed the empty claim of step ${k}`, pointer(["steps", k]));
     }
   }

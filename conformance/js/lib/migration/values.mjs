@@ -1,7 +1,7 @@
 // What the 3.0 repair pass shares: the closed sets, key shapes and time values. Mirrors
 // Python's core/migration/repair_v3/values.py.
 
-import { formatTimestamp, parseTimestamp } from "../timestamps.mjs";
+import { formatTimestamp, parseTimestamp } from "../timeutil.mjs";
 import { builtins, loadWorkflow, WorkflowError } from "../workflow.mjs";
 
 export const VERSION = "3.0"; // the version whose known defects the repair pass fixes
@@ -13,7 +13,16 @@ export const PROJECT = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 export const COMPLEXITY = { low: "simple", medium: "standard", high: "complex" };
 export const RESOLVED = ["resolved", "closed", "done", "fixed", "wontfix", "won't fix"];
 export const STATUSES = ["pending", "in_progress", "complete", "skipped"];
-export const STEP_FIELDS = ["name", "agent", "status", "sub_step", "started", "completed", "artifacts", "context_files_used"];
+export const STEP_FIELDS = [
+  "name",
+  "agent",
+  "status",
+  "sub_step",
+  "started",
+  "completed",
+  "artifacts",
+  "context_files_used",
+];
 export const STEP_OPTIONAL = ["attempts", "telemetry", "skip_reason"];
 export const MAX_STEP = 2 ** 53; // beyond it a number is no step number
 
@@ -34,7 +43,8 @@ export function keyNum(key) {
 // An ISO 8601 date-time with a zone, the forms Python's datetime.fromisoformat reads (the
 // reference's test of a usable upstream time): extended or basic, T or space, a time of hours,
 // minutes or seconds with a fraction, Z or an offset.
-const ISO = /^(\d{4})-?(\d{2})-?(\d{2})[T ](\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,]\d+)?)?)?(Z|[+-]\d{2}(?::?\d{2})?)$/;
+const ISO =
+  /^(\d{4})-?(\d{2})-?(\d{2})[T ](\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,]\d+)?)?)?(Z|[+-]\d{2}(?::?\d{2})?)$/;
 
 function daysIn(year, month) {
   if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
@@ -46,7 +56,8 @@ function isoInstant(value) {
   const m = ISO.exec(value);
   if (!m) return null;
   const [y, mo, d, h, mi, s] = m.slice(1, 7).map((x) => Number(x ?? 0));
-  if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h > 23 || mi > 59 || s > 59) return null;
+  if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > daysIn(y, mo) || h > 23 || mi > 59 || s > 59)
+    return null;
   let offset = 0;
   if (m[7] !== "Z") {
     const oh = Number(m[7].slice(1, 3));

@@ -1,4 +1,5 @@
-// Strict JSON reading for session-resume (spec §2.1): bytes in, a value or codes out.
+// Strict JSON reading for session-resume (spec §2.1; the twin of core/jsonread.py): bytes in,
+// a value or codes out.
 // Written from the spec, independently of the Python reader: an explicit-stack parser (no
 // recursion, so 10,000 nested arrays cannot overflow the JS stack), which records duplicate
 // keys (with their offsets), NaN/Infinity tokens, lone surrogates and the deepest path instead
@@ -11,7 +12,18 @@
 // with positions without also accepting what the protocol refuses.
 
 export const MAX_DEPTH = 64;
-const CORRUPT = new Set(["SR110", "SR111", "SR114", "SR115", "SR116", "SR120", "SR121", "SR122", "SR123", "SR124"]);
+const CORRUPT = new Set([
+  "SR110",
+  "SR111",
+  "SR114",
+  "SR115",
+  "SR116",
+  "SR120",
+  "SR121",
+  "SR122",
+  "SR123",
+  "SR124",
+]);
 
 class SyntaxFault extends Error {}
 
@@ -22,9 +34,14 @@ export function isCorrupt(codes) {
 /** Detect UTF-16/UTF-32 by BOM or by NUL bytes among the first octets (RFC 4627 §3). */
 function wideEncoding(buf) {
   const b = buf.subarray(0, 4);
-  if (b.length >= 4 && ((b[0] === 0xff && b[1] === 0xfe && b[2] === 0 && b[3] === 0) ||
-                        (b[0] === 0 && b[1] === 0 && b[2] === 0xfe && b[3] === 0xff))) return "UTF-32";
-  if (b.length >= 2 && ((b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff))) return "UTF-16";
+  if (
+    b.length >= 4 &&
+    ((b[0] === 0xff && b[1] === 0xfe && b[2] === 0 && b[3] === 0) ||
+      (b[0] === 0 && b[1] === 0 && b[2] === 0xfe && b[3] === 0xff))
+  )
+    return "UTF-32";
+  if (b.length >= 2 && ((b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff)))
+    return "UTF-16";
   if (b.length >= 2 && (b[0] === 0 || b[1] === 0)) return "UTF-16 or UTF-32";
   return null;
 }
@@ -40,15 +57,19 @@ export function parseText(text) {
   let i = 0;
   const n = text.length;
   let duplicates = 0;
-  /** @type {{key: string, offset: number}[]} */
+  /** @type {{key: string, offset: number, pointer: string}[]} */
   const duplicateAt = [];
   let loneSurrogate = false;
   let keyOffset = 0;
   let nonFinite = 0;
   let maxDepth = 0;
 
-  const ws = () => { while (i < n && WS.has(text.charCodeAt(i))) i++; };
-  const fail = (why) => { throw new SyntaxFault(`${why} at offset ${i}`); };
+  const ws = () => {
+    while (i < n && WS.has(text.charCodeAt(i))) i++;
+  };
+  const fail = (why) => {
+    throw new SyntaxFault(`${why} at offset ${i}`);
+  };
 
   function str() {
     // text[i] === '"'
@@ -68,9 +89,20 @@ export function parseText(text) {
       if (c === 0x5c) {
         out += text.slice(start, i);
         const e = text[i + 1];
-        const simple = { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" };
-        if (e in simple) { out += simple[e]; i += 2; }
-        else if (e === "u") {
+        const simple = {
+          '"': '"',
+          "\\": "\\",
+          "/": "/",
+          b: "\b",
+          f: "\f",
+          n: "\n",
+          r: "\r",
+          t: "\t",
+        };
+        if (e in simple) {
+          out += simple[e];
+          i += 2;
+        } else if (e === "u") {
           const hex = text.slice(i + 2, i + 6);
           if (!/^[0-9a-fA-F]{4}$/.test(hex)) fail("bad \\u escape");
           out += String.fromCharCode(parseInt(hex, 16));
@@ -88,11 +120,26 @@ export function parseText(text) {
   function scalar() {
     const c = text[i];
     if (c === '"') return str();
-    for (const [word, value] of [["true", true], ["false", false], ["null", null]]) {
-      if (text.startsWith(word, i)) { i += word.length; return value; }
+    for (const [word, value] of /** @type {[string, boolean | null][]} */ ([
+      ["true", true],
+      ["false", false],
+      ["null", null],
+    ])) {
+      if (text.startsWith(word, i)) {
+        i += word.length;
+        return value;
+      }
     }
-    for (const [word, value] of [["NaN", NaN], ["Infinity", Infinity], ["-Infinity", -Infinity]]) {
-      if (text.startsWith(word, i)) { i += word.length; nonFinite++; return value; }
+    for (const [word, value] of /** @type {[string, number][]} */ ([
+      ["NaN", NaN],
+      ["Infinity", Infinity],
+      ["-Infinity", -Infinity],
+    ])) {
+      if (text.startsWith(word, i)) {
+        i += word.length;
+        nonFinite++;
+        return value;
+      }
     }
     NUM.lastIndex = i;
     const m = NUM.exec(text);
@@ -111,17 +158,34 @@ export function parseText(text) {
   function put(v) {
     // A value put into the top container sits stack.length keys/indexes below the top level.
     if (stack.length > maxDepth) maxDepth = stack.length;
-    if (stack.length === 0) { result = v; haveResult = true; return; }
+    if (stack.length === 0) {
+      result = v;
+      haveResult = true;
+      return;
+    }
     const top = stack[stack.length - 1];
     if (top.kind === "array") top.value.push(v);
     else {
       if (top.keys.has(top.key)) {
         duplicates++;
-        duplicateAt.push({ key: top.key, offset: top.keyOffset });
+        duplicateAt.push({ key: top.key, offset: top.keyOffset, pointer: pointerOf(top.key) });
       }
       top.keys.add(top.key);
-      Object.defineProperty(top.value, top.key, { value: v, enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(top.value, top.key, {
+        value: v,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
     }
+  }
+
+  /** The JSON pointer (RFC 6901) of `key` in the innermost open object. @param {string} key */
+  function pointerOf(key) {
+    const parts = stack
+      .slice(0, -1)
+      .map((f) => (f.kind === "array" ? String(f.value.length) : String(f.key)));
+    return [...parts, key].map((p) => `/${p.replace(/~/g, "~0").replace(/\//g, "~1")}`).join("");
   }
 
   function open(kind) {
@@ -134,8 +198,16 @@ export function parseText(text) {
     ws();
     if (i >= n) fail("unexpected end");
     const c = text[i];
-    if (c === "{") { i++; open("object"); return beginObject(); }
-    if (c === "[") { i++; open("array"); return beginArray(); }
+    if (c === "{") {
+      i++;
+      open("object");
+      return beginObject();
+    }
+    if (c === "[") {
+      i++;
+      open("array");
+      return beginArray();
+    }
     put(scalar());
     return "after";
   }
@@ -144,12 +216,18 @@ export function parseText(text) {
   let state = "value";
   function beginObject() {
     ws();
-    if (text[i] === "}") { i++; return close(); }
+    if (text[i] === "}") {
+      i++;
+      return close();
+    }
     return "key";
   }
   function beginArray() {
     ws();
-    if (text[i] === "]") { i++; return close(); }
+    if (text[i] === "]") {
+      i++;
+      return close();
+    }
     return "value";
   }
   function close() {
@@ -166,8 +244,14 @@ export function parseText(text) {
       i++;
       return top.kind === "array" ? "value" : "key";
     }
-    if (top.kind === "array" && c === "]") { i++; return close(); }
-    if (top.kind === "object" && c === "}") { i++; return close(); }
+    if (top.kind === "array" && c === "]") {
+      i++;
+      return close();
+    }
+    if (top.kind === "object" && c === "}") {
+      i++;
+      return close();
+    }
     fail("expected , or a closing bracket");
   }
   function key() {
@@ -229,7 +313,8 @@ export function readJsonBytes(buf, { requireObject = true, maxDepth = MAX_DEPTH 
   const bad = [];
   if (parsed.duplicates) bad.push("SR121");
   if (parsed.nonFinite) bad.push("SR122");
-  if (bad.length) return { value: null, codes: [...codes, ...bad], text, duplicateAt: parsed.duplicateAt };
+  if (bad.length)
+    return { value: null, codes: [...codes, ...bad], text, duplicateAt: parsed.duplicateAt };
   // A \u escape of half a surrogate pair: not Unicode text, so it cannot be checked or written
   // back faithfully (SR116; raw surrogate bytes are already invalid UTF-8, SR115).
   if (parsed.loneSurrogate) return { value: null, codes: [...codes, "SR116"], text };

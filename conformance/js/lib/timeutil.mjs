@@ -1,6 +1,8 @@
-// RFC 3339 UTC timestamps as the protocol writes them (spec §2.3): 2026-03-02T10:15:00Z.
+// RFC 3339 UTC timestamps as the protocol writes them (spec §2.3): 2026-03-02T10:15:00Z. The
+// twin of core/timeutil.py.
 
-const TS = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?Z$/;
+const TS =
+  /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?Z$/;
 
 export function looksLikeTimestamp(v) {
   return typeof v === "string" && TS.test(v);
