@@ -638,3 +638,61 @@ def test_migration_keeps_the_staleness_of_the_original_updated(tmp_path: Path) -
     _plain(repo, later, "checkpoint", "2", "phase_3_cost", "--project", "demo")
     ans = json.loads(_plain(repo, later, "resume", "agent-output/demo", "--format", "json").stdout)
     assert "SR708" not in [w["code"] for w in ans["warnings"]]
+
+
+def test_migration_keeps_the_pre_migration_file_and_one_path_form(tmp_path: Path) -> None:
+    """Issue 26 points 7 and 8: `migrate` stores a v2 state's bare artifact name once,
+    repository-relative, and keeps the v2 file for good as 00-session-state.v2.0.json (not a
+    state file: validate sees one); the next writes rotate `.bak` but never touch it, a
+    checkpoint naming the file in another form adds no entry, and a second migration from
+    2.0 keeps the first copy."""
+    repo, d = _repo(tmp_path)
+    doc = apex_state()
+    doc["schema_version"] = "2.0"
+    doc["steps"]["2"]["artifacts"] = [
+        "02-architecture-assessment.md",
+        "./02-architecture-assessment.md",
+    ]
+    _seed(d, doc)
+    original = (d / store.STATE).read_bytes()
+    (d / "02-architecture-assessment.md").write_text("draft\n")
+    _plain(repo, T0, "migrate", "agent-output/demo")
+    kept = d / "00-session-state.v2.0.json"
+    assert kept.read_bytes() == original
+    art = "agent-output/demo/02-architecture-assessment.md"
+    assert json.loads((d / store.STATE).read_text())["steps"]["2"]["artifacts"] == [art]
+    res = _plain(repo, T0, "validate", "agent-output", "--format", "json")
+    assert [f["path"] for f in json.loads(res.stdout)["files"]] == [
+        "agent-output/demo/00-session-state.json"
+    ]
+    p = ("--project", "demo")
+    for i, form in enumerate((f"./{art}", art, "02-architecture-assessment.md")):
+        cp = ("phase_3_cost", "phase_4_challenger", "phase_5_artifact")[i]
+        _plain(repo, T0 + timedelta(minutes=i + 1), "checkpoint", "2", cp, "--artifact", form, *p)
+    state = json.loads((d / store.STATE).read_text())
+    assert state["steps"]["2"]["artifacts"] == [art]
+    assert kept.read_bytes() == original  # the .bak rotated three times; the copy stayed
+    assert (d / store.BAK).read_bytes() != original
+    doc["project"] = "demo"
+    doc["updated"] = "2026-03-03T10:00:00Z"
+    (d / store.STATE).write_bytes(dump(doc))  # another 2.0 file, migrated again
+    _plain(repo, T0 + timedelta(hours=1), "migrate", "agent-output/demo")
+    assert kept.read_bytes() == original
+
+
+def test_migration_keeps_the_staleness_of_an_offset_updated(tmp_path: Path) -> None:
+    """Issue 26 point 8: the original `updated` in offset form (kept so under x-legacy) still
+    drives SR708 after the migration rewrote `updated`."""
+    repo, d = _repo(tmp_path)
+    doc = apex_state()
+    doc["schema_version"] = "2.0"
+    doc["updated"] = "2026-03-02T11:15:00+01:00"
+    _seed(d, doc)
+    later = T0 + timedelta(days=90)
+    _plain(repo, later, "migrate", "agent-output/demo")
+    state = json.loads((d / store.STATE).read_text())
+    assert state["x-legacy"]["updated"] == "2026-03-02T11:15:00+01:00"
+    assert state["updated"] == later.strftime("%Y-%m-%dT%H:%M:%SZ")
+    ans = json.loads(_plain(repo, later, "resume", "agent-output/demo", "--format", "json").stdout)
+    (w,) = [w for w in ans["warnings"] if w["code"] == "SR708"]
+    assert "2026-03-02T10:15:00Z" in w["message"] and "90 days" in w["message"]

@@ -54,13 +54,13 @@ function mustBeValid(doc, version, when) {
  * (docs/spec.md §9.4).
  * @returns {{document: any, changed: boolean, codes: string[], notes: {code: string, message: string, pointer: string}[], from: string}}
  */
-export function migrate(doc, { now, workflow = null, projectHint = null, salvage = false, file = "" }) {
+export function migrate(doc, { now, workflow = null, projectHint = null, salvage = false, file = "", sessionDir = null }) {
   const v = versionOf(doc);
   const at = [{ pointer: "/schema_version" }];
   if (v.invalid) throw new MigrationError([{ code: "SR142", message: "schema_version is not a version string", ...at[0] }]);
   if (newerThanKnown(v.num)) throw new MigrationError([{ code: "SR141", message: `schema version ${v.raw} is newer than ${CURRENT}; refusing to touch it`, ...at[0] }]);
   if (!isKnown(v.raw)) throw new MigrationError([{ code: "SR142", message: `schema version ${v.raw} does not exist`, ...at[0] }]);
-  const ctx = new Context({ now, workflow, projectHint, salvage, file });
+  const ctx = new Context({ now, workflow, projectHint, salvage, file, fromVersion: v.raw, sessionDir });
   let cur = doc;
   if (REPAIRS[v.raw]) {
     // known defects of documents written at this version, fixed before they move on

@@ -1,13 +1,14 @@
 // The four operations as the conformance adapter and the CLI run them on disk: validate,
 // migrate, recover, resume (spec §2-§5, §9, §10). Results carry stable codes only.
 
+import { rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { isCorrupt, readJsonBytes } from "./jsonstrict.mjs";
 import { readLimited, real } from "./files.mjs";
 import { migrate, MigrationError } from "./migrate.mjs";
 import { decide, sessionFiles, snapshot } from "./resume.mjs";
 import { STATE } from "./session.mjs";
-import { checkPaths, checkWritePaths, logEvent, recover, Refused, replaceState, serialize } from "./store.mjs";
+import { checkPaths, checkWritePaths, keepPreMigration, logEvent, recover, Refused, replaceState, repoRelative, serialize } from "./store.mjs";
 import { LockError, withLock } from "./lock.mjs";
 import { jsonPatch } from "./patch.mjs";
 import { formatTimestamp } from "./timestamps.mjs";
@@ -75,7 +76,7 @@ function migrateLoaded(dir, { now, root, wf, dryRun, salvage }) {
   if (parsed.value === null || isCorrupt(parsed.codes)) return { status: "refused", codes: unique([...parsed.codes, "SR152"]) };
   let result;
   try {
-    result = migrate(parsed.value, { now, workflow: wf, projectHint: basename(real(dir) ?? dir), salvage, file: join(dir, STATE) });
+    result = migrate(parsed.value, { now, workflow: wf, projectHint: basename(real(dir) ?? dir), salvage, file: join(dir, STATE), sessionDir: repoRelative(dir, root) });
   } catch (err) {
     if (err instanceof MigrationError) return { status: "refused", codes: unique(err.codes), notes: err.diagnostics };
     throw err;
@@ -85,9 +86,12 @@ function migrateLoaded(dir, { now, root, wf, dryRun, salvage }) {
   if (dryRun) return { ...base, status: "migrated" };
   // migrate() set revision and updated and refused contradictions: what the dry-run patch
   // shows is exactly what is written (docs/spec.md §9.3)
+  let kept = null;
   try {
+    kept = keepPreMigration(dir, result.from);
     replaceState(dir, serialize(result.document), { rotate: true, always: true });
   } catch (err) {
+    if (kept !== null) rmSync(kept, { force: true }); // nothing changed: not even the kept copy
     if (err instanceof Refused) return { ...base, status: "refused", codes: unique([...result.codes, ...err.codes]) };
     throw err;
   }

@@ -11,6 +11,7 @@ import { repairCommand } from "./migrate.mjs";
 import { orderedKeys, pathProblem } from "./rules.mjs";
 import { leaseState, readLease, readTail, tempFiles } from "./session.mjs";
 import { load } from "./store.mjs";
+import { tsValue } from "./migration/values.mjs";
 import { formatTimestamp, parseTimestamp } from "./timestamps.mjs";
 
 const OLD_STATE_SECONDS = 7 * 24 * 3600;
@@ -246,7 +247,9 @@ function decideAction(snap, step, now, wf, opts) {
  *  the migration: then the original `updated`, kept as `x-legacy.updated`. */
 function lastWork(doc, events) {
   const work = events.filter((e) => !["session_start", "session_end", "heartbeat", "takeover"].includes(e.event));
-  const legacy = isObject(doc["x-legacy"]) ? parseTimestamp(doc["x-legacy"].updated) : null;
+  // kept in the form it had in the file, an offset included (docs/spec.md §9.3 step 2)
+  const kept = isObject(doc["x-legacy"]) ? tsValue(doc["x-legacy"].updated)[0] : null;
+  const legacy = kept === null ? null : parseTimestamp(kept);
   if (work.length && work[work.length - 1].event === "migrated" && legacy !== null) return legacy;
   return parseTimestamp(doc.updated);
 }

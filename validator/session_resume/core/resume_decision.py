@@ -148,11 +148,17 @@ def last_work(doc: dict[str, Any], events: tuple[dict[str, Any], ...]) -> dateti
     ``updated``, unless its latest state event is the migration (nothing written since): then
     the original ``updated`` kept as ``x-legacy.updated``."""
     updated = parse_ts(doc.get("updated"))
-    legacy = _dict(doc.get("x-legacy")).get("updated")
     work = [e for e in events if e.get("event") not in _LEASE_EVENTS]
-    if work and work[-1].get("event") == "migrated" and parse_ts(legacy) is not None:
-        return parse_ts(legacy)
-    return updated
+    if not work or work[-1].get("event") != "migrated":
+        return updated
+    legacy = _dict(doc.get("x-legacy")).get("updated")
+    if parse_ts(legacy) is None and isinstance(legacy, str):
+        # kept in the form it had in the file: an offset (docs/spec.md §9.3 step 2)
+        # lazy: only a migrated state keeping an offset form
+        from session_resume.core.migration.repair_v3.values import ts_value
+
+        legacy = ts_value(legacy)[0]
+    return parse_ts(legacy) or updated
 
 
 def is_writer(run: str) -> bool:
