@@ -111,6 +111,7 @@ export function decide(snap, step, now, wf, opts) {
     const exists = { ...Object.fromEntries(Object.entries(snap.mtimes).map(([p, m]) => [p, m !== null])), ...(snap.files ?? {}) };
     out.briefing = build(snap.doc, out.step, wf, { action: out.action, exists, events: snap.lastEvents, sessionRel: snap.sessionRel ?? null });
     missingDeliverables(out, snap, wf);
+    unrecordedCheckpoint(out, snap, wf);
     if (WORKING.includes(out.action) && out.step !== null) {
       out.plan = buildPlan(snap.doc, out.step, wf, { action: out.action, sub: out.sub_step });
       out.commands = planCommands(out.plan, out.action);
@@ -145,6 +146,24 @@ function missingDeliverables(out, snap, wf) {
   const before = order.includes(key) ? order.slice(0, order.indexOf(key)) : [];
   const lost = before.some((k) => isObject(steps[k]) && steps[k].status === "complete" && (steps[k].artifacts ?? []).some((p) => missing(snap, p)));
   if (lost) out.warnings.push("SR715");
+}
+
+/** SR718 (spec §10): the step worked on is in progress and the worklog's tail, after the
+ *  step's latest step_start, records a checkpoint later than the state's sub_step. */
+function unrecordedCheckpoint(out, snap, wf) {
+  const def = out.step !== null ? wf.step(out.step) : null;
+  if (!WORKING.includes(out.action) || !def) return;
+  const ids = def.checkpoints;
+  const steps = isObject(snap.doc.steps) ? snap.doc.steps : {};
+  const st = isObject(steps[out.step]) ? steps[out.step] : {};
+  const at = ids.indexOf(st.sub_step);
+  let later = null;
+  for (const e of snap.lastEvents) {
+    if (e.step !== out.step) continue;
+    if (e.event === "step_start") later = null;
+    else if (e.event === "checkpoint" && ids.includes(e.sub_step) && ids.indexOf(e.sub_step) > at) later = e.sub_step;
+  }
+  if (later !== null) out.warnings.push("SR718");
 }
 
 function decideAction(snap, step, now, wf, opts) {

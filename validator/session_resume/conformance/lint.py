@@ -69,6 +69,10 @@ NOT_PRODUCIBLE: dict[str, str] = {
     "SR515": "the lease write failing (disk full): the write and session commands only "
     "(tests/test_full_disk.py fills a tmpfs)",
     "SR710": "invalid transition: the write commands only",
+    "SR716": "a step completed with checkpoints not recorded: `complete` and `transition` only "
+    "(tests/test_fresh_agent_scripted.py)",
+    "SR717": "a step completed with its gate's required decisions empty: `complete` and "
+    "`transition` only (tests/test_fresh_agent_scripted.py)",
     "SR900": "internal error: a bug in the tool, never an expected result",
 }
 # Whole groups of codes that belong to commands outside the four operations.

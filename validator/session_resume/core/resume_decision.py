@@ -121,6 +121,7 @@ def decide(
             session_rel=snap.session_rel,
         )
         _missing_deliverables(out, snap, workflow)
+        _unrecorded_checkpoint(out, snap, workflow)
         if out["action"] in plan_rules.WORKING and key is not None:
             plan = plan_rules.build(
                 snap.document, key, workflow, action=out["action"], sub=out["sub_step"]
@@ -195,6 +196,34 @@ def _missing_deliverables(out: dict[str, Any], snap: Snapshot, wf: Workflow) -> 
         out["warnings"].append("SR715")
 
 
+def _unrecorded_checkpoint(out: dict[str, Any], snap: Snapshot, wf: Workflow) -> None:
+    """SR718 (docs/spec.md §10): the step worked on is in progress, and the worklog's tail,
+    after the step's latest `step_start`, records a checkpoint of it later in workflow order
+    than the state's `sub_step` (a `.bak` older than the last write was restored)."""
+    key = out["step"]
+    sdef = wf.step(key) if key is not None else None
+    if out["action"] not in plan_rules.WORKING or sdef is None:
+        return
+    ids = [c.id for c in sdef.checkpoints]
+    sub = _dict(_dict((snap.document or {}).get("steps")).get(key)).get("sub_step")
+    at = ids.index(sub) if sub in ids else -1
+    later: str | None = None
+    for e in snap.last_events:
+        if e.get("step") != key:
+            continue
+        if e.get("event") == "step_start":
+            later = None  # a (re)start: what came before is another attempt's
+        elif (
+            e.get("event") == "checkpoint"
+            and e.get("sub_step") in ids
+            and ids.index(e["sub_step"]) > at
+        ):
+            later = e["sub_step"]
+    if later is not None:
+        out["worklog_checkpoint"] = later
+        out["warnings"].append("SR718")
+
+
 def _missing(snap: Snapshot, path: Any) -> bool:
     return isinstance(path, str) and snap.artifacts.get(path) is None
 
@@ -225,6 +254,7 @@ def _facts(out: dict[str, Any], snap: Snapshot, now: datetime, wf: Workflow) -> 
         "temp_files": list(snap.temp_files),
         "missing": out.pop("missing", []),
         "prereq_missing": out.pop("prereq_missing", []),
+        "worklog_checkpoint": out.pop("worklog_checkpoint", None),
         "workflow": wf.id,
         "step_keys": wf.step_keys,
     }

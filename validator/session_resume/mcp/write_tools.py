@@ -35,6 +35,14 @@ def write_result(res: WriteResult) -> dict[str, Any]:
         out["previous_session"] = res.previous_session
     if res.archived_to is not None:
         out["archived_to"] = res.archived_to
+    if res.warnings:  # written anyway: what the write left unrecorded (SR716, SR717)
+        # lazy: only a warning names tools
+        from session_resume.mcp.calls import tool_text
+
+        out["warnings"] = [
+            {**w, "message": tool_text(w["message"]), "hint": tool_text(w["hint"])}
+            for w in (d.to_json() for d in res.warnings)
+        ]
     return out
 
 

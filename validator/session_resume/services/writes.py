@@ -24,7 +24,7 @@ from session_resume.core.outcomes import LeaseAction
 from session_resume.core.versions import CURRENT
 from session_resume.core.workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
 from session_resume.core.write_moments import TransitionError
-from session_resume.records import dataclass, replace
+from session_resume.records import dataclass, field, replace
 from session_resume.services.context import WriteContext, make_session_dir
 from session_resume.services.errors import ServiceError
 from session_resume.services.leases import (
@@ -59,6 +59,7 @@ class WriteResult:
     previous_session: str | None = None
     attempts: int = 1  # load-modify-save rounds it took
     archived_to: str | None = None
+    warnings: list[Diagnostic] = field(default_factory=list)  # left unrecorded (SR716, SR717)
 
     @property
     def step_record(self) -> dict[str, Any] | None:
@@ -264,6 +265,7 @@ def write_state(ctx: WriteContext, build: Build) -> WriteResult:
             lease_action=acquired.action if acquired else "keep",
             previous_session=acquired.previous if acquired else None,
             attempts=attempt,
+            warnings=_located(change.warnings, ctx.state_path),
         )
     raise ServiceError(
         conflict

@@ -46,6 +46,8 @@ TYPE_CHECKING = False  # typing is imported for the type checker only (cold star
 if TYPE_CHECKING:
     from typing import Any
 
+    from session_resume.core.diagnostics import Diagnostic
+
 # --- command line --------------------------------------------------------------------------
 
 
@@ -317,6 +319,8 @@ def _emit(args: argparse.Namespace, res: WriteResult, text: str) -> int:
             out["previous_session"] = res.previous_session
         if res.archived_to is not None:
             out["archived_to"] = res.archived_to
+        if res.warnings:
+            out["warnings"] = diag_json(_suggested(args, res.warnings))
         emit_json(out)
         return 0
     if res.lease_action == "takeover":
@@ -332,7 +336,17 @@ def _emit(args: argparse.Namespace, res: WriteResult, text: str) -> int:
             f"this is session {res.session}\n"
         )
     sys.stdout.write(f"{text} (revision {res.revision}, session {res.session})\n")
+    if res.warnings:  # written anyway: what the write left unrecorded (SR716, SR717)
+        print_diagnostics(_suggested(args, res.warnings), sys.stderr)
     return 0
+
+
+def _suggested(args: argparse.Namespace, diags: list[Diagnostic]) -> list[Diagnostic]:
+    """The commands a warning names, runnable from where the user stands."""
+    # lazy: only a warning prints suggested commands
+    from session_resume.cli.commands.suggest import complete_diagnostics, naming_of
+
+    return complete_diagnostics(diags, naming_of(args))
 
 
 def _step_label(res: WriteResult, key: str) -> str:
