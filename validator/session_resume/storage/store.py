@@ -124,7 +124,8 @@ class Session:
 
 def repo_relative(s: Session) -> str | None:
     """The session directory relative to the repository root, POSIX (None: no root, or the
-    directory is outside it): what a bare artifact name is resolved against (spec §4, §9)."""
+    directory is outside it): what a bare artifact name is resolved against (docs/spec.md
+    §4, §9)."""
     if s.root is None:
         return None
     rel = os.path.relpath(os.path.abspath(s.dir), os.path.abspath(s.root))
