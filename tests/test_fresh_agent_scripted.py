@@ -638,3 +638,243 @@ def test_migration_keeps_the_staleness_of_the_original_updated(tmp_path: Path) -
     _plain(repo, later, "checkpoint", "2", "phase_3_cost", "--project", "demo")
     ans = json.loads(_plain(repo, later, "resume", "agent-output/demo", "--format", "json").stdout)
     assert "SR708" not in [w["code"] for w in ans["warnings"]]
+
+
+def test_migration_keeps_the_pre_migration_file_and_one_path_form(tmp_path: Path) -> None:
+    """Issue 26 points 7 and 8: `migrate` stores a v2 state's bare artifact name once,
+    repository-relative, and keeps the v2 file for good as 00-session-state.v2.0.json (not a
+    state file: validate sees one); the next writes rotate `.bak` but never touch it, a
+    checkpoint naming the file in another form adds no entry, and a second migration from
+    2.0 keeps the first copy."""
+    repo, d = _repo(tmp_path)
+    doc = apex_state()
+    doc["schema_version"] = "2.0"
+    doc["steps"]["2"]["artifacts"] = [
+        "02-architecture-assessment.md",
+        "./02-architecture-assessment.md",
+    ]
+    _seed(d, doc)
+    original = (d / store.STATE).read_bytes()
+    (d / "02-architecture-assessment.md").write_text("draft\n")
+    _plain(repo, T0, "migrate", "agent-output/demo")
+    kept = d / "00-session-state.v2.0.json"
+    assert kept.read_bytes() == original
+    art = "agent-output/demo/02-architecture-assessment.md"
+    assert json.loads((d / store.STATE).read_text())["steps"]["2"]["artifacts"] == [art]
+    res = _plain(repo, T0, "validate", "agent-output", "--format", "json")
+    assert [f["path"] for f in json.loads(res.stdout)["files"]] == [
+        "agent-output/demo/00-session-state.json"
+    ]
+    p = ("--project", "demo")
+    for i, form in enumerate((f"./{art}", art, "02-architecture-assessment.md")):
+        cp = ("phase_3_cost", "phase_4_challenger", "phase_5_artifact")[i]
+        _plain(repo, T0 + timedelta(minutes=i + 1), "checkpoint", "2", cp, "--artifact", form, *p)
+    state = json.loads((d / store.STATE).read_text())
+    assert state["steps"]["2"]["artifacts"] == [art]
+    assert kept.read_bytes() == original  # the .bak rotated three times; the copy stayed
+    assert (d / store.BAK).read_bytes() != original
+    doc["project"] = "demo"
+    doc["updated"] = "2026-03-03T10:00:00Z"
+    (d / store.STATE).write_bytes(dump(doc))  # another 2.0 file, migrated again
+    _plain(repo, T0 + timedelta(hours=1), "migrate", "agent-output/demo")
+    assert kept.read_bytes() == original
+
+
+def test_migration_keeps_the_staleness_of_an_offset_updated(tmp_path: Path) -> None:
+    """Issue 26 point 8: the original `updated` in offset form (kept so under x-legacy) still
+    drives SR708 after the migration rewrote `updated`."""
+    repo, d = _repo(tmp_path)
+    doc = apex_state()
+    doc["schema_version"] = "2.0"
+    doc["updated"] = "2026-03-02T11:15:00+01:00"
+    _seed(d, doc)
+    later = T0 + timedelta(days=90)
+    _plain(repo, later, "migrate", "agent-output/demo")
+    state = json.loads((d / store.STATE).read_text())
+    assert state["x-legacy"]["updated"] == "2026-03-02T11:15:00+01:00"
+    assert state["updated"] == later.strftime("%Y-%m-%dT%H:%M:%SZ")
+    ans = json.loads(_plain(repo, later, "resume", "agent-output/demo", "--format", "json").stdout)
+    (w,) = [w for w in ans["warnings"] if w["code"] == "SR708"]
+    assert "2026-03-02T10:15:00Z" in w["message"] and "90 days" in w["message"]
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_the_bundled_example_s_text_answer_is_at_most_2500_characters() -> None:
+    """Issue 26 point 10: the mid-step resume of the bundled example, as `nox -s demo` asks
+    it (`--root examples`; the clock pinned to the example's week, so that no SR708 grows it),
+    is at most 2,500 characters and still holds every part of the plan: each remaining
+    checkpoint's work and write, the review audit, `complete`, the gate with its decision and
+    allowed values, the next step's start and skip, the findings rule."""
+    argv = ("resume", "examples/agent-output/contoso-portal", "--root", "examples")
+    now = ("--now", "2026-11-21T09:00:00Z", "--session", "s1")
+    text = run_cli(*argv, *now, cwd=REPO).stdout
+    ans = json.loads(run_cli(*argv, *now, "--format", "json", cwd=REPO).stdout)
+    assert ans["action"] == "resume_from_checkpoint" and ans["warnings"] == []
+    assert len(text) <= 2500, len(text)
+    for c in ans["commands"]:  # each command, with its condition, as printed
+        assert f"[{c['when']}] {c['run']}" in text
+    kinds = [shlex.split(c["run"])[1] for c in ans["commands"]]
+    assert kinds.count("checkpoint") == len(ans["plan"]["checkpoints"]) == 3
+    assert "review-audit" in kinds and "complete" in kinds
+    plan = ans["plan"]
+    assert plan["next_step"]["start"] in text and plan["next_step"]["skip"] in text
+    assert plan["open_findings"]["rule"] in text and plan["artifacts_rule"] in text
+    gate = plan["gate"]
+    assert f"{gate['id']} ({gate['kind']}" in text
+    for d in gate["decisions"]:
+        assert f"decide {d['key']} (" in text
+    for f in ans["briefing"]["load"]:
+        assert f["path"] in text
+    # every line the answer prints runs from where the user stands (here: --root examples)
+    assert "--root examples" in plan["next_step"]["start"]
+
+
+def _complete_step_2(repo: Path, d: Path) -> None:
+    """The previous agent completed step 2 with `complete` (not `transition`): gate 2 is
+    still open."""
+    doc = _seed(d)
+    doc["steps"]["2"]["sub_step"] = "phase_5_artifact"
+    (d / store.STATE).write_bytes(dump(doc))
+    _plain(repo, T0, "complete", "2", "--project", "demo")
+
+
+def test_start_after_an_open_gate_waits_for_it(tmp_path: Path) -> None:
+    """Issue 26 point 4a: after `complete 2` (no `transition`), the answer for step 3 puts
+    gate 2 first: `start 3` is not `now` but after the user approved Gate 2 and its decisions
+    are recorded; the plan names the open gate with its decisions and allowed values."""
+    repo, d = _repo(tmp_path)
+    _complete_step_2(repo, d)
+    agent = FreshAgent(repo, d)
+    ans = agent.ask()
+    assert (ans["action"], ans["step"]) == ("start", "3")
+    gate = ans["plan"]["open_gate"]
+    assert (gate["step"], gate["id"], gate["kind"]) == ("2", "Gate 2", "approval")
+    assert [x["key"] for x in gate["decisions"]] == ["architecture_pattern"]
+    runs = [(c["when"], shlex.split(c["run"])[1:3]) for c in ans["commands"]]
+    assert runs[0] == ("now", ["session", "start"])
+    when, (verb, key) = runs[1]
+    assert (verb, key) == ("start", "3")
+    assert when == (
+        "after the user approved Gate 2 of step 2 and its decisions (architecture_pattern) "
+        "are recorded"
+    )
+    text = _plain(repo, T0, "resume", "agent-output/demo").stdout
+    assert text.index("Gate 2 (approval") < text.index("session-resume start 3")
+    assert "decide architecture_pattern (free text)" in text
+    # the agent follows it: the user approves, then it starts; the step is done in order
+    agent.run_step()
+    assert agent.state()["steps"]["3"]["status"] == "complete"
+    agent.assert_valid()
+
+
+def test_a_handover_by_transition_has_no_open_gate(tmp_path: Path) -> None:
+    repo, d = _repo(tmp_path)
+    _handed_over_at_gate_2(repo, d)
+    agent = FreshAgent(repo, d)
+    agent.now = T0 + timedelta(hours=2)
+    ans = agent.ask()
+    assert ans["plan"]["open_gate"] is None
+    assert [c["when"] for c in ans["commands"]][:2] == ["now", "now"]
+
+
+def test_complete_with_gaps_warns_with_the_commands(tmp_path: Path) -> None:
+    """Issue 26 point 4b: `complete 1` with 1 of 5 checkpoints recorded and gate 1's
+    required decisions empty is written, with SR716 and SR717 naming what is missing and the
+    command that records it (JSON `warnings`; text on stderr)."""
+    repo, d = _repo(tmp_path)
+    p = ("--project", "demo")
+    _plain(repo, T0, "init", "demo")
+    _plain(repo, T0, "start", "1", *p)
+    _plain(repo, T0, "checkpoint", "1", "phase_1_discovery", *p)
+    res = _plain(repo, T0, "complete", "1", *p, "--format", "json")
+    out = json.loads(res.stdout)
+    assert out["ok"] is True and out["step"]["status"] == "complete"
+    by = {w["code"]: w for w in out["warnings"]}
+    assert set(by) == {"SR716", "SR717"}
+    assert "1 of its 5 checkpoints" in by["SR716"]["message"]
+    assert "phase_2_workload" in by["SR716"]["message"]
+    assert "`session-resume start 1 --force --project demo`" in by["SR716"]["hint"]
+    assert "region" in by["SR717"]["message"] and "Gate 1" in by["SR717"]["message"]
+    assert "`session-resume decide region VALUE --project demo`" in by["SR717"]["hint"]
+    # every step recorded and decided: no warning
+    _plain(repo, T0, "start", "2", *p)
+    for cp in ("phase_1_prereqs", "phase_2_waf", "phase_3_cost", "phase_4_challenger"):
+        _plain(repo, T0, "checkpoint", "2", cp, *p)
+    _plain(repo, T0, "checkpoint", "2", "phase_5_artifact", *p)
+    res = _plain(repo, T0, "complete", "2", *p)
+    assert "SR716" not in res.stderr
+    assert "SR717 warning" in res.stderr and "architecture_pattern" in res.stderr
+
+
+def test_a_checkpoint_the_restored_bak_lost_is_named(tmp_path: Path) -> None:
+    """Issue 26 point 4c: the agent recorded phase_3_cost, then the state was lost and
+    `recover` restored the older `.bak` (phase_2_waf): the answer warns SR718 with the
+    checkpoint the worklog holds and the command to record it again after checking the
+    deliverable, which is on disk."""
+    repo, d = _repo(tmp_path)
+    _seed(d)
+    p = ("--project", "demo", "--session", "a1")
+    _plain(repo, T0, "session", "start", *p)
+    art = "agent-output/demo/02-architecture-assessment.md"
+    (repo / art).write_text("cost: 400\n")
+    _plain(repo, T0, "checkpoint", "2", "phase_3_cost", "--artifact", art, *p)
+    (d / store.STATE).write_bytes(b"{")  # the state is lost; .bak holds phase_2_waf
+    _plain(repo, T0, "recover", "agent-output/demo")
+    assert json.loads((d / store.STATE).read_text())["steps"]["2"]["sub_step"] == "phase_2_waf"
+    ans = json.loads(
+        _plain(
+            repo, T0, "resume", "agent-output/demo", "--session", "a1", "--format", "json"
+        ).stdout
+    )
+    assert ans["action"] == "resume_from_checkpoint" and ans["sub_step"] == "phase_2_waf"
+    (w,) = [w for w in ans["warnings"] if w["code"] == "SR718"]
+    assert "phase_3_cost" in w["message"] and "phase_2_waf" in w["message"]
+    assert "`session-resume checkpoint 2 phase_3_cost --session-dir agent-output/demo`" in w["hint"]
+    text = _plain(repo, T0, "resume", "agent-output/demo", "--session", "a1").stdout
+    assert "warning SR718" in text
+    # recorded again, as the hint says: the warning is gone
+    _plain(repo, T0, "checkpoint", "2", "phase_3_cost", "--artifact", art, *p)
+    ans = json.loads(
+        _plain(
+            repo, T0, "resume", "agent-output/demo", "--session", "a1", "--format", "json"
+        ).stdout
+    )
+    assert "SR718" not in [w["code"] for w in ans["warnings"]]
+
+
+def test_every_when_starts_with_its_lower_case_word() -> None:
+    """Issue 26 point 4d: one form for `when`, as the decision schema says: `now`, `after`,
+    `only` or `when` first; the work's capitalised first word lowered, an acronym kept."""
+    from session_resume import load_workflow
+    from session_resume.core import plan as plan_rules
+    from session_resume.core.workflow import BUILTINS
+
+    seen = 0
+    for wf_id in BUILTINS:
+        wf = load_workflow(wf_id)
+        doc = {"steps": {s.key: {"status": "pending"} for s in wf.steps}, "decisions": {}}
+        for s in wf.steps:
+            plan = plan_rules.build(doc, s.key, wf, action="start", sub=None)
+            for c in plan_rules.commands(plan, "start") + plan_rules.alternatives(plan, "start"):
+                seen += 1
+                first = c["when"].split()[0]
+                assert first in ("now", "after", "only", "when"), c
+                rest = c["when"].split()[1:2]
+                if first == "after" and rest and rest[0][:1].isupper():
+                    assert not rest[0][1:].isalpha() or not rest[0][1:].islower(), c
+    assert seen > 50
+    assert plan_rules.after("QA wrote the report", "x") == "after QA wrote the report"
+    assert plan_rules.after("IaC plan written", "x") == "after IaC plan written"
+    assert plan_rules.after("Prerequisites checked", "x") == "after prerequisites checked"
+
+
+def test_the_skill_says_which_files_are_never_edited_by_hand() -> None:
+    """Issue 26 point 4e: the session-resume files (`00-*`) are never opened or edited by
+    hand; the deliverables beside them are the agent's."""
+    for wf_id in ("apex", "generic", "dotagent"):
+        text = (REPO / "docs" / "skills" / wf_id / "SKILL.md").read_text(encoding="utf-8")
+        assert "`00-*` files" in text and "never open or edit them by hand" in text
+        assert "deliverables there are yours to read and write" in text
+        assert len(text) <= 3500

@@ -685,7 +685,10 @@ def test_cli_resume_migrate_recover_match_python(tmp_path: Path) -> None:
     for mode in (["--check"], []):
         outs = []
         for impl in ("py", "js"):
-            d = _case_files("versions", "version-2-0", tmp_path / f"m{impl}{len(mode)}")
+            # twin repositories: the same session directory path in each (a bare artifact
+            # name is resolved against it, docs/spec.md §9.2 rule 8.8)
+            root = tmp_path / f"m{impl}{len(mode)}"
+            d = _case_files("versions", "version-2-0", root / "agent-output" / "demo")
             outs.append(
                 (
                     d,
@@ -693,7 +696,7 @@ def test_cli_resume_migrate_recover_match_python(tmp_path: Path) -> None:
                         "migrate",
                         str(d),
                         "--root",
-                        str(tmp_path),
+                        str(root),
                         "--now",
                         NOW,
                         "--format",

@@ -68,7 +68,7 @@ function mustBeValid(doc, version, when) {
  */
 export function migrate(
   doc,
-  { now, workflow = null, projectHint = null, salvage = false, file = "" },
+  { now, workflow = null, projectHint = null, salvage = false, file = "", sessionDir = null },
 ) {
   const v = versionOf(doc);
   const at = [{ pointer: "/schema_version" }];
@@ -88,7 +88,15 @@ export function migrate(
     throw new MigrationError([
       { code: "SR142", message: `schema version ${v.raw} does not exist`, ...at[0] },
     ]);
-  const ctx = new Context({ now, workflow, projectHint, salvage, file });
+  const ctx = new Context({
+    now,
+    workflow,
+    projectHint,
+    salvage,
+    file,
+    fromVersion: v.raw,
+    sessionDir,
+  });
   let cur = doc;
   if (REPAIRS[v.raw]) {
     // known defects of documents written at this version, fixed before they move on

@@ -1,6 +1,7 @@
 // The four operations as the conformance adapter and the CLI run them on disk: validate,
 // migrate, recover, resume (spec §2-§5, §9, §10). Results carry stable codes only.
 
+import { rmSync } from "node:fs";
 import { basename, join } from "node:path";
 import { isCorrupt, readJsonBytes } from "./jsonread.mjs";
 import { readLimited, real } from "./files.mjs";
@@ -10,10 +11,12 @@ import { STATE } from "./session.mjs";
 import {
   checkPaths,
   checkWritePaths,
+  keepPreMigration,
   logEvent,
   recover,
   Refused,
   replaceState,
+  repoRelative,
   serialize,
 } from "./store.mjs";
 import { LockError, withLock } from "./lock.mjs";
@@ -90,6 +93,7 @@ function migrateLoaded(dir, { now, root, wf, dryRun, salvage }) {
       projectHint: basename(real(dir) ?? dir),
       salvage,
       file: join(dir, STATE),
+      sessionDir: repoRelative(dir, root),
     });
   } catch (err) {
     if (err instanceof MigrationError)
@@ -107,9 +111,12 @@ function migrateLoaded(dir, { now, root, wf, dryRun, salvage }) {
   if (dryRun) return { ...base, status: "migrated" };
   // migrate() set revision and updated and refused contradictions: what the dry-run patch
   // shows is exactly what is written (docs/spec.md §9.3)
+  let kept = null;
   try {
+    kept = keepPreMigration(dir, result.from);
     replaceState(dir, serialize(result.document), { rotate: true, always: true });
   } catch (err) {
+    if (kept !== null) rmSync(kept, { force: true }); // nothing changed: not even the kept copy
     if (err instanceof Refused)
       return { ...base, status: "refused", codes: unique([...result.codes, ...err.codes]) };
     throw err;

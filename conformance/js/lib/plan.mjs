@@ -21,8 +21,8 @@ export const WORKING = ["start", "restart_step", "resume_from_checkpoint", "cont
 export const SESSION_START = "session-resume session start";
 const SESSION_END = "session-resume session end";
 const FINDINGS_RULE =
-  "they do not block `complete`; fix each must-fix one and resolve it (`finding resolve TITLE`); present the rest at the gate";
-const ARTIFACT_RULE = "give a checkpoint write `--artifact PATH` for each file its work wrote";
+  "none blocks `complete`; fix each must-fix one and `finding resolve TITLE` it; show the rest at the gate";
+const ARTIFACT_RULE = "a checkpoint write takes `--artifact PATH` per file its work wrote";
 
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 
@@ -36,7 +36,9 @@ export function isWriter(run) {
 
 function after(text, fallback) {
   let t = (text ?? "").trim().replace(/\.+$/, "") || fallback;
-  if (t.length > 1 && /[A-Z]/.test(t[0]) && /[a-z]/.test(t[1])) t = t[0].toLowerCase() + t.slice(1);
+  const word = (t.split(/\s+/)[0] ?? "").replace(/[,:;]+$/, "");
+  // a capitalised first word is lowered; an acronym (QA, IaC) or a file name is kept
+  if (/^(?:[A-Z][a-z]+|A)$/.test(word)) t = t[0].toLowerCase() + t.slice(1);
   return `after ${t}`;
 }
 
@@ -113,6 +115,29 @@ function nextStep(doc, key, wf) {
   return null;
 }
 
+/** The gate still open before step `key` (spec §10.2): for a pending step to start, the gate
+ * of the last complete step before it, skipped steps passed over; else null. */
+function openGate(doc, key, wf, action) {
+  const steps = isObject(doc.steps) ? doc.steps : {};
+  if (action !== "start" || !isObject(steps[key]) || steps[key].status !== "pending") return null;
+  const order = orderedKeys(steps, wf);
+  if (!order.includes(key)) return null;
+  for (const k of order.slice(0, order.indexOf(key)).reverse()) {
+    const status = isObject(steps[k]) ? steps[k].status : undefined;
+    if (status === "skipped") continue;
+    const g = status === "complete" ? gate(doc, wf.step(k), wf) : null;
+    return g === null ? null : { step: k, ...g };
+  }
+  return null;
+}
+
+function startWhen(g) {
+  if (!g) return NOW;
+  const keys = g.decisions.map((d) => d.key);
+  const decided = keys.length ? ` and its decisions (${keys.join(", ")}) are recorded` : "";
+  return `after the user approved ${g.id} of step ${g.step}${decided}`;
+}
+
 /** The plan for step `key` of the usable state `doc` (a working action). */
 export function buildPlan(doc, key, wf, { action, sub }) {
   const def = wf.step(key);
@@ -123,6 +148,7 @@ export function buildPlan(doc, key, wf, { action, sub }) {
     step: key,
     name: def ? def.name : (st.name ?? null),
     optional: def ? def.optional : false,
+    open_gate: openGate(doc, key, wf, action),
     checkpoints: remaining(def, action, sub).map((id) => ({
       id,
       after: def.after[id] ?? "",
@@ -141,7 +167,7 @@ export function buildPlan(doc, key, wf, { action, sub }) {
 export function planCommands(plan, action) {
   const out = [];
   if (action === "start" || action === "restart_step")
-    out.push(cmd(`session-resume start ${plan.step}`));
+    out.push(cmd(`session-resume start ${plan.step}`, startWhen(plan.open_gate)));
   for (const c of plan.checkpoints)
     out.push(cmd(c.write, after(c.after, `the work of checkpoint ${c.id}`)));
   const audit = plan.review_audit;
@@ -151,19 +177,16 @@ export function planCommands(plan, action) {
       cmd(
         audit.write,
         p
-          ? `after ${p} challenger review pass${p !== 1 ? "es" : ""} (tier ${audit.tier})`
+          ? `after ${p} challenger review pass${p !== 1 ? "es" : ""}`
           : "after the challenger review has run",
       ),
     );
   }
   const last = plan.checkpoints.length ? plan.checkpoints[plan.checkpoints.length - 1].id : null;
   out.push(
-    cmd(
-      plan.complete,
-      last ? `after checkpoint ${last} and the step's work` : "after the step's remaining work",
-    ),
+    cmd(plan.complete, last ? `after checkpoint ${last}` : "after the step's remaining work"),
   );
-  out.push(cmd(SESSION_END, "when you stop working here"));
+  out.push(cmd(SESSION_END, "when you stop"));
   return out;
 }
 

@@ -20,6 +20,7 @@ import { repairCommand } from "./migrate.mjs";
 import { orderedKeys, pathProblem } from "./rules.mjs";
 import { leaseState, readLease, readTail, tempFiles } from "./session.mjs";
 import { load } from "./store.mjs";
+import { tsValue } from "./migration/values.mjs";
 import { formatTimestamp, parseTimestamp } from "./timeutil.mjs";
 
 const OLD_STATE_SECONDS = 7 * 24 * 3600;
@@ -133,6 +134,7 @@ export function decide(snap, step, now, wf, opts) {
       sessionRel: snap.sessionRel ?? null,
     });
     missingDeliverables(out, snap, wf);
+    unrecordedCheckpoint(out, snap, wf);
     if (WORKING.includes(out.action) && out.step !== null) {
       out.plan = buildPlan(snap.doc, out.step, wf, { action: out.action, sub: out.sub_step });
       out.commands = planCommands(out.plan, out.action);
@@ -174,6 +176,25 @@ function missingDeliverables(out, snap, wf) {
       (steps[k].artifacts ?? []).some((p) => missing(snap, p)),
   );
   if (lost) out.warnings.push("SR715");
+}
+
+/** SR718 (spec §10): the step worked on is in progress and the worklog's tail, after the
+ *  step's latest step_start, records a checkpoint later than the state's sub_step. */
+function unrecordedCheckpoint(out, snap, wf) {
+  const def = out.step !== null ? wf.step(out.step) : null;
+  if (!WORKING.includes(out.action) || !def) return;
+  const ids = def.checkpoints;
+  const steps = isObject(snap.doc.steps) ? snap.doc.steps : {};
+  const st = isObject(steps[out.step]) ? steps[out.step] : {};
+  const at = ids.indexOf(st.sub_step);
+  let later = null;
+  for (const e of snap.lastEvents) {
+    if (e.step !== out.step) continue;
+    if (e.event === "step_start") later = null;
+    else if (e.event === "checkpoint" && ids.includes(e.sub_step) && ids.indexOf(e.sub_step) > at)
+      later = e.sub_step;
+  }
+  if (later !== null) out.warnings.push("SR718");
 }
 
 function decideAction(snap, step, now, wf, opts) {
@@ -326,7 +347,9 @@ function lastWork(doc, events) {
   const work = events.filter(
     (e) => !["session_start", "session_end", "heartbeat", "takeover"].includes(e.event),
   );
-  const legacy = isObject(doc["x-legacy"]) ? parseTimestamp(doc["x-legacy"].updated) : null;
+  // kept in the form it had in the file, an offset included (docs/spec.md §9.3 step 2)
+  const kept = isObject(doc["x-legacy"]) ? tsValue(doc["x-legacy"].updated)[0] : null;
+  const legacy = kept === null ? null : parseTimestamp(kept);
   if (work.length && work[work.length - 1].event === "migrated" && legacy !== null) return legacy;
   return parseTimestamp(doc.updated);
 }

@@ -15,7 +15,7 @@ import {
   writeSync,
 } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { basename, dirname, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { HANDOFF } from "./handoff.mjs";
 import { isCorrupt, readJsonBytes } from "./jsonread.mjs";
 import { withLock } from "./lock.mjs";
@@ -99,16 +99,19 @@ function validStateBytes(data) {
  * §5): it parses and passes the 3.0 schema, or it is an older or repairable state that migrate
  * (without salvage) turns into one. {document (null: unusable), migratedFrom (null: 3.0
  * already), problems (codes: why it is unusable)}.
- * @param {Buffer} data @param {{now?: number, projectHint?: string|null}} [opts]
+ * @param {Buffer} data @param {{now?: number, projectHint?: string|null, sessionDir?: string|null}} [opts]
  */
-export function usableBackup(data, { now = Date.now() * 1000, projectHint = null } = {}) {
+export function usableBackup(
+  data,
+  { now = Date.now() * 1000, projectHint = null, sessionDir = null } = {},
+) {
   const c = classify(data);
   if (c.status === "ok") return { document: c.doc, migratedFrom: null, problems: [] };
   if (!["needs_migration", "invalid"].includes(c.status) || c.doc === null) {
     return { document: null, migratedFrom: null, problems: c.codes };
   }
   try {
-    const res = migrate(c.doc, { now, projectHint });
+    const res = migrate(c.doc, { now, projectHint, sessionDir });
     return { document: res.document, migratedFrom: res.from, problems: [] };
   } catch (err) {
     if (err instanceof MigrationError)
@@ -353,10 +356,37 @@ function recoverLocked(dir, root, { now, workflow = null, project = null }) {
   };
 }
 
+/** The session directory relative to the repository root, POSIX; null when it is outside
+ * (what a bare artifact name is resolved against, spec §4, §9). */
+export function repoRelative(dir, root) {
+  if (!root) return null;
+  const rel = relative(resolve(root), resolve(dir));
+  if (rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) return null;
+  return rel === "" ? "." : rel.split(sep).join("/");
+}
+
+/** The pre-migration file of a `version` state, kept for good beside the state (spec §1,
+ * §9.1 step 7); never over an existing file. Returns its path when this call made it. */
+export function keepPreMigration(dir, version) {
+  const name = join(dir, `00-session-state.v${version}.json`);
+  if (lexists(name)) return null;
+  try {
+    linkSync(join(dir, STATE), name);
+    return name;
+  } catch (err) {
+    if (/** @type {any} */ (err).code === "EEXIST") return null;
+    throw new Refused(["SR163"], `the pre-migration file could not be kept: ${err}`);
+  }
+}
+
 /** The .bak to restore (3.0, or an older state migrated), or why there is none. */
 function backupOf(dir, root, now) {
   if (!lexists(join(dir, BAK))) return { document: null, migratedFrom: null, problems: [] };
   const res = readLimited(join(dir, BAK), { root });
   if (!res.data) return { document: null, migratedFrom: null, problems: res.codes ?? [] };
-  return usableBackup(res.data, { now, projectHint: dirName(dir) });
+  return usableBackup(res.data, {
+    now,
+    projectHint: dirName(dir),
+    sessionDir: repoRelative(dir, root),
+  });
 }

@@ -68,6 +68,13 @@ NOT_PRODUCIBLE: dict[str, str] = {
     "SR514": "no session lease: the session ping/end commands only",
     "SR515": "the lease write failing (disk full): the write and session commands only "
     "(tests/test_full_disk.py fills a tmpfs)",
+    "SR716": "a step completed with checkpoints not recorded: `complete` and `transition` only "
+    "(tests/test_fresh_agent_scripted.py)",
+    "SR717": "a step completed with its gate's required decisions empty: `complete` and "
+    "`transition` only (tests/test_fresh_agent_scripted.py)",
+    "SR185": "`--project NAME` held by two built-in workflows' session directories: the CLI's "
+    "lookup across workflows; a sequence step names its project in the case's one workflow "
+    "(tests/test_session_naming.py)",
     "SR900": "internal error: a bug in the tool, never an expected result",
 }
 # Whole groups of codes that belong to commands outside the four operations.

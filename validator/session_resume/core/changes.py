@@ -7,8 +7,9 @@ from collections.abc import Callable
 from datetime import datetime
 
 from session_resume.core import write_moments as transitions
+from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.workflow import Workflow
-from session_resume.records import dataclass
+from session_resume.records import dataclass, field
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -24,6 +25,8 @@ class Change:
     step: str | None = None
     sub_step: str | None = None
     detail: dict[str, Any] | None = None
+    # what the write leaves unrecorded (docs/spec.md §4: SR716, SR717); it is written anyway
+    warnings: list[Diagnostic] = field(default_factory=list)
 
 
 # build(current document, workflow, lease_orphaned) -> Change; may raise TransitionError.
@@ -91,7 +94,9 @@ def checkpoint(
 
 def complete(key: str, now: datetime) -> Build:
     def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
-        return Change(transitions.complete(doc, wf, key, now), "step_complete", key)
+        new = transitions.complete(doc, wf, key, now)
+        gaps = transitions.completion_gaps(doc, wf, key)
+        return Change(new, "step_complete", key, warnings=gaps)
 
     return build
 
@@ -176,6 +181,7 @@ def transition(
         }
         if force:
             detail["forced"] = True
-        return Change(new, "step_start", start_key, None, detail)
+        gaps = transitions.completion_gaps(doc, wf, complete_key, new)
+        return Change(new, "step_start", start_key, None, detail, gaps)
 
     return build

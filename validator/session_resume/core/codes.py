@@ -996,6 +996,35 @@ _ALL = [
         "user's consent (`session-resume start STEP --force`).",
     ),
     Code(
+        "SR716",
+        "completed-with-checkpoints-missing",
+        W,
+        "`complete` (or `transition`) completed a step whose later checkpoints were never "
+        "recorded: the state says the step is done, its record says its work stopped earlier.",
+        "`complete 1` with `sub_step` phase_1_discovery: 4 of apex's 5 checkpoints not recorded",
+        "If that work was not done, reopen the step (`session-resume start STEP --force`), do "
+        "it and record each checkpoint after its work; if it was, say so in the handoff.",
+    ),
+    Code(
+        "SR717",
+        "completed-with-gate-decisions-empty",
+        W,
+        "A step was completed while decisions its gate records (required by the workflow) are "
+        "still empty.",
+        '`complete 1` with `decisions.complexity` ""',
+        "Ask the user at the gate and record each: `session-resume decide KEY VALUE`.",
+    ),
+    Code(
+        "SR718",
+        "worklog-checkpoint-not-in-state",
+        W,
+        "The worklog records a checkpoint of the step after the one the state holds (a `.bak` "
+        "older than the last write was restored): that checkpoint's work may be on disk.",
+        "state at phase_2_waf (restored `.bak`), worklog: checkpoint phase_3_cost later",
+        "Check the deliverable for that checkpoint's work; if it is there, record the "
+        "checkpoint again (`session-resume checkpoint STEP ID`), else redo the work first.",
+    ),
+    Code(
         "SR170",
         "leftover-temp-file",
         W,

@@ -12,6 +12,7 @@ or ``--session-dir``) and ``--session ID`` from the service, which knows them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from session_resume.core.rules import ordered_step_keys
@@ -50,10 +51,10 @@ WORKING = ("start", "restart_step", "resume_from_checkpoint", "continue_step")
 SESSION_START = "session-resume session start"
 SESSION_END = "session-resume session end"
 FINDINGS_RULE = (
-    "they do not block `complete`; fix each must-fix one and resolve it (`finding resolve "
-    "TITLE`); present the rest at the gate"
+    "none blocks `complete`; fix each must-fix one and `finding resolve TITLE` it; show the "
+    "rest at the gate"
 )
-ARTIFACT_RULE = "give a checkpoint write `--artifact PATH` for each file its work wrote"
+ARTIFACT_RULE = "a checkpoint write takes `--artifact PATH` per file its work wrote"
 
 
 def cmd(run: str, when: str = NOW) -> dict[str, str]:
@@ -63,7 +64,9 @@ def cmd(run: str, when: str = NOW) -> dict[str, str]:
 def after(text: str | None, fallback: str) -> str:
     """``when`` of a write that records ``text``'s work: "after <the work>"."""
     t = (text or "").strip().rstrip(".") or fallback
-    if len(t) > 1 and t[0].isupper() and t[1].islower():
+    word = t.split(maxsplit=1)[0].rstrip(",:;") if t.split() else ""
+    # a capitalised first word is lowered; an acronym (QA, IaC) or a file name is kept
+    if re.fullmatch(r"[A-Z][a-z]+|A", word):
         t = t[0].lower() + t[1:]
     return f"after {t}"
 
@@ -106,6 +109,25 @@ def _review(doc: Mapping[str, Any], key: str, sdef: StepDef | None, wf: Workflow
         "recorded": recorded if isinstance(recorded, dict) else None,
         "write": write,
     }
+
+
+def _open_gate(doc: Mapping[str, Any], key: str, wf: Workflow, action: str) -> Any:
+    """The gate still open before step ``key`` (docs/spec.md §10.2): for a step still to start
+    (``start`` of a pending step: no `transition` handed it over), the gate of the last
+    complete step before it in workflow order, skipped steps passed over; else None."""
+    steps = _dict(doc.get("steps"))
+    if action != "start" or _dict(steps.get(key)).get("status") != "pending":
+        return None
+    order = ordered_step_keys(dict(steps), wf)
+    if key not in order:
+        return None
+    for k in reversed(order[: order.index(key)]):
+        status = _dict(steps.get(k)).get("status")
+        if status == "skipped":
+            continue
+        gate = _gate(doc, wf.step(k), wf) if status == "complete" else None
+        return None if gate is None else {"step": k, **gate}
+    return None
 
 
 def _gate(doc: Mapping[str, Any], sdef: StepDef | None, wf: Workflow) -> Any:
@@ -177,6 +199,7 @@ def build(
         "step": key,
         "name": sdef.name if sdef is not None else st.get("name"),
         "optional": bool(sdef.optional) if sdef is not None else False,
+        "open_gate": _open_gate(doc, key, wf, action),
         "checkpoints": [
             {
                 "id": c.id,
@@ -201,7 +224,7 @@ def commands(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:
     key = plan["step"]
     out: list[dict[str, str]] = []
     if action in ("start", "restart_step"):
-        out.append(cmd(f"session-resume start {key}"))
+        out.append(cmd(f"session-resume start {key}", _start_when(plan.get("open_gate"))))
     cps: Sequence[Mapping[str, Any]] = plan["checkpoints"]
     for c in cps:
         out.append(cmd(c["write"], after(c["after"], f"the work of checkpoint {c['id']}")))
@@ -209,8 +232,7 @@ def commands(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:
     if audit is not None and audit["recorded"] is None:
         passes = audit["passes"]
         done = (
-            f"after {passes} challenger review pass{'es' if passes != 1 else ''} (tier "
-            f"{audit['tier']})"
+            f"after {passes} challenger review pass{'es' if passes != 1 else ''}"
             if passes
             else "after the challenger review has run"
         )
@@ -219,13 +241,20 @@ def commands(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:
     out.append(
         cmd(
             plan["complete"],
-            f"after checkpoint {last} and the step's work"
-            if last
-            else "after the step's remaining work",
+            f"after checkpoint {last}" if last else "after the step's remaining work",
         )
     )
-    out.append(cmd(SESSION_END, "when you stop working here"))
+    out.append(cmd(SESSION_END, "when you stop"))
     return out
+
+
+def _start_when(gate: Mapping[str, Any] | None) -> str:
+    """``when`` of the step's start: now, or after the gate still open before it."""
+    if gate is None:
+        return NOW
+    keys = [d["key"] for d in gate["decisions"]]
+    decided = f" and its decisions ({', '.join(keys)}) are recorded" if keys else ""
+    return f"after the user approved {gate['id']} of step {gate['step']}{decided}"
 
 
 def alternatives(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:

@@ -121,6 +121,7 @@ def decide(
             session_rel=snap.session_rel,
         )
         _missing_deliverables(out, snap, workflow)
+        _unrecorded_checkpoint(out, snap, workflow)
         if out["action"] in plan_rules.WORKING and key is not None:
             plan = plan_rules.build(
                 snap.document, key, workflow, action=out["action"], sub=out["sub_step"]
@@ -148,11 +149,17 @@ def last_work(doc: dict[str, Any], events: tuple[dict[str, Any], ...]) -> dateti
     ``updated``, unless its latest state event is the migration (nothing written since): then
     the original ``updated`` kept as ``x-legacy.updated``."""
     updated = parse_ts(doc.get("updated"))
-    legacy = _dict(doc.get("x-legacy")).get("updated")
     work = [e for e in events if e.get("event") not in _LEASE_EVENTS]
-    if work and work[-1].get("event") == "migrated" and parse_ts(legacy) is not None:
-        return parse_ts(legacy)
-    return updated
+    if not work or work[-1].get("event") != "migrated":
+        return updated
+    legacy = _dict(doc.get("x-legacy")).get("updated")
+    if parse_ts(legacy) is None and isinstance(legacy, str):
+        # kept in the form it had in the file: an offset (docs/spec.md §9.3 step 2)
+        # lazy: only a migrated state keeping an offset form
+        from session_resume.core.migration.repair_v3.values import ts_value
+
+        legacy = ts_value(legacy)[0]
+    return parse_ts(legacy) or updated
 
 
 def is_writer(run: str) -> bool:
@@ -189,6 +196,34 @@ def _missing_deliverables(out: dict[str, Any], snap: Snapshot, wf: Workflow) -> 
         out["warnings"].append("SR715")
 
 
+def _unrecorded_checkpoint(out: dict[str, Any], snap: Snapshot, wf: Workflow) -> None:
+    """SR718 (docs/spec.md §10): the step worked on is in progress, and the worklog's tail,
+    after the step's latest `step_start`, records a checkpoint of it later in workflow order
+    than the state's `sub_step` (a `.bak` older than the last write was restored)."""
+    key = out["step"]
+    sdef = wf.step(key) if key is not None else None
+    if out["action"] not in plan_rules.WORKING or sdef is None:
+        return
+    ids = [c.id for c in sdef.checkpoints]
+    sub = _dict(_dict((snap.document or {}).get("steps")).get(key)).get("sub_step")
+    at = ids.index(sub) if sub in ids else -1
+    later: str | None = None
+    for e in snap.last_events:
+        if e.get("step") != key:
+            continue
+        if e.get("event") == "step_start":
+            later = None  # a (re)start: what came before is another attempt's
+        elif (
+            e.get("event") == "checkpoint"
+            and e.get("sub_step") in ids
+            and ids.index(e["sub_step"]) > at
+        ):
+            later = e["sub_step"]
+    if later is not None:
+        out["worklog_checkpoint"] = later
+        out["warnings"].append("SR718")
+
+
 def _missing(snap: Snapshot, path: Any) -> bool:
     return isinstance(path, str) and snap.artifacts.get(path) is None
 
@@ -222,6 +257,7 @@ def _facts(
         "temp_files": list(snap.temp_files),
         "missing": out.pop("missing", []),
         "prereq_missing": out.pop("prereq_missing", []),
+        "worklog_checkpoint": out.pop("worklog_checkpoint", None),
         "workflow": wf.id,
         "step_keys": wf.step_keys,
     }

@@ -74,8 +74,8 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
         "follow the plan",
     ),
     "SR703": lambda f: (
-        f"{_step(f)} is in progress; its last recorded checkpoint is {f.get('sub_step')}",
-        "read the files in `load`, then do each checkpoint's work before its write",
+        f"{_step(f)} is in progress after checkpoint {f.get('sub_step')}",
+        "read the files listed, then do each checkpoint's work before its write",
     ),
     "SR704": lambda f: (
         f"{_step(f)} is complete",
@@ -119,6 +119,15 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
         f"resume after checkpoint {f.get('sub_step')} as planned, but first write the missing "
         "file again (restore it from version control if it was committed, else redo the work "
         "of the checkpoints up to that one); record no checkpoint before it exists",
+    ),
+    "SR718": lambda f: (
+        f"the worklog records checkpoint {f.get('worklog_checkpoint')} of {_step(f)}, later "
+        f"than the state's {f.get('sub_step') or 'start of the step'} (an older `.bak` was "
+        "restored, or the state lost a write): its work may be on disk",
+        f"check the step's deliverable for the work of {f.get('worklog_checkpoint')}; if it is "
+        f"there, record it again with `session-resume checkpoint {f.get('step')} "
+        f"{f.get('worklog_checkpoint')}` and go on from the next command after that "
+        "checkpoint's; if not, redo that work first",
     ),
     "SR715": lambda f: (
         f"completed earlier steps list deliverables that are not on disk: "

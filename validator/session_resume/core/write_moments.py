@@ -398,6 +398,58 @@ def complete(doc: dict[str, Any], wf: Workflow, key: str, now: datetime) -> dict
     return new
 
 
+def completion_gaps(
+    doc: Mapping[str, Any], wf: Workflow, key: str, after: Mapping[str, Any] | None = None
+) -> list[Diagnostic]:
+    """What completing step ``key`` of ``doc`` (the state before the write) leaves unrecorded
+    (docs/spec.md §4): SR716 for its checkpoints after ``sub_step`` (all of them when none was
+    recorded), SR717 for required decisions its gate records that are still empty in
+    ``after`` (the new document; default ``doc``). Warnings: the write goes on."""
+    out: list[Diagnostic] = []
+    sdef = wf.step(key)
+    step = _steps(dict(doc)).get(key)
+    step = step if isinstance(step, dict) else {}
+    if sdef is None:
+        return out
+    label = _label(key, step, sdef)
+    ids = [c.id for c in sdef.checkpoints]
+    sub = step.get("sub_step")
+    missing = ids[ids.index(sub) + 1 :] if sub in ids else ([] if sub is not None else ids)
+    if missing:
+        done = len(ids) - len(missing)
+        out.append(
+            diag(
+                "SR716",
+                f"step {label} completed with {done} of its {len(ids)} checkpoints recorded; "
+                f"not recorded: {', '.join(missing)}",
+                pointer=_ptr("steps", key, "sub_step"),
+                hint=f"if that work was not done, reopen the step (`session-resume start {key} "
+                f"--force`), do it and record each checkpoint after its work "
+                f"(`session-resume checkpoint {key} {missing[0]}` first)",
+            )
+        )
+    gate: dict[str, Any] = sdef.gate if isinstance(sdef.gate, dict) else {}
+    raw_keys = gate.get("decisions")
+    keys: list[Any] = raw_keys if isinstance(raw_keys, list) else []
+    new = doc if after is None else after
+    raw = new.get("decisions")
+    decisions: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    required = {d.key for d in wf.decisions if d.required}
+    empty = [k for k in keys if k in required and decisions.get(k) in (None, "")]
+    if empty:
+        out.append(
+            diag(
+                "SR717",
+                f"step {label} completed while {gate.get('id') or 'its gate'} still has no "
+                f"value for {', '.join(empty)}",
+                pointer=_ptr("decisions", empty[0]),
+                hint=f"ask the user at {gate.get('id') or 'the gate'} and record each: "
+                f"`session-resume decide {empty[0]} VALUE`",
+            )
+        )
+    return out
+
+
 def skip(
     doc: dict[str, Any],
     wf: Workflow,

@@ -97,7 +97,7 @@ def as_tool_calls(decision: dict[str, Any], where: dict[str, Any]) -> dict[str, 
             for k in ("start", "skip", "transition"):
                 if nxt[k] is not None:
                     nxt[k] = tool_call(nxt[k], where)
-        plan["artifacts_rule"] = "give a checkpoint call `artifacts` for each file its work wrote"
+        plan["artifacts_rule"] = "a checkpoint call takes `artifacts` per file its work wrote"
     return decision
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.write_moments import ReviewAudit
 from session_resume.mcp.runtime import Runtime, Tool, bad
 from session_resume.services import writes
@@ -20,6 +21,17 @@ if TYPE_CHECKING:
 # --- results -------------------------------------------------------------------------------
 
 
+def _tool_words(diags: list[Diagnostic]) -> list[dict[str, Any]]:
+    """What a write left unrecorded (SR716, SR717), its commands worded as tool calls."""
+    # lazy: only a warning names tools
+    from session_resume.mcp.calls import tool_text
+
+    return [
+        {**w, "message": tool_text(w["message"]), "hint": tool_text(w["hint"])}
+        for w in (d.to_json() for d in diags)
+    ]
+
+
 def _write(
     rt: Runtime, args: dict[str, Any], fn: Callable[[WriteContext], WriteResult]
 ) -> dict[str, Any]:
@@ -30,7 +42,7 @@ def _write(
     taken = rt.keeper.ensure(ctx)
     res = fn(ctx)
     rt.keeper.after_write(ctx, res.lease_action)
-    out = res.to_json()  # the CLI's --format json mapping
+    out = res.to_json(_tool_words)  # the CLI's --format json mapping
     if taken is not None:
         out["events"] = [*taken.events, *out["events"]]
         out["lease"] = {"created": "create", "takeover": "takeover"}.get(taken.action, "keep")

@@ -26,35 +26,46 @@ def _codes(label: str, entries: Any) -> list[str]:
     return out
 
 
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-~$/")
+
+
+def _value(v: Any) -> str:
+    """A decision's value: bare when it is a plain word, else as JSON (quoted, escaped)."""
+    if isinstance(v, str) and v and set(v) <= _PLAIN:
+        return v
+    return json.dumps(v, ensure_ascii=False)
+
+
+# A skip reason the text says once, in the state's heading, instead of per file.
+_CARRIED = "the briefing carries it"
+
+
 def _state(b: Mapping[str, Any]) -> list[str]:
-    lines = ["state (never open the raw state file):"]
+    lines = ["state (never open its file):"]
     decisions = b.get("decisions") or {}
     lines.append(
-        "  decisions: "
-        + (
-            ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in decisions.items())
-            or "none"
-        )
+        "  decisions: " + (", ".join(f"{k}={_value(v)}" for k, v in decisions.items()) or "none")
     )
     findings = b.get("open_findings") or []
-    lines.append(f"  open findings: {len(findings)}")
-    lines += [f"    - {f}" for f in findings]
+    lines += [f"  open finding: {f}" for f in findings] or ["  open findings: none"]
     for e in b.get("decision_log") or []:
         lines.append(f"  decision {e.get('id')}: {e.get('title')} -> {e.get('choice')}")
     if b.get("review_audit") is not None:
         lines.append(f"  review audit: {json.dumps(b['review_audit'], sort_keys=True)}")
-    for a in b.get("artifacts") or []:
-        lines.append(f"  artifact: {a['path']} ({'on disk' if a['exists'] else 'MISSING'})")
     load = b.get("load") or []
-    lines.append("read now: " + ("" if load else "nothing beyond this answer"))
+    loaded = {f["path"] for f in load}
+    for a in b.get("artifacts") or []:
+        if a["path"] not in loaded:  # one in `read now` is on disk: said there
+            lines.append(f"  artifact: {a['path']} ({'on disk' if a['exists'] else 'MISSING'})")
+    lines.append("read now:" + ("" if load else " nothing beyond this answer"))
     lines += [
-        f"  - {f['path']}"
-        + (" (partial deliverable: continue it)" if "partial" in f["why"] else "")
+        f"  {f['path']}" + (" (partial: continue it)" if "partial" in f["why"] else "")
         for f in load
     ]
-    if b.get("skip"):
+    skip = [f for f in b.get("skip") or [] if f.get("reason") != _CARRIED]
+    if skip:
         lines.append("do not read:")
-        lines += [f"  - {f['path']} ({f['reason']})" for f in b["skip"]]
+        lines += [f"  {f['path']} ({f['reason']})" for f in skip]
     return lines
 
 
@@ -64,32 +75,37 @@ def _finish(p: Mapping[str, Any]) -> list[str]:
     if audit is not None:
         if audit.get("recorded") is not None:
             lines.append("  review audit: recorded")
-        else:
-            how = "" if audit.get("tier_decided") else f" ({audit.get('tier_decision')} unset)"
+        elif not audit.get("tier_decided"):  # else its command above says it all
             lines.append(
-                f"  review audit: tier {audit.get('tier')}{how}, {audit.get('passes')} "
-                "challenger passes"
+                f"  review audit: tier {audit.get('tier')} ({audit.get('tier_decision')} "
+                f"unset), {audit.get('passes')} challenger passes"
             )
     f = p["open_findings"]
-    lines.append(f"  open findings: {f['count']}; {f['rule']}")
+    lines.append(f"  findings: {f['rule']}")
     gate = p.get("gate")
     if gate is not None:
-        brk = ", a new chat is recommended after it" if gate.get("session_break") else ""
-        lines.append(f"  {gate.get('id')} ({gate.get('kind')}{brk}) after `complete`")
-        for d in gate.get("decisions") or []:
-            allowed = " | ".join(map(str, d["allowed"])) if d.get("allowed") else "free text"
-            now = json.dumps(d.get("value"), ensure_ascii=False)
-            lines.append(f"    decide {d['key']} ({allowed}); now {now}")
+        lines += _gate(gate, "after `complete`")
     nxt = p.get("next_step")
     if nxt is not None:
         opt = "optional" if nxt.get("optional") else "required"
         lines.append(f"  next step: {nxt['key']} ({nxt.get('name')}), {opt}")
-        lines.append(f"    start: {nxt['start']}")
+        lines.append(f"  start: {nxt['start']}")
         if nxt.get("skip"):
-            lines.append(f"    or skip: {nxt['skip']}")
+            lines.append(f"  or skip: {nxt['skip']}")
     else:
         lines.append("  next step: none (the workflow is then complete)")
     lines.append(f"  {p['artifacts_rule']}")
+    return lines
+
+
+def _gate(gate: Mapping[str, Any], where: str) -> list[str]:
+    """A gate and the decisions recorded there (`decide KEY VALUE`), with allowed values."""
+    brk = "; a new chat after it" if gate.get("session_break") else ""
+    lines = [f"  {gate.get('id')} ({gate.get('kind')}{brk}) {where}"]
+    for d in gate.get("decisions") or []:
+        allowed = " | ".join(map(str, d["allowed"])) if d.get("allowed") else "free text"
+        now = json.dumps(d.get("value"), ensure_ascii=False)
+        lines.append(f"    decide {d['key']} ({allowed}); now {now}")
     return lines
 
 
@@ -100,8 +116,12 @@ def plan_text(decision: Mapping[str, Any]) -> str:
     r = decision
     head = f"action: {r['action']}"
     if r.get("step"):
-        head += f", step {r['step']}" + (f" ({r['step_name']})" if r.get("step_name") else "")
-    if r.get("sub_step"):
+        name = f" ({r['step_name']})" if r.get("step_name") else ""
+        said = any(
+            name in str(e.get("message")) for e in r.get("reasons") or [] if isinstance(e, dict)
+        )
+        head += f", step {r['step']}" + ("" if said else name)  # once, in the reason if it says it
+    if r.get("sub_step") and r.get("action") != "resume_from_checkpoint":  # SR703 says it
         head += f", after checkpoint {r['sub_step']}"
     lines = [head]
     if r.get("next_step"):
@@ -130,20 +150,22 @@ def plan_text(decision: Mapping[str, Any]) -> str:
         ]
     if r.get("briefing"):
         lines += _state(r["briefing"])
+    gate = (r.get("plan") or {}).get("open_gate")
+    if gate:  # before the step starts: the user approves it, `decide KEY VALUE` records
+        lines.append(f"first, the gate of step {gate['step']} (`decide KEY VALUE` records):")
+        lines += _gate(gate, "is still open")
     session = r.get("session") or {}
-    if session.get("new") and session.get("id"):
-        lines.append(
-            f"session: {session['id']} (new: the first command takes it; pass "
-            f"`--session {session['id']}` to a later resume)"
-        )
     commands = r.get("commands") or []
     if commands:
-        lines.append("commands, in order, each only when [its condition] holds:")
+        new = ""
+        if session.get("new") and session.get("id"):
+            new = f" (1 takes new session {session['id']}: pass its --session to a later resume)"
+        lines.append(f"commands in order{new}, each only when its [condition] holds:")
         for i, c in enumerate(commands, 1):
             if isinstance(c, dict):
-                lines.append(f"  {i}. [{c['when']}] {c['run']}")
+                lines.append(f"{i}. [{c['when']}] {c['run']}")
             else:
-                lines.append(f"  {i}. {c}")
+                lines.append(f"{i}. {c}")
     for c in r.get("alternatives") or []:
         lines.append(f"  instead, [{c['when']}] {c['run']}")
     if r.get("plan"):

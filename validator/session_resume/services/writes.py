@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -25,7 +25,7 @@ from session_resume.core.outcomes import LeaseAction
 from session_resume.core.versions import CURRENT
 from session_resume.core.workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
 from session_resume.core.write_moments import TransitionError
-from session_resume.records import dataclass, replace
+from session_resume.records import dataclass, field, replace
 from session_resume.services.context import WriteContext, make_session_dir
 from session_resume.services.errors import ServiceError
 from session_resume.services.leases import (
@@ -60,6 +60,7 @@ class WriteResult:
     previous_session: str | None = None
     attempts: int = 1  # load-modify-save rounds it took
     archived_to: str | None = None
+    warnings: list[Diagnostic] = field(default_factory=list)  # left unrecorded (SR716, SR717)
 
     @property
     def step_record(self) -> dict[str, Any] | None:
@@ -69,9 +70,12 @@ class WriteResult:
         step = (self.document.get("steps") or {}).get(self.step)
         return {"key": self.step, **step} if isinstance(step, dict) else None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(
+        self, warnings: Callable[[list[Diagnostic]], list[dict[str, Any]]] | None = None
+    ) -> dict[str, Any]:
         """The write's answer as both front ends give it: the CLI's ``--format json`` and the
-        MCP write tools' result (one mapping, so the two cannot drift)."""
+        MCP write tools' result (one mapping, so the two cannot drift). ``warnings`` words
+        what the write left unrecorded (SR716, SR717) for the front end: CLI commands or tools."""
         out: dict[str, Any] = {
             "ok": True,
             "revision": self.revision,
@@ -85,7 +89,13 @@ class WriteResult:
             out["previous_session"] = self.previous_session
         if self.archived_to is not None:
             out["archived_to"] = self.archived_to
+        if self.warnings:
+            out["warnings"] = (warnings or _warnings_json)(self.warnings)
         return out
+
+
+def _warnings_json(diags: list[Diagnostic]) -> list[dict[str, Any]]:
+    return [d.to_json() for d in diags]
 
 
 def _located(diags: list[Diagnostic], file: str) -> list[Diagnostic]:
@@ -290,6 +300,7 @@ def write_state(ctx: WriteContext, build: Build) -> WriteResult:
             lease_action=acquired.action if acquired else "keep",
             previous_session=acquired.previous if acquired else None,
             attempts=attempt,
+            warnings=_located(change.warnings, ctx.state_path),
         )
     raise ServiceError(
         conflict

@@ -70,6 +70,7 @@ def _is_session_file(n: str, include_lease: bool) -> bool:
     return (
         n in _SESSION_FILES
         or n.startswith(store.STATE + ".corrupt-")
+        or store.PRE_MIGRATION.match(n) is not None
         or (n.startswith(store.TMP_PREFIX) and n.endswith(store.TMP_SUFFIX))
     )
 

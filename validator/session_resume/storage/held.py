@@ -83,6 +83,7 @@ _NO_LINK = (
     errno.EMLINK,
     getattr(errno, "EOPNOTSUPP", errno.ENOTSUP),
 )
+NO_LINK = _NO_LINK
 
 
 class StoreError(Exception):

@@ -21,6 +21,7 @@ from session_resume.core.workflow import DEFAULT_WORKFLOW, Workflow, load_workfl
 from session_resume.records import dataclass, field
 from session_resume.storage import held as held_mod
 from session_resume.storage import worklog
+from session_resume.storage.fileio import write_all
 from session_resume.storage.held import HeldDir
 from session_resume.storage.store import (
     BAK,
@@ -34,8 +35,10 @@ from session_resume.storage.store import (
     check_write_paths,
     load,
     locked,
+    pre_migration_name,
     read_state,
     replace_state,
+    repo_relative,
     serialize,
     session_of,
     usable_backup,
@@ -168,6 +171,50 @@ def _keep_corrupt(h: HeldDir, now: datetime) -> str:
     return name
 
 
+def _keep_pre_migration(h: HeldDir, version: str) -> str | None:
+    """Keep the state about to be migrated for good as ``00-session-state.v<version>.json``
+    (docs/spec.md §9.1 step 7): a hard link, else an O_EXCL copy; never over an existing
+    file (a second migration from the same version keeps the first one's). Returns the name
+    when this call made it."""
+    name = pre_migration_name(version)
+    if h.exists(name):
+        return None
+    try:
+        os.link(STATE, name, src_dir_fd=h.fd, dst_dir_fd=h.fd, follow_symlinks=False)
+        return name
+    except FileExistsError:
+        return None
+    except OSError as exc:
+        if exc.errno not in held_mod.NO_LINK:
+            raise StoreError([_kept_failed(h, name, exc)]) from None
+        res = h.read_limited(STATE)
+        if res.data is None:
+            raise StoreError(res.diagnostics) from None
+        try:
+            fd = h.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        except FileExistsError:
+            return None
+        except OSError as exc2:
+            raise StoreError([_kept_failed(h, name, exc2)]) from None
+        try:
+            write_all(fd, res.data)
+            os.fsync(fd)
+        except OSError as exc2:
+            raise StoreError([_kept_failed(h, name, exc2)]) from None
+        finally:
+            os.close(fd)
+        return name
+
+
+def _kept_failed(h: HeldDir, name: str, exc: OSError) -> Diagnostic:
+    return diag(
+        "SR163",
+        f"the pre-migration file could not be kept as {name}: {exc.strerror or exc}; "
+        "nothing was migrated",
+        file=h.name(name),
+    )
+
+
 def _backup(s: Session, now: datetime, h: HeldDir) -> tuple[Backup, bytes]:
     """The ``.bak`` to restore (3.0, or an older state migrated) and its bytes, or why there
     is none."""
@@ -178,7 +225,13 @@ def _backup(s: Session, now: datetime, h: HeldDir) -> tuple[Backup, bytes]:
     if res.data is None:
         return Backup(None, problems=res.diagnostics), b""
     return (
-        usable_backup(res.data, now=now, project_hint=s.dir.resolve().name, file=str(s.bak)),
+        usable_backup(
+            res.data,
+            now=now,
+            project_hint=s.dir.resolve().name,
+            file=str(s.bak),
+            session_dir=repo_relative(s),
+        ),
         res.data,
     )
 
@@ -280,6 +333,7 @@ def migrate_session(
                 file=name,
                 project_hint=s.dir.resolve().name,
                 salvage=salvage,
+                session_dir=repo_relative(s),
             )
         except MigrationError as exc:
             return MigrateOutcome(name, "refused", notes=exc.diagnostics)
@@ -300,8 +354,16 @@ def migrate_session(
         # migrate() set revision and updated and refused contradictions: what the dry-run
         # patch shows is exactly what is written (docs/spec.md §9.3).
         new = copy.deepcopy(result.document)
+        kept: str | None = None
         try:
-            replace_state(s, serialize(new), rotate_backup=True, always_backup=True)
+            with held_mod.using(s.dir, s.root) as h:  # the locked one
+                kept = _keep_pre_migration(h, result.from_version)
+                try:
+                    replace_state(s, serialize(new), rotate_backup=True, always_backup=True, held=h)
+                except StoreError:
+                    if kept is not None:  # nothing changed: not even the kept copy
+                        h.discard(kept)
+                    raise
         except StoreError as exc:
             out.status = "refused"
             out.notes = [*out.notes, *exc.diagnostics]

@@ -13,6 +13,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -43,6 +44,17 @@ STATE = "00-session-state.json"
 BAK = STATE + ".bak"
 LOCK = STATE + ".lock"
 TMP_PREFIX = "." + STATE + "."
+# The pre-migration file, kept for good beside the state (docs/spec.md §1, §9.1 step 7):
+# ``00-session-state.v2.0.json`` for a 2.0 state. Not a state file: discovery, validate and
+# resume never read it.
+PRE_MIGRATION = re.compile(r"^00-session-state\.v([0-9]+\.[0-9]+)\.json\Z")
+
+
+def pre_migration_name(version: str) -> str:
+    """The name the pre-migration file of a ``version`` state is kept under."""
+    return f"00-session-state.v{version}.json"
+
+
 TMP_SUFFIX = fileio.TMP_SUFFIX
 
 
@@ -108,6 +120,16 @@ class Session:
         except StoreError as exc:
             if any(d.code != "SR100" for d in exc.diagnostics):
                 raise
+
+
+def repo_relative(s: Session) -> str | None:
+    """The session directory relative to the repository root, POSIX (None: no root, or the
+    directory is outside it): what a bare artifact name is resolved against (docs/spec.md
+    §4, §9)."""
+    if s.root is None:
+        return None
+    rel = os.path.relpath(os.path.abspath(s.dir), os.path.abspath(s.root))
+    return None if rel.startswith("..") else Path(rel).as_posix()
 
 
 def session_of(
@@ -268,7 +290,12 @@ class Backup:
 
 
 def usable_backup(
-    data: bytes, *, now: datetime | None = None, project_hint: str | None = None, file: str = ""
+    data: bytes,
+    *,
+    now: datetime | None = None,
+    project_hint: str | None = None,
+    file: str = "",
+    session_dir: str | None = None,
 ) -> Backup:
     """The one definition of a usable backup, shared by recover, resume and validate
     (docs/spec.md §5): it parses and passes the 3.0 schema, or it is an older or repairable
@@ -287,6 +314,7 @@ def usable_backup(
             now=now or datetime.now(UTC),
             project_hint=project_hint,
             file=file,
+            session_dir=session_dir,
         )
     except MigrationError as exc:
         return Backup(None, problems=exc.diagnostics)

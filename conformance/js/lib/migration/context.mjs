@@ -37,9 +37,22 @@ export function legacyOf(obj) {
 }
 
 export class Context {
-  /** @param {{now: number, workflow?: any, projectHint?: string|null, salvage?: boolean, file?: string}} o */
-  constructor({ now, workflow = null, projectHint = null, salvage = false, file = "" }) {
+  /** @param {{now: number, workflow?: any, projectHint?: string|null, salvage?: boolean, file?: string, fromVersion?: string|null, sessionDir?: string|null}} o */
+  constructor({
+    now,
+    workflow = null,
+    projectHint = null,
+    salvage = false,
+    file = "",
+    fromVersion = null,
+    sessionDir = null,
+  }) {
     this.now = now;
+    // the input's version, and the session directory relative to the repository root (POSIX;
+    // null: unknown): a 1.0 or 2.0 state's bare artifact names are resolved against it
+    // (docs/spec.md §9.2 rule 8.8)
+    this.fromVersion = fromVersion;
+    this.sessionDir = sessionDir;
     this.workflow = workflow;
     this.projectHint = projectHint;
     this.salvage = salvage;

@@ -1,6 +1,7 @@
 // The 3.0 repair of the step records and current_step (docs/spec.md §9.2). Mirrors
 // Python's core/migration/repair_v3/steps.py.
 
+import { posix } from "node:path";
 import {
   clone,
   has,
@@ -267,7 +268,42 @@ function stepLists(key, out, step, ctx, base) {
         pointer([...base, name]),
       );
     }
+    if (ctx.fromVersion === "1.0" || ctx.fromVersion === "2.0")
+      oneFormList(key, out, name, ctx, base);
   }
+}
+
+/** A listed path in the one form every write stores (docs/spec.md §4): normalised POSIX, a
+ * bare name (no `/`) resolved against the session directory `dir` (null or "." : kept). */
+export function oneForm(path, dir) {
+  let p = path && !path.startsWith("/") ? posix.normalize(path) : path;
+  if (p.length > 1 && p.endsWith("/")) p = p.slice(0, -1);
+  if (dir !== null && dir !== "" && dir !== "." && !p.includes("/") && p !== "." && p !== "..")
+    p = `${dir}/${p}`;
+  return p;
+}
+
+/** A 1.0 or 2.0 step's listed paths in the one form (docs/spec.md §9.2 rule 8.8); a later item
+ * naming a file already listed is dropped. */
+function oneFormList(key, out, name, ctx, base) {
+  const seen = new Set();
+  const fixed = [];
+  for (const p of out[name]) {
+    const q = oneForm(p, ctx.sessionDir);
+    if (seen.has(q)) {
+      ctx.note(
+        `step ${key}: ${name} item '${p}' names ${q} again; dropped`,
+        pointer([...base, name]),
+      );
+      continue;
+    }
+    if (q !== p)
+      ctx.note(`step ${key}: ${name} item '${p}' stored as ${q}`, pointer([...base, name]));
+    seen.add(q);
+    fixed.push(q);
+  }
+  if (fixed.length !== out[name].length || fixed.some((q, i) => q !== out[name][i]))
+    out[name] = fixed;
 }
 
 /** Unknown step fields move to x-legacy (3.0 steps are closed). */

@@ -142,6 +142,7 @@ def complete(command: str, naming: Naming) -> str:
     return f"{text} {shlex.join(extra)}" if extra else text
 
 
+_PLAN_WRITES = frozenset({"write", "complete", "start", "skip", "transition"})
 _PLACEHOLDER_WORD = re.compile(r"(?<=\s)(?:PATH\|DIR|SESSION_DIR|DIR|PATH)(?=\s|$)")
 _PROJECT_WORD = re.compile(r"(?<=\s)PROJECT(?=\s|$)")
 
@@ -165,16 +166,20 @@ def complete_diagnostics(diags: list[Diagnostic], naming: Naming) -> list[Diagno
 
 
 def complete_answer(doc: object, naming: Naming) -> None:
-    """Complete, in place, every ``commands`` list of a JSON answer (``resume``, ``report``):
-    strings, or objects whose ``run`` is the command; and every command named in the
-    ``message`` and ``hint`` of a coded entry (``reasons``, ``warnings``)."""
+    """Complete, in place, every ``commands`` and ``alternatives`` list of a JSON answer
+    (``resume``, ``report``): strings, or objects whose ``run`` is the command; every write of
+    the plan (a checkpoint's ``write``, ``complete``, the next step's ``start``, ``skip`` and
+    ``transition``); and every command named in the ``message`` and ``hint`` of a coded entry
+    (``reasons``, ``warnings``)."""
     if isinstance(doc, dict):
         if isinstance(doc.get("code"), str):
             for key in ("message", "hint"):
                 if isinstance(doc.get(key), str):
                     doc[key] = complete_text(doc[key], naming)
         for k, v in doc.items():
-            if k == "commands" and isinstance(v, list):
+            if k in _PLAN_WRITES and isinstance(v, str) and v.startswith("session-resume "):
+                doc[k] = complete(v, naming)
+            elif k in ("commands", "alternatives") and isinstance(v, list):
                 for i, c in enumerate(v):
                     if isinstance(c, str):
                         v[i] = complete(c, naming)

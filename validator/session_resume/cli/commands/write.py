@@ -48,6 +48,8 @@ TYPE_CHECKING = False  # typing is imported for the type checker only (cold star
 if TYPE_CHECKING:
     from typing import Any
 
+    from session_resume.core.diagnostics import Diagnostic
+
 # --- command line --------------------------------------------------------------------------
 
 
@@ -347,7 +349,7 @@ def _command(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Name
 
 def _emit(args: argparse.Namespace, res: WriteResult, text: str) -> int:
     if args.format == "json":
-        emit_json(res.to_json())
+        emit_json(res.to_json(lambda ws: diag_json(_suggested(args, ws))))
         return 0
     if res.lease_action == "takeover":
         sys.stdout.write(
@@ -362,7 +364,17 @@ def _emit(args: argparse.Namespace, res: WriteResult, text: str) -> int:
             f"this is session {res.session}\n"
         )
     sys.stdout.write(f"{text} (revision {res.revision}, session {res.session})\n")
+    if res.warnings:  # written anyway: what the write left unrecorded (SR716, SR717)
+        print_diagnostics(_suggested(args, res.warnings), sys.stderr)
     return 0
+
+
+def _suggested(args: argparse.Namespace, diags: list[Diagnostic]) -> list[Diagnostic]:
+    """The commands a warning names, runnable from where the user stands."""
+    # lazy: only a warning prints suggested commands
+    from session_resume.cli.commands.suggest import complete_diagnostics, naming_of
+
+    return complete_diagnostics(diags, naming_of(args))
 
 
 def _step_label(res: WriteResult, key: str) -> str:

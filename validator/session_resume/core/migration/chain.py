@@ -65,9 +65,12 @@ def migrate(
     project_hint: str | None = None,
     file: str = "",
     salvage: bool = False,
+    session_dir: str | None = None,
 ) -> MigrationResult:
     """Migrate ``doc`` to the current version (or repair a current document). Pure; raises
-    :class:`MigrationError` (SR141/SR142/SR152) when it cannot, never writes anything."""
+    :class:`MigrationError` (SR141/SR142/SR152) when it cannot, never writes anything.
+    ``session_dir``: the session directory relative to the repository root, against which a
+    1.0 or 2.0 state's bare artifact names are resolved (docs/spec.md §9.2 rule 8.8)."""
     raw, num = version_of(doc)
     if raw is None or num is None:
         raise MigrationError(
@@ -109,6 +112,7 @@ def migrate(
         from_version=raw,
         file=file,
         salvage=salvage,
+        session_dir=session_dir,
     )
     result = MigrationResult(original=doc, document=doc, from_version=raw, to_version=CURRENT)
     cur = doc

@@ -119,6 +119,9 @@ class MigrationContext:
     file: str
     notes: list[Diagnostic] = field(default_factory=list)
     salvage: bool = False  # resolve contradictions instead of refusing (docs/spec.md §9.4)
+    # The session directory relative to the repository root (POSIX; None: unknown), against
+    # which a 1.0 or 2.0 state's bare artifact names are resolved (docs/spec.md §9.2 rule 8.8).
+    session_dir: str | None = None
 
     def note(self, message: str, pointer: str = "") -> None:
         self.notes.append(diag("SR150", message, file=self.file, pointer=pointer))

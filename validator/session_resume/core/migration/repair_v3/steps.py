@@ -20,6 +20,7 @@ from session_resume.core.workflow import (
     StepDef,
     Workflow,
 )
+from session_resume.core.write_moments import one_form
 
 TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
 if TYPE_CHECKING:
@@ -329,6 +330,32 @@ def _step_lists(
                     pointer=pointer_join([*base, name]),
                 )
             )
+        if ctx.from_version in ("1.0", "2.0"):
+            _one_form(key, out, name, ctx, base)
+
+
+def _one_form(
+    key: str, out: dict[str, Any], name: str, ctx: MigrationContext, base: list[str]
+) -> None:
+    """A 1.0 or 2.0 step's listed paths in the one form every write stores (docs/spec.md §4,
+    §9.2 rule 8.8): normalised, a bare name resolved against the session directory once; a
+    later item naming a file already listed is dropped (it is the same file)."""
+    seen: set[str] = set()
+    fixed: list[str] = []
+    for p in out[name]:
+        q = one_form(p, ctx.session_dir)
+        if q in seen:
+            ctx.note(
+                f"step {key}: {name} item {p!r} names {q} again; dropped",
+                pointer_join([*base, name]),
+            )
+            continue
+        if q != p:
+            ctx.note(f"step {key}: {name} item {p!r} stored as {q}", pointer_join([*base, name]))
+        seen.add(q)
+        fixed.append(q)
+    if fixed != out[name]:
+        out[name] = fixed
 
 
 def _step_unknown_fields(
