@@ -75,6 +75,14 @@ def ordered_step_keys(doc_steps: dict[str, Any], workflow: Workflow | None) -> l
     return sorted(keys, key=step_order_key)
 
 
+def _add(
+    out: list[Diagnostic], file: str, code: str, message: str, at: list[str | int], hint: str = ""
+) -> None:
+    """Every finding of these rules: ``code`` with ``message`` at the place ``at`` (the keys
+    down to it) in ``file``; the pointer is built only here, for a finding made."""
+    out.append(diag(code, message, file=file, pointer=pointer_join(at), hint=hint))
+
+
 def check_state(
     doc: dict[str, Any], workflow: Workflow | None, opts: RuleOptions, file: str = ""
 ) -> list[Diagnostic]:
@@ -97,26 +105,17 @@ def check_state(
         if status == "in_progress":
             in_progress.append(key)
         if started and completed and started > completed:
-            out.append(
-                diag(
-                    "SR304",
-                    f"step {key}: started ({step['started']}) is after completed "
-                    f"({step['completed']})",
-                    file=file,
-                    pointer=pointer_join([*base, "started"]),
-                )
+            _add(
+                out,
+                file,
+                "SR304",
+                f"step {key}: started ({step['started']}) is after completed ({step['completed']})",
+                [*base, "started"],
             )
         for name, value in (("started", started), ("completed", completed)):
             if value and updated and value > updated:
-                out.append(
-                    diag(
-                        "SR304",
-                        f"step {key}: {name} ({step[name]}) is after the state's "
-                        f"updated ({doc['updated']})",
-                        file=file,
-                        pointer=pointer_join([*base, name]),
-                    )
-                )
+                msg = f"step {key}: {name} ({step[name]}) is after the state's updated"
+                _add(out, file, "SR304", f"{msg} ({doc['updated']})", [*base, name])
             _future(value, [*base, name], opts, out, file)
         for list_name in ("artifacts", "context_files_used"):
             _path_rules(
@@ -129,37 +128,26 @@ def check_state(
             )
 
     if len(in_progress) > 1:
-        out.append(
-            diag(
-                "SR306",
-                f"steps {', '.join(in_progress)} are all in_progress",
-                file=file,
-                pointer="/steps",
-            )
-        )
+        _add(out, file, "SR306", f"steps {', '.join(in_progress)} are all in_progress", ["steps"])
     cur = doc.get("current_step")
     if isinstance(cur, float) and cur.is_integer():
         cur = int(cur)  # 7.0 is the integer 7 in JSON (and in JSON Schema)
     if len(in_progress) == 1 and isinstance(cur, int) and not isinstance(cur, bool):
         want = step_order_key(in_progress[0])[0] if _KEY.match(in_progress[0]) else None
         if want is not None and cur != want:
-            out.append(
-                diag(
-                    "SR307",
-                    f"current_step is {cur} but step {in_progress[0]} is "
-                    f"in_progress (expected {want})",
-                    file=file,
-                    pointer="/current_step",
-                )
+            _add(
+                out,
+                file,
+                "SR307",
+                f"current_step is {cur} but step {in_progress[0]} is in_progress (expected {want})",
+                ["current_step"],
             )
     _progression(steps, workflow, out, file)
     _decision_log(doc.get("decision_log"), out, file)
     field_names = {f.name for f in workflow.fields} if workflow else set()
     for k in doc:
         if k not in CORE_KEYS and k not in field_names and not k.startswith("x-"):
-            out.append(
-                diag("SR330", f"unknown top-level key {k!r}", file=file, pointer=pointer_join([k]))
-            )
+            _add(out, file, "SR330", f"unknown top-level key {k!r}", [k])
     if workflow is not None:
         out.extend(check_workflow(doc, steps, workflow, file))
     return out.listed(file)
@@ -170,14 +158,7 @@ def _ts(value: Any, path: list[str | int], out: list[Diagnostic], file: str) -> 
         return None
     dt = parse_ts(value)
     if dt is None and looks_like_ts(value):
-        out.append(
-            diag(
-                "SR340",
-                f"{value!r} is not a real date and time",
-                file=file,
-                pointer=pointer_join(path),
-            )
-        )
+        _add(out, file, "SR340", f"{value!r} is not a real date and time", path)
     return dt
 
 
@@ -195,14 +176,10 @@ def _future(
     except OverflowError:  # now at the end of time: nothing can be later
         return
     if value > limit:
-        out.append(
-            diag(
-                "SR305",
-                f"{pointer_join(path)} is in the future "
-                f"(more than {int(opts.skew.total_seconds())} s after now)",
-                file=file,
-                pointer=pointer_join(path),
-            )
+        seconds = int(opts.skew.total_seconds())
+        where = pointer_join(path)
+        _add(
+            out, file, "SR305", f"{where} is in the future (more than {seconds} s after now)", path
         )
 
 
@@ -215,69 +192,52 @@ def _status_rules(
     file: str,
 ) -> None:
     key = base[-1]
-    p = pointer_join
     if status == "pending":
         for name in ("started", "completed", "sub_step"):
             if step.get(name) is not None:
-                out.append(
-                    diag(
-                        "SR301",
-                        f"step {key} is pending but has {name} set",
-                        file=file,
-                        pointer=p([*base, name]),
-                        hint=f"A pending step has no `{name}`: set it to null, or set the "
-                        "status the value implies.",
-                    )
+                _add(
+                    out,
+                    file,
+                    "SR301",
+                    f"step {key} is pending but has {name} set",
+                    [*base, name],
+                    hint=f"A pending step has no `{name}`: set it to null, or set the status "
+                    "the value implies.",
                 )
     elif status == "in_progress":
         if step.get("started") is None:
-            out.append(
-                diag(
-                    "SR301",
-                    f"step {key} is in_progress but has no started time",
-                    file=file,
-                    pointer=p([*base, "started"]),
-                    hint="Set `started` to when the step started (an RFC 3339 UTC timestamp).",
-                )
+            _add(
+                out,
+                file,
+                "SR301",
+                f"step {key} is in_progress but has no started time",
+                [*base, "started"],
+                hint="Set `started` to when the step started (an RFC 3339 UTC timestamp).",
             )
         if step.get("completed") is not None:
-            out.append(
-                diag(
-                    "SR301",
-                    f"step {key} is in_progress but has a completed time",
-                    file=file,
-                    pointer=p([*base, "completed"]),
-                    hint="Set `completed` to null, or the status to complete if it finished.",
-                )
+            _add(
+                out,
+                file,
+                "SR301",
+                f"step {key} is in_progress but has a completed time",
+                [*base, "completed"],
+                hint="Set `completed` to null, or the status to complete if it finished.",
             )
     elif status == "complete":
         if step.get("completed") is None:
-            out.append(
-                diag(
-                    "SR302",
-                    f"step {key} is complete but completed is not set",
-                    file=file,
-                    pointer=p([*base, "completed"]),
-                )
-            )
+            msg = f"step {key} is complete but completed is not set"
+            _add(out, file, "SR302", msg, [*base, "completed"])
         if sub is not None:
-            out.append(
-                diag(
-                    "SR303",
-                    f"step {key} is complete but sub_step is {sub!r}",
-                    file=file,
-                    pointer=p([*base, "sub_step"]),
-                )
-            )
+            msg = f"step {key} is complete but sub_step is {sub!r}"
+            _add(out, file, "SR303", msg, [*base, "sub_step"])
     elif status == "skipped" and sub is not None:
-        out.append(
-            diag(
-                "SR301",
-                f"step {key} is skipped but has sub_step {sub!r}",
-                file=file,
-                pointer=p([*base, "sub_step"]),
-                hint="Set `sub_step` to null: a skipped step records no checkpoint.",
-            )
+        _add(
+            out,
+            file,
+            "SR301",
+            f"step {key} is skipped but has sub_step {sub!r}",
+            [*base, "sub_step"],
+            hint="Set `sub_step` to null: a skipped step records no checkpoint.",
         )
 
 
@@ -300,26 +260,16 @@ def _path_rules(
         bad = path_problem(raw)
         if bad:  # a finding is built only when it will be listed (a list can hold 140,000)
             if room(bad[0]):
-                out.append(diag(bad[0], f"{bad[1]}: {raw!r}", file=file, pointer=_at(base, i)))
+                _add(out, file, bad[0], f"{bad[1]}: {raw!r}", [*base, i])
             continue
         if "\\" in raw and room("SR315"):
-            out.append(
-                diag("SR315", f"path uses backslashes: {raw!r}", file=file, pointer=_at(base, i))
-            )
+            _add(out, file, "SR315", f"path uses backslashes: {raw!r}", [*base, i])
         norm = posixpath.normpath(raw.replace("\\", "/"))
         if norm in seen and room("SR313"):
-            out.append(diag("SR313", f"{raw!r} is listed twice", file=file, pointer=_at(base, i)))
+            _add(out, file, "SR313", f"{raw!r} is listed twice", [*base, i])
         seen.add(norm)
         if check_exists and opts.exists is not None and not opts.exists(norm) and room("SR314"):
-            out.append(
-                diag("SR314", f"artifact {raw!r} does not exist", file=file, pointer=_at(base, i))
-            )
-
-
-def _at(base: list[str | int], i: int) -> str:
-    """The pointer of item ``i`` of the list at ``base``: built for a finding only (a state
-    lists dozens of paths, and every write checks them all)."""
-    return pointer_join([*base, i])
+            _add(out, file, "SR314", f"artifact {raw!r} does not exist", [*base, i])
 
 
 def path_problem(raw: str) -> tuple[str, str] | None:
@@ -352,15 +302,8 @@ def _progression(
         if isinstance(steps[k], dict) and steps[k].get("status") not in ("complete", "skipped")
     ]
     if behind:
-        out.append(
-            diag(
-                "SR308",
-                f"step {key} has started but earlier step(s) "
-                f"{', '.join(behind)} are neither complete nor skipped",
-                file=file,
-                pointer=pointer_join(["steps", key]),
-            )
-        )
+        msg = f"earlier step(s) {', '.join(behind)} are neither complete nor skipped"
+        _add(out, file, "SR308", f"step {key} has started but {msg}", ["steps", key])
 
 
 def _decision_log(log: Any, out: list[Diagnostic], file: str) -> None:
@@ -374,34 +317,19 @@ def _decision_log(log: Any, out: list[Diagnostic], file: str) -> None:
         m = re.match(r"^D([0-9]+)\Z", entry["id"])
         if not m:
             continue
-        ptr = pointer_join(["decision_log", i, "id"])
+        ptr: list[str | int] = ["decision_log", i, "id"]
         if entry["id"] in seen:
-            out.append(
-                diag("SR320", f"decision id {entry['id']} is used twice", file=file, pointer=ptr)
-            )
+            _add(out, file, "SR320", f"decision id {entry['id']} is used twice", ptr)
         seen[entry["id"]] = i
         n = int(m.group(1))
         if n <= last:
-            out.append(
-                diag(
-                    "SR321",
-                    f"decision id {entry['id']} comes after a higher id",
-                    file=file,
-                    pointer=ptr,
-                )
-            )
+            _add(out, file, "SR321", f"decision id {entry['id']} comes after a higher id", ptr)
         last = max(last, n)
     for i, entry in enumerate(log):
         superseded = entry.get("superseded_by") if isinstance(entry, dict) else None
         if isinstance(superseded, str) and superseded not in seen:
-            out.append(
-                diag(
-                    "SR322",
-                    f"superseded_by {superseded} is not in the log",
-                    file=file,
-                    pointer=pointer_join(["decision_log", i, "superseded_by"]),
-                )
-            )
+            msg = f"superseded_by {superseded} is not in the log"
+            _add(out, file, "SR322", msg, ["decision_log", i, "superseded_by"])
 
 
 def check_workflow(
@@ -414,83 +342,38 @@ def check_workflow(
     if not wf.free_steps:
         for key in steps:
             if wf.step(key) is None:
-                out.append(
-                    diag(
-                        "SR410",
-                        f"step {key!r} is not a step of workflow {wf.id!r} "
-                        f"(steps: {', '.join(wf.step_keys)})",
-                        file=file,
-                        pointer=pointer_join(["steps", key]),
-                    )
-                )
+                msg = f"is not a step of workflow {wf.id!r} (steps: {', '.join(wf.step_keys)})"
+                _add(out, file, "SR410", f"step {key!r} {msg}", ["steps", key])
         for wanted in wf.steps:
             if wanted.key not in steps:
-                out.append(
-                    diag(
-                        "SR411",
-                        f"step {wanted.key} ({wanted.name}) of workflow {wf.id!r} is missing",
-                        file=file,
-                        pointer="/steps",
-                    )
-                )
+                msg = f"step {wanted.key} ({wanted.name}) of workflow {wf.id!r} is missing"
+                _add(out, file, "SR411", msg, ["steps"])
     for key, step in steps.items():
         sdef = wf.step(key)
         if sdef is None or not isinstance(step, dict):
             continue
         base = ["steps", key]
         if isinstance(step.get("name"), str) and step["name"] != sdef.name:
-            out.append(
-                diag(
-                    "SR412",
-                    f"step {key} is named {step['name']!r}; workflow "
-                    f"{wf.id!r} calls it {sdef.name!r}",
-                    file=file,
-                    pointer=pointer_join([*base, "name"]),
-                )
-            )
+            msg = f"step {key} is named {step['name']!r}; workflow {wf.id!r} calls it {sdef.name!r}"
+            _add(out, file, "SR412", msg, [*base, "name"])
         agent = step.get("agent")
         if isinstance(agent, str) and agent and agent not in sdef.agents:
-            out.append(
-                diag(
-                    "SR413",
-                    f"step {key} agent {agent!r} is not one of {', '.join(sdef.agents)}",
-                    file=file,
-                    pointer=pointer_join([*base, "agent"]),
-                )
-            )
+            msg = f"step {key} agent {agent!r} is not one of {', '.join(sdef.agents)}"
+            _add(out, file, "SR413", msg, [*base, "agent"])
         sub = step.get("sub_step")
         if isinstance(sub, str) and sdef.checkpoints and sub not in sdef.checkpoint_ids:
             if sub in sdef.legacy_checkpoints:
-                out.append(
-                    diag(
-                        "SR416",
-                        f"step {key} sub_step {sub!r} is the legacy name of "
-                        f"{sdef.legacy_checkpoints[sub]!r}",
-                        file=file,
-                        pointer=pointer_join([*base, "sub_step"]),
-                    )
-                )
+                msg = f"is the legacy name of {sdef.legacy_checkpoints[sub]!r}"
+                _add(out, file, "SR416", f"step {key} sub_step {sub!r} {msg}", [*base, "sub_step"])
             else:
-                out.append(
-                    diag(
-                        "SR414",
-                        f"step {key} sub_step {sub!r} is not a checkpoint of "
-                        f"{sdef.name}; checkpoints: {', '.join(sdef.checkpoint_ids)}",
-                        file=file,
-                        pointer=pointer_join([*base, "sub_step"]),
-                    )
-                )
+                msg = f"{sdef.name}; checkpoints: {', '.join(sdef.checkpoint_ids)}"
+                msg = f"step {key} sub_step {sub!r} is not a checkpoint of {msg}"
+                _add(out, file, "SR414", msg, [*base, "sub_step"])
         ctx = step.get("context_files_used")
         if sdef.budget and isinstance(ctx, list) and len(ctx) > sdef.budget.max_startup_files:
-            out.append(
-                diag(
-                    "SR415",
-                    f"step {key} recorded {len(ctx)} context files; its "
-                    f"startup budget is {sdef.budget.max_startup_files}",
-                    file=file,
-                    pointer=pointer_join([*base, "context_files_used"]),
-                )
-            )
+            msg = f"its startup budget is {sdef.budget.max_startup_files}"
+            msg = f"step {key} recorded {len(ctx)} context files; {msg}"
+            _add(out, file, "SR415", msg, [*base, "context_files_used"])
     audit = doc.get("review_audit")
     if isinstance(audit, dict) and not wf.free_steps:
         for k in audit:
@@ -498,14 +381,8 @@ def check_workflow(
                 wf.step(k[len("step_") :]) if isinstance(k, str) and k.startswith("step_") else None
             )
             if reviewed is None or not reviewed.review_audited:
-                out.append(
-                    diag(
-                        "SR421",
-                        f"review_audit has {k!r} but workflow {wf.id!r} does not review that step",
-                        file=file,
-                        pointer=pointer_join(["review_audit", k]),
-                    )
-                )
+                msg = f"review_audit has {k!r} but workflow {wf.id!r} does not review that step"
+                _add(out, file, "SR421", msg, ["review_audit", k])
     fragment = wf.state_fragment()
     if not wf.fragment_check(doc):
         out.extend(schemas.explain_schema(fragment, doc, file=file, code="SR420"))
