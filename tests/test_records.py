@@ -27,6 +27,11 @@ FIELD_SPECS = st.lists(
 ).map(lambda fs: sorted(fs, key=lambda f: f[1] != "required"))  # required ones first
 
 
+def _decorator(module: Any) -> Any:
+    """``records.record``, or ``dataclasses.dataclass`` that it stands in for."""
+    return module.record if module is records else module.dataclass
+
+
 def _build(module: Any, specs: list[tuple[str, str, Any, bool, bool]], frozen: bool) -> Any:
     ns: dict[str, Any] = {"__annotations__": {}}
     for name, kind, value, compare, show in specs:
@@ -38,7 +43,7 @@ def _build(module: Any, specs: list[tuple[str, str, Any, bool, bool]], frozen: b
         elif not (compare and show):
             ns[name] = module.field(compare=compare, repr=show)
     cls = type("Rec", (), ns)
-    return module.dataclass(frozen=frozen)(cls)
+    return _decorator(module)(frozen=frozen)(cls)
 
 
 def _outcome(fn: Any) -> Any:
@@ -93,6 +98,8 @@ def test_records_behave_as_dataclasses(specs: Any, frozen: bool, data: st.DataOb
 def test_definition_errors_match() -> None:
     for module in (records, dataclasses):
         with pytest.raises(ValueError, match="mutable default"):
-            module.dataclass(type("Bad", (), {"__annotations__": {"x": "list"}, "x": []}))
+            _decorator(module)(type("Bad", (), {"__annotations__": {"x": "list"}, "x": []}))
         with pytest.raises(TypeError, match="non-default argument"):
-            module.dataclass(type("Bad", (), {"__annotations__": {"x": "int", "y": "int"}, "x": 1}))
+            _decorator(module)(
+                type("Bad", (), {"__annotations__": {"x": "int", "y": "int"}, "x": 1})
+            )

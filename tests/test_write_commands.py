@@ -12,9 +12,8 @@ from typing import Any
 
 import pytest
 
-from session_resume.core import changes
+from session_resume.core import changes, write_moments
 from session_resume.core import lease as lease_rules
-from session_resume.core import write_moments as transitions
 from session_resume.core.changes import Change
 from session_resume.core.timeutil import format_ts
 from session_resume.core.workflow import load_workflow
@@ -662,8 +661,8 @@ def test_lost_update_is_detected(session_dir: Path) -> None:
     b = store.load(session_dir)
     assert a.revision == b.revision == 1
     assert a.document is not None and b.document is not None
-    doc_a = transitions.add_finding(a.document, "from A")
-    doc_b = transitions.add_finding(b.document, "from B")
+    doc_a = write_moments.add_finding(a.document, "from A")
+    doc_b = write_moments.add_finding(b.document, "from B")
     store.save(session_dir, doc_a, now=AFTER_FIXTURE, expected_revision=a.revision)
     with pytest.raises(store.ConflictError) as exc:
         store.save(session_dir, doc_b, now=AFTER_FIXTURE, expected_revision=b.revision)
@@ -678,13 +677,13 @@ def _ctx(d: Path, session: str | None = "agent-1") -> WriteContext:
 def test_write_state_retries_after_a_conflict(session_dir: Path) -> None:
     seed(session_dir)
     calls = 0
-    inner = changes.finding("add", "mine")
+    inner = changes.add_finding("mine")
 
     def racing(doc: dict[str, Any], wf: Any, orphaned: bool) -> Change:
         nonlocal calls
         calls += 1
         if calls == 1:  # another writer saves between our load and our save
-            other = transitions.add_finding(doc, "theirs")
+            other = write_moments.add_finding(doc, "theirs")
             store.save(session_dir, other, now=AFTER_FIXTURE, expected_revision=1)
         return inner(doc, wf, orphaned)
 
@@ -698,7 +697,7 @@ def test_write_state_gives_up_after_three_conflicts(session_dir: Path) -> None:
 
     def always_racing(doc: dict[str, Any], wf: Any, orphaned: bool) -> Change:
         store.save(session_dir, doc, now=AFTER_FIXTURE)
-        return Change(transitions.add_finding(doc, "never"), "finding_add")
+        return Change(write_moments.add_finding(doc, "never"), "finding_add")
 
     with pytest.raises(ServiceError) as exc:
         writes.write_state(_ctx(session_dir), always_racing)
@@ -744,7 +743,7 @@ def test_archive_session_moves_only_protocol_files(tmp_path: Path) -> None:
 
 
 def fresh() -> dict[str, Any]:
-    return transitions.init_state(APEX, "demo", T0)
+    return write_moments.init_state(APEX, "demo", T0)
 
 
 def codes(exc: pytest.ExceptionInfo[TransitionError]) -> list[str]:
@@ -756,14 +755,14 @@ def test_init_state() -> None:
     assert doc["schema_version"] == "3.0" and doc["project"] == "demo"
     assert doc["updated"] == ts(T0) and doc["revision"] == 0 and doc["current_step"] == 0
     with pytest.raises(TransitionError) as exc:
-        transitions.init_state(APEX, "../evil", T0)
+        write_moments.init_state(APEX, "../evil", T0)
     assert codes(exc) == ["SR710"]
 
 
 def test_start_pending_and_purity() -> None:
     doc = fresh()
     snapshot = copy.deepcopy(doc)
-    new = transitions.start(doc, APEX, "1", T0)
+    new = write_moments.start_step(doc, APEX, "1", T0)
     assert doc == snapshot  # input untouched
     s = new["steps"]["1"]
     assert (s["status"], s["started"], s["completed"], s["sub_step"], s["attempts"]) == (
@@ -774,158 +773,160 @@ def test_start_pending_and_purity() -> None:
         1,
     )
     assert new["current_step"] == 1
-    assert transitions.start(new, APEX, "1", T0)["steps"]["1"]["attempts"] == 1  # restart
-    assert transitions.start(new, APEX, "1", T0, orphaned=True)["steps"]["1"]["attempts"] == 2
+    assert write_moments.start_step(new, APEX, "1", T0)["steps"]["1"]["attempts"] == 1  # restart
+    assert (
+        write_moments.start_step(new, APEX, "1", T0, orphaned=True)["steps"]["1"]["attempts"] == 2
+    )
 
 
 def test_start_refusals_and_force() -> None:
     doc = apex_state()  # 1 complete, 2 in progress
     with pytest.raises(TransitionError) as exc:
-        transitions.start(doc, APEX, "1", T0)
+        write_moments.start_step(doc, APEX, "1", T0)
     assert codes(exc) == ["SR710"] and "already complete" in str(exc.value)
-    rerun = transitions.start(doc, APEX, "1", AFTER_FIXTURE, force=True)
+    rerun = write_moments.start_step(doc, APEX, "1", AFTER_FIXTURE, force=True)
     assert rerun["steps"]["1"]["status"] == "in_progress"
     assert rerun["steps"]["1"]["completed"] is None and rerun["steps"]["1"]["attempts"] == 2
     assert rerun["steps"]["2"]["status"] == "pending"  # the forced start interrupted step 2
     assert rerun["steps"]["2"]["started"] is None and rerun["steps"]["2"]["sub_step"] is None
     with pytest.raises(TransitionError) as exc:
-        transitions.start(doc, APEX, "3", T0)
+        write_moments.start_step(doc, APEX, "3", T0)
     assert codes(exc) == ["SR710"] and "step 2 (Architecture) is in progress" in str(exc.value)
     with pytest.raises(TransitionError) as exc:
-        transitions.start(doc, APEX, "9", T0)
+        write_moments.start_step(doc, APEX, "9", T0)
     assert codes(exc) == ["SR711"]
     with pytest.raises(TransitionError) as exc:
-        transitions.start(doc, APEX, "x", T0)
+        write_moments.start_step(doc, APEX, "x", T0)
     assert codes(exc) == ["SR711"]
     with pytest.raises(TransitionError) as exc:
-        transitions.start(fresh(), APEX, "3_5", T0)
+        write_moments.start_step(fresh(), APEX, "3_5", T0)
     assert "1 (Requirements), 2 (Architecture), 3 (Design)" in str(exc.value)
-    forced = transitions.start(fresh(), APEX, "3_5", T0, force=True)
+    forced = write_moments.start_step(fresh(), APEX, "3_5", T0, force=True)
     assert forced["current_step"] == 3
 
 
 def test_start_skipped_needs_force() -> None:
-    doc = transitions.skip(fresh(), APEX, "1", "n/a", T0, force=True)
+    doc = write_moments.skip_step(fresh(), APEX, "1", "n/a", T0, force=True)
     with pytest.raises(TransitionError) as exc:
-        transitions.start(doc, APEX, "1", T0)
+        write_moments.start_step(doc, APEX, "1", T0)
     assert "skipped (n/a)" in str(exc.value)
-    new = transitions.start(doc, APEX, "1", T0, force=True)
+    new = write_moments.start_step(doc, APEX, "1", T0, force=True)
     assert "skip_reason" not in new["steps"]["1"] and new["steps"]["1"]["attempts"] == 2
 
 
 def test_start_free_steps_creates_the_step() -> None:
-    doc = transitions.init_state(GENERIC, "demo", T0)
+    doc = write_moments.init_state(GENERIC, "demo", T0)
     assert doc["steps"] == {}
-    doc = transitions.start(doc, GENERIC, "1", T0, name="Plan")
+    doc = write_moments.start_step(doc, GENERIC, "1", T0, name="Plan")
     assert doc["steps"]["1"]["name"] == "Plan" and doc["steps"]["1"]["agent"] == ""
-    doc = transitions.complete(doc, GENERIC, "1", T0)
-    doc = transitions.start(doc, GENERIC, "2_1", T0)
+    doc = write_moments.complete_step(doc, GENERIC, "1", T0)
+    doc = write_moments.start_step(doc, GENERIC, "2_1", T0)
     assert doc["steps"]["2_1"]["name"] == "Step 2_1" and doc["current_step"] == 2
-    doc = transitions.checkpoint(doc, GENERIC, "2_1", "anything")
+    doc = write_moments.checkpoint(doc, GENERIC, "2_1", "anything")
     assert doc["steps"]["2_1"]["sub_step"] == "anything"
 
 
 def test_checkpoint() -> None:
     doc = apex_state()
-    new = transitions.checkpoint(
+    new = write_moments.checkpoint(
         doc, APEX, "2", "phase_3_cost", ["a.md", "./a.md", "b.md"], ["ctx.md"]
     )
     s = new["steps"]["2"]
     assert s["sub_step"] == "phase_3_cost" and s["artifacts"] == ["a.md", "b.md"]
     assert s["context_files_used"] == ["ctx.md"] and doc["steps"]["2"]["artifacts"] == []
     assert (
-        transitions.checkpoint(doc, APEX, "2", "phase_2_5_compacted")["steps"]["2"]["sub_step"]
+        write_moments.checkpoint(doc, APEX, "2", "phase_2_5_compacted")["steps"]["2"]["sub_step"]
         == "phase_2_waf"
     )
     for bad_step, sub in (("1", "phase_1_discovery"), ("3", "phase_1_prereqs")):
         with pytest.raises(TransitionError) as exc:
-            transitions.checkpoint(doc, APEX, bad_step, sub)
+            write_moments.checkpoint(doc, APEX, bad_step, sub)
         assert codes(exc) == ["SR710"]
     with pytest.raises(TransitionError) as exc:
-        transitions.checkpoint(doc, APEX, "2", "phase_9")
+        write_moments.checkpoint(doc, APEX, "2", "phase_9")
     assert "valid ids: phase_1_prereqs" in str(exc.value)
     with pytest.raises(TransitionError) as exc:
-        transitions.checkpoint(doc, APEX, "2", "phase_3_cost", ["../x", "/abs"])
+        write_moments.checkpoint(doc, APEX, "2", "phase_3_cost", ["../x", "/abs"])
     assert codes(exc) == ["SR311", "SR310"]
 
 
 def test_complete() -> None:
     doc = apex_state()
-    new = transitions.complete(doc, APEX, "2", AFTER_FIXTURE)
+    new = write_moments.complete_step(doc, APEX, "2", AFTER_FIXTURE)
     s = new["steps"]["2"]
     assert s["status"] == "complete" and s["completed"] == ts(AFTER_FIXTURE)
     assert s["sub_step"] is None and doc["steps"]["2"]["status"] == "in_progress"
     for key, word in (("3", "pending"), ("1", "already complete")):
         with pytest.raises(TransitionError) as exc:
-            transitions.complete(doc, APEX, key, T0)
+            write_moments.complete_step(doc, APEX, key, T0)
         assert codes(exc) == ["SR710"] and word in str(exc.value)
 
 
 def test_skip() -> None:
     doc = apex_state()
-    new = transitions.skip(doc, APEX, "3", "not needed", T0)
+    new = write_moments.skip_step(doc, APEX, "3", "not needed", T0)
     assert new["steps"]["3"]["status"] == "skipped"
     assert new["steps"]["3"]["skip_reason"] == "not needed"
     with pytest.raises(TransitionError) as exc:
-        transitions.skip(doc, APEX, "4", "no", T0)
+        write_moments.skip_step(doc, APEX, "4", "no", T0)
     assert "not optional" in str(exc.value)
-    forced = transitions.skip(doc, APEX, "2", "moving on", T0, force=True)
+    forced = write_moments.skip_step(doc, APEX, "2", "moving on", T0, force=True)
     assert forced["steps"]["2"]["status"] == "skipped" and forced["steps"]["2"]["sub_step"] is None
     for key, reason in (("1", "x"), ("3", " ")):
         with pytest.raises(TransitionError):
-            transitions.skip(doc, APEX, key, reason, T0)
+            write_moments.skip_step(doc, APEX, key, reason, T0)
 
 
 def test_decisions() -> None:
     doc = {**apex_state(), "iac_tool": ""}
-    new = transitions.set_decision(doc, APEX, "iac_tool", "Terraform")
+    new = write_moments.set_decision(doc, APEX, "iac_tool", "Terraform")
     assert new["decisions"]["iac_tool"] == "Terraform" and new["iac_tool"] == "Terraform"
     assert "iac_tool" not in apex_state()["decisions"]
-    assert "iac_tool" not in transitions.set_decision(apex_state(), APEX, "iac_tool", "Bicep")
+    assert "iac_tool" not in write_moments.set_decision(apex_state(), APEX, "iac_tool", "Bicep")
     with pytest.raises(TransitionError) as exc:
-        transitions.set_decision(doc, APEX, "complexity", "huge")
+        write_moments.set_decision(doc, APEX, "complexity", "huge")
     assert codes(exc) == ["SR420"]
     # apex lists its decision keys: another is refused (SR422, tests/test_decision_keys.py);
     # generic lists none, so any key goes
     with pytest.raises(TransitionError) as exc:
-        transitions.set_decision(doc, APEX, "custom", 3)
+        write_moments.set_decision(doc, APEX, "custom", 3)
     assert codes(exc) == ["SR422"]
-    generic = transitions.set_decision(apex_state(), GENERIC, "custom", 3)
+    generic = write_moments.set_decision(apex_state(), GENERIC, "custom", 3)
     assert generic["decisions"]["custom"] == 3
 
 
 def test_log_decision_ids() -> None:
     doc = apex_state()
-    a = transitions.log_decision(doc, "T1", "C1", "R1", now=T0)
-    b = transitions.log_decision(a, "T2", "C2", "R2", "3_5", ["x"], now=T0, wf=APEX)
+    a = write_moments.log_decision(doc, "T1", "C1", "R1", now=T0)
+    b = write_moments.log_decision(a, "T2", "C2", "R2", "3_5", ["x"], now=T0, wf=APEX)
     assert [e["id"] for e in b["decision_log"]] == ["D001", "D002"]
     assert b["decision_log"][1]["step"] == "3_5" and b["decision_log"][1]["alternatives"] == ["x"]
     assert "decision_log" not in doc
     gap = {**doc, "decision_log": [{"id": "D007", "title": "t", "choice": "c", "rationale": "r"}]}
-    assert transitions.next_decision_id(gap) == "D008"
+    assert write_moments.next_decision_id(gap) == "D008"
     with pytest.raises(TransitionError):
-        transitions.log_decision(doc, "", "C", "R", now=T0)
+        write_moments.log_decision(doc, "", "C", "R", now=T0)
     with pytest.raises(TransitionError) as exc:
-        transitions.log_decision(doc, "T", "C", "R", "9", now=T0, wf=APEX)
+        write_moments.log_decision(doc, "T", "C", "R", "9", now=T0, wf=APEX)
     assert codes(exc) == ["SR711"]
 
 
 def test_findings() -> None:
     doc = apex_state()
-    a = transitions.add_finding(doc, "F1")
-    assert transitions.add_finding(a, "F1")["open_findings"] == ["F1"]
-    assert transitions.resolve_finding(a, "F1")["open_findings"] == []
+    a = write_moments.add_finding(doc, "F1")
+    assert write_moments.add_finding(a, "F1")["open_findings"] == ["F1"]
+    assert write_moments.resolve_finding(a, "F1")["open_findings"] == []
     assert doc["open_findings"] == []
     with pytest.raises(TransitionError) as exc:
-        transitions.resolve_finding(a, "F2")
+        write_moments.resolve_finding(a, "F2")
     assert "'F1'" in str(exc.value)
     with pytest.raises(TransitionError):
-        transitions.add_finding(doc, "")
+        write_moments.add_finding(doc, "")
 
 
 def test_transition_is_one_document() -> None:
     doc = apex_state()
-    new = transitions.transition(
+    new = write_moments.transition(
         doc, APEX, "2", "3", {"architecture_pattern": "hub"}, AFTER_FIXTURE
     )
     assert new["steps"]["2"]["status"] == "complete"
@@ -933,9 +934,9 @@ def test_transition_is_one_document() -> None:
     assert new["decisions"]["architecture_pattern"] == "hub"
     assert doc == apex_state()
     with pytest.raises(TransitionError):  # 3 cannot complete: it is pending
-        transitions.transition(doc, APEX, "3", "3_5", {}, AFTER_FIXTURE)
+        write_moments.transition(doc, APEX, "3", "3_5", {}, AFTER_FIXTURE)
     with pytest.raises(TransitionError) as exc:  # a bad decision refuses the whole change
-        transitions.transition(doc, APEX, "2", "3", {"iac_tool": "Pulumi"}, AFTER_FIXTURE)
+        write_moments.transition(doc, APEX, "2", "3", {"iac_tool": "Pulumi"}, AFTER_FIXTURE)
     assert codes(exc) == ["SR420"]
 
 

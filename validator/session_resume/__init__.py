@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import importlib
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 
 __version__ = "0.1.0"
 

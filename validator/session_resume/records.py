@@ -6,11 +6,11 @@ about 12 ms plus 0.8 ms a class, a quarter of a cold ``validate`` (issue 19). He
 compiled: ``__init__``, ``__repr__``, ``__eq__``, ``__hash__`` and the frozen ``__setattr__``
 are shared functions (an instance costs a microsecond or two more to make).
 
-Supported, as in :mod:`dataclasses`: ``@dataclass`` and ``@dataclass(frozen=True)`` on a class
-with no record base, annotated fields with a default or ``field(default=...,
-default_factory=..., compare=..., repr=...)``, ``replace()``, ``__match_args__``; a frozen
-record is hashable, a mutable one is not. tests/test_records.py compares the behaviour with
-:mod:`dataclasses` itself.
+Supported, as in :mod:`dataclasses` (``@record`` is ``@dataclass``): ``@record`` and
+``@record(frozen=True)`` on a class with no record base, annotated fields with a default or
+``field(default=..., default_factory=..., compare=..., repr=...)``, ``replace()``,
+``__match_args__``; a frozen record is hashable, a mutable one is not. tests/test_records.py
+compares the behaviour with :mod:`dataclasses` itself.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def field(
 
 
 @dataclass_transform(field_specifiers=(field,))
-def dataclass(cls: Any = None, /, *, frozen: bool = False) -> Any:
+def record(cls: Any = None, /, *, frozen: bool = False) -> Any:
     """Make ``cls`` a record (as ``dataclasses.dataclass`` would, see the module docstring)."""
 
     def wrap(cls: type[_T]) -> type[_T]:

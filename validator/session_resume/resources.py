@@ -11,7 +11,7 @@ import functools
 import json
 from pathlib import Path
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -8,7 +8,7 @@ import re
 import sys
 from collections.abc import Callable
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any, TextIO
 

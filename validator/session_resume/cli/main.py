@@ -12,11 +12,19 @@ import sys
 from collections.abc import Sequence
 
 from session_resume.cli.command_table import COMMANDS
-from session_resume.cli.commands.common import UsageError
+from session_resume.cli.commands.common import (
+    UsageError,
+    diag_json,
+    emit_json,
+    print_diagnostics,
+    resolve_path,
+)
 from session_resume.cli.parser import KNOWN, build_parser
+from session_resume.core.codes import diag
+from session_resume.reporters.text import SafeTextStream
 from session_resume.services.errors import ServiceError
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from session_resume.core.diagnostics import Diagnostic
 
@@ -46,9 +54,6 @@ def _missing_paths(args: argparse.Namespace) -> list[str]:
                 continue
             found = p
             if name in _SESSION_ARGS:
-                # lazy: the CLI imports only what the command it runs needs
-                from session_resume.cli.commands.common import resolve_path
-
                 found = resolve_path(p, getattr(args, "root", None))
             # a quoted glob the tool expands itself is not missing when it matches
             if not os.path.lexists(found):
@@ -68,9 +73,6 @@ def _refused(args: argparse.Namespace, diags: list[Diagnostic], message: str) ->
 
 
 def _json_error(diags: list[Diagnostic], message: str = "") -> None:
-    # lazy: the CLI imports only what the command it runs needs
-    from session_resume.cli.commands.common import diag_json, emit_json
-
     doc: dict[str, object] = {"ok": False, "diagnostics": diag_json(diags)}
     if message:
         doc["error"] = message
@@ -106,9 +108,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         # the escape, in every format (in JSON output that is the same JSON escape again)
         stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     if getattr(args, "format", None) in (None, "text"):
-        # lazy: the CLI imports only what the command it runs needs
-        from session_resume.reporters.text import SafeTextStream
-
         sys.stdout = SafeTextStream(stdout)
     try:
         return _run(args)
@@ -121,9 +120,6 @@ def _run(args: argparse.Namespace) -> int:
     try:
         missing = _missing_paths(args)
         if missing:
-            # lazy: the CLI imports only what the command it runs needs
-            from session_resume.core.codes import diag
-
             raise ServiceError(
                 [diag("SR100", "no such file or directory", file=p) for p in missing],
                 exit_code=EXIT_USAGE,
@@ -136,9 +132,6 @@ def _run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"session-resume: error: {exc}\n")
         return EXIT_USAGE
     except ServiceError as exc:
-        # lazy: the CLI imports only what the command it runs needs
-        from session_resume.cli.commands.common import print_diagnostics
-
         # lazy: only a refusal prints suggested commands
         from session_resume.cli.commands.suggest import complete_diagnostics, naming_of
 
@@ -162,9 +155,6 @@ def _run(args: argparse.Namespace) -> int:
         from session_resume.storage.store import StoreError
 
         if isinstance(exc, StoreError):  # a storage refusal no service translated: coded
-            # lazy: the CLI imports only what the command it runs needs
-            from session_resume.cli.commands.common import print_diagnostics
-
             print_diagnostics(exc.diagnostics, sys.stderr)
             return EXIT_INVALID
 

@@ -15,7 +15,7 @@ from session_resume import __version__
 from session_resume.cli.command_table import COMMANDS
 from session_resume.cli.commands.common import ArgumentParser
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

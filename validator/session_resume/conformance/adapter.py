@@ -20,16 +20,25 @@ from pathlib import Path
 
 from session_resume import __version__, records
 from session_resume.conformance import ADAPTER_OPERATIONS, PROTOCOL_VERSION
+from session_resume.core import lease as lease_rules
+from session_resume.core.resume_decision import Options, decide
+from session_resume.core.timeutil import parse_now
+from session_resume.core.validation import ValidateOptions
+from session_resume.core.workflow import WorkflowError, load_workflow, state_workflow_spec
+from session_resume.services import leases, writes
+from session_resume.services.context import WriteContext, session_dir_for_project
+from session_resume.services.errors import ServiceError
+from session_resume.services.validation import validate
+from session_resume.storage.snapshot import take
+from session_resume.storage.state_repair import migrate_session, recover
+from session_resume.storage.store import StoreError
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 
 def _now(value: str) -> Any:
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.core.timeutil import parse_now
-
     return parse_now(value)
 
 
@@ -42,9 +51,6 @@ def session_dir(case: dict[str, Any]) -> str:
         return str(case["dir"])
     name, root = case["name"], Path(case["root"])
     if "project" in name:
-        # lazy: only a step that names its session by project
-        from session_resume.services.context import session_dir_for_project
-
         workflow = case["arguments"].get("workflow") or "apex"
         return str(session_dir_for_project(root, name["project"], workflow))
     path = str(name["path"])
@@ -58,12 +64,6 @@ def session_dir(case: dict[str, Any]) -> str:
 
 
 def op_validate(case: dict[str, Any]) -> dict[str, Any]:
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.core.validation import ValidateOptions
-
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.services.validation import validate
-
     a = case["arguments"]
     opts = ValidateOptions(
         workflow=a["workflow"],
@@ -78,12 +78,6 @@ def op_validate(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def op_migrate(case: dict[str, Any]) -> dict[str, Any]:
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.core.workflow import WorkflowError
-
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.storage.state_repair import migrate_session
-
     a = case["arguments"]
     try:
         out = migrate_session(
@@ -100,15 +94,6 @@ def op_migrate(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def op_recover(case: dict[str, Any]) -> dict[str, Any]:
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.core.workflow import WorkflowError
-
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.storage.state_repair import recover
-
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.storage.store import StoreError
-
     a = case["arguments"]
     try:
         res = recover(
@@ -124,15 +109,6 @@ def op_recover(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def op_resume(case: dict[str, Any]) -> dict[str, Any]:
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.core.resume_decision import Options, decide
-
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.core.workflow import load_workflow, state_workflow_spec
-
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.storage.snapshot import take
-
     a = case["arguments"]
     snap = take(session_dir(case), root=case["root"])
     # The runner says whether the lease's owner process lives: never probe the real machine.
@@ -147,9 +123,6 @@ def op_resume(case: dict[str, Any]) -> dict[str, Any]:
 def _minting(session_id: str) -> Iterator[None]:
     """A write that must choose a new session id (an implicit lease, a takeover naming none)
     chooses ``session_id``: the runner fixes it, so that the files are the case's."""
-    # lazy: only the steps of a sequence write
-    from session_resume.core import lease as lease_rules
-
     original = lease_rules.new_session_id
     lease_rules.new_session_id = lambda: session_id
     try:
@@ -161,11 +134,6 @@ def _minting(session_id: str) -> Iterator[None]:
 def _write(case: dict[str, Any], run: Callable[[Any], Any]) -> dict[str, Any]:
     """Run one write service; its answer: written, the refusal's codes, the session id it
     wrote under and the revision it wrote."""
-    # lazy: only the steps of a sequence write
-    from session_resume.core.workflow import WorkflowError
-    from session_resume.services.context import WriteContext
-    from session_resume.services.errors import ServiceError
-
     a = case["arguments"]
     where = Path(session_dir(case))
     if case["operation"] != "init" and not where.is_dir():
@@ -190,9 +158,6 @@ def _write(case: dict[str, Any], run: Callable[[Any], Any]) -> dict[str, Any]:
 
 
 def _write_op(case: dict[str, Any]) -> dict[str, Any]:
-    # lazy: only the steps of a sequence write
-    from session_resume.services import leases, writes
-
     a, op = case["arguments"], case["operation"]
     runs: dict[str, Callable[[Any], Any]] = {
         "init": lambda c: writes.init_session(c, a["project"], workflow=a["workflow"]),

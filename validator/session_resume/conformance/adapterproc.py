@@ -16,7 +16,7 @@ import threading
 
 from session_resume.conformance import PROTOCOL_VERSION
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import IO, Any
 

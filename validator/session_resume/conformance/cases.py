@@ -21,13 +21,16 @@ import os
 import shutil
 import stat
 import sys
+import tempfile
 from datetime import datetime
 from pathlib import Path
 
-from session_resume.core.timeutil import parse_ts
-from session_resume.records import dataclass
+from session_resume.core.timeutil import format_ts, parse_ts
+from session_resume.core.yamlsafe import load_yaml_text
+from session_resume.records import record
+from session_resume.resources import conformance_cases_dir, data_root
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -47,7 +50,7 @@ class CaseError(Exception):
     """A case directory cannot be loaded (bad YAML, missing case.yaml)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Case:
     """One loaded case. ``data`` is case.yaml as parsed (validated by the self-lint)."""
 
@@ -133,16 +136,10 @@ class Case:
 def default_suite() -> Path:
     """The suite that ships with the package: ``conformance/cases`` of the source checkout, or
     ``session_resume/_data/conformance/cases`` of an installed wheel."""
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.resources import conformance_cases_dir, data_root
-
     return conformance_cases_dir() or data_root() / "conformance" / "cases"
 
 
 def load_case_file(path: Path) -> dict[str, Any]:
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.core.yamlsafe import load_yaml_text
-
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -165,9 +162,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(v) for v in value]
     if isinstance(value, datetime):  # an unquoted timestamp: keep the protocol's form
-        # lazy: `conformance list` and `lint` need no runner
-        from session_resume.core.timeutil import format_ts
-
         return format_ts(value)
     return value
 
@@ -197,7 +191,7 @@ def load_suite(suite: Path, patterns: list[str] | None = None) -> list[Case]:
 # --- the workspace -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Workspace:
     base: Path
     root: Path
@@ -218,8 +212,6 @@ def platform_supports(feature: str) -> bool:
 def _can_symlink() -> bool:
     if os.name != "nt":
         return True
-    # lazy: a rare path
-    import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         try:
@@ -398,7 +390,7 @@ def apply_runner_step(step: dict[str, Any], ws: Workspace, now: str) -> None:
 # --- file trees --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Entry:
     """One non-directory entry of a tree: a regular file (``data``), a link (``target``) or
     another kind of file (``kind`` fifo/socket/device)."""

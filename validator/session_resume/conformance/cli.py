@@ -9,7 +9,13 @@ import shlex
 import sys
 from pathlib import Path
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+from session_resume.conformance.cases import CaseError, default_suite, load_suite
+from session_resume.conformance.lint import lint_suite, render
+from session_resume.conformance.report import badge, render_json, render_junit, render_text
+from session_resume.conformance.runner import RunnerError, parse_skip_file, run_suite
+from session_resume.terminal import progress
+
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from session_resume.conformance.cases import Case
@@ -83,14 +89,8 @@ def _write(path: str, text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.conformance.cases import CaseError, default_suite, load_suite
-
     suite = Path(args.suite) if args.suite else default_suite()
     if args.action == "lint":
-        # lazy: `conformance list` and `lint` need no runner
-        from session_resume.conformance.lint import lint_suite, render
-
         res = lint_suite(suite)
         sys.stdout.write(render(res))
         return EXIT_OK if res.ok else EXIT_FAILED
@@ -108,12 +108,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, every: list[Case], cases: list[Case]) -> int:
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.conformance.report import badge, render_json, render_junit, render_text
-
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.conformance.runner import RunnerError, parse_skip_file, run_suite
-
     if not args.adapter:
         sys.stderr.write("session-resume conformance: --adapter CMD is required to run\n")
         return EXIT_USAGE
@@ -126,8 +120,6 @@ def _run(args: argparse.Namespace, every: list[Case], cases: list[Case]) -> int:
         if unknown:
             raise RunnerError(f"the skip list names cases that do not exist: {', '.join(unknown)}")
         argv = shlex.split(args.adapter, posix=os.name != "nt")
-        # lazy: `conformance list` and `lint` need no runner
-        from session_resume.terminal import progress
 
         show, close = progress("conformance", enabled=args.format == "text")
         try:

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 
 from session_resume.conformance.cases import Entry
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -12,14 +12,23 @@ from pathlib import Path
 
 from session_resume.conformance import WRITING_OPERATIONS
 from session_resume.conformance.cases import CASE_FILE, Case, CaseError, case_dirs, load_case_file
+from session_resume.conformance.compare import (
+    pointer_parts,
+    prose_in_decision,
+    prose_strings,
+    resolve_pointer,
+)
+from session_resume.conformance.runner import RunnerError, parse_skip_file
 from session_resume.core import schemas
 from session_resume.core.codes import CATALOGUE
 from session_resume.core.resume_decision import ACTIONS
+from session_resume.core.schemas import _KEYWORD_CODES
 from session_resume.core.timeutil import parse_ts
 from session_resume.core.versions import REGISTRY
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
+from session_resume.resources import load_schema
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -92,7 +101,7 @@ _CODE = re.compile(r"\bSR([0-9]{3})\b")
 _CODE_RANGE = re.compile(r"\bSR([0-9]{3})\s*[–-]\s*SR([0-9]{3})\b")
 
 
-@dataclass
+@record
 class LintResult:
     problems: list[str] = field(default_factory=list)
     cases: list[Case] = field(default_factory=list)
@@ -334,8 +343,6 @@ def _sequence_problems(case: Case, where: str, sections: dict[str, set[str]] | N
                 "does not name (cite the section stating it: the step's `spec`)"
             )
         decision = expected.get("decision")
-        # lazy: `conformance list` and `lint` need no runner
-        from session_resume.conformance.compare import prose_in_decision
 
         for ptr in prose_in_decision(decision) if isinstance(decision, dict) else []:
             out.append(
@@ -350,9 +357,6 @@ def _sequence_problems(case: Case, where: str, sections: dict[str, set[str]] | N
 def _file_options_problems(case: Case, where: str, has_files: bool) -> list[str]:
     """``expected.bytes`` and ``expected.free_text`` name files of expected/ (and pointers
     that exist in them)."""
-
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.conformance.compare import pointer_parts, resolve_pointer
 
     out: list[str] = []
     named = [*case.expected.get("bytes", []), *(case.expected.get("free_text") or {})]
@@ -411,9 +415,6 @@ def _prose_problems(case: Case, where: str, has_files: bool) -> list[str]:
     no prose key, and every string an expected file holds where prose can stand that the
     implementation wrote itself (no string of the input) is listed in ``expected.free_text``."""
 
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.conformance.compare import prose_in_decision
-
     out: list[str] = []
     decision = case.expected.get("decision")
     for ptr in prose_in_decision(decision) if isinstance(decision, dict) else []:
@@ -432,9 +433,6 @@ def _prose_in_dir(
 ) -> list[str]:
     """Every string an expected file under ``top`` holds where prose can stand that is no
     string of the case's input (nor of a sequence's steps) is declared free text."""
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.conformance.compare import prose_strings
-
     out: list[str] = []
     inputs: set[str] | None = None
     for path in sorted(top.rglob("*")):
@@ -522,11 +520,6 @@ def coverage_problems(res: LintResult) -> list[str]:
         if action not in res.actions_covered:
             out.append(f"action {action} is covered by no case")
     # SR209's reason: no keyword of the state schemas falls through to the catch-all.
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.core.schemas import _KEYWORD_CODES
-
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.resources import load_schema
 
     annotations = {
         "$schema", "$id", "$ref", "$defs", "title", "description", "examples", "default",
@@ -548,9 +541,6 @@ def coverage_problems(res: LintResult) -> list[str]:
 
 
 def _schema_enum_problems() -> list[str]:
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.resources import load_schema
-
     schema = load_schema(CASE_SCHEMA)
     enum = schema["properties"]["expected"]["properties"]["action"]["enum"]
     if list(enum) != list(ACTIONS):
@@ -566,9 +556,6 @@ def _repo_problems(repo: Path, ids: set[str]) -> list[str]:
         if not re.search(r"^conformance/cases/\*\*\s+-text\b", text, re.MULTILINE):
             out.append(".gitattributes does not protect conformance/cases/** with -text")
     for skip in sorted((repo / "conformance" / "adapters").glob("*/skip.txt")):
-        # lazy: `conformance list` and `lint` need no runner
-        from session_resume.conformance.runner import RunnerError, parse_skip_file
-
         try:
             listed = parse_skip_file(skip)
         except RunnerError as exc:

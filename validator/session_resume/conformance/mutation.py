@@ -30,9 +30,18 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from session_resume.records import dataclass, field
+from session_resume.conformance.cases import CaseError, default_suite, load_suite
+from session_resume.conformance.runner import (
+    DEFAULT_TIMEOUT,
+    RunnerError,
+    parse_skip_file,
+    run_suite,
+)
+from session_resume.core.yamlsafe import load_yaml_text
+from session_resume.records import field, record
+from session_resume.resources import data_root
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -45,7 +54,7 @@ class MutationError(Exception):
     """The mutant list or the package cannot be used (exit status 2)."""
 
 
-@dataclass
+@record
 class Mutant:
     id: str
     description: str
@@ -56,7 +65,7 @@ class Mutant:
     covers: list[str] = field(default_factory=list)  # the numbered rules of docs/spec.md broken
 
 
-@dataclass
+@record
 class MutantResult:
     mutant: Mutant
     status: str  # killed | survived
@@ -75,9 +84,6 @@ def default_mutants_file() -> Path:
 
 
 def load_mutants(path: Path) -> list[Mutant]:
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.core.yamlsafe import load_yaml_text
-
     try:
         res = load_yaml_text(path.read_text(encoding="utf-8"), file=str(path))
     except OSError as exc:
@@ -155,9 +161,6 @@ def locate(pkg: Path, mutant: Mutant) -> Path:
 def make_copy(dest: Path, pkg: Path | None = None) -> Path:
     """Copy the package to ``dest/session_resume``; its data (schemas, templates) is linked,
     not copied. Returns the copy's package directory."""
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.resources import data_root
-
     pkg = pkg or package_dir()
     copy = dest / pkg.name
     shutil.copytree(
@@ -187,9 +190,6 @@ def adapter_env(copy_parent: Path) -> dict[str, str]:
 def _failures(
     cases: list[Any], env: dict[str, str], skip: dict[str, str], timeout: float | None = None
 ) -> list[str]:
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.conformance.runner import DEFAULT_TIMEOUT, run_suite
-
     limit = timeout or DEFAULT_TIMEOUT
     report = run_suite(ADAPTER, cases, skip=skip, env=env, adapter_label="mutant", timeout=limit)
     return [o.case.key for o in report.outcomes if o.outcome == "failed"]
@@ -202,9 +202,6 @@ def run_mutant(
     pkg: Path | None = None,
     timeout: float | None = None,
 ) -> MutantResult:
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.conformance.runner import RunnerError
-
     pkg = pkg or package_dir()
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"sr-mutant-{mutant.id[:30]}-") as tmp:
@@ -294,12 +291,6 @@ def to_json(results: list[MutantResult], cases: int) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.conformance.cases import CaseError, default_suite, load_suite
-
-    # lazy: `conformance list` and `lint` need no runner
-    from session_resume.conformance.runner import RunnerError, parse_skip_file
-
     p = argparse.ArgumentParser(
         prog="python -m session_resume.conformance.mutation",
         description="Apply one-rule mutants to a copy of the Python reference and run the "

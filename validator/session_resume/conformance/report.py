@@ -11,7 +11,7 @@ from xml.etree import ElementTree as ET
 from session_resume.conformance import OPERATIONS
 from session_resume.conformance.runner import CaseOutcome, RunReport
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -38,9 +38,9 @@ from session_resume.conformance.cases import (
 )
 from session_resume.conformance.compare import clip, compare_result, compare_trees
 from session_resume.core import schemas
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -53,7 +53,7 @@ class RunnerError(Exception):
     """The run cannot happen (no cases, a bad skip list, an adapter that does not start)."""
 
 
-@dataclass
+@record
 class CaseOutcome:
     case: Case
     outcome: str  # passed | failed | skipped
@@ -64,7 +64,7 @@ class CaseOutcome:
     duration: float = 0.0
 
 
-@dataclass
+@record
 class RunReport:
     adapter: str
     implementation: dict[str, Any]

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from session_resume.core.workflow import StepDef, Workflow
 from session_resume.core.write_moments import one_form
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

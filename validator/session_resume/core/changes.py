@@ -6,17 +6,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from session_resume.core import write_moments as transitions
+from session_resume.core import write_moments
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.workflow import Workflow
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 
-@dataclass
+@record
 class Change:
     """A new document and the worklog event that describes it (one write, one line)."""
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     Build = Callable[[dict[str, Any], Workflow, bool], Change]
 
 
-def start(
+def start_step(
     key: str, now: datetime, *, force: bool, name: str | None, handover: bool = False
 ) -> Build:
     """``handover``: the step was started at a gate by ``transition`` and recorded no work
@@ -45,7 +45,9 @@ def start(
         old_status = old.get("status") if isinstance(old, dict) else None
         untouched = handover and isinstance(old, dict) and old.get("sub_step") is None
         restart_orphan = orphaned and old_status == "in_progress" and not untouched
-        new = transitions.start(doc, wf, key, now, force=force, orphaned=restart_orphan, name=name)
+        new = write_moments.start_step(
+            doc, wf, key, now, force=force, orphaned=restart_orphan, name=name
+        )
         step = new["steps"][key]
         detail: dict[str, Any] = {"attempts": step.get("attempts")}
         if old_status == "in_progress" and untouched:
@@ -78,7 +80,7 @@ def checkpoint(
     base: str | None = None,
 ) -> Build:
     def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
-        new = transitions.checkpoint(doc, wf, key, sub_step, artifacts, context_files, base)
+        new = write_moments.checkpoint(doc, wf, key, sub_step, artifacts, context_files, base)
         written = new["steps"][key]["sub_step"]
         detail: dict[str, Any] = {}
         if artifacts:
@@ -92,18 +94,18 @@ def checkpoint(
     return build
 
 
-def complete(key: str, now: datetime) -> Build:
+def complete_step(key: str, now: datetime) -> Build:
     def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
-        new = transitions.complete(doc, wf, key, now)
-        gaps = transitions.completion_gaps(doc, wf, key)
+        new = write_moments.complete_step(doc, wf, key, now)
+        gaps = write_moments.completion_gaps(doc, wf, key)
         return Change(new, "step_complete", key, warnings=gaps)
 
     return build
 
 
-def skip(key: str, reason: str, now: datetime, *, force: bool) -> Build:
+def skip_step(key: str, reason: str, now: datetime, *, force: bool) -> Build:
     def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
-        new = transitions.skip(doc, wf, key, reason, now, force=force)
+        new = write_moments.skip_step(doc, wf, key, reason, now, force=force)
         detail: dict[str, Any] = {"reason": reason}
         if force:
             detail["forced"] = True
@@ -114,7 +116,7 @@ def skip(key: str, reason: str, now: datetime, *, force: bool) -> Build:
 
 def set_decision(key: str, value: Any) -> Build:
     def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
-        new = transitions.set_decision(doc, wf, key, value)
+        new = write_moments.set_decision(doc, wf, key, value)
         detail: dict[str, Any] = {"key": key, "value": value}
         old = doc.get("decisions") or {}
         if key in old:
@@ -134,7 +136,7 @@ def log_decision(
     alternatives: list[str] | None = None,
 ) -> Build:
     def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
-        new = transitions.log_decision(
+        new = write_moments.log_decision(
             doc, title, choice, rationale, step, alternatives or (), now=now, wf=wf
         )
         entry = new["decision_log"][-1]
@@ -144,9 +146,9 @@ def log_decision(
     return build
 
 
-def review_audit(key: str, audit: transitions.ReviewAudit) -> Build:
+def review_audit(key: str, audit: write_moments.ReviewAudit) -> Build:
     def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
-        new = transitions.review_audit(doc, wf, key, audit)
+        new = write_moments.review_audit(doc, wf, key, audit)
         entry = new["review_audit"][f"step_{key}"]
         detail = {k: entry.get(k) for k in ("complexity", "passes_planned", "passes_executed")}
         detail["skipped"] = list(entry.get("skipped") or [])
@@ -155,15 +157,23 @@ def review_audit(key: str, audit: transitions.ReviewAudit) -> Build:
     return build
 
 
-def finding(action: str, title: str) -> Build:
+def add_finding(title: str) -> Build:
+    return _finding("add", title)
+
+
+def resolve_finding(title: str) -> Build:
+    return _finding("resolve", title)
+
+
+def _finding(action: str, title: str) -> Build:
     def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
         if action == "add":
-            new = transitions.add_finding(doc, title)
+            new = write_moments.add_finding(doc, title)
             detail: dict[str, Any] = {"title": title}
             if title in (doc.get("open_findings") or []):
                 detail["already_open"] = True
             return Change(new, "finding_add", None, None, detail)
-        new = transitions.resolve_finding(doc, title)
+        new = write_moments.resolve_finding(doc, title)
         return Change(new, "finding_resolve", None, None, {"title": title})
 
     return build
@@ -173,7 +183,7 @@ def transition(
     complete_key: str, start_key: str, decisions: dict[str, Any], now: datetime, *, force: bool
 ) -> Build:
     def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
-        new = transitions.transition(doc, wf, complete_key, start_key, decisions, now, force)
+        new = write_moments.transition(doc, wf, complete_key, start_key, decisions, now, force)
         detail: dict[str, Any] = {
             "completed": complete_key,
             "decisions": decisions,
@@ -181,7 +191,7 @@ def transition(
         }
         if force:
             detail["forced"] = True
-        gaps = transitions.completion_gaps(doc, wf, complete_key, new)
+        gaps = write_moments.completion_gaps(doc, wf, complete_key, new)
         return Change(new, "step_start", start_key, None, detail, gaps)
 
     return build

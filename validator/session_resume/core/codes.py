@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from session_resume.core.diagnostics import Diagnostic, Severity
 from session_resume.core.versions import CURRENT
-from session_resume.records import dataclass
+from session_resume.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Code:
     code: str
     name: str

@@ -5,9 +5,9 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterable
 
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -20,7 +20,7 @@ class Severity(enum.StrEnum):
     INFO = "info"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Diagnostic:
     """One finding about one file.
 
@@ -50,7 +50,7 @@ class Diagnostic:
         }
 
 
-@dataclass
+@record
 class FileReport:
     """Everything found about one file, plus what was learnt on the way (version, workflow)."""
 

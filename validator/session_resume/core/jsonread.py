@@ -13,11 +13,22 @@ import re
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic, pointer_join
 from session_resume.core.locate import line_col, locate
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object (from an untrusted document), else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` when it is a JSON array (from an untrusted document), else an empty one."""
+    return value if isinstance(value, list) else []
+
 
 MAX_DEPTH = 64
 _MAX_DOUBLE = 1.7976931348623157e308
@@ -39,7 +50,7 @@ class _NonFinite(float):
     """Marks a NaN/Infinity in the parsed tree so its pointer can be reported."""
 
 
-@dataclass
+@record
 class Parsed:
     value: Any = None
     text: str | None = None

@@ -14,9 +14,9 @@ from datetime import datetime
 
 from session_resume.core.outcomes import LeaseState
 from session_resume.core.timeutil import format_ts, parse_ts
-from session_resume.records import dataclass
+from session_resume.records import record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -61,7 +61,7 @@ def is_implicit(sentinel: dict[str, Any] | None) -> bool:
     return bool(sentinel) and (sentinel or {}).get("implicit") is True
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Lease:
     """What a sentinel means now. ``state``: none | live | idle | stale | ended | dead_owner |
     unreadable (idle: an implicit lease whose heartbeat is stale; not an orphan)."""

@@ -15,21 +15,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from session_resume.core.jsonread import as_dict, as_list
 from session_resume.core.rules import ordered_step_keys
 from session_resume.core.workflow import Checkpoint, StepDef, Workflow
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    """``value`` when it is a JSON object (from an untrusted state), else an empty one."""
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 NOW = "now"
@@ -88,15 +80,15 @@ def _review(doc: Mapping[str, Any], key: str, sdef: StepDef | None, wf: Workflow
     recorded, and the write."""
     if sdef is None or not sdef.review_audited:
         return None
-    review = _dict(wf.raw.get("review"))
+    review = as_dict(wf.raw.get("review"))
     decision = review.get("tier_decision")
-    decisions = _dict(doc.get("decisions"))
+    decisions = as_dict(doc.get("decisions"))
     value = decisions.get(decision) if isinstance(decision, str) else None
-    passes_by = _dict(review.get("passes"))
+    passes_by = as_dict(review.get("passes"))
     default = review.get("default_tier")
     tier = value if isinstance(value, str) and value in passes_by else default
     passes = passes_by.get(tier) if isinstance(tier, str) else None
-    audits = _dict(doc.get("review_audit"))
+    audits = as_dict(doc.get("review_audit"))
     recorded = audits.get(f"step_{key}")
     write = f"session-resume review-audit {key}"
     if isinstance(tier, str) and isinstance(passes, int):
@@ -115,14 +107,14 @@ def _open_gate(doc: Mapping[str, Any], key: str, wf: Workflow, action: str) -> A
     """The gate still open before step ``key`` (docs/spec.md §10.2): for a step still to start
     (``start`` of a pending step: no `transition` handed it over), the gate of the last
     complete step before it in workflow order, skipped steps passed over; else None."""
-    steps = _dict(doc.get("steps"))
-    if action != "start" or _dict(steps.get(key)).get("status") != "pending":
+    steps = as_dict(doc.get("steps"))
+    if action != "start" or as_dict(steps.get(key)).get("status") != "pending":
         return None
     order = ordered_step_keys(dict(steps), wf)
     if key not in order:
         return None
     for k in reversed(order[: order.index(key)]):
-        status = _dict(steps.get(k)).get("status")
+        status = as_dict(steps.get(k)).get("status")
         if status == "skipped":
             continue
         gate = _gate(doc, wf.step(k), wf) if status == "complete" else None
@@ -133,7 +125,7 @@ def _open_gate(doc: Mapping[str, Any], key: str, wf: Workflow, action: str) -> A
 def _gate(doc: Mapping[str, Any], sdef: StepDef | None, wf: Workflow) -> Any:
     if sdef is None or not isinstance(sdef.gate, dict):
         return None
-    decisions = _dict(doc.get("decisions"))
+    decisions = as_dict(doc.get("decisions"))
     keys = sdef.gate.get("decisions")
     out = []
     for k in keys if isinstance(keys, list) else []:
@@ -156,7 +148,7 @@ def _gate(doc: Mapping[str, Any], sdef: StepDef | None, wf: Workflow) -> Any:
 
 
 def _next(doc: Mapping[str, Any], key: str, wf: Workflow) -> Any:
-    steps = _dict(doc.get("steps"))
+    steps = as_dict(doc.get("steps"))
     order = ordered_step_keys(dict(steps), wf)
     for k in wf.step_keys:
         if k not in order:
@@ -164,7 +156,7 @@ def _next(doc: Mapping[str, Any], key: str, wf: Workflow) -> Any:
     if key not in order:
         return None
     for k in order[order.index(key) + 1 :]:
-        st = _dict(steps.get(k))
+        st = as_dict(steps.get(k))
         if st.get("status") in ("complete", "skipped"):
             continue
         sdef = wf.step(k)
@@ -192,9 +184,9 @@ def build(
 ) -> dict[str, Any]:
     """The plan for step ``key`` of the usable state ``doc`` (a working action)."""
     sdef = wf.step(key)
-    steps = _dict(doc.get("steps"))
-    st = _dict(steps.get(key))
-    findings = _list(doc.get("open_findings"))
+    steps = as_dict(doc.get("steps"))
+    st = as_dict(steps.get(key))
+    findings = as_list(doc.get("open_findings"))
     return {
         "step": key,
         "name": sdef.name if sdef is not None else st.get("name"),

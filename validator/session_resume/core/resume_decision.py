@@ -7,10 +7,12 @@ is the storage layer's job (:func:`session_resume.snapshot.take`). ``decide`` do
 
 from __future__ import annotations
 
+import shlex
 from datetime import datetime, timedelta
 
 from session_resume.core import briefing as briefing_rules
 from session_resume.core import plan as plan_rules
+from session_resume.core.jsonread import as_dict
 from session_resume.core.lease import DEFAULT_STALE_SECONDS, Lease, is_implicit, lease_state
 from session_resume.core.outcomes import StateStatus
 from session_resume.core.resume_messages import explain
@@ -18,20 +20,11 @@ from session_resume.core.rules import ordered_step_keys
 from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.core.workflow import Workflow
 from session_resume.core.write_moments import started_at_gate
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    """``value`` when it is a JSON object (from an untrusted state), else an empty one."""
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 DECISION_VERSION = 2
@@ -55,7 +48,7 @@ ACTIONS = (
 OLD_STATE = timedelta(days=7)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Snapshot:
     """What was found in a session directory (produced by the storage layer).
 
@@ -83,7 +76,7 @@ class Snapshot:
     repair: str | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Options:
     session: str | None = None  # the caller's session id; its own lease is not "active"
     stale_seconds: int = DEFAULT_STALE_SECONDS
@@ -152,7 +145,7 @@ def last_work(doc: dict[str, Any], events: tuple[dict[str, Any], ...]) -> dateti
     work = [e for e in events if e.get("event") not in _LEASE_EVENTS]
     if not work or work[-1].get("event") != "migrated":
         return updated
-    legacy = _dict(doc.get("x-legacy")).get("updated")
+    legacy = as_dict(doc.get("x-legacy")).get("updated")
     if parse_ts(legacy) is None and isinstance(legacy, str):
         # kept in the form it had in the file: an offset (docs/spec.md §9.3 step 2)
         # lazy: only a migrated state keeping an offset form
@@ -172,11 +165,11 @@ def _missing_deliverables(out: dict[str, Any], snap: Snapshot, wf: Workflow) -> 
     """SR714: the step continued after a checkpoint lists an artifact not on disk; SR715: a
     completed earlier step lists one (docs/spec.md §10, missing deliverables)."""
     doc = snap.document or {}
-    steps = _dict(doc.get("steps"))
+    steps = as_dict(doc.get("steps"))
     key = out["step"]
     if key is None or key not in steps:
         return
-    st = _dict(steps[key])
+    st = as_dict(steps[key])
     if out["action"] == "resume_from_checkpoint":
         gone = [p for p in st.get("artifacts") or [] if _missing(snap, p)]
         if gone:
@@ -205,7 +198,7 @@ def _unrecorded_checkpoint(out: dict[str, Any], snap: Snapshot, wf: Workflow) ->
     if out["action"] not in plan_rules.WORKING or sdef is None:
         return
     ids = [c.id for c in sdef.checkpoints]
-    sub = _dict(_dict((snap.document or {}).get("steps")).get(key)).get("sub_step")
+    sub = as_dict(as_dict((snap.document or {}).get("steps")).get(key)).get("sub_step")
     at = ids.index(sub) if sub in ids else -1
     later: str | None = None
     for e in snap.last_events:
@@ -233,7 +226,7 @@ def _facts(
 ) -> dict[str, Any]:
     """What the codes' words name (core/resume_messages.py)."""
     doc = snap.document or {}
-    steps = _dict(doc.get("steps"))
+    steps = as_dict(doc.get("steps"))
     updated = last_work(doc, snap.last_events)
     running = [
         k for k, s in steps.items() if isinstance(s, dict) and s.get("status") == "in_progress"
@@ -362,8 +355,6 @@ def _judge_lease(
         and (opts.session is None or opts.session != (lease.sentinel or {}).get("session"))
     ):
         # Another session is alive: the caller must not act on the state now.
-        # lazy: shell quoting only for this answer, not on the write path that imports this
-        import shlex
 
         holder = shlex.quote(str((lease.sentinel or {}).get("session")))
         again = "session-resume resume DIR" + (f" --step {step}" if step else "")

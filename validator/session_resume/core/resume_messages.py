@@ -10,7 +10,7 @@ from datetime import timedelta
 from session_resume.core.codes import CATALOGUE
 from session_resume.core.timeutil import format_ts, parse_ts
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
     from typing import Any

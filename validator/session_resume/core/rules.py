@@ -11,14 +11,15 @@ import re
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from session_resume.core import schemas
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic, pointer_join
 from session_resume.core.findings import Findings
 from session_resume.core.timeutil import looks_like_ts, parse_ts
 from session_resume.core.workflow import Workflow
-from session_resume.records import dataclass
+from session_resume.records import record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -43,7 +44,7 @@ _WINDOWS_ABS = re.compile(r"^(?:[A-Za-z]:[\\/]|\\\\)")
 _KEY = re.compile(r"^[0-9]+(_[0-9]+)?\Z")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RuleOptions:
     now: datetime | None = None
     skew: timedelta = timedelta(minutes=5)
@@ -335,9 +336,6 @@ def _decision_log(log: Any, out: list[Diagnostic], file: str) -> None:
 def check_workflow(
     doc: dict[str, Any], steps: dict[str, Any], wf: Workflow, file: str
 ) -> list[Diagnostic]:
-    # lazy: only a workflow with fields compiles its fragment
-    from session_resume.core import schemas
-
     out: list[Diagnostic] = []
     if not wf.free_steps:
         for key in steps:

@@ -21,7 +21,9 @@ from session_resume.core.compiled import INDEX
 from session_resume.core.diagnostics import Diagnostic, pointer_join
 from session_resume.resources import load_schema
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+# lazy imports: jsonschema (~60 ms) only to explain a failure
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -113,10 +115,7 @@ def reference_for(schema: dict[str, Any]) -> Any:
 def _reference_class() -> Any:
     """Draft 2020-12 with ECMA-262 ``$``: Python's ``$`` also matches before a final newline,
     so plain ``jsonschema`` accepts ``"project": "abc\\n"`` where ajv and jsonschema-rs do not."""
-    # lazy: jsonschema (~60 ms) only to explain a failure
     import jsonschema
-
-    # lazy: jsonschema (~60 ms) only to explain a failure
     from jsonschema import validators
 
     def pattern(validator: Any, patrn: str, instance: Any, schema: Any) -> Any:

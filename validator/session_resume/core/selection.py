@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 
 from session_resume.core.diagnostics import Diagnostic, FileReport
-from session_resume.records import dataclass
+from session_resume.records import record
 
 ALWAYS = "SR1"  # read and parse errors
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Selection:
     select: tuple[str, ...] | None = None  # None: every code
     ignore: tuple[str, ...] = ()

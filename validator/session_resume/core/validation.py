@@ -26,14 +26,14 @@ from session_resume.core.workflow import (
     load_workflow,
     state_workflow_spec,
 )
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ValidateOptions:
     """Options of :func:`validate`.
 

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import re
 
-from session_resume.records import dataclass
+from session_resume.records import record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SchemaVersion:
     """A version of the state file. ``upgrade``: the module of
     :mod:`session_resume.core.migration` that migrates the previous version to this one;

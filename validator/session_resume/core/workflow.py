@@ -9,16 +9,19 @@ from __future__ import annotations
 import functools
 import json
 import os
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
 from session_resume.core.codes import diag
-from session_resume.core.diagnostics import Diagnostic, pointer_join
+from session_resume.core.diagnostics import Diagnostic, pointer_join, pointer_split
 from session_resume.core.versions import CURRENT
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 from session_resume.resources import schema_dir
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+# lazy imports: a cached workflow needs no schema check
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -41,20 +44,20 @@ class WorkflowError(Exception):
         self.diagnostics = diagnostics
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Checkpoint:
     id: str
     after: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Budget:
     max_startup_files: int
     startup_files: tuple[str, ...]
     notes: str = ""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StepDef:
     key: str
     name: str
@@ -71,7 +74,7 @@ class StepDef:
         return [c.id for c in self.checkpoints]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DecisionKey:
     key: str
     required: bool
@@ -80,7 +83,7 @@ class DecisionKey:
     legacy_top_level: bool = False  # an old state's top-level key of this name moves here
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FieldDef:
     name: str
     required: bool
@@ -89,7 +92,7 @@ class FieldDef:
     mirrors_decision: str | None = None  # the decision key holding the same value
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class HandoffValue:
     """A labelled value of the state shown in the handoff: the top-level field ``value``,
     else the decision key of that name; ``missing`` when it is empty."""
@@ -99,7 +102,7 @@ class HandoffValue:
     missing: str = "—"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Workflow:
     """A validated workflow definition."""
 
@@ -267,10 +270,7 @@ def _parse_cached(file: str, data: bytes) -> Workflow:
 
 
 def _parse_yaml_definition(file: str, data: bytes) -> dict[str, Any]:
-    # lazy: a cached workflow needs no schema check
     from session_resume.core import schemas
-
-    # lazy: a cached workflow needs no schema check
     from session_resume.core.yamlsafe import load_yaml_text, yaml_position
 
     try:
@@ -300,9 +300,6 @@ def _parse_yaml_definition(file: str, data: bytes) -> dict[str, Any]:
     if not schemas.is_valid(WORKFLOW_SCHEMA, raw):
         diags = []
         for d in schemas.explain(WORKFLOW_SCHEMA, raw, file=file, code_for=lambda *_: "SR400"):
-            # lazy: a cached workflow needs no schema check
-            from session_resume.core.diagnostics import pointer_split
-
             line, col = yaml_position(text, list(pointer_split(d.pointer)))
             diags.append(
                 diag("SR400", d.message, file=file, pointer=d.pointer, line=line, column=col)
@@ -486,9 +483,6 @@ def _cache_dir() -> Path | None:
 
 
 def _cache_ident(data: bytes) -> tuple[str, str]:
-    # lazy: only the workflow cache needs it
-    import zlib
-
     schema_text = (schema_dir() / WORKFLOW_SCHEMA).read_bytes().decode("utf-8", "replace")
     blob = _CACHE_FORMAT + b"\0" + schema_text.encode() + b"\0" + data
     name = f"{zlib.crc32(blob):08x}{zlib.adler32(blob):08x}{len(blob):x}.json"

@@ -27,9 +27,9 @@ from session_resume.core.diagnostics import Diagnostic, pointer_join
 from session_resume.core.rules import ordered_step_keys, path_problem, step_order_key
 from session_resume.core.timeutil import format_ts
 from session_resume.core.workflow import StepDef, Workflow
-from session_resume.records import dataclass
+from session_resume.records import record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -208,7 +208,7 @@ def init_state(wf: Workflow, project: str, now: datetime) -> dict[str, Any]:
     return wf.template_state(project, format_ts(now))
 
 
-def start(
+def start_step(
     doc: dict[str, Any],
     wf: Workflow,
     key: str,
@@ -368,7 +368,7 @@ def checkpoint(
     return new
 
 
-def complete(doc: dict[str, Any], wf: Workflow, key: str, now: datetime) -> dict[str, Any]:
+def complete_step(doc: dict[str, Any], wf: Workflow, key: str, now: datetime) -> dict[str, Any]:
     """Step done: in_progress → complete (``completed`` = now, ``sub_step`` cleared)."""
     new: dict[str, Any] = copy_document(doc)
     step = _existing(new, wf, key)
@@ -450,7 +450,7 @@ def completion_gaps(
     return out
 
 
-def skip(
+def skip_step(
     doc: dict[str, Any],
     wf: Workflow,
     key: str,
@@ -636,7 +636,7 @@ def resolve_finding(doc: dict[str, Any], title: str) -> dict[str, Any]:
     return new
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ReviewAudit:
     """One `review-audit` write (upstream's `review-audit <key>`): the fields given are set
     (complexity, pass counts) or appended (models, skipped pass numbers, skip reasons)."""
@@ -748,10 +748,10 @@ def transition(
 ) -> dict[str, Any]:
     """An orchestrator gate in one document: complete ``complete_key``, record ``decisions``,
     start ``start_key`` (``force`` applies to the start only)."""
-    new = complete(doc, wf, complete_key, now)
+    new = complete_step(doc, wf, complete_key, now)
     for k, v in decisions.items():
         new = set_decision(new, wf, k, v, via="transition")
-    return start(new, wf, start_key, now, force=force)
+    return start_step(new, wf, start_key, now, force=force)
 
 
 def started_at_gate(events: Sequence[Mapping[str, Any]], key: str) -> bool:

@@ -10,16 +10,18 @@ import re
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+# lazy imports: ruamel.yaml (~25 ms) only when a YAML file is read
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 MAX_YAML_BYTES = 1 << 20
 
 
-@dataclass
+@record
 class YamlResult:
     value: Any = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -36,13 +38,8 @@ def load_yaml_text(text: str, *, file: str = "") -> YamlResult:
     """Parse ``text`` as YAML 1.2 with the core schema, and nothing more: no tags, anchors,
     aliases or merge keys (``<<`` is an ordinary key), no timestamps (a date is a string),
     no duplicate keys. Never raises for bad input."""
-    # lazy: ruamel.yaml (~25 ms) only when a YAML file is read
     from ruamel.yaml import YAML
-
-    # lazy: ruamel.yaml (~25 ms) only when a YAML file is read
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
-    # lazy: ruamel.yaml (~25 ms) only when a YAML file is read
     from ruamel.yaml.events import AliasEvent, CollectionEndEvent, CollectionStartEvent
 
     out = YamlResult()
@@ -189,7 +186,6 @@ def _scalar(node: Any) -> Any:
 
 def _construct(root: Any, file: str) -> Any:
     """Node graph → Python values, iteratively (no recursion limit to hit)."""
-    # lazy: ruamel.yaml (~25 ms) only when a YAML file is read
     from ruamel.yaml.nodes import MappingNode, SequenceNode
 
     def make(node: Any) -> Any:
@@ -234,7 +230,6 @@ def _construct(root: Any, file: str) -> Any:
 
 def yaml_position(text: str, path: list[str | int]) -> tuple[int | None, int | None]:
     """Line/column of the node at ``path`` (round-trip parse; only used for failing files)."""
-    # lazy: ruamel.yaml (~25 ms) only when a YAML file is read
     from ruamel.yaml import YAML
 
     try:

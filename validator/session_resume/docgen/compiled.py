@@ -22,7 +22,7 @@ from session_resume.core.versions import REGISTRY
 from session_resume.core.workflow import BUILTINS, WORKFLOW_SCHEMA, load_workflow
 from session_resume.resources import load_schema
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -73,7 +73,6 @@ _NAMED_CALL = re.compile(
 
 
 def _module(source: str, schema: dict[str, Any]) -> str:
-    # lazy: the build-time code generator (extra `codegen`), never at run time
     import fastjsonschema
 
     # a copy: fastjsonschema rewrites each $ref of the schema it is given in place.

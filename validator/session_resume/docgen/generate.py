@@ -13,9 +13,19 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from session_resume.cli.main import build_parser
+from session_resume.conformance import OPERATIONS
+from session_resume.conformance.cases import load_suite
 from session_resume.core.codes import CATALOGUE, Code
+from session_resume.core.workflow import BUILTINS, load_workflow
+from session_resume.docgen.commands import declarations
+from session_resume.docgen.commands import expected_files as command_table
+from session_resume.docgen.compiled import expected_files as compiled_schemas
+from session_resume.docgen.hooks import render as render_hooks
+from session_resume.rendering.skill import render_skill
+from session_resume.storage.config import CONFIG_FILE, KEYS, MAX_CONFIG_BYTES
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -69,12 +79,6 @@ def js_codes() -> str:
 
 
 def cli_reference(root: Path | None = None) -> str:
-    # lazy: each generated file needs its own part
-    from session_resume.cli.main import build_parser
-
-    # lazy: each generated file needs its own part
-    from session_resume.docgen.commands import declarations
-
     # the command table as the declarations give it now, not as last generated
     package = (root or Path(__file__).parents[3]) / "validator" / "session_resume"
     parser = build_parser(commands=tuple(declarations(package)))
@@ -87,9 +91,6 @@ def cli_reference(root: Path | None = None) -> str:
 
 def config_reference() -> str:
     """docs/config.md: every configuration key, from the definition the loader checks."""
-    # lazy: each generated file needs its own part
-    from session_resume.storage.config import CONFIG_FILE, KEYS, MAX_CONFIG_BYTES
-
     lines = [
         GENERATED,
         "",
@@ -339,12 +340,6 @@ CASE_GROUPS = {
 
 def conformance_cases(root: Path) -> str:
     """Case counts of the suite by group and operation (docs/conformance-cases.md)."""
-    # lazy: each generated file needs its own part
-    from session_resume.conformance import OPERATIONS
-
-    # lazy: each generated file needs its own part
-    from session_resume.conformance.cases import load_suite
-
     cases = load_suite(root / "conformance" / "cases")
     groups: dict[str, dict[str, int]] = {}
     for c in cases:
@@ -377,8 +372,6 @@ def expected_files(root: Path) -> dict[Path, str]:
     files.update(annotated_schemas(root)[0])
     files[root / "docs" / "codes" / "README.md"] = code_index()
     files[root / "docs" / "cli.md"] = cli_reference(root)
-    # lazy: each generated file needs its own part
-    from session_resume.docgen.commands import expected_files as command_table
 
     files.update(command_table(root))
     if (root / "conformance" / "js" / "lib").is_dir():
@@ -386,13 +379,9 @@ def expected_files(root: Path) -> dict[Path, str]:
     files[root / "docs" / "config.md"] = config_reference()
     if (root / "conformance" / "cases").is_dir():
         files[root / "docs" / "conformance-cases.md"] = conformance_cases(root)
-    # lazy: each generated file needs its own part
-    from session_resume.docgen.hooks import render as render_hooks
 
     files[root / ".pre-commit-hooks.yaml"] = render_hooks()
     files.update(skill_docs(root))
-    # lazy: each generated file needs its own part
-    from session_resume.docgen.compiled import expected_files as compiled_schemas
 
     files.update(compiled_schemas(root))
     return files
@@ -401,12 +390,6 @@ def expected_files(root: Path) -> dict[Path, str]:
 def skill_docs(root: Path) -> dict[Path, str]:
     """SKILL.md, SKILL.digest.md and references/*.md of every built-in workflow, under
     docs/skills/<workflow>/ (the skill's name is the workflow id, its directory's name)."""
-    # lazy: each generated file needs its own part
-    from session_resume.core.workflow import BUILTINS, load_workflow
-
-    # lazy: each generated file needs its own part
-    from session_resume.rendering.skill import render_skill
-
     out: dict[Path, str] = {}
     for wf_id in BUILTINS:
         for rel, text in render_skill(load_workflow(wf_id), name=wf_id, digest=True).items():

@@ -21,17 +21,17 @@ from session_resume.core.timeutil import format_ts
 from session_resume.core.validation import ValidateOptions, validate_document
 from session_resume.core.workflow import Workflow, load_workflow
 from session_resume.importers.common import ImportEvent, ImportPlan, ImportRefused
-from session_resume.records import dataclass, field, replace
+from session_resume.records import field, record, replace
 from session_resume.storage import archive, store, worklog
 from session_resume.storage import lease_file as sentinel
 from session_resume.storage.held import HeldDir
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 
-@dataclass
+@record
 class ApplyResult:
     to: str
     revision: int

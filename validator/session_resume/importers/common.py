@@ -12,9 +12,9 @@ from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.rules import path_problem, step_number
 from session_resume.core.timeutil import format_ts
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -32,7 +32,7 @@ class ImportRefused(Exception):
         self.exit_code = exit_code
 
 
-@dataclass
+@record
 class ImportEvent:
     """One worklog event to append after the ``imported`` event."""
 
@@ -44,7 +44,7 @@ class ImportEvent:
     detail: dict[str, Any] | None = None
 
 
-@dataclass
+@record
 class ImportPlan:
     """Everything an import writes into the target session directory.
 

@@ -45,9 +45,9 @@ from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.timeutil import format_ts
 from session_resume.core.write_moments import copy_document
 from session_resume.importers.common import current_step_of, pending_step, step_int
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -122,7 +122,7 @@ def load_ids(doc: dict[str, Any]) -> dict[str, Any]:
 # --- parsing the list --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TodoItem:
     index: int
     text: str
@@ -227,7 +227,7 @@ def parse_list(value: Any, file: str = "<stdin>") -> list[TodoItem]:
 # --- merging ------------------------------------------------------------------------------------
 
 
-@dataclass
+@record
 class MergeResult:
     document: dict[str, Any]
     changes: list[dict[str, Any]] = field(default_factory=list)

@@ -4,10 +4,11 @@ tools. The server owns the session (its lease), so no call names one."""
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -130,9 +131,6 @@ _DECISION = re.compile(r"`(--decision[ =][^`]+)`")
 
 def _decisions_argument(m: re.Match[str]) -> str:
     """A hint's `--decision K=V` as the `transition` tool's argument `{"decisions": {K: V}}`."""
-    # lazy: only a hint that names the option
-    import json
-
     try:
         words = shlex.split(m.group(1))
     except ValueError:

@@ -9,10 +9,10 @@ from functools import cache
 from session_resume.core.workflow import BUILTINS
 from session_resume.mcp.runtime import Runtime
 from session_resume.mcp.tools import call
-from session_resume.records import dataclass
+from session_resume.records import record
 from session_resume.services.rendering import skill_docs
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -20,7 +20,7 @@ SCHEME = "session-resume"
 RESOURCE_PREFIX = f"{SCHEME}://skills/"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SkillResource:
     uri: str
     name: str

@@ -19,7 +19,7 @@ from datetime import datetime
 from pathlib import Path
 
 from session_resume.core.lease import new_session_id
-from session_resume.records import dataclass, field, replace
+from session_resume.records import field, record, replace
 from session_resume.services import leases
 from session_resume.services.context import WriteContext, default_owner
 from session_resume.services.errors import ServiceError
@@ -35,7 +35,7 @@ def server_session_id(pid: int | None = None) -> str:
     return f"mcp-{pid or os.getpid()}-{new_session_id()[:8]}"
 
 
-@dataclass
+@record
 class LeaseKeeper:
     """The leases this process holds, by session directory."""
 

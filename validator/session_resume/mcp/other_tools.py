@@ -8,6 +8,7 @@ from pathlib import Path
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.validation import ValidateOptions
+from session_resume.mcp.calls import as_tool_calls, tool_text
 from session_resume.mcp.runtime import Runtime, Tool
 from session_resume.records import replace
 from session_resume.services import maintenance
@@ -18,7 +19,7 @@ from session_resume.services.leases import SessionResult
 from session_resume.services.rendering import render_handoff
 from session_resume.services.validation import validate
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -31,9 +32,6 @@ def do_resume(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     """The resume decision (schema/decision/2.json), as this server's session: its own lease
     is not another live session; the plan's commands are this server's tool calls
     (``{tool, arguments, when}``) and the codes' words name tools."""
-    # lazy: only the resume tool converts commands to tool calls
-    from session_resume.mcp.calls import as_tool_calls, tool_text
-
     where: dict[str, Any] = {k: a[k] for k in ("project", "session_dir") if k in a}
     out = _resume(rt, a)
     out["session"]["id"] = rt.keeper.session  # the server's own (None until it takes one)

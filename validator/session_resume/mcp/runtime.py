@@ -14,12 +14,12 @@ from session_resume.core.workflow import BUILTINS, DEFAULT_WORKFLOW, WorkflowErr
 from session_resume.core.yamlsafe import MAX_YAML_BYTES
 from session_resume.mcp.lease_keeper import LeaseKeeper
 from session_resume.mcp.schemas import INPUT_SCHEMAS
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 from session_resume.services.context import WriteContext, session_dir_for_project
 from session_resume.services.errors import ServiceError
 from session_resume.storage.fileio import within
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -27,7 +27,7 @@ BAD_ARGUMENTS = "SR180"
 _YAML = (".yaml", ".yml")
 
 
-@dataclass
+@record
 class Runtime:
     """What every handler needs: the repository root, the project config's values, the
     lease keeper and the clock."""
@@ -119,7 +119,7 @@ def bad(message: str) -> ServiceError:
     return ServiceError([diag(BAD_ARGUMENTS, message)], exit_code=2)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Tool:
     """One MCP tool: its name, title, description and handler; the input schema is
     :data:`session_resume.mcp.schemas.INPUT_SCHEMAS` of its name."""

@@ -8,7 +8,7 @@ misspelt argument is a coded refusal, never silently ignored.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

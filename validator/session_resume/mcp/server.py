@@ -29,7 +29,7 @@ from session_resume.mcp.runtime import Runtime
 from session_resume.mcp.stdio import envelope, loop_stdio, unreadable, wires_blocking
 from session_resume.mcp.tools import call, tools
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

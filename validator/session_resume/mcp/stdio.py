@@ -27,7 +27,7 @@ import stat
 import sys
 from collections import deque
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
     from typing import Any
@@ -196,7 +196,6 @@ async def loop_stdio() -> AsyncIterator[tuple[Any, Any]]:
     if sys.platform == "win32" or not _separate_wires():
         yield None, None
         return
-    # lazy: fcntl is POSIX-only (Windows took the branch above)
     import fcntl
 
     loop = asyncio.get_running_loop()

@@ -17,15 +17,16 @@ from functools import cache
 from session_resume.core import schemas
 from session_resume.core.codes import CATALOGUE, diag
 from session_resume.core.diagnostics import Diagnostic
+from session_resume.mcp.calls import tool_text
 from session_resume.mcp.other_tools import OTHER_TOOLS, RESUME_TOOL
 from session_resume.mcp.runtime import BAD_ARGUMENTS, Runtime, Tool
 from session_resume.mcp.schemas import INPUT_SCHEMAS
 from session_resume.mcp.write_tools import WRITE_TOOLS
-from session_resume.records import dataclass
+from session_resume.records import record
 from session_resume.services.errors import ServiceError
 from session_resume.storage.store import StoreError
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -39,7 +40,7 @@ def tools() -> dict[str, Tool]:
     return {t.name: t for t in [RESUME_TOOL, *WRITE_TOOLS, *OTHER_TOOLS]}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ToolOutcome:
     ok: bool
     result: dict[str, Any]
@@ -95,9 +96,6 @@ def error_text(diags: list[Diagnostic]) -> str:
 
 
 def refused(diags: list[Diagnostic]) -> ToolOutcome:
-    # lazy: a refusal's words name tools, not CLI commands (only on a refusal)
-    from session_resume.mcp.calls import tool_text
-
     shown = [d.to_json() for d in diags]
     for d in shown:
         for k in ("message", "hint"):

@@ -9,12 +9,13 @@ from collections.abc import Callable
 
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.write_moments import ReviewAudit
+from session_resume.mcp.calls import tool_text
 from session_resume.mcp.runtime import Runtime, Tool, bad
 from session_resume.services import writes
 from session_resume.services.context import WriteContext
 from session_resume.services.writes import WriteResult
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -23,9 +24,6 @@ if TYPE_CHECKING:
 
 def _tool_words(diags: list[Diagnostic]) -> list[dict[str, Any]]:
     """What a write left unrecorded (SR716, SR717), its commands worded as tool calls."""
-    # lazy: only a warning names tools
-    from session_resume.mcp.calls import tool_text
-
     return [
         {**w, "message": tool_text(w["message"]), "hint": tool_text(w["hint"])}
         for w in (d.to_json() for d in diags)
@@ -101,7 +99,7 @@ def do_review_audit(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
         skipped=tuple(a.get("skipped", ())),
         skip_reasons=tuple(a.get("skip_reasons", ())),
     )
-    return _write(rt, a, lambda c: writes.record_review_audit(c, a["step"], audit))
+    return _write(rt, a, lambda c: writes.review_audit(c, a["step"], audit))
 
 
 _LOG_KEYS = ("title", "choice", "rationale")

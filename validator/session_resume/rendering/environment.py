@@ -38,7 +38,9 @@ from session_resume.core.markdown_escape import (
 )
 from session_resume.resources import templates_dir
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+# lazy imports: Jinja (~20 ms to import) only when rendering
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -58,7 +60,6 @@ __all__ = [
 def _finalize(value: Any) -> Any:
     if isinstance(value, Escaped) or (isinstance(value, int) and not isinstance(value, bool)):
         return value
-    # lazy: Jinja (~20 ms to import) only when rendering
     from jinja2 import TemplateRuntimeError
 
     raise TemplateRuntimeError(
@@ -69,7 +70,6 @@ def _finalize(value: Any) -> Any:
 @functools.cache
 def environment() -> Any:
     """The Jinja environment over ``templates/`` with the escaping filters (built once)."""
-    # lazy: Jinja (~20 ms to import) only when rendering
     import jinja2
 
     env = jinja2.Environment(

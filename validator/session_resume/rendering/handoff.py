@@ -11,20 +11,22 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from session_resume.core.handoff_rules import MAX_LINES, SECTIONS
+from session_resume.core.jsonread import as_list
+from session_resume.core.resume_decision import Snapshot, decide
 from session_resume.core.rules import ordered_step_keys
 from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.core.workflow import StepDef, Workflow
-from session_resume.records import dataclass
+from session_resume.records import record
 from session_resume.rendering.environment import Escaped, md_inline, render_template
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["Cut", "handoff_context", "render_handoff"]
 
 
-@dataclass
+@record
 class Cut:
     """A list shown in a handoff section: the items kept and how many were cut."""
 
@@ -53,10 +55,6 @@ def _fit(lists: Sequence[Sequence[Any]], budget: int) -> list[Cut]:
 
 def _str(value: object) -> str:
     return value if isinstance(value, str) else ""
-
-
-def _list(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _paths(values: Iterable[object], limit: int | None = None) -> Cut:
@@ -95,7 +93,7 @@ def handoff_context(
                 "name": md_inline(_str(st.get("name"))),
                 "status": status,
                 "sub_step": md_inline(st["sub_step"]) if st.get("sub_step") is not None else None,
-                "paths": _paths(_list(st.get("artifacts")), limit=3),
+                "paths": _paths(as_list(st.get("artifacts")), limit=3),
                 "skip_reason": md_inline(st["skip_reason"])
                 if st.get("skip_reason") is not None
                 else None,
@@ -110,7 +108,7 @@ def handoff_context(
         {"kind": "key", "key": md_inline(k), "value": _decision_value(decisions_doc[k])}
         for k in keys
     ]
-    log = [e for e in _list(doc.get("decision_log")) if isinstance(e, dict)]
+    log = [e for e in as_list(doc.get("decision_log")) if isinstance(e, dict)]
     for entry in reversed(log):  # the newest first: they matter most to the next step
         decisions.append(
             {
@@ -121,12 +119,12 @@ def handoff_context(
             }
         )
 
-    findings = [md_inline(f) for f in _list(doc.get("open_findings"))]
+    findings = [md_inline(f) for f in as_list(doc.get("open_findings"))]
 
     artifacts: list[object] = []
     for key in order:
         st = steps_doc[key] if isinstance(steps_doc[key], dict) else {}
-        artifacts.extend(_list(st.get("artifacts")))
+        artifacts.extend(as_list(st.get("artifacts")))
 
     state_updated = parse_ts(doc.get("updated"))
     shown = now if state_updated is None or now >= state_updated else state_updated
@@ -263,9 +261,6 @@ def render_handoff(
     ``decision``: the resume decision to describe; by default :func:`decide.decide` for the
     orchestrator on this state alone (no lease: the handoff describes the state).
     """
-    # lazy: only the next-step line needs the decision
-    from session_resume.core.resume_decision import Snapshot, decide
-
     if decision is None:
         decision = decide(Snapshot(state_status="ok", document=doc), None, now, workflow)
     ctx = handoff_context(doc, workflow, now=now, decision=decision)

@@ -11,7 +11,7 @@ import json
 
 from session_resume.rendering.environment import code, md_cell, md_inline
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

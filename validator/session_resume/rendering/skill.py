@@ -12,6 +12,7 @@ import json
 import re
 
 from session_resume.core.codes import CATALOGUE
+from session_resume.core.resume_decision import ACTIONS
 from session_resume.core.versions import CURRENT_SCHEMA
 from session_resume.core.workflow import StepDef, Workflow
 from session_resume.rendering.environment import (
@@ -26,7 +27,7 @@ from session_resume.rendering.environment import (
 from session_resume.rendering.mcp_docs import mcp_context
 from session_resume.resources import load_schema
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -501,9 +502,6 @@ def _decision_rows(wf: Workflow) -> list[dict[str, Any]]:
 
 def _command_rows(wf: Workflow, session: str) -> dict[str, list[dict[str, Any]]]:
     """The tables of commands: the write moments, the other commands, the resume actions."""
-    # lazy: only the next-step line needs the decision
-    from session_resume.core.resume_decision import ACTIONS
-
     missing = [a for a in ACTIONS if a not in ACTION_DOCS]
     if missing:
         raise ValueError(f"ACTION_DOCS lacks resume actions: {', '.join(missing)}")

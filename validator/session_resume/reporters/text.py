@@ -6,7 +6,7 @@ import re
 
 from session_resume.core.diagnostics import Diagnostic, FileReport
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -18,7 +18,7 @@ from session_resume.core.workflow import (
     load_workflow,
     state_workflow_spec,
 )
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 from session_resume.services.errors import ServiceError
 from session_resume.storage import store
 
@@ -34,7 +34,7 @@ def default_owner() -> str:
     return os.environ.get("USER") or os.environ.get("USERNAME") or UNKNOWN_OWNER
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class WriteContext:
     """Where and when a write happens, and as which session.
 

@@ -36,7 +36,7 @@ from session_resume.services.hook_config import Change, find_root
 from session_resume.storage import fileio
 from session_resume.storage.held import HeldDir, StoreError
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

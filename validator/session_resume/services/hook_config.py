@@ -24,12 +24,13 @@ import stat
 from pathlib import Path
 
 from session_resume.core.codes import diag
-from session_resume.records import dataclass
+from session_resume.records import record
 from session_resume.services.errors import ServiceError
 from session_resume.storage import fileio
+from session_resume.storage.config import ConfigError, load_config
 from session_resume.storage.held import HeldDir, StoreError, read_path
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -52,7 +53,7 @@ CLAUDE_TOOLS = "Write|Edit|MultiEdit|NotebookEdit|Bash"
 HOSTS_OF_FILE = {GITHUB_FILE: ("vscode", "copilot"), CLAUDE_FILE: ("claude",)}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Change:
     """What install or uninstall did (or would do) to one file."""
 
@@ -104,9 +105,6 @@ def entries(path: Path) -> dict[str, dict[str, Any]]:
 
 def find_root(start: str | os.PathLike[str]) -> Path | None:
     """The repository root holding ``start`` (as the other commands find it), or None."""
-    # lazy: the configuration reader, for the commands that need a root
-    from session_resume.storage.config import ConfigError, load_config
-
     try:
         return load_config(Path(start)).root
     except (ConfigError, OSError, ValueError):

@@ -16,9 +16,12 @@ import re
 import stat
 from pathlib import Path
 
-from session_resume.records import dataclass
+from session_resume.records import record
+from session_resume.storage.config import ConfigError, load_config
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+# lazy imports: a hook imports only what its event needs (the host waits)
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any
@@ -85,7 +88,7 @@ _SHELL_WORDS = ("bash", "shell", "powershell", "terminal", "command", "exec")
 _READ_COMMANDS = frozenset({"view", "read", "open", "show", "list"})
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Sessions:
     """The repository a hook runs in and its session directories, the one with a step in
     progress first (then the most recently written)."""
@@ -100,9 +103,6 @@ def find_sessions(cwd: str | os.PathLike[str]) -> Sessions | None:
     """The sessions of the repository holding ``cwd`` (its configured session root's
     directories that hold a state or a ``.bak``); None when ``cwd`` is not a directory or the
     configuration cannot be read."""
-    # lazy: a hook imports the configuration reader only once it has a directory to look at
-    from session_resume.storage.config import ConfigError, load_config
-
     try:
         here = Path(os.path.abspath(cwd))
         if not here.is_dir():
@@ -356,7 +356,6 @@ def guard(sessions: Sessions, tool_name: str, tool_input: Any) -> str | None:
 def shown_path(path: Path, sessions: Sessions) -> str:
     """``path`` as the agent should type it: relative to its working directory when inside
     it, else absolute; quoted for a shell."""
-    # lazy: a hook imports only what its event needs (the host waits)
     import shlex
 
     p = os.path.abspath(path)
@@ -389,7 +388,6 @@ def deny_reason(kind: str, session_dir: Path, sessions: Sessions) -> str:
             f"itself (`session-resume checkpoint STEP CHECKPOINT --session-dir {d}`, MCP tool "
             f"`checkpoint`; `session-resume resume {d}` says which write is next)."
         )
-    # lazy: a hook imports only what its event needs (the host waits)
     import shlex
 
     lease = lease_of(session_dir)
@@ -427,7 +425,7 @@ def _session_of(path: str, sessions: Sessions) -> tuple[Path, str] | None:
     return None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StepPlace:
     """Where the step in progress of one session stands: its key, the next checkpoint (None
     when every checkpoint is recorded) and the artifacts it lists."""
@@ -488,7 +486,6 @@ def _listed(rel: str, place: StepPlace) -> bool:
 
 def record_command(place: StepPlace, sessions: Sessions, artifacts: list[str]) -> str:
     """The write that records ``artifacts`` for the step in progress, as a command line."""
-    # lazy: a hook imports only what its event needs (the host waits)
     import shlex
 
     d = shown_path(place.session_dir, sessions)
@@ -543,8 +540,6 @@ def last_recorded_write(session_dir: Path) -> float | None:
     event that is not a note or a heartbeat (which record no work)."""
     # lazy: the worklog reader is needed only at a stop
     from session_resume.core.timeutil import parse_ts
-
-    # lazy: a hook imports only what its event needs (the host waits)
     from session_resume.storage.worklog import read_tail
 
     times = [_mtime(session_dir / STATE)]
@@ -632,8 +627,6 @@ def record_compaction(
     is no session or the note could not be written (a hook never fails the host)."""
     # lazy: only this hook writes
     from session_resume.core.timeutil import format_ts
-
-    # lazy: a hook imports only what its event needs (the host waits)
     from session_resume.storage import store, worklog
 
     for d in sessions.dirs[:1]:

@@ -18,14 +18,14 @@ from session_resume.core.write_moments import TransitionError
 from session_resume.importers import dotagent, todos, tracker
 from session_resume.importers.apply import ApplyResult, apply_plan, check_target, existing_files
 from session_resume.importers.common import ImportPlan, project_name
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 from session_resume.services.context import PROJECT_NAME, WriteContext
 from session_resume.services.errors import ServiceError
 from session_resume.services.writes import WriteResult, refuse_unwritable, write_state
 from session_resume.storage import store
 from session_resume.storage.held import read_path
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -115,7 +115,7 @@ def read_todo_list(data: bytes | None, name: str) -> list[todos.TodoItem]:
         raise ServiceError(exc.diagnostics) from None
 
 
-@dataclass
+@record
 class SyncResult:
     changes: list[dict[str, Any]]
     notes: list[Diagnostic] = field(default_factory=list)

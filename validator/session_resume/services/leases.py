@@ -32,13 +32,13 @@ from session_resume.core.lease import SENTINEL as SENTINEL_FILE
 from session_resume.core.lease import Lease
 from session_resume.core.outcomes import LeaseAction, SessionAction
 from session_resume.core.timeutil import format_ts, parse_ts
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 from session_resume.services.context import UNKNOWN_OWNER, WriteContext, make_session_dir
 from session_resume.services.errors import ServiceError
 from session_resume.storage import lease_file as sentinel_mod
 from session_resume.storage import store, worklog
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any, ParamSpec, TypeVar
@@ -52,7 +52,7 @@ LEASE_TAIL_EVENTS = 200  # enough of the worklog's tail to find the lease's sess
 NOT_TEXT = "[\x00-\x1f\x7f-\x9f\ud800-\udfff]"
 
 
-@dataclass
+@record
 class SessionResult:
     session: str | None
     action: SessionAction
@@ -61,7 +61,7 @@ class SessionResult:
     previous_session: str | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LeasePlan:
     """What a write does about the lease: ``keep`` it (act as its session), ``create`` one,
     ``adopt`` an implicit one (same user, now naming the session), or ``takeover`` another

@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from session_resume.core.diagnostics import Diagnostic, Severity
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 from session_resume.services.errors import ServiceError
 from session_resume.storage import archive as archive_store
 from session_resume.storage import state_repair, store
@@ -35,7 +35,7 @@ def recover(
         raise ServiceError(exc.diagnostics, exit_code=2 if missing else 1) from None
 
 
-@dataclass
+@record
 class MigrateReport:
     outcomes: list[MigrateOutcome] = field(default_factory=list)
     problems: list[Diagnostic] = field(default_factory=list)  # paths that could not be used

@@ -12,14 +12,16 @@ from session_resume.core.codes import diag
 from session_resume.core.handoff_rules import HANDOFF
 from session_resume.core.resume_decision import Snapshot, decide
 from session_resume.core.workflow import WorkflowError, state_workflow_spec
-from session_resume.records import dataclass
+from session_resume.records import record
 from session_resume.services.context import load_workflow_or_fail
 from session_resume.services.errors import ServiceError
 from session_resume.storage import store, worklog
 from session_resume.storage.held import HeldDir, StoreError
 
+# lazy imports: Jinja and the templates only when rendering
 
-@dataclass(frozen=True)
+
+@record(frozen=True)
 class HandoffResult:
     text: str
     path: Path | None  # None: not written (the caller wanted the text only)
@@ -42,7 +44,6 @@ def render_handoff(
 ) -> HandoffResult:
     """Render the session's handoff from its state and (with ``write``) replace ``out``
     (default ``<session_dir>/00-handoff.md``; a directory gets ``00-handoff.md`` inside)."""
-    # lazy: Jinja and the templates only when rendering
     from session_resume.rendering.handoff import render_handoff as render
 
     if not session_dir.is_dir():
@@ -103,7 +104,6 @@ def render_handoff(
 
 def render_skill(out: Path, workflow: str, *, name: str, digest: bool = False) -> list[Path]:
     """Write the skill docs (SKILL.md and its references) of ``workflow`` under ``out``."""
-    # lazy: Jinja and the templates only when rendering
     from session_resume.rendering.skill import render_skill as render
 
     wf = load_workflow_or_fail(workflow)
@@ -142,7 +142,6 @@ def render_skill(out: Path, workflow: str, *, name: str, digest: bool = False) -
 def skill_docs(workflow: str, *, digest: bool = True) -> dict[str, str]:
     """The skill docs of ``workflow`` as text (relative path → text), written nowhere: what
     the MCP server offers as resources."""
-    # lazy: Jinja and the templates only when rendering
     from session_resume.rendering.skill import render_skill as render
 
     wf = load_workflow_or_fail(workflow)

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 from session_resume.core.codes import diag
+from session_resume.core.jsonread import as_dict
 from session_resume.core.lease import DEFAULT_STALE_SECONDS, new_session_id
 from session_resume.core.resume_decision import Options, decide, is_writer
 from session_resume.core.workflow import WorkflowError, load_workflow, state_workflow_spec
@@ -18,18 +19,9 @@ from session_resume.services.context import session_dir_for_project
 from session_resume.services.errors import ServiceError
 from session_resume.storage.snapshot import session_files, take
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    """``value`` when it is a JSON object (from an untrusted state), else an empty one."""
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 __all__ = ["plan_text", "report", "resume", "runnable"]
@@ -134,7 +126,7 @@ def _fill_plan(plan: dict[str, Any] | None, session_dir: Path, fill: dict[str, A
 
 def _running(doc: dict[str, Any]) -> str | None:
     """The step in progress in ``doc`` (the report of a state read from ``.bak``)."""
-    steps = _dict(doc.get("steps"))
+    steps = as_dict(doc.get("steps"))
     return next(
         (k for k, s in steps.items() if isinstance(s, dict) and s.get("status") == "in_progress"),
         None,

@@ -17,6 +17,8 @@ from session_resume.storage.artifacts import ArtifactLookup
 from session_resume.storage.discovery import discover
 from session_resume.storage.held import HeldDir, StoreError
 
+# lazy imports: a checker only when the session has its file
+
 STATE_FILE = "00-session-state.json"
 
 
@@ -116,7 +118,6 @@ def session_integrity(session_dir: Path, held: HeldDir | None = None) -> list[Di
         if t.startswith(_TMP_PREFIX) and t.endswith(_TMP_SUFFIX)
     ]
     if _WORKLOG in names:
-        # lazy: a checker only when the session has its file
         from session_resume.storage import worklog
 
         log = session_dir / _WORKLOG
@@ -130,13 +131,11 @@ def session_integrity(session_dir: Path, held: HeldDir | None = None) -> list[Di
         elif size > _FULL_SCAN_LIMIT:
             out.extend(worklog.read_tail(log, 10, held=held).diagnostics)  # big logs: the tail
     if _SENTINEL in names:
-        # lazy: a checker only when the session has its file
         from session_resume.storage import lease_file as sentinel
 
         diags = sentinel.read(held)[1]
         out.extend(_named(diags, held.name(_SENTINEL), str(session_dir / _SENTINEL)))
     if _HANDOFF in names:
-        # lazy: a checker only when the session has its file
         from session_resume.storage.handoff_file import check_session_handoff
 
         out.extend(check_session_handoff(session_dir, held))

@@ -17,15 +17,14 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
-from session_resume.core import changes
-from session_resume.core import write_moments as transitions
+from session_resume.core import changes, write_moments
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.outcomes import LeaseAction
 from session_resume.core.versions import CURRENT
 from session_resume.core.workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
 from session_resume.core.write_moments import TransitionError
-from session_resume.records import dataclass, field, replace
+from session_resume.records import field, record, replace
 from session_resume.services.context import WriteContext, make_session_dir
 from session_resume.services.errors import ServiceError
 from session_resume.services.leases import (
@@ -41,14 +40,14 @@ from session_resume.services.leases import (
 )
 from session_resume.storage import store, worklog
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
     from session_resume.core.changes import Build
 
 
-@dataclass
+@record
 class WriteResult:
     revision: int
     document: dict[str, Any]
@@ -341,7 +340,7 @@ def init_session(
     state is refused unless ``fresh``: then the old files are archived first."""
     wf = _workflow_of(None, workflow, ctx.default_workflow)
     try:
-        doc = transitions.init_state(wf, project, ctx.now)
+        doc = write_moments.init_state(wf, project, ctx.now)
     except TransitionError as exc:
         raise ServiceError(_located(exc.diagnostics, ctx.state_path)) from None
     make_session_dir(ctx)
@@ -455,8 +454,10 @@ def start_step(
     """Write moment 1: ``step`` starts (pending → in_progress; a crashed attempt restarts;
     a step handed over at a gate and never checkpointed starts without costing an attempt)."""
     tail = worklog.read_tail(ctx.session_dir / worklog.WORKLOG, LEASE_TAIL_EVENTS)
-    handover = transitions.started_at_gate(tail.events, step)
-    return write_state(ctx, changes.start(step, ctx.now, force=force, name=name, handover=handover))
+    handover = write_moments.started_at_gate(tail.events, step)
+    return write_state(
+        ctx, changes.start_step(step, ctx.now, force=force, name=name, handover=handover)
+    )
 
 
 def checkpoint(
@@ -480,12 +481,12 @@ def checkpoint(
 
 def complete_step(ctx: WriteContext, step: str) -> WriteResult:
     """Write moment 3: ``step`` is done (in_progress → complete)."""
-    return write_state(ctx, changes.complete(step, ctx.now))
+    return write_state(ctx, changes.complete_step(step, ctx.now))
 
 
 def skip_step(ctx: WriteContext, step: str, reason: str, *, force: bool = False) -> WriteResult:
     """Skip a pending or in-progress step (optional steps; others with ``force``)."""
-    return write_state(ctx, changes.skip(step, reason, ctx.now, force=force))
+    return write_state(ctx, changes.skip_step(step, reason, ctx.now, force=force))
 
 
 def set_decision(ctx: WriteContext, key: str, value: Any) -> WriteResult:
@@ -511,21 +512,19 @@ def log_decision(
     )
 
 
-def record_review_audit(
-    ctx: WriteContext, step: str, audit: transitions.ReviewAudit
-) -> WriteResult:
+def review_audit(ctx: WriteContext, step: str, audit: write_moments.ReviewAudit) -> WriteResult:
     """Write moment 6: the challenger review of ``step`` is recorded in ``review_audit``."""
     return write_state(ctx, changes.review_audit(step, audit))
 
 
 def add_finding(ctx: WriteContext, title: str) -> WriteResult:
     """Write moment 5: open a review finding."""
-    return write_state(ctx, changes.finding("add", title))
+    return write_state(ctx, changes.add_finding(title))
 
 
 def resolve_finding(ctx: WriteContext, title: str) -> WriteResult:
     """Write moment 5: resolve an open review finding."""
-    return write_state(ctx, changes.finding("resolve", title))
+    return write_state(ctx, changes.resolve_finding(title))
 
 
 def transition(

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from session_resume.core.codes import diag
 from session_resume.core.lease import SENTINEL as SENTINEL_FILE
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 from session_resume.storage import lease_file as sentinel_mod
 from session_resume.storage import store, worklog
 from session_resume.storage.held import HeldDir, StoreError
@@ -37,7 +37,7 @@ _NAME = re.compile(r"^([0-9]{8}T[0-9]{6}Z)_[A-Za-z0-9._-]+\Z")
 _STAMP = "%Y%m%dT%H%M%SZ"
 
 
-@dataclass
+@record
 class ArchiveResult:
     archived_to: str | None = None
     moved: list[str] = field(default_factory=list)

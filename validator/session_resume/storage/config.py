@@ -22,10 +22,10 @@ from urllib.parse import urlsplit
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.limits import DEFAULT_MAX_SIZE
-from session_resume.records import dataclass
+from session_resume.records import record
 from session_resume.storage.fileio import is_within
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -50,7 +50,7 @@ def absolute_url(value: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Key:
     """One configuration key: its value's type, default, allowed values and an example."""
 
@@ -199,7 +199,7 @@ class ConfigError(Exception):
         self.diagnostic = diagnostic
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Config:
     root: Path
     source: str | None = None

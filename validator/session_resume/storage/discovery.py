@@ -13,6 +13,7 @@ cannot make ``'agent-output/*/…'`` read outside the repository
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -84,9 +85,6 @@ def expand(
     spells them (``*`` and ``?`` never match a leading dot; ``**`` is any number of
     directories), without following a link to a directory; or a refusal (SR105) when the
     pattern's fixed directories lie in ``root`` lexically but resolve outside it."""
-    # lazy: fnmatch only for a quoted pattern, not on every cold start
-    import fnmatch
-
     parts = pattern.split(os.sep)
     if os.altsep:
         parts = [q for part in parts for q in part.split(os.altsep)]

@@ -13,6 +13,8 @@ import errno
 import os
 from pathlib import Path
 
+# lazy imports: fcntl exists only on POSIX, msvcrt only on Windows
+
 TMP_SUFFIX = ".tmp"
 # Opening a session file that must be the file itself for reading: O_NOFOLLOW, a link in its
 # place is never followed (ELOOP); O_NONBLOCK, a FIFO in its place never waits for a writer.
@@ -65,7 +67,6 @@ def try_lock(fd: int) -> bool:
     """Take the exclusive advisory lock of ``fd`` without waiting (``flock``;
     ``msvcrt.locking`` on Windows); False when another holder has it."""
     if os.name == "nt":  # pragma: no cover - exercised on Windows only
-        # lazy: msvcrt exists only on Windows
         import msvcrt
 
         try:
@@ -73,7 +74,6 @@ def try_lock(fd: int) -> bool:
         except OSError:
             return False
         return True
-    # lazy: fcntl exists only on POSIX
     import fcntl
 
     try:
@@ -85,14 +85,12 @@ def try_lock(fd: int) -> bool:
 
 def unlock(fd: int) -> None:
     if os.name == "nt":  # pragma: no cover - exercised on Windows only
-        # lazy: msvcrt exists only on Windows
         import msvcrt
 
         with contextlib.suppress(OSError):
             os.lseek(fd, 0, os.SEEK_SET)
             msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
         return
-    # lazy: fcntl exists only on POSIX
     import fcntl
 
     with contextlib.suppress(OSError):

@@ -40,7 +40,7 @@ from contextvars import ContextVar
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.limits import DEFAULT_MAX_SIZE
-from session_resume.records import dataclass, field, replace
+from session_resume.records import field, record, replace
 from session_resume.storage.fileio import (
     LockBusy,
     read_upto,
@@ -61,7 +61,7 @@ __all__ = [
     "within",
 ]
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     pass
 
@@ -94,7 +94,7 @@ class StoreError(Exception):
         self.diagnostics = diagnostics
 
 
-@dataclass
+@record
 class ReadResult:
     data: bytes | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)

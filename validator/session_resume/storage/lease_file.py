@@ -19,7 +19,7 @@ from session_resume.storage import fileio
 from session_resume.storage import held as held_mod
 from session_resume.storage.held import HeldDir, StoreError
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -16,7 +16,7 @@ from session_resume.storage import store, worklog
 from session_resume.storage.artifacts import ArtifactLookup
 from session_resume.storage.held import HeldDir
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -18,7 +18,7 @@ from session_resume.core.outcomes import MigrateStatus, RecoverAction
 from session_resume.core.timeutil import format_ts
 from session_resume.core.versions import CURRENT
 from session_resume.core.workflow import DEFAULT_WORKFLOW, Workflow, load_workflow
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 from session_resume.storage import held as held_mod
 from session_resume.storage import worklog
 from session_resume.storage.fileio import write_all
@@ -44,12 +44,12 @@ from session_resume.storage.store import (
     usable_backup,
 )
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 
-@dataclass
+@record
 class RecoverResult:
     action: RecoverAction
     corrupt_kept_as: str | None = None
@@ -271,7 +271,7 @@ def _reason(loaded: Loaded) -> str:
 # --- migration on disk ---------------------------------------------------------------------
 
 
-@dataclass
+@record
 class MigrateOutcome:
     path: str
     status: MigrateStatus

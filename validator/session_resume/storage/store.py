@@ -31,12 +31,12 @@ from session_resume.core.timeutil import format_ts
 from session_resume.core.validation import ValidateOptions, validate_parsed
 from session_resume.core.versions import CURRENT, is_known, is_newer_than_known, version_of
 from session_resume.core.workflow import Workflow
-from session_resume.records import dataclass, field
-from session_resume.storage import fileio, known_ok
+from session_resume.records import field, record
+from session_resume.storage import fileio, known_ok, worklog
 from session_resume.storage import held as held_mod
 from session_resume.storage.held import HeldDir, StoreError
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -65,7 +65,7 @@ class ConflictError(StoreError):
     """Another writer saved first (``expected_revision`` did not match)."""
 
 
-@dataclass
+@record
 class Loaded:
     """What ``load`` found. ``status``: absent | ok | invalid | corrupt | needs_migration |
     too_new | bad_version | refused (unsafe path)."""
@@ -86,7 +86,7 @@ class Loaded:
         return rev if isinstance(rev, int) and not isinstance(rev, bool) else 0
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Session:
     """Paths of one session directory. ``root`` bounds where links may lead."""
 
@@ -279,7 +279,7 @@ def read_state(
     return loaded
 
 
-@dataclass
+@record
 class Backup:
     """What a ``.bak`` holds for recovery: the 3.0 document to restore (None: unusable), the
     version it was migrated from (None: it is 3.0 already), and why it is unusable."""
@@ -542,7 +542,7 @@ def _write_failed(s: Session, exc: OSError) -> Diagnostic:
 # --- writing -------------------------------------------------------------------------------
 
 
-@dataclass
+@record
 class SaveResult:
     document: dict[str, Any]
     revision: int
@@ -623,9 +623,6 @@ def save(
             known_ok.remember(str(s.state), data, new["revision"])
         record = None
         if event is not None:
-            # lazy: the worklog only when a write logs an event
-            from session_resume.storage import worklog
-
             try:
                 record = worklog.append(
                     h,
@@ -655,7 +652,7 @@ def save(
         return SaveResult(checked.document, new["revision"], record)
 
 
-@dataclass
+@record
 class Writable:
     """What :func:`check_writable` found: the report (warnings at most) and the value of the
     bytes as the strict reader built it (a tree independent of the caller's document)."""

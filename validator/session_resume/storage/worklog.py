@@ -16,12 +16,12 @@ from collections.abc import Iterator, Sequence
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.limits import DEFAULT_MAX_SIZE
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 from session_resume.storage import fileio
 from session_resume.storage import held as held_mod
 from session_resume.storage.held import HeldDir
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -58,7 +58,7 @@ _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 _READ_FLAGS = fileio.READ_NOFOLLOW
 
 
-@dataclass
+@record
 class Tail:
     """The last events of a worklog, newest last."""
 
@@ -404,7 +404,7 @@ def _lines_backwards(fd: int, size: int) -> Iterator[bytes | None]:
         chunk = min(chunk * 2, _TAIL_CHUNK)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class NewEvent:
     """An event to append; ``seq`` (and ``v``) are the worklog's to assign."""
 

@@ -10,11 +10,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from session_resume.core.diagnostics import Diagnostic, FileReport
+from session_resume.records import replace
 from session_resume.reporters.text import render_text
 from session_resume.services.errors import ServiceError
-from session_resume.storage.config import Config, ConfigError, load_config
+from session_resume.storage.config import Config, ConfigError, find_root, load_config
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+# lazy imports: the CLI imports only what the command it runs needs
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -79,7 +82,6 @@ class ArgumentParser(argparse.ArgumentParser):
 def now_from(value: str | None) -> datetime:
     if value is None:
         return datetime.now(UTC)
-    # lazy: the CLI imports only what the command it runs needs
     from session_resume.core.timeutil import parse_now
 
     try:
@@ -137,15 +139,11 @@ def resolve_path(arg: str, root_arg: str | None = None) -> str:
     if root_arg:
         base = Path(root_arg).resolve()
     else:
-        # lazy: only a relative name needs the root of the current directory
-        from session_resume.storage.config import find_root
-
         try:
             base = find_root(Path.cwd())[0]
         except ConfigError as exc:
             raise ServiceError([exc.diagnostic], exit_code=2) from None
     under_root = base / arg
-    # lazy: the CLI imports only what the command it runs needs
     from session_resume.storage.discovery import is_pattern
 
     if is_pattern(arg):
@@ -196,10 +194,7 @@ def session_of(
     names, by the rule above. ``workflow`` is the one whose session_dir pattern --project
     follows (default: the configured one). With ``project_with_dir`` a DIR and --project may
     both be given (then --project names the project, not the directory: `recover`)."""
-    # lazy: the CLI imports only what the command it runs needs
     from session_resume.services.context import PROJECT_NAME
-
-    # lazy: the CLI imports only what the command it runs needs
     from session_resume.storage.discovery import session_dir_of
 
     given = getattr(args, dir_attr, None)
@@ -237,7 +232,6 @@ def project_dir(
     built-in workflows' directory that holds the session, refused (SR185) when two do, the
     default workflow's when none does. ``dir_option``: how the command takes a directory
     (``--session-dir``, or None for a positional DIR), for the commands SR185 prints."""
-    # lazy: the CLI imports only what the command it runs needs
     from session_resume.services.context import (
         holds_session,
         project_session_dirs,
@@ -310,9 +304,6 @@ def read_options(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
 
 def print_diagnostics(diags: list[Diagnostic], stream: Any = None, *, hints: bool = True) -> None:
     if not hints:
-        # lazy: the CLI imports only what the command it runs needs
-        from session_resume.records import replace
-
         diags = [replace(d, hint="") for d in diags]
     if diags:
         by_file: dict[str, list[Diagnostic]] = {}

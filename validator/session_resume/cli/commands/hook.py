@@ -13,8 +13,15 @@ from __future__ import annotations
 import json
 import os
 import sys
+from datetime import UTC, datetime
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+from session_resume.cli.commands.common import emit_json
+from session_resume.reporters.text import clean_tree
+from session_resume.services import hooks
+
+# lazy imports: a hook imports only what its event needs (the host waits)
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from pathlib import Path
@@ -202,8 +209,6 @@ def answer(doc: dict[str, Any] | None, given_event: str | None, given_host: str 
         # VS Code: stop_hook_active) can be blocked without looping; Copilot's input does not
         return None
     cwd = _text(doc, "cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
-    # lazy: the hook's decisions, imported once there is an event to decide
-    from session_resume.services import hooks
 
     sessions = hooks.find_sessions(cwd)
     if sessions is None or not sessions.dirs:
@@ -245,12 +250,6 @@ def _tool(doc: dict[str, Any]) -> tuple[str, Any]:
 
 
 def _record_compaction(sessions: Sessions, doc: dict[str, Any], host: str) -> None:
-    # lazy: a hook imports only what its event needs (the host waits)
-    from datetime import UTC, datetime
-
-    # lazy: a hook imports only what its event needs (the host waits)
-    from session_resume.services import hooks
-
     trigger = _printable(_text(doc, "trigger") or "unknown")
     host_session = _printable(_text(doc, "session_id", "sessionId"))
     hooks.record_compaction(
@@ -306,16 +305,8 @@ def _block(host: str, reason: str) -> dict[str, Any]:
 def plan_text(session_dir: Path, sessions: Sessions, session: str | None) -> str:
     """The resume plan of one session as text: THE one place the hook builds it (the
     orchestrator's answer, for the session ``session`` when it is this agent's own)."""
-    # lazy: a hook imports only what its event needs (the host waits)
-    from datetime import UTC, datetime
-
     # lazy: the resume service and its text, for session-start only
     from session_resume.cli.commands.resume import render_text
-
-    # lazy: a hook imports only what its event needs (the host waits)
-    from session_resume.reporters.text import clean_tree
-
-    # lazy: a hook imports only what its event needs (the host waits)
     from session_resume.services import resume as resume_service
 
     result = resume_service.resume(
@@ -332,9 +323,6 @@ def session_start_text(sessions: Sessions, source: str) -> str | None:
     """The session-start context: who holds the lease and which id to pass, the plan, the
     other sessions, and after a compaction that the plan is the truth; at most
     :data:`PLAN_LIMIT` characters."""
-    # lazy: a hook imports only what its event needs (the host waits)
-    from session_resume.services import hooks
-
     d = sessions.dirs[0]
     shown = hooks.shown_path(d, sessions)
     lease = hooks.lease_of(d)
@@ -394,10 +382,6 @@ def fit(head: str, plan: str, tail: str, shown: str, limit: int = PLAN_LIMIT) ->
 
 
 def _run_install(args: argparse.Namespace) -> int:
-    # lazy: only the install command needs it
-    from session_resume.cli.commands.common import emit_json
-
-    # lazy: a hook imports only what its event needs (the host waits)
     from session_resume.services.hook_config import install, uninstall
 
     hosts = tuple(dict.fromkeys(args.host or HOSTS))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -12,6 +13,7 @@ from pathlib import Path
 
 from session_resume.cli.commands.common import (
     ArgumentParser,
+    UsageError,
     add_session_args,
     config_for,
     diag_json,
@@ -21,6 +23,7 @@ from session_resume.cli.commands.common import (
     root_of,
     session_of,
 )
+from session_resume.cli.commands.suggest import complete_diagnostics, naming_of
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.workflow import DEFAULT_WORKFLOW
 from session_resume.importers.common import ImportPlan, ImportRefused
@@ -28,7 +31,7 @@ from session_resume.services import importing
 from session_resume.services.context import ENV_SESSION, PROJECT_NAME, SESSION_ID, WriteContext
 from session_resume.services.errors import ServiceError
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -132,9 +135,6 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
         try:
             return fn(args)
         except (ServiceError, ImportRefused) as exc:
-            # lazy: only a refusal prints suggested commands
-            from session_resume.cli.commands.suggest import complete_diagnostics, naming_of
-
             diags = complete_diagnostics(exc.diagnostics, naming_of(args))
             if args.format == "json":
                 emit_json({"ok": False, "diagnostics": diag_json(diags)})
@@ -146,9 +146,6 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
 
 
 def _usage(message: str) -> Exception:
-    # lazy: the CLI imports only what the command it runs needs
-    from session_resume.cli.commands.common import UsageError
-
     return UsageError(message)
 
 
@@ -267,9 +264,6 @@ def _emit_dry_run(args: argparse.Namespace, plan: ImportPlan, to: Path, existing
             }
         )
     else:
-        # lazy: the CLI imports only what the command it runs needs
-        import json
-
         sys.stdout.write(json.dumps(plan.document, indent=2, ensure_ascii=False) + "\n")
         sys.stdout.write(
             f"(dry run: {len(plan.events) + 1} worklog event(s), "

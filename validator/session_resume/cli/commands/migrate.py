@@ -22,6 +22,7 @@ from session_resume.cli.commands.common import (
     root_of,
     session_of,
 )
+from session_resume.cli.commands.suggest import Naming, complete_diagnostics, naming_of
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.versions import CURRENT, KNOWN
 from session_resume.reporters.text import clean
@@ -138,9 +139,6 @@ def run(args: argparse.Namespace) -> int:
 def _complete(args: argparse.Namespace, report: maintenance.MigrateReport) -> None:
     """The commands the notes name, runnable as printed: each file's session directory (or
     this call's --project), this call's --root (and --salvage is in the messages already)."""
-    # lazy: the CLI imports only what the command it runs needs
-    from session_resume.cli.commands.suggest import Naming, complete_diagnostics, naming_of
-
     report.problems[:] = complete_diagnostics(report.problems, naming_of(args))
     for o in report.outcomes:
         where = o.path if os.path.isdir(o.path) else os.path.dirname(o.path) or "."

@@ -14,6 +14,7 @@ from session_resume.cli.commands.common import (
     relpath,
     session_of,
 )
+from session_resume.cli.commands.suggest import complete_diagnostics, naming_of
 from session_resume.core.versions import CURRENT
 from session_resume.services import maintenance
 
@@ -55,8 +56,6 @@ def run(args: argparse.Namespace) -> int:
         project=args.project,
         root=root,
     )
-    # lazy: the CLI imports only what the command it runs needs
-    from session_resume.cli.commands.suggest import complete_diagnostics, naming_of
 
     naming = naming_of(args, relpath(session_dir) if not args.dir else None)
     for listed in (res.diagnostics, res.backup_problems, res.problems):

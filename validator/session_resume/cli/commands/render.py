@@ -8,12 +8,14 @@ import sys
 from pathlib import Path
 
 from session_resume.cli.commands.common import (
+    UsageError,
     add_session_args,
     emit_json,
     now_from,
     relpath,
     session_of,
 )
+from session_resume.rendering.skill import skill_name_problem
 from session_resume.services import rendering
 from session_resume.services.context import load_workflow_or_fail
 
@@ -98,12 +100,6 @@ def run_handoff(args: argparse.Namespace) -> int:
 
 
 def run_skill(args: argparse.Namespace) -> int:
-    # lazy: the CLI imports only what the command it runs needs
-    from session_resume.cli.commands.common import UsageError
-
-    # lazy: the CLI imports only what the command it runs needs
-    from session_resume.rendering.skill import skill_name_problem
-
     out = Path(args.out)
     name = args.name or out.resolve().name
     problem = skill_name_problem(name)

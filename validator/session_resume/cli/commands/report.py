@@ -11,10 +11,11 @@ from session_resume.cli.commands.common import (
     emit_json,
     read_options,
 )
+from session_resume.cli.commands.suggest import complete_answer, naming_of
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -55,8 +56,6 @@ def build(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     rep = build(args)
-    # lazy: the CLI imports only what the command it runs needs
-    from session_resume.cli.commands.suggest import complete_answer, naming_of
 
     complete_answer(rep, naming_of(args))  # runnable as printed: --root, the session
     if args.format == "json":

@@ -10,7 +10,7 @@ from session_resume.cli.commands.common import add_session_args, emit_json, read
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

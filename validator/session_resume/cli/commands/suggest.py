@@ -17,14 +17,15 @@ import io
 import re
 import shlex
 
+from session_resume.cli.parser import KNOWN, build_parser
 from session_resume.core.diagnostics import Diagnostic
-from session_resume.records import dataclass, replace
+from session_resume.records import record, replace
 
 SUGGESTED = re.compile(r"`(session-resume [^`\n]+)`")
 PLACEHOLDERS = frozenset({"DIR", "PATH", "PATH|DIR", "SESSION_DIR"})
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Naming:
     """How the user's call named the session: a directory as typed from the current
     directory, or a project; and the ``--root`` it gave."""
@@ -68,9 +69,6 @@ def _same_command(text: str, naming: Naming) -> str:
 def _subparser(words: list[str]) -> tuple[argparse.ArgumentParser | None, int]:
     """The parser of the command ``words`` names, and how many words name it
     (``session-resume render handoff``: 3)."""
-    # lazy: the parser only when a suggestion is printed
-    from session_resume.cli.parser import KNOWN, build_parser
-
     if len(words) < 2:
         return None, 0
     parser, n = build_parser(words[1] if words[1] in KNOWN else None), 1

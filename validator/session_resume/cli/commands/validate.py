@@ -20,7 +20,9 @@ from session_resume.core.diagnostics import Diagnostic, FileReport
 from session_resume.reporters import REPORTERS
 from session_resume.services.errors import ServiceError
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+# lazy imports: the CLI imports only what the command it runs needs
+
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -131,7 +133,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def _workflow_arg(p: argparse.ArgumentParser) -> None:
     # Inside the function: --version and --help of other commands need no workflow module.
-    # lazy: the CLI imports only what the command it runs needs
     from session_resume.core.workflow import BUILTINS, DEFAULT_WORKFLOW
 
     p.add_argument(
@@ -143,10 +144,7 @@ def _workflow_arg(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: the CLI imports only what the command it runs needs
     from session_resume.services.validation import validate
-
-    # lazy: the CLI imports only what the command it runs needs
     from session_resume.storage.config import ConfigError, load_config
 
     if args.project:
@@ -170,7 +168,6 @@ def run(args: argparse.Namespace) -> int:
         except ConfigError as exc:
             raise ServiceError([exc.diagnostic], exit_code=EXIT_USAGE) from None
         if not session_root.is_dir():
-            # lazy: the CLI imports only what the command it runs needs
             from session_resume.core.codes import diag
 
             raise ServiceError(
@@ -194,7 +191,6 @@ def run(args: argparse.Namespace) -> int:
 
     missing = [p for p in paths if not os.path.lexists(p) and not pattern_matches(p, root)]
     if missing:
-        # lazy: the CLI imports only what the command it runs needs
         from session_resume.core.codes import diag
 
         raise ServiceError(
@@ -203,7 +199,6 @@ def run(args: argparse.Namespace) -> int:
         )
     opts = _options(args, cfg, root, args.max_size or cfg.max_size, args.check_artifacts)
     if args.workflow:
-        # lazy: the CLI imports only what the command it runs needs
         from session_resume.core.workflow import WorkflowError, load_workflow
 
         try:
@@ -212,7 +207,6 @@ def run(args: argparse.Namespace) -> int:
             raise ServiceError(exc.diagnostics, exit_code=EXIT_USAGE) from None
     docs_url = _docs_url(args.docs_url) if args.docs_url else cfg.docs_url
     args.selection = _selection(args, cfg)
-    # lazy: the CLI imports only what the command it runs needs
     from session_resume.terminal import progress
 
     show, close = progress("validate", enabled=REPORTERS[args.format].terminal)
@@ -232,7 +226,6 @@ def _options(
 ) -> ValidateOptions:
     """What the validator needs from the command line and the config; positions (line and
     column) only for a format that prints them."""
-    # lazy: the CLI imports only what the command it runs needs
     from session_resume.core.validation import ValidateOptions
 
     return ValidateOptions(
@@ -249,7 +242,6 @@ def _options(
 
 
 def _docs_url(value: str) -> str:
-    # lazy: the CLI imports only what the command it runs needs
     from session_resume.storage.config import absolute_url
 
     if not absolute_url(value):
@@ -259,13 +251,8 @@ def _docs_url(value: str) -> str:
 
 def _validate_stdin(args: argparse.Namespace, cfg: Any, root: Path, paths: list[str]) -> int:
     """``validate -``: one document on standard input, read up to the size limit."""
-    # lazy: the CLI imports only what the command it runs needs
     from session_resume.core.codes import diag
-
-    # lazy: the CLI imports only what the command it runs needs
     from session_resume.reporters.text import render_text
-
-    # lazy: the CLI imports only what the command it runs needs
     from session_resume.services.validation import validate_bytes
 
     if paths != ["-"]:
@@ -296,7 +283,6 @@ def _report(
     _complete_suggestions(args, reports)
     text = reporter.render(reports, args.strict, root=root, docs_url=docs_url)
     if reporter.terminal:
-        # lazy: the CLI imports only what the command it runs needs
         from session_resume.terminal import colorize, use_color
 
         if args.quiet:
@@ -310,7 +296,6 @@ def _report(
     else:
         sys.stdout.write(text)
     if reporter.step_summary and os.environ.get("GITHUB_STEP_SUMMARY"):
-        # lazy: the CLI imports only what the command it runs needs
         from session_resume.reporters.github import step_summary
 
         try:

@@ -44,7 +44,7 @@ from session_resume.services.writes import WriteResult
 from session_resume.storage.config import Config
 from session_resume.storage.discovery import session_dir_of
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -483,7 +483,7 @@ def run_review_audit(args: argparse.Namespace) -> int:
         skipped=tuple(args.skipped_pass),
         skip_reasons=tuple(args.skip_reason),
     )
-    res = writes.record_review_audit(ctx, args.step, audit)
+    res = writes.review_audit(ctx, args.step, audit)
     e = res.document["review_audit"][f"step_{args.step}"]
     return _emit(
         args,

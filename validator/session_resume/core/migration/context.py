@@ -8,9 +8,9 @@ from datetime import datetime
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.workflow import Workflow
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -23,7 +23,7 @@ class MigrationError(Exception):
         self.diagnostics = diagnostics
 
 
-@dataclass
+@record
 class MigrationResult:
     """The migrated document and what happened to it."""
 
@@ -110,7 +110,7 @@ def _same(x: Any, y: Any) -> bool:
     return not isinstance(x, dict | list) and not isinstance(y, dict | list) and x == y
 
 
-@dataclass
+@record
 class MigrationContext:
     now: datetime
     workflow: Workflow | None

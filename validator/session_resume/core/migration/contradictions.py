@@ -14,7 +14,7 @@ from session_resume.core.rules import RuleOptions, check_state, ordered_step_key
 from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.core.workflow import Workflow
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

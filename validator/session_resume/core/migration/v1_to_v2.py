@@ -7,7 +7,7 @@ import copy
 from session_resume.core.migration.context import MigrationContext
 from session_resume.core.migration.repair_v3.steps import rename_letter_keys
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -9,7 +9,7 @@ from session_resume.core.diagnostics import pointer_join
 from session_resume.core.migration import repair_v3
 from session_resume.core.migration.context import MigrationContext
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

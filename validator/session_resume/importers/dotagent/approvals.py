@@ -7,7 +7,7 @@ from session_resume.importers.common import ImportEvent
 from session_resume.importers.dotagent.context import MapContext
 from session_resume.importers.dotagent.source import PHASES, STEP_KEY
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -11,14 +11,14 @@ from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.timeutil import format_ts
 from session_resume.importers.common import ImportEvent, Timestamps, repo_path
 from session_resume.importers.dotagent.source import SOURCE, DotagentSource
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 
-@dataclass
+@record
 class MapContext:
     """One mapping in progress. ``current``/``status``: the checked ``current_phase`` and
     ``phase_status``; ``notes`` and ``events`` grow as the parts run, in the order they ran."""

@@ -23,9 +23,9 @@ from session_resume.importers.dotagent.source import (
     task_output,
 )
 from session_resume.importers.dotagent.tasks import mtime_ts, reconcile
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -132,7 +132,7 @@ def complete_steps(
         )
 
 
-@dataclass
+@record
 class InProgress:
     """What the phase in progress and execution.json add: the reconciled tasks, the files for
     the session directory (the reconciled execution.json), open findings."""

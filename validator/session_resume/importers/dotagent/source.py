@@ -7,9 +7,9 @@ import posixpath
 import re
 
 from session_resume.importers.common import under
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -31,7 +31,7 @@ MEMORY = "memory"
 STEP_KEY = {p: str(i + 1) for i, p in enumerate(PHASES)}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FileFacts:
     """What is known about a file the checkpoint names (read by :func:`read_source`)."""
 
@@ -40,7 +40,7 @@ class FileFacts:
     value: Any = None  # the parsed JSON of task outputs
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ArchiveEntry:
     name: str
     workflow_id: str | None
@@ -48,7 +48,7 @@ class ArchiveEntry:
     files: tuple[str, ...]
 
 
-@dataclass
+@record
 class DotagentSource:
     """The parsed checkpoint. Paths in ``facts``, ``designs`` and ``reflections`` are relative
     to the memory directory; ``repo_prefix`` is the memory directory's repository-relative

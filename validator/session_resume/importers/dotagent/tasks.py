@@ -16,7 +16,7 @@ from session_resume.importers.dotagent.source import (
     task_output,
 )
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -11,7 +11,7 @@ from session_resume.importers.common import ImportEvent, Timestamps
 from session_resume.importers.tracker.history import Segment
 from session_resume.importers.tracker.source import EVENT_MAP, SOURCE, action_of, ident_of
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

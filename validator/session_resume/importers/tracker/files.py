@@ -16,9 +16,9 @@ from session_resume.core.diagnostics import Diagnostic
 from session_resume.importers.common import repo_path, under
 from session_resume.importers.tracker.history import History
 from session_resume.importers.tracker.source import DEFAULT_PROJECT_ROOT, TrackerSource, ident_of
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -52,7 +52,7 @@ def file_inventory(
     return possibly, outside
 
 
-@dataclass
+@record
 class _Paths:
     """Where the tracker's paths point: its project root, and v2.1's hard-coded one."""
 
@@ -134,7 +134,7 @@ def _inventory(
     return groups, outside
 
 
-@dataclass
+@record
 class _Evidence:
     """What the worklog says about each file: its latest status, the first step it was
     seen with, whether it was written (``file --working``) or read (``file --reading``)."""

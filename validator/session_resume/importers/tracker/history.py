@@ -7,14 +7,14 @@ from __future__ import annotations
 from session_resume.core.jsonread import parse_json_bytes
 from session_resume.importers.common import Timestamps, derive_session_id, latest
 from session_resume.importers.tracker.source import WorklogLine, action_of, ident_of
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 
-@dataclass
+@record
 class Segment:
     """One tracker session inside the shared worklog (from an ``init`` line to the next)."""
 
@@ -61,7 +61,7 @@ def segments_of(lines: list[WorklogLine], sid: str) -> list[Segment]:
     return out or [Segment(sid, [])]
 
 
-@dataclass
+@record
 class History:
     """What the current session's worklog says about each todo id."""
 

@@ -42,14 +42,14 @@ from session_resume.importers.tracker.steps import (
     step_keys,
     todo_steps,
 )
-from session_resume.records import dataclass
+from session_resume.records import record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
 
-@dataclass
+@record
 class _Header:
     """The session as state.json describes it, its times normalised."""
 

@@ -23,7 +23,7 @@ from session_resume.importers.tracker.source import (
 )
 from session_resume.storage.held import read_path
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-from session_resume.records import dataclass, field
+from session_resume.records import field, record
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
@@ -40,7 +40,7 @@ EVENT_MAP = {
 }
 
 
-@dataclass
+@record
 class WorklogLine:
     """One line of ``worklog.jsonl``: its object, or None when it is not a JSON object."""
 
@@ -51,7 +51,7 @@ class WorklogLine:
     salvaged: bool = False  # an event recovered from the end of a garbled line
 
 
-@dataclass
+@record
 class TrackerSource:
     """The parsed contents of a ``.session`` directory.
 

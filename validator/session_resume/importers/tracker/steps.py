@@ -17,7 +17,7 @@ from session_resume.importers.tracker.source import (
     ident_of,
 )
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

@@ -2,7 +2,7 @@
 schema rejects (``3.5`` step keys, the apex-recall decision-log shape, …). A valid 3.0
 document comes out unchanged, so migration stays idempotent. Also the second half of the
 2.0 → 3.0 step (``from_old``). The package: ``values`` (the version, the closed sets, time
-values), ``steps`` (the step records), ``records`` (review audit, findings, decisions, the
+values), ``steps`` (the step records), ``session_wide`` (review audit, findings, decisions, the
 decision log) and here the pass itself."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 
 from session_resume.core.diagnostics import pointer_join
 from session_resume.core.migration.context import MigrationContext
-from session_resume.core.migration.repair_v3.records import (
+from session_resume.core.migration.repair_v3.session_wide import (
     repair_decision_log,
     repair_decisions,
     repair_findings,
@@ -34,7 +34,7 @@ from session_resume.core.workflow import (
     state_workflow_spec,
 )
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

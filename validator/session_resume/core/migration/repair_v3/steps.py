@@ -22,7 +22,7 @@ from session_resume.core.workflow import (
 )
 from session_resume.core.write_moments import one_form
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

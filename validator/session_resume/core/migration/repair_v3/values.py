@@ -9,7 +9,7 @@ from datetime import datetime
 from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.core.workflow import BUILTINS, WorkflowError, load_workflow
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

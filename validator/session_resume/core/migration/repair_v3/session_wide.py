@@ -24,7 +24,7 @@ from session_resume.core.workflow import (
     Workflow,
 )
 
-TYPE_CHECKING = False  # typing is imported for the type checker only (cold start)
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
