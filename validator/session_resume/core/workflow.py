@@ -73,6 +73,26 @@ class StepDef:
     def checkpoint_ids(self) -> list[str]:
         return [c.id for c in self.checkpoints]
 
+    @property
+    def default_agent(self) -> str:
+        """The step's agent when the workflow names one only, else empty."""
+        return self.agents[0] if len(self.agents) == 1 else ""
+
+
+def pending_step(name: str, agent: str = "") -> dict[str, Any]:
+    """A step's record in a state before it starts (a template's, an importer's, or the first
+    `start` of a step its state does not list)."""
+    return {
+        "name": name,
+        "agent": agent,
+        "status": "pending",
+        "sub_step": None,
+        "started": None,
+        "completed": None,
+        "artifacts": [],
+        "context_files_used": [],
+    }
+
 
 @record(frozen=True)
 class DecisionKey:
@@ -157,19 +177,7 @@ class Workflow:
 
     def template_state(self, project: str, now: str) -> dict[str, Any]:
         """A fresh state of the current version for this workflow: every step pending."""
-        steps: dict[str, Any] = {
-            s.key: {
-                "name": s.name,
-                "agent": s.agents[0] if len(s.agents) == 1 else "",
-                "status": "pending",
-                "sub_step": None,
-                "started": None,
-                "completed": None,
-                "artifacts": [],
-                "context_files_used": [],
-            }
-            for s in self.steps
-        }
+        steps: dict[str, Any] = {s.key: pending_step(s.name, s.default_agent) for s in self.steps}
         decisions = {d.key: "" for d in self.decisions if d.required}
         doc: dict[str, Any] = {
             "schema_version": CURRENT,

@@ -26,7 +26,7 @@ from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic, pointer_join
 from session_resume.core.rules import ordered_step_keys, path_problem, step_order_key
 from session_resume.core.timeutil import format_ts
-from session_resume.core.workflow import StepDef, Workflow
+from session_resume.core.workflow import StepDef, Workflow, pending_step
 from session_resume.records import record
 
 TYPE_CHECKING = False
@@ -97,19 +97,6 @@ def _check_key(wf: Workflow, key: str) -> None:
         )
 
 
-def _new_step(name: str, agent: str) -> dict[str, Any]:
-    return {
-        "name": name,
-        "agent": agent,
-        "status": "pending",
-        "sub_step": None,
-        "started": None,
-        "completed": None,
-        "artifacts": [],
-        "context_files_used": [],
-    }
-
-
 def _existing(doc: dict[str, Any], wf: Workflow, key: str) -> dict[str, Any]:
     """The step record to change (a workflow step missing from the document is added)."""
     _check_key(wf, key)
@@ -125,7 +112,7 @@ def _existing(doc: dict[str, Any], wf: Workflow, key: str) -> dict[str, Any]:
             f"(`session-resume start {key} --name NAME`)",
             _ptr("steps", key),
         )
-    step = _new_step(sdef.name, sdef.agents[0] if len(sdef.agents) == 1 else "")
+    step = pending_step(sdef.name, sdef.default_agent)
     steps[key] = step
     return step
 
@@ -236,9 +223,9 @@ def start_step(
     sdef = wf.step(key)
     if not isinstance(steps.get(key), dict):
         if sdef is not None:
-            steps[key] = _new_step(sdef.name, sdef.agents[0] if len(sdef.agents) == 1 else "")
+            steps[key] = pending_step(sdef.name, sdef.default_agent)
         else:  # free steps
-            steps[key] = _new_step(name or f"Step {key}", "")
+            steps[key] = pending_step(name or f"Step {key}")
     step = steps[key]
     status = step.get("status")
     label = _label(key, step, sdef)

@@ -200,19 +200,6 @@ def project_name(candidates: list[str | None]) -> str:
     return "imported"
 
 
-def pending_step(name: str, agent: str = "") -> dict[str, Any]:
-    return {
-        "name": name,
-        "agent": agent,
-        "status": "pending",
-        "sub_step": None,
-        "started": None,
-        "completed": None,
-        "artifacts": [],
-        "context_files_used": [],
-    }
-
-
 def step_int(key: str) -> int:
     return step_number(key.partition("_")[0])
 

@@ -43,8 +43,9 @@ from session_resume import records
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.timeutil import format_ts
+from session_resume.core.workflow import pending_step
 from session_resume.core.write_moments import copy_document
-from session_resume.importers.common import current_step_of, pending_step, step_int
+from session_resume.importers.common import current_step_of, step_int
 from session_resume.records import field, record
 
 TYPE_CHECKING = False

@@ -7,7 +7,8 @@ from __future__ import annotations
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.rules import step_number
-from session_resume.importers.common import latest, pending_step
+from session_resume.core.workflow import pending_step
+from session_resume.importers.common import latest
 from session_resume.importers.tracker.history import History
 from session_resume.importers.tracker.source import (
     DECIMAL,
