@@ -26,7 +26,7 @@ from session_resume.core.workflow import (
     load_workflow,
     state_workflow_spec,
 )
-from session_resume.records import field, record
+from session_resume.records import field, record, replace
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -142,7 +142,8 @@ def validate_parsed(
         rel = f"session-state/{raw_version}.json"
         if not schemas.is_valid(rel, doc):
             for d in schemas.explain(rel, doc, file=file):
-                report.diagnostics.append(_with_message(d, f"(v{raw_version} schema) {d.message}"))
+                message = f"(v{raw_version} schema) {d.message}"
+                report.diagnostics.append(replace(d, message=message))
         # lazy: only an old version's hint quotes a path
         import shlex
 
@@ -207,19 +208,6 @@ def _validate_current(
     report.diagnostics.extend(check_state(doc, wf, rule_opts, file=file))
 
 
-def _with_message(d: Diagnostic, message: str) -> Diagnostic:
-    return Diagnostic(
-        code=d.code,
-        severity=d.severity,
-        message=message,
-        file=d.file,
-        pointer=d.pointer,
-        line=d.line,
-        column=d.column,
-        hint=d.hint,
-    )
-
-
 def _add_positions(report: FileReport, text: str) -> None:
     """Line and column for the first MAX_LOCATED findings with a pointer (each lookup rescans
     the text: thousands of findings must not cost quadratic time); the rest keep the pointer."""
@@ -231,15 +219,6 @@ def _add_positions(report: FileReport, text: str) -> None:
             idx = locate(text, list(pointer_split(d.pointer)))
             if idx is not None:
                 line, col = line_col(text, idx)
-                d = Diagnostic(
-                    code=d.code,
-                    severity=d.severity,
-                    message=d.message,
-                    file=d.file,
-                    pointer=d.pointer,
-                    line=line,
-                    column=col,
-                    hint=d.hint,
-                )
+                d = replace(d, line=line, column=col)
         out.append(d)
     report.diagnostics = out
