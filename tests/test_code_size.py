@@ -1,5 +1,6 @@
-"""Size limits of the package (issue 11, point 8): no function over 120 lines and no module
-over 700 lines in ``validator/session_resume``, except the modules allowed below."""
+"""Size limits of the package (issue 11, point 8; issue 31, point 5): no hand-written function
+over 100 lines and no module over 700 lines in ``validator/session_resume``, except the modules
+allowed below (core/compiled/ is generated and not counted)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import ast
 from conftest import REPO
 
 PACKAGE = REPO / "validator" / "session_resume"
-MAX_FUNCTION_LINES = 120
+MAX_FUNCTION_LINES = 100
 MAX_MODULE_LINES = 700
 
 # Modules exempt from both limits (paths relative to the package), with the reason.

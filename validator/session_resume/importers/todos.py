@@ -354,18 +354,16 @@ def _order(key: str) -> tuple[int, int]:
     return int(major), int(minor or 0)
 
 
-def merge(doc: dict[str, Any], items: list[TodoItem], now: datetime) -> MergeResult:
-    """Merge ``items`` into the steps of ``doc`` (a v3.0 generic state). Pure: returns a new
-    document; ``changes`` lists what happened (empty: nothing to write)."""
-    if not items:  # an emptied list says nothing about the steps, and keeps the last order
-        return MergeResult(copy_document(doc))
-    new: dict[str, Any] = copy_document(doc)  # a JSON document: no memo needed
-    steps: dict[str, Any] = new.setdefault("steps", {})
-    ids = load_ids(new)
-    res = MergeResult(new)
-    ts = format_ts(now)
-    taken, how = _claim(items, steps, ids, res.diagnostics)
-
+def _add_new_steps(
+    items: list[TodoItem],
+    steps: dict[str, Any],
+    mapped_ids: set[str],
+    taken: dict[int, str],
+    how: dict[int, str],
+    res: MergeResult,
+) -> None:
+    """Rule 5: a step for each item no step claimed, keyed by the item's decimal id when that
+    key is free, else by the next number."""
     # rule 5: new steps (the highest number kept as it grows: linear in the list, not quadratic)
     highest = max((step_int(k) for k in steps if _STEP_KEY.match(k)), default=0)
 
@@ -374,7 +372,6 @@ def merge(doc: dict[str, Any], items: list[TodoItem], now: datetime) -> MergeRes
         highest += 1
         return str(highest)
 
-    mapped_ids = set(ids["ids"].values())
     for it in items:
         if it.index in taken:
             continue
@@ -391,6 +388,21 @@ def merge(doc: dict[str, Any], items: list[TodoItem], now: datetime) -> MergeRes
         taken[it.index] = key
         how[it.index] = "new"
         res.changes.append({"step": key, "change": "added", "text": it.text, "id": it.ident})
+
+
+def merge(doc: dict[str, Any], items: list[TodoItem], now: datetime) -> MergeResult:
+    """Merge ``items`` into the steps of ``doc`` (a v3.0 generic state). Pure: returns a new
+    document; ``changes`` lists what happened (empty: nothing to write)."""
+    if not items:  # an emptied list says nothing about the steps, and keeps the last order
+        return MergeResult(copy_document(doc))
+    new: dict[str, Any] = copy_document(doc)  # a JSON document: no memo needed
+    steps: dict[str, Any] = new.setdefault("steps", {})
+    ids = load_ids(new)
+    res = MergeResult(new)
+    ts = format_ts(now)
+    taken, how = _claim(items, steps, ids, res.diagnostics)
+
+    _add_new_steps(items, steps, set(ids["ids"].values()), taken, how, res)
 
     # statuses wanted by the list
     wanted: dict[int, str | None] = {}

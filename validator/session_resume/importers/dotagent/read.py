@@ -141,6 +141,27 @@ def list_archives(memory_dir: Path) -> list[ArchiveEntry]:
     return out
 
 
+def _chosen_archive(d: Path, archives: list[ArchiveEntry], archive: str) -> str:
+    """The archived workflow ``archive`` names (``latest``: the newest), or SR800."""
+    names = [a.name for a in archives]
+    if archive == "latest" and archives:
+        return max(archives, key=lambda a: (a.last_updated or "", a.name)).name
+    if archive in names:
+        return archive
+    raise ImportRefused(
+        [
+            diag(
+                "SR800",
+                f"no archived workflow {archive!r} under {ARCHIVE_DIR}/ (found: "
+                + (", ".join(names) or "none")
+                + ")",
+                file=str(d / ARCHIVE_DIR),
+            )
+        ],
+        exit_code=2,
+    )
+
+
 def read_source(
     memory_dir: str | os.PathLike[str],
     *,
@@ -155,26 +176,7 @@ def read_source(
     if (d / "memory" / "state").is_dir() and not (d / "state").is_dir():
         d = d / "memory"  # the project directory was given
     archives = list_archives(d)
-    chosen = None
-    if archive is not None:
-        names = [a.name for a in archives]
-        if archive == "latest" and archives:
-            chosen = max(archives, key=lambda a: (a.last_updated or "", a.name)).name
-        elif archive in names:
-            chosen = archive
-        else:
-            raise ImportRefused(
-                [
-                    diag(
-                        "SR800",
-                        f"no archived workflow {archive!r} under {ARCHIVE_DIR}/ (found: "
-                        + (", ".join(names) or "none")
-                        + ")",
-                        file=str(d / ARCHIVE_DIR),
-                    )
-                ],
-                exit_code=2,
-            )
+    chosen = _chosen_archive(d, archives, archive) if archive is not None else None
     state_dir = d / (f"{ARCHIVE_DIR}/{chosen}" if chosen else "state")
     if not (state_dir / "phase.json").exists():
         hint = ""
