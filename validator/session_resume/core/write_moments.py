@@ -228,7 +228,36 @@ def start_step(
             steps[key] = pending_step(name or f"Step {key}")
     step = steps[key]
     status = step.get("status")
-    label = _label(key, step, sdef)
+    others = _check_start(wf, steps, key, _label(key, step, sdef), force)
+
+    for k in others:  # only reached with force
+        o = steps[k]
+        o.update(status="pending", started=None, completed=None, sub_step=None)
+
+    attempts = _int_or_none(step.get("attempts"))
+    if status == "pending":
+        step["attempts"] = (attempts or 0) + 1
+    elif status == "in_progress":
+        if orphaned:
+            step["attempts"] = (attempts if attempts is not None else 1) + 1
+    else:  # a forced re-run of a complete or skipped step
+        step["attempts"] = (attempts if attempts is not None else 1) + 1
+    if status != "pending":
+        step["context_files_used"] = []
+    step.pop("skip_reason", None)
+    step.update(status="in_progress", started=format_ts(now), completed=None, sub_step=None)
+    new["current_step"] = step_order_key(key)[0]
+    return new
+
+
+def _check_start(
+    wf: Workflow, steps: dict[str, Any], key: str, label: str, force: bool
+) -> list[str]:
+    """Refuse (SR710) a start of step ``key`` that only ``force`` allows: a complete or
+    skipped step, another step in progress, earlier steps not done. Returns the other steps
+    in progress (a forced start sets them back to pending)."""
+    step = steps[key]
+    status = step.get("status")
     ptr = _ptr("steps", key, "status")
 
     if status in DONE and not force:
@@ -281,25 +310,7 @@ def start_step(
             f"step {key} anyway",
             _ptr("steps", key),
         )
-
-    for k in others:  # only reached with force
-        o = steps[k]
-        o.update(status="pending", started=None, completed=None, sub_step=None)
-
-    attempts = _int_or_none(step.get("attempts"))
-    if status == "pending":
-        step["attempts"] = (attempts or 0) + 1
-    elif status == "in_progress":
-        if orphaned:
-            step["attempts"] = (attempts if attempts is not None else 1) + 1
-    else:  # a forced re-run of a complete or skipped step
-        step["attempts"] = (attempts if attempts is not None else 1) + 1
-    if status != "pending":
-        step["context_files_used"] = []
-    step.pop("skip_reason", None)
-    step.update(status="in_progress", started=format_ts(now), completed=None, sub_step=None)
-    new["current_step"] = step_order_key(key)[0]
-    return new
+    return others
 
 
 def checkpoint(

@@ -148,9 +148,26 @@ def handoff_context(
 
     target = decision.get("step")
     sdef = workflow.step(target) if isinstance(target, str) else None
+    next_ctx = _next_context(decision, target, sdef, len(findings))
+    facts = _skill_facts(doc, decisions_doc, workflow, sdef, target)
+    return {
+        "header": header,
+        "steps": steps,
+        "decisions": decisions,
+        "findings": findings,
+        "next": next_ctx,
+        "facts": facts,
+        "artifacts": _paths(artifacts).items,
+    }
+
+
+def _next_context(
+    decision: dict[str, Any], target: object, sdef: StepDef | None, findings: int
+) -> dict[str, Any]:
+    """The handoff's "next" part: what the resume decision says to do, escaped."""
     skip = _paths(decision.get("skip_files") or [], limit=4)
     startup = _paths(decision.get("startup_files") or [], limit=None)
-    next_ctx = {
+    return {
         "action": decision.get("action", ""),
         "action_text": md_inline(decision.get("action", "")),
         "step": md_inline(target) if target else None,
@@ -164,17 +181,7 @@ def handoff_context(
         "skip": skip,
         "startup": startup,
         "max_files": sdef.budget.max_startup_files if sdef and sdef.budget else None,
-        "findings": len(findings),
-    }
-    facts = _skill_facts(doc, decisions_doc, workflow, sdef, target)
-    return {
-        "header": header,
-        "steps": steps,
-        "decisions": decisions,
         "findings": findings,
-        "next": next_ctx,
-        "facts": facts,
-        "artifacts": _paths(artifacts).items,
     }
 
 

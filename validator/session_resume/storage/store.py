@@ -549,6 +549,51 @@ class SaveResult:
     worklog_event: dict[str, Any] | None = None
 
 
+def _revision_to_replace(
+    s: Session, current: Loaded, allow_overwrite: frozenset[str], expected_revision: int | None
+) -> int:
+    """The revision on disk that a save replaces, or the refusal (StoreError, ConflictError)
+    of a save over a file it may not overwrite (missing with a good .bak, unreadable, another
+    version) or over another writer's revision."""
+    if current.status == "absent" and current.backup_usable:
+        # Writing now would rotate the new state over the only good copy.
+        raise StoreError(
+            [
+                diag(
+                    "SR161",
+                    "the state file is missing but .bak holds a valid "
+                    "state; run `session-resume recover` first",
+                    file=str(s.state),
+                )
+            ]
+        )
+    if current.status not in allow_overwrite:
+        raise StoreError(
+            current.diagnostics
+            or [
+                diag(
+                    "SR161",
+                    f"the state file is {current.status}; run `session-resume "
+                    f"{'migrate' if current.status == 'needs_migration' else 'recover'}` first",
+                    file=str(s.state),
+                )
+            ]
+        )
+    on_disk = current.revision if current.status in ("ok", "invalid") else 0
+    if expected_revision is not None and expected_revision != on_disk:
+        raise ConflictError(
+            [
+                diag(
+                    "SR162",
+                    f"the state is at revision {on_disk}, not {expected_revision}: "
+                    "another writer saved first; reload and retry",
+                    file=str(s.state),
+                )
+            ]
+        )
+    return on_disk
+
+
 def save(
     session_dir: str | os.PathLike[str] | Session,
     doc: dict[str, Any],
@@ -576,42 +621,7 @@ def save(
     s = session_of(session_dir, root)
     with locked(s, lock_timeout), held_mod.using(s.dir, s.root) as h:  # the one locked
         current = read_state(s, parse=False, held=h)  # its status and revision are all save() needs
-        if current.status == "absent" and current.backup_usable:
-            # Writing now would rotate the new state over the only good copy.
-            raise StoreError(
-                [
-                    diag(
-                        "SR161",
-                        "the state file is missing but .bak holds a valid "
-                        "state; run `session-resume recover` first",
-                        file=str(s.state),
-                    )
-                ]
-            )
-        if current.status not in allow_overwrite:
-            raise StoreError(
-                current.diagnostics
-                or [
-                    diag(
-                        "SR161",
-                        f"the state file is {current.status}; run `session-resume "
-                        f"{'migrate' if current.status == 'needs_migration' else 'recover'}` first",
-                        file=str(s.state),
-                    )
-                ]
-            )
-        on_disk = current.revision if current.status in ("ok", "invalid") else 0
-        if expected_revision is not None and expected_revision != on_disk:
-            raise ConflictError(
-                [
-                    diag(
-                        "SR162",
-                        f"the state is at revision {on_disk}, not {expected_revision}: "
-                        "another writer saved first; reload and retry",
-                        file=str(s.state),
-                    )
-                ]
-            )
+        on_disk = _revision_to_replace(s, current, allow_overwrite, expected_revision)
         # A new top-level object: ``doc`` is not changed, and nothing but ``data`` (serialized
         # here, once) is validated, written and remembered.
         new = {**doc, "updated": format_ts(now), "revision": on_disk + 1}
