@@ -23,7 +23,7 @@ from session_resume.cli.commands.common import (
     root_of,
     session_of,
 )
-from session_resume.cli.commands.suggest import complete_diagnostics, naming_of
+from session_resume.cli.commands.suggest import print_refusal
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.workflow import DEFAULT_WORKFLOW
 from session_resume.importers.common import ImportPlan, ImportRefused
@@ -135,11 +135,7 @@ def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namesp
         try:
             return fn(args)
         except (ServiceError, ImportRefused) as exc:
-            diags = complete_diagnostics(exc.diagnostics, naming_of(args))
-            if args.format == "json":
-                emit_json({"ok": False, "diagnostics": diag_json(diags)})
-            else:
-                print_diagnostics(diags, sys.stderr)
+            print_refusal(args, exc.diagnostics)
             return exc.exit_code
 
     return run

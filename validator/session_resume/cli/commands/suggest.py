@@ -16,7 +16,9 @@ import contextlib
 import io
 import re
 import shlex
+import sys
 
+from session_resume.cli.commands.common import diag_json, emit_json, print_diagnostics
 from session_resume.cli.parser import KNOWN, build_parser
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.records import record, replace
@@ -188,3 +190,13 @@ def complete_answer(doc: object, naming: Naming) -> None:
     elif isinstance(doc, list):
         for v in doc:
             complete_answer(v, naming)
+
+
+def print_refusal(args: argparse.Namespace, diagnostics: list[Diagnostic]) -> None:
+    """A refused command's findings, the commands they name completed for this call: a JSON
+    document on stdout with ``--format json``, else text on stderr."""
+    diags = complete_diagnostics(diagnostics, naming_of(args))
+    if args.format == "json":
+        emit_json({"ok": False, "diagnostics": diag_json(diags)})
+    else:
+        print_diagnostics(diags, sys.stderr)

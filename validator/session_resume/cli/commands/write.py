@@ -335,13 +335,9 @@ def _command(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Name
             return fn(args)
         except ServiceError as exc:
             # lazy: only a refusal prints suggested commands
-            from session_resume.cli.commands.suggest import complete_diagnostics, naming_of
+            from session_resume.cli.commands.suggest import print_refusal
 
-            diags = complete_diagnostics(exc.diagnostics, naming_of(args))
-            if args.format == "json":
-                emit_json({"ok": False, "diagnostics": diag_json(diags)})
-            else:
-                print_diagnostics(diags, sys.stderr)
+            print_refusal(args, exc.diagnostics)
             return exc.exit_code
 
     return run
