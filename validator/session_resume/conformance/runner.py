@@ -335,8 +335,8 @@ def _ask(
 def _judge_sequence(
     session: _Session, case: Case, seq: int, timeout: float, ws: Workspace
 ) -> CaseOutcome:
-    """Run a sequence's steps in order against one workspace (docs/conformance.md, "Sequence
-    cases"); the first step that fails decides the outcome. After every step the workspace
+    """Run a sequence's steps in order against one workspace (docs/conformance.md,
+    "Sequence cases"); the first step that fails decides the outcome. After every step the workspace
     outside the session directory must be as built, the session directory as the step's
     ``files`` names (``expected/<name>/``), and unchanged by a read-only operation."""
     start = snapshot(ws.base)

@@ -6,8 +6,8 @@ SR710 (the change is not allowed from the step's current status), SR711 (no such
 SR310/SR311/SR312 (an unsafe artifact or context path), SR420 (a decision value the workflow
 does not allow). ``updated`` and ``revision`` are the store's business (``store.save``).
 
-Write moments (upstream session-resume skill): step start → :func:`start`; sub-step done →
-:func:`checkpoint`; step done → :func:`complete`; decision made → :func:`set_decision` /
+Write moments (upstream session-resume skill): step start → :func:`start_step`; sub-step done →
+:func:`checkpoint`; step done → :func:`complete_step`; decision made → :func:`set_decision` /
 :func:`log_decision`; challenger finding → :func:`add_finding` / :func:`resolve_finding`;
 challenger review run → :func:`review_audit`.
 A composite orchestrator gate (complete A, record decisions, start B) is :func:`transition`,
@@ -16,166 +16,45 @@ one new document and therefore one write.
 
 from __future__ import annotations
 
-import copy
-import posixpath
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from session_resume.core.codes import diag
-from session_resume.core.diagnostics import Diagnostic, pointer_join
-from session_resume.core.rules import ordered_step_keys, path_problem, step_order_key
+from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.rules import ordered_step_keys, step_order_key
 from session_resume.core.timeutil import format_ts
-from session_resume.core.workflow import StepDef, Workflow, pending_step
+from session_resume.core.workflow import Workflow, pending_step
+from session_resume.core.write_checks import (
+    STEP_KEY,
+    append_unique,
+    check_key,
+    check_paths,
+    existing_step,
+    int_or_none,
+    one_form_list,
+    pointer_to,
+    refuse,
+    step_label,
+    steps_of,
+)
+from session_resume.core.write_checks import (
+    TransitionError as TransitionError,
+)
+from session_resume.core.write_checks import (
+    copy_document as copy_document,
+)
+from session_resume.core.write_checks import (
+    one_form as one_form,
+)
 from session_resume.records import record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-STEP_KEY = re.compile(r"^[0-9]+(_[0-9]+)?\Z")
 _DECISION_ID = re.compile(r"^D([0-9]+)\Z")
 DONE = ("complete", "skipped")
-
-
-class TransitionError(Exception):
-    """The change is not allowed; ``diagnostics`` say why and what to do. Nothing changed."""
-
-    def __init__(self, diagnostics: list[Diagnostic]):
-        super().__init__("; ".join(f"{d.code} {d.message}" for d in diagnostics))
-        self.diagnostics = diagnostics
-
-
-def copy_document(value: Any) -> Any:
-    """A copy of a JSON document that shares nothing mutable with it (what ``copy.deepcopy``
-    gives for JSON values, a quarter of its time: no memo, no dispatch by type). Anything that
-    is not a JSON value is deep-copied as before."""
-    if isinstance(value, dict):
-        return {k: copy_document(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [copy_document(v) for v in value]
-    if value is None or isinstance(value, (str, int, float)):
-        return value  # immutable (bool is an int)
-    return copy.deepcopy(value)
-
-
-def _refuse(code: str, message: str, pointer: str = "") -> TransitionError:
-    return TransitionError([diag(code, message, pointer=pointer)])
-
-
-def _ptr(*parts: str | int) -> str:
-    return pointer_join(list(parts))
-
-
-# --- helpers -----------------------------------------------------------------------------
-
-
-def _label(key: str, step: Mapping[str, Any] | None, sdef: StepDef | None) -> str:
-    name = sdef.name if sdef is not None else (step or {}).get("name")
-    return f"{key} ({name})" if isinstance(name, str) and name else key
-
-
-def _steps(doc: dict[str, Any]) -> dict[str, Any]:
-    steps = doc.get("steps")
-    if not isinstance(steps, dict):
-        steps = {}
-        doc["steps"] = steps
-    return steps
-
-
-def _check_key(wf: Workflow, key: str) -> None:
-    if not isinstance(key, str) or not STEP_KEY.match(key):
-        raise _refuse(
-            "SR711",
-            f"{key!r} is not a step key (digits, optionally `_` and digits, e.g. 1 or 3_5)",
-        )
-    if not wf.free_steps and wf.step(key) is None:
-        raise _refuse(
-            "SR711",
-            f"step {key!r} is not a step of workflow {wf.id!r} (steps: {', '.join(wf.step_keys)})",
-            _ptr("steps", key),
-        )
-
-
-def _existing(doc: dict[str, Any], wf: Workflow, key: str) -> dict[str, Any]:
-    """The step record to change (a workflow step missing from the document is added)."""
-    _check_key(wf, key)
-    steps = _steps(doc)
-    step = steps.get(key)
-    if isinstance(step, dict):
-        return step
-    sdef = wf.step(key)
-    if sdef is None:
-        raise _refuse(
-            "SR711",
-            f"step {key!r} is not in the state yet; start it first "
-            f"(`session-resume start {key} --name NAME`)",
-            _ptr("steps", key),
-        )
-    step = pending_step(sdef.name, sdef.default_agent)
-    steps[key] = step
-    return step
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _check_paths(paths: Iterable[str], pointer: str) -> list[str]:
-    out = []
-    problems = []
-    for raw in paths:
-        if not isinstance(raw, str) or not raw:
-            problems.append(diag("SR710", "a listed path is empty", pointer=pointer))
-            continue
-        bad = path_problem(raw)
-        if bad:
-            problems.append(
-                diag(
-                    bad[0],
-                    f"{bad[1]}: {raw!r}; list files as paths relative to the repository "
-                    "root, inside it",
-                    pointer=pointer,
-                )
-            )
-            continue
-        out.append(raw)
-    if problems:
-        raise TransitionError(problems)
-    return out
-
-
-def one_form(path: str, base: str | None) -> str:
-    """A listed path in its one stored form (docs/spec.md §4): repository-relative POSIX,
-    normalised (``./``, doubled and trailing separators gone), and a bare file name resolved
-    against the session directory ``base`` (repository-relative; None: unknown, kept)."""
-    p = posixpath.normpath(path) if path and not path.startswith("/") else path
-    if base not in (None, "", ".") and "/" not in p and p not in (".", ".."):
-        p = f"{base}/{p}"
-    return p
-
-
-def _one_form_list(target: list[Any], base: str | None) -> None:
-    """``target`` (a step's listed paths) in the one form, each once, in order."""
-    seen: set[str] = set()
-    out: list[Any] = []
-    for p in target:
-        if isinstance(p, str):
-            p = one_form(p, base)
-            if p in seen:
-                continue
-            seen.add(p)
-        out.append(p)
-    target[:] = out
-
-
-def _append_unique(target: list[Any], new: Iterable[str]) -> None:
-    seen = {posixpath.normpath(p.replace("\\", "/")) for p in target if isinstance(p, str)}
-    for p in new:
-        norm = posixpath.normpath(p.replace("\\", "/"))
-        if norm not in seen:
-            target.append(p)
-            seen.add(norm)
 
 
 # --- the transitions ---------------------------------------------------------------------
@@ -186,7 +65,7 @@ def init_state(wf: Workflow, project: str, now: datetime) -> dict[str, Any]:
     if not isinstance(project, str) or not re.fullmatch(
         r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", project
     ):
-        raise _refuse(
+        raise refuse(
             "SR710",
             f"project name {project!r} is not allowed: use letters, digits, `.`, `_` and `-`, "
             "starting with a letter or digit (at most 128 characters)",
@@ -218,8 +97,8 @@ def start_step(
       ``Step KEY``).
     """
     new: dict[str, Any] = copy_document(doc)
-    _check_key(wf, key)
-    steps = _steps(new)
+    check_key(wf, key)
+    steps = steps_of(new)
     sdef = wf.step(key)
     if not isinstance(steps.get(key), dict):
         if sdef is not None:
@@ -228,13 +107,13 @@ def start_step(
             steps[key] = pending_step(name or f"Step {key}")
     step = steps[key]
     status = step.get("status")
-    others = _check_start(wf, steps, key, _label(key, step, sdef), force)
+    others = _check_start(wf, steps, key, step_label(key, step, sdef), force)
 
     for k in others:  # only reached with force
         o = steps[k]
         o.update(status="pending", started=None, completed=None, sub_step=None)
 
-    attempts = _int_or_none(step.get("attempts"))
+    attempts = int_or_none(step.get("attempts"))
     if status == "pending":
         step["attempts"] = (attempts or 0) + 1
     elif status == "in_progress":
@@ -258,18 +137,18 @@ def _check_start(
     in progress (a forced start sets them back to pending)."""
     step = steps[key]
     status = step.get("status")
-    ptr = _ptr("steps", key, "status")
+    ptr = pointer_to("steps", key, "status")
 
     if status in DONE and not force:
         if status == "complete":
-            raise _refuse(
+            raise refuse(
                 "SR710",
                 f"step {label} is already complete; to run it again use "
                 f"`session-resume start {key} --force` (its completion is reset)",
                 ptr,
             )
         reason = step.get("skip_reason")
-        raise _refuse(
+        raise refuse(
             "SR710",
             f"step {label} was skipped"
             + (f" ({reason})" if isinstance(reason, str) and reason else "")
@@ -283,13 +162,13 @@ def _check_start(
         if k != key and isinstance(s, dict) and s.get("status") == "in_progress"
     ]
     if others and not force:
-        names = ", ".join(_label(k, steps[k], wf.step(k)) for k in others)
-        raise _refuse(
+        names = ", ".join(step_label(k, steps[k], wf.step(k)) for k in others)
+        raise refuse(
             "SR710",
             f"step {names} is in progress; complete it (`session-resume complete "
             f"{others[0]}`) or skip it first, or use `--force` to start step {key} anyway "
             f"(step {others[0]} then goes back to pending)",
-            _ptr("steps", others[0], "status"),
+            pointer_to("steps", others[0], "status"),
         )
 
     order = ordered_step_keys(steps, wf)
@@ -302,13 +181,13 @@ def _check_start(
     else:  # pragma: no cover - every key matching STEP_KEY is ordered
         behind = []
     if behind and not force and status != "in_progress":
-        names = ", ".join(_label(k, steps[k], wf.step(k)) for k in behind)
-        raise _refuse(
+        names = ", ".join(step_label(k, steps[k], wf.step(k)) for k in behind)
+        raise refuse(
             "SR710",
             f"earlier step(s) {names} are neither complete nor skipped; complete or skip "
             f"them first (the orchestrator runs steps in order), or use `--force` to start "
             f"step {key} anyway",
-            _ptr("steps", key),
+            pointer_to("steps", key),
         )
     return others
 
@@ -328,9 +207,9 @@ def checkpoint(
     be in_progress; ``sub_step`` must be a checkpoint id of the step (a legacy id is written as
     its current id) unless the workflow defines no checkpoints for it."""
     new: dict[str, Any] = copy_document(doc)
-    step = _existing(new, wf, key)
+    step = existing_step(new, wf, key)
     sdef = wf.step(key)
-    label = _label(key, step, sdef)
+    label = step_label(key, step, sdef)
     status = step.get("status")
     if status != "in_progress":
         advice = (
@@ -338,30 +217,32 @@ def checkpoint(
             if status == "pending"
             else f"it is {status}; run `session-resume start {key} --force` to work on it again"
         )
-        raise _refuse(
-            "SR710", f"step {label} is {status}, not in_progress: {advice}", _ptr("steps", key)
+        raise refuse(
+            "SR710",
+            f"step {label} is {status}, not in_progress: {advice}",
+            pointer_to("steps", key),
         )
     if not isinstance(sub_step, str) or not sub_step.strip():
-        raise _refuse("SR710", "the checkpoint id is empty", _ptr("steps", key, "sub_step"))
+        raise refuse("SR710", "the checkpoint id is empty", pointer_to("steps", key, "sub_step"))
     if sdef is not None and sdef.checkpoints and sub_step not in sdef.checkpoint_ids:
         if sub_step in sdef.legacy_checkpoints:
             sub_step = sdef.legacy_checkpoints[sub_step]
         else:
-            raise _refuse(
+            raise refuse(
                 "SR710",
                 f"{sub_step!r} is not a checkpoint of step {label} in workflow {wf.id!r}; "
                 f"valid ids: {', '.join(sdef.checkpoint_ids)}",
-                _ptr("steps", key, "sub_step"),
+                pointer_to("steps", key, "sub_step"),
             )
-    arts = _check_paths(list(artifacts), _ptr("steps", key, "artifacts"))
-    ctx = _check_paths(list(context_files), _ptr("steps", key, "context_files_used"))
+    arts = check_paths(list(artifacts), pointer_to("steps", key, "artifacts"))
+    ctx = check_paths(list(context_files), pointer_to("steps", key, "context_files_used"))
     for list_name, values in (("artifacts", arts), ("context_files_used", ctx)):
         if not isinstance(step.get(list_name), list):
             step[list_name] = []
         if base is not None:
-            _one_form_list(step[list_name], base)
+            one_form_list(step[list_name], base)
             values = [one_form(v, base) for v in values]
-        _append_unique(step[list_name], values)
+        append_unique(step[list_name], values)
     step["sub_step"] = sub_step
     return new
 
@@ -369,24 +250,24 @@ def checkpoint(
 def complete_step(doc: dict[str, Any], wf: Workflow, key: str, now: datetime) -> dict[str, Any]:
     """Step done: in_progress → complete (``completed`` = now, ``sub_step`` cleared)."""
     new: dict[str, Any] = copy_document(doc)
-    step = _existing(new, wf, key)
-    label = _label(key, step, wf.step(key))
+    step = existing_step(new, wf, key)
+    label = step_label(key, step, wf.step(key))
     status = step.get("status")
-    ptr = _ptr("steps", key, "status")
+    ptr = pointer_to("steps", key, "status")
     if status == "pending":
-        raise _refuse(
+        raise refuse(
             "SR710",
             f"step {label} is pending: it has not started; run `session-resume start {key}` first",
             ptr,
         )
     if status == "complete":
-        raise _refuse(
+        raise refuse(
             "SR710",
             f"step {label} is already complete (at {step.get('completed')}); nothing to do",
             ptr,
         )
     if status != "in_progress":
-        raise _refuse(
+        raise refuse(
             "SR710",
             f"step {label} is {status}; only a step in progress can be completed "
             f"(`session-resume start {key} --force` to run it)",
@@ -405,11 +286,11 @@ def completion_gaps(
     ``after`` (the new document; default ``doc``). Warnings: the write goes on."""
     out: list[Diagnostic] = []
     sdef = wf.step(key)
-    step = _steps(dict(doc)).get(key)
+    step = steps_of(dict(doc)).get(key)
     step = step if isinstance(step, dict) else {}
     if sdef is None:
         return out
-    label = _label(key, step, sdef)
+    label = step_label(key, step, sdef)
     ids = [c.id for c in sdef.checkpoints]
     sub = step.get("sub_step")
     missing = ids[ids.index(sub) + 1 :] if sub in ids else ([] if sub is not None else ids)
@@ -420,7 +301,7 @@ def completion_gaps(
                 "SR716",
                 f"step {label} completed with {done} of its {len(ids)} checkpoints recorded; "
                 f"not recorded: {', '.join(missing)}",
-                pointer=_ptr("steps", key, "sub_step"),
+                pointer=pointer_to("steps", key, "sub_step"),
                 hint=f"if that work was not done, reopen the step (`session-resume start {key} "
                 f"--force`), do it and record each checkpoint after its work "
                 f"(`session-resume checkpoint {key} {missing[0]}` first)",
@@ -440,7 +321,7 @@ def completion_gaps(
                 "SR717",
                 f"step {label} completed while {gate.get('id') or 'its gate'} still has no "
                 f"value for {', '.join(empty)}",
-                pointer=_ptr("decisions", empty[0]),
+                pointer=pointer_to("decisions", empty[0]),
                 hint=f"ask the user at {gate.get('id') or 'the gate'} and record each: "
                 f"`session-resume decide {empty[0]} VALUE`",
             )
@@ -461,21 +342,21 @@ def skip_step(
     store stamps ``updated``.)"""
     del now
     new: dict[str, Any] = copy_document(doc)
-    step = _existing(new, wf, key)
+    step = existing_step(new, wf, key)
     sdef = wf.step(key)
-    label = _label(key, step, sdef)
+    label = step_label(key, step, sdef)
     status = step.get("status")
-    ptr = _ptr("steps", key, "status")
+    ptr = pointer_to("steps", key, "status")
     if not isinstance(reason, str) or not reason.strip():
-        raise _refuse("SR710", f"give the reason for skipping step {label} (--reason)", ptr)
+        raise refuse("SR710", f"give the reason for skipping step {label} (--reason)", ptr)
     if status not in ("pending", "in_progress"):
-        raise _refuse(
+        raise refuse(
             "SR710",
             f"step {label} is {status}; only a pending or in-progress step can be skipped",
             ptr,
         )
     if sdef is not None and not sdef.optional and not force:
-        raise _refuse(
+        raise refuse(
             "SR710",
             f"step {label} is not optional in workflow {wf.id!r}; use `--force` to skip it anyway",
             ptr,
@@ -493,17 +374,17 @@ def set_decision(
     copies cannot disagree. ``via``: ``decide`` or ``transition``, the command a refusal's hint
     names."""
     if not isinstance(key, str) or not key:
-        raise _refuse("SR710", "the decision key is empty", "/decisions")
+        raise refuse("SR710", "the decision key is empty", "/decisions")
     if wf.decisions and key not in {d.key for d in wf.decisions}:
         raise TransitionError([unknown_decision_key(wf, key, value, via)])
     for d in wf.decisions:
         if d.key == key and d.enum is not None and value not in d.enum:
             allowed = ", ".join(repr(v) for v in d.enum)
-            raise _refuse(
+            raise refuse(
                 "SR420",
                 f"decision {key} = {value!r} is not allowed by workflow {wf.id!r}; "
                 f"allowed: {allowed}",
-                _ptr("decisions", key),
+                pointer_to("decisions", key),
             )
     new: dict[str, Any] = copy_document(doc)
     decisions = new.get("decisions")
@@ -544,7 +425,7 @@ def unknown_decision_key(wf: Workflow, key: str, value: Any, via: str) -> Diagno
             "decision outside them goes in the decision log: `session-resume decide --log "
             "--title T --choice C --rationale R`."
         )
-    return diag("SR422", message, pointer=_ptr("decisions", key), hint=hint)
+    return diag("SR422", message, pointer=pointer_to("decisions", key), hint=hint)
 
 
 def json_text(value: Any) -> str:
@@ -582,7 +463,7 @@ def log_decision(
     one, as upstream does)."""
     for what, value in (("title", title), ("choice", choice), ("rationale", rationale)):
         if not isinstance(value, str) or not value.strip():
-            raise _refuse("SR710", f"the decision's {what} is empty", "/decision_log")
+            raise refuse("SR710", f"the decision's {what} is empty", "/decision_log")
     entry: dict[str, Any] = {
         "id": next_decision_id(doc),
         "title": title,
@@ -591,9 +472,9 @@ def log_decision(
     }
     if step is not None:
         if wf is not None:
-            _check_key(wf, step)
+            check_key(wf, step)
         elif not STEP_KEY.match(step):
-            raise _refuse("SR711", f"{step!r} is not a step key", "/decision_log")
+            raise refuse("SR711", f"{step!r} is not a step key", "/decision_log")
         entry["step"] = int(step) if step.isdigit() else step
     alts = [a for a in alternatives]
     if alts:
@@ -610,7 +491,7 @@ def add_finding(doc: dict[str, Any], title: str) -> dict[str, Any]:
     """Challenger finding: add ``title`` to ``open_findings`` (once; adding it again changes
     nothing)."""
     if not isinstance(title, str) or not title.strip():
-        raise _refuse("SR710", "the finding title is empty", "/open_findings")
+        raise refuse("SR710", "the finding title is empty", "/open_findings")
     new: dict[str, Any] = copy_document(doc)
     if not isinstance(new.get("open_findings"), list):
         new["open_findings"] = []
@@ -624,7 +505,7 @@ def resolve_finding(doc: dict[str, Any], title: str) -> dict[str, Any]:
     findings = doc.get("open_findings")
     if not isinstance(findings, list) or title not in findings:
         listed = ", ".join(repr(f) for f in findings or []) if isinstance(findings, list) else ""
-        raise _refuse(
+        raise refuse(
             "SR710",
             f"no open finding titled {title!r}; open findings: {listed or 'none'}",
             "/open_findings",
@@ -654,12 +535,12 @@ def review_audit(doc: dict[str, Any], wf: Workflow, key: str, audit: ReviewAudit
     pass number within the passes planned, and no more passes run than planned plus skipped
     ones accounted for."""
     new: dict[str, Any] = copy_document(doc)
-    _existing(new, wf, key)  # refuses a step unknown to the state and the workflow
+    existing_step(new, wf, key)  # refuses a step unknown to the state and the workflow
     sdef = wf.step(key)
-    ptr = _ptr("review_audit", f"step_{key}")
+    ptr = pointer_to("review_audit", f"step_{key}")
     if not wf.free_steps and (sdef is None or not sdef.review_audited):
         audited = ", ".join(s.key for s in wf.steps if s.review_audited) or "none"
-        raise _refuse(
+        raise refuse(
             "SR710",
             f"step {key} has no challenger review in workflow {wf.id!r} (review-audited "
             f"steps: {audited}); nothing was written",
@@ -668,7 +549,7 @@ def review_audit(doc: dict[str, Any], wf: Workflow, key: str, audit: ReviewAudit
     if audit.complexity is not None:
         allowed = next((d.enum for d in wf.decisions if d.key == "complexity"), None)
         if allowed is not None and audit.complexity not in allowed:
-            raise _refuse(
+            raise refuse(
                 "SR420",
                 f"complexity {audit.complexity!r} is not allowed by workflow {wf.id!r}; "
                 f"allowed: {', '.join(repr(v) for v in allowed if v)}",
@@ -677,7 +558,7 @@ def review_audit(doc: dict[str, Any], wf: Workflow, key: str, audit: ReviewAudit
     for name in ("passes_planned", "passes_executed"):
         value = getattr(audit, name)
         if value is not None and value < 0:
-            raise _refuse("SR710", f"{name} must be 0 or more, not {value}", f"{ptr}/{name}")
+            raise refuse("SR710", f"{name} must be 0 or more, not {value}", f"{ptr}/{name}")
     audits = new.get("review_audit")
     if not isinstance(audits, dict):
         audits = {}
@@ -706,28 +587,28 @@ def review_audit(doc: dict[str, Any], wf: Workflow, key: str, audit: ReviewAudit
         old = entry.get(name)
         target: list[Any] = old if isinstance(old, list) else []
         entry[name] = [*target, *(v for v in values if v not in target)]
-    planned = _int_or_none(entry.get("passes_planned"))
+    planned = int_or_none(entry.get("passes_planned"))
     bad = [
         n
         for n in entry["skipped"]
         if not isinstance(n, int) or n < 1 or (planned is not None and n > planned)
     ]
     if bad:
-        raise _refuse(
+        raise refuse(
             "SR710",
             f"skipped pass {bad[0]} is not a pass of the {planned} planned (1..{planned})",
             ptr + "/skipped",
         )
-    executed = _int_or_none(entry.get("passes_executed"))
+    executed = int_or_none(entry.get("passes_executed"))
     if planned is not None and executed is not None and executed + len(entry["skipped"]) > planned:
-        raise _refuse(
+        raise refuse(
             "SR710",
             f"{executed} passes run and {len(entry['skipped'])} skipped exceed the "
             f"{planned} planned; raise --passes-planned or correct the counts",
             ptr,
         )
     if entry["skipped"] and len(entry["skip_reasons"]) < 1:
-        raise _refuse(
+        raise refuse(
             "SR710",
             'skipped passes need a reason (`--skip-reason TEXT`, e.g. "pass 1: 0 must_fix")',
             ptr + "/skip_reasons",

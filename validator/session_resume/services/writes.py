@@ -332,6 +332,44 @@ def archive_session(
     return Path(res.archived_to) if res.archived_to else None
 
 
+def _refuse_existing(ctx: WriteContext, loaded: store.Loaded, project: str) -> None:
+    """Refuse (SR710) an init without ``--fresh`` where a state exists, or where only its
+    .bak does."""
+    if loaded.status == "absent" and loaded.backup_usable:
+        # A later save would rotate the new state over the only good copy of the old one.
+        raise ServiceError(
+            [
+                diag(
+                    "SR710",
+                    f"{ctx.state_path} is missing but {store.BAK} holds a valid state; "
+                    f"restore it with `session-resume recover {ctx.session_dir}`, or start "
+                    f"over with `session-resume init {project} --fresh` (it is archived, "
+                    "not deleted)",
+                    file=ctx.state_path,
+                )
+            ]
+        )
+    if loaded.status != "absent":
+        old = loaded.document or {}
+        what = (
+            f"revision {loaded.revision}, project {old.get('project')!r}"
+            if loaded.status == "ok"
+            else loaded.status
+        )
+        raise ServiceError(
+            [
+                diag(
+                    "SR710",
+                    f"{ctx.state_path} already exists ({what}); to continue it run "
+                    f"`session-resume resume {ctx.session_dir}`, or start over with "
+                    f"`session-resume init {project} --fresh` (the old files are "
+                    "archived under .archive/, nothing is deleted)",
+                    file=ctx.state_path,
+                )
+            ]
+        )
+
+
 @no_lease_left_on_failure  # a lease this write created goes if it is refused (leases.py)
 def init_session(
     ctx: WriteContext, project: str, *, workflow: str | None = None, fresh: bool = False
@@ -355,39 +393,8 @@ def init_session(
         stale_seconds=ctx.stale_seconds,
     )
     archived = None
-    if loaded.status == "absent" and loaded.backup_usable and not fresh:
-        # A later save would rotate the new state over the only good copy of the old one.
-        raise ServiceError(
-            [
-                diag(
-                    "SR710",
-                    f"{ctx.state_path} is missing but {store.BAK} holds a valid state; "
-                    f"restore it with `session-resume recover {ctx.session_dir}`, or start "
-                    f"over with `session-resume init {project} --fresh` (it is archived, "
-                    "not deleted)",
-                    file=ctx.state_path,
-                )
-            ]
-        )
-    if loaded.status != "absent" and not fresh:
-        old = loaded.document or {}
-        what = (
-            f"revision {loaded.revision}, project {old.get('project')!r}"
-            if loaded.status == "ok"
-            else loaded.status
-        )
-        raise ServiceError(
-            [
-                diag(
-                    "SR710",
-                    f"{ctx.state_path} already exists ({what}); to continue it run "
-                    f"`session-resume resume {ctx.session_dir}`, or start over with "
-                    f"`session-resume init {project} --fresh` (the old files are "
-                    "archived under .archive/, nothing is deleted)",
-                    file=ctx.state_path,
-                )
-            ]
-        )
+    if not fresh:
+        _refuse_existing(ctx, loaded, project)
     if fresh:
         old_project = (loaded.document or {}).get("project")
         try:

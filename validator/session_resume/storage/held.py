@@ -1,30 +1,24 @@
 """One held directory: every file operation on a session goes through one directory descriptor.
 
-:meth:`HeldDir.at` walks from the repository root to the session directory, one component at
-a time, each opened relative to the previous descriptor with ``O_NOFOLLOW | O_DIRECTORY``; a
-component that is a symbolic link is followed only when its real path is inside the root (and
-the directory then opened is checked to be that one, by device and inode). From then on every
-open, create, rename, link, unlink, mkdir, stat and fsync is relative to that descriptor
-(``dir_fd=``, ``src_dir_fd=``/``dst_dir_fd=``) with a plain name: a name that is not a single
-component (``/``, ``..``, ``.``, NUL, empty) is refused (SR106) before the system is asked. So a
-link planted on any parent after the walk cannot redirect a later operation, and no operation
-can reach a file outside the directory held.
+:meth:`HeldDir.at` walks from the repository root to the session directory, one component at a
+time, each opened relative to the previous descriptor with ``O_NOFOLLOW | O_DIRECTORY``; a
+component that is a symbolic link is followed only when its real path is inside the root (and the
+directory then opened is checked to be that one, by device and inode). From then on every open,
+create, rename, link, unlink, mkdir, stat and fsync is relative to that descriptor (``dir_fd=``,
+``src_dir_fd=``/``dst_dir_fd=``) with a plain name: a name that is not a single component (``/``,
+``..``, ``.``, NUL, empty) is refused (SR106) before the system is asked. So a link planted on any
+parent after the walk cannot redirect a later operation, and no operation can reach a file outside
+the directory held.
 
-Files written in place (the worklog, the lock) are refused when hard-linked (SR107: the other
-name may be outside the repository). Files replaced (state, ``.bak``, lease, handoff) are
-written to an ``O_EXCL`` temp file and renamed over the name, which replaces a planted link or
-hard link rather than writing through it.
+Files written in place (the worklog, the lock) are refused when hard-linked (SR107: the other name
+may be outside the repository). Files replaced (state, ``.bak``, lease, handoff) are written to an
+``O_EXCL`` temp file and renamed over the name, which replaces a planted link or hard link rather
+than writing through it.
 
-Usage::
-
-    with HeldDir.at(session_dir, root, create=True) as h:
-        res = h.read_limited("00-session-state.json")
-        tmp = h.write_temp(data, prefix=".00-session-state.json.")
-        h.replace(tmp, "00-session-state.json")
-        h.fsync()
-
-Errors are :class:`StoreError` with coded diagnostics; a raw ``OSError`` escapes only from the
-write primitives (``write_temp``, ``replace``, ...), for the caller to code as its own failure.
+Usage: ``with HeldDir.at(session_dir, root) as h: h.read_limited(STATE)``, then ``h.write_temp``,
+``h.replace(tmp, STATE)``, ``h.fsync()``. Errors are :class:`StoreError` with coded diagnostics; a
+raw ``OSError`` escapes only from the write primitives (``write_temp``, ``replace``, ...), for the
+caller to code as its own failure.
 """
 
 from __future__ import annotations

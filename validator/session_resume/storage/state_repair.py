@@ -351,39 +351,45 @@ def migrate_session(
         if not write:
             out.status = "would_migrate"
             return out
-        # migrate() set revision and updated and refused contradictions: what the dry-run
-        # patch shows is exactly what is written (docs/spec.md §9.3).
-        new = copy.deepcopy(result.document)
-        kept: str | None = None
-        try:
-            with held_mod.using(s.dir, s.root) as h:  # the locked one
-                kept = _keep_pre_migration(h, result.from_version)
-                try:
-                    replace_state(s, serialize(new), rotate_backup=True, always_backup=True, held=h)
-                except StoreError:
-                    if kept is not None:  # nothing changed: not even the kept copy
-                        h.discard(kept)
-                    raise
-        except StoreError as exc:
-            out.status = "refused"
-            out.notes = [*out.notes, *exc.diagnostics]
-            return out
-        out.status = "migrated"
-        out.after = new
-        try:
-            worklog.append(
-                s.dir,
-                "migrated",
-                ts=format_ts(now),
-                detail={"from": result.from_version, "to": CURRENT, "changes": len(out.patch)},
-            )
-        except (OSError, ValueError) as exc:
-            out.notes = [
-                *out.notes,
-                diag(
-                    "SR505",
-                    f"the state was migrated but its worklog event could not be appended: {exc}",
-                    file=str(s.dir / worklog.WORKLOG),
-                ),
-            ]
+        return _write_migrated(s, out, result, now)
+
+
+def _write_migrated(s: Session, out: MigrateOutcome, result: Any, now: datetime) -> MigrateOutcome:
+    """Under the lock: keep the pre-migration file, replace the state (its old file becomes
+    ``.bak``), append the ``migrated`` event; a refused replace keeps nothing."""
+    # migrate() set revision and updated and refused contradictions: what the dry-run
+    # patch shows is exactly what is written (docs/spec.md §9.3).
+    new = copy.deepcopy(result.document)
+    kept: str | None = None
+    try:
+        with held_mod.using(s.dir, s.root) as h:  # the locked one
+            kept = _keep_pre_migration(h, result.from_version)
+            try:
+                replace_state(s, serialize(new), rotate_backup=True, always_backup=True, held=h)
+            except StoreError:
+                if kept is not None:  # nothing changed: not even the kept copy
+                    h.discard(kept)
+                raise
+    except StoreError as exc:
+        out.status = "refused"
+        out.notes = [*out.notes, *exc.diagnostics]
         return out
+    out.status = "migrated"
+    out.after = new
+    try:
+        worklog.append(
+            s.dir,
+            "migrated",
+            ts=format_ts(now),
+            detail={"from": result.from_version, "to": CURRENT, "changes": len(out.patch)},
+        )
+    except (OSError, ValueError) as exc:
+        out.notes = [
+            *out.notes,
+            diag(
+                "SR505",
+                f"the state was migrated but its worklog event could not be appended: {exc}",
+                file=str(s.dir / worklog.WORKLOG),
+            ),
+        ]
+    return out

@@ -697,6 +697,3 @@ def check_writable(
             ]
         )
     return Writable(report, parsed.value)
-
-
-# --- recovery ------------------------------------------------------------------------------
