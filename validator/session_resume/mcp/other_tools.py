@@ -189,30 +189,17 @@ def do_budget(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _session_result(res: SessionResult) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "ok": True,
-        "session": res.session,
-        "action": res.action,
-        "events": res.events,
-        "lease": res.lease,
-    }
-    if res.previous_session is not None:
-        out["previous_session"] = res.previous_session
-    return out
-
-
 def do_session_start(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     """Take the lease now (else the first write does): this process's pid and host."""
-    return _session_result(rt.keeper.start(rt.context(a), takeover=a.get("takeover", False)))
+    return rt.keeper.start(rt.context(a), takeover=a.get("takeover", False)).to_json()
 
 
 def do_session_end(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     """End this server's session in the directory (log session_end, remove the lease)."""
     ctx = rt.context(a)
     if not Path(ctx.session_dir).is_dir():
-        return _session_result(SessionResult(None, "none"))
-    return _session_result(rt.keeper.end(replace(ctx)))
+        return SessionResult(None, "none").to_json()
+    return rt.keeper.end(replace(ctx)).to_json()
 
 
 RESUME_TOOL = Tool(

@@ -60,6 +60,20 @@ class SessionResult:
     lease: dict[str, Any] | None = None
     previous_session: str | None = None
 
+    def to_json(self) -> dict[str, Any]:
+        """The answer of `session start`/`end` as the CLI's ``--format json`` and the MCP
+        session tools both give it."""
+        out: dict[str, Any] = {
+            "ok": True,
+            "session": self.session,
+            "action": self.action,
+            "events": self.events,
+            "lease": self.lease,
+        }
+        if self.previous_session is not None:
+            out["previous_session"] = self.previous_session
+        return out
+
 
 @record(frozen=True)
 class LeasePlan:

@@ -515,16 +515,7 @@ def run_transition(args: argparse.Namespace) -> int:
 
 def _emit_session(args: argparse.Namespace, res: SessionResult, text: str) -> int:
     if args.format == "json":
-        out: dict[str, Any] = {
-            "ok": True,
-            "session": res.session,
-            "action": res.action,
-            "events": res.events,
-            "lease": res.lease,
-        }
-        if res.previous_session is not None:
-            out["previous_session"] = res.previous_session
-        emit_json(out)
+        emit_json(res.to_json())
     else:
         sys.stdout.write(text)
     return 0
