@@ -60,12 +60,18 @@ def run(args: argparse.Namespace) -> int:
     result = decision_for(args)
     # lazy: the CLI imports only what the command it runs needs
     from session_resume.cli.commands.suggest import complete_answer, complete_text, naming_of
+    from session_resume.records import replace
 
-    complete_answer(result, naming_of(args))  # runnable as printed: --root, the session
+    naming = naming_of(args)
+    chosen = result.get("session")
+    if naming.session is None and isinstance(chosen, dict) and isinstance(chosen.get("id"), str):
+        # the id the answer chose for this agent (spec.md §10.3): its hints name it too
+        naming = replace(naming, session=chosen["id"])
+    complete_answer(result, naming)  # runnable as printed: --root, the session
     if args.format == "json":
         emit_json(result)
     else:
-        sys.stdout.write(complete_text(render_text(clean_tree(result)), naming_of(args)))
+        sys.stdout.write(complete_text(render_text(clean_tree(result)), naming))
     return 0
 
 

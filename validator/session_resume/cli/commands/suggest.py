@@ -37,6 +37,9 @@ class Naming:
     root: str | None = None
     # the words of the user's own command line after `session-resume` (cli.main keeps them)
     argv: tuple[str, ...] | None = None
+    # the session the call named (or the one a resume answer chose): every suggested command
+    # that takes `--session` names it, so a write is not refused as another session's (SR511)
+    session: str | None = None
 
 
 def naming_of(args: argparse.Namespace, session_dir: str | None = None) -> Naming:
@@ -50,6 +53,7 @@ def naming_of(args: argparse.Namespace, session_dir: str | None = None) -> Namin
         project=project,
         root=getattr(args, "root", None),
         argv=tuple(argv) if isinstance(argv, list) else None,
+        session=session if isinstance(session := getattr(args, "session", None), str) else None,
     )
 
 
@@ -139,6 +143,8 @@ def complete(command: str, naming: Naming) -> str:
             extra += ["--session-dir", naming.dir]
     if naming.root is not None and "--root" in options and getattr(args, "root", None) is None:
         extra += ["--root", naming.root]
+    if naming.session and "--session" in options and getattr(args, "session", None) is None:
+        extra += ["--session", naming.session]
     return f"{text} {shlex.join(extra)}" if extra else text
 
 
