@@ -831,7 +831,8 @@ def test_a_checkpoint_the_restored_bak_lost_is_named(tmp_path: Path) -> None:
     assert ans["action"] == "resume_from_checkpoint" and ans["sub_step"] == "phase_2_waf"
     (w,) = [w for w in ans["warnings"] if w["code"] == "SR718"]
     assert "phase_3_cost" in w["message"] and "phase_2_waf" in w["message"]
-    assert "`session-resume checkpoint 2 phase_3_cost --session-dir agent-output/demo`" in w["hint"]
+    want = "`session-resume checkpoint 2 phase_3_cost --session-dir agent-output/demo --session a1`"
+    assert want in w["hint"]  # the caller's session: pasted, it is not refused (SR511)
     text = _plain(repo, T0, "resume", "agent-output/demo", "--session", "a1").stdout
     assert "warning SR718" in text
     # recorded again, as the hint says: the warning is gone

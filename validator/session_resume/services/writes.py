@@ -23,6 +23,7 @@ from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.outcomes import LeaseAction
 from session_resume.core.versions import CURRENT
 from session_resume.core.workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
+from session_resume.core.write_checks import one_form
 from session_resume.core.write_moments import TransitionError
 from session_resume.records import field, record, replace
 from session_resume.services.context import WriteContext, make_session_dir
@@ -481,9 +482,34 @@ def checkpoint(
     if ctx.root is not None:
         rel = os.path.relpath(os.path.abspath(ctx.session_dir), os.path.abspath(ctx.root))
         base = None if rel.startswith("..") else Path(rel).as_posix()
-    return write_state(
+    res = write_state(
         ctx, changes.checkpoint(step, sub_step, list(artifacts), list(context_files), base)
     )
+    if ctx.root is not None and base is not None:
+        res.warnings.extend(_missing_artifacts(ctx, step, artifacts, base))
+    return res
+
+
+def _missing_artifacts(
+    ctx: WriteContext, step: str, artifacts: Sequence[str], base: str
+) -> list[Diagnostic]:
+    """SR714 for each file the checkpoint lists that is not on disk: a checkpoint records work
+    already done (a fresh agent recorded one naming a file it had not written)."""
+    out = []
+    for given in artifacts:
+        rel = one_form(given, base)
+        if not os.path.lexists(os.path.join(str(ctx.root), *rel.split("/"))):
+            out.append(
+                diag(
+                    "SR714",
+                    f"the checkpoint of step {step} was recorded, but {rel}, which it lists, "
+                    "is not on disk",
+                    file=ctx.state_path,
+                    hint=f"Write {rel} now (it is this checkpoint's work), before the next "
+                    "checkpoint; record a checkpoint only after its files exist.",
+                )
+            )
+    return out
 
 
 def complete_step(ctx: WriteContext, step: str) -> WriteResult:
