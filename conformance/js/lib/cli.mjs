@@ -435,10 +435,9 @@ function cmdResume(argv) {
   // decision version 2: commands (and alternatives) are {run, when} objects
   for (const key of ["commands", "alternatives"]) {
     if (!Array.isArray(decision[key])) continue;
-    // the --root of this call goes into `commands` only, as the reference's
-    const f = key === "commands" ? fill : { ...fill, root: undefined };
+    // the --root of this call goes into every command, as the reference's
     decision[key] = decision[key].map((/** @type {any} */ c) =>
-      typeof c === "string" ? runnable(c, dir, f) : { ...c, run: runnable(c.run, dir, f) },
+      typeof c === "string" ? runnable(c, dir, fill) : { ...c, run: runnable(c.run, dir, fill) },
     );
   }
   fillPlan(decision.plan, dir, fill);
@@ -513,14 +512,13 @@ function runnable(command, dir, fill) {
  * @param {any} plan @param {string} dir @param {Fill} fill */
 function fillPlan(plan, dir, fill) {
   if (!plan) return;
-  const bare = { ...fill, root: undefined };
-  for (const c of plan.checkpoints ?? []) c.write = runnable(c.write, dir, bare);
-  if (typeof plan.complete === "string") plan.complete = runnable(plan.complete, dir, bare);
-  if (plan.review_audit) plan.review_audit.write = runnable(plan.review_audit.write, dir, bare);
+  for (const c of plan.checkpoints ?? []) c.write = runnable(c.write, dir, fill);
+  if (typeof plan.complete === "string") plan.complete = runnable(plan.complete, dir, fill);
+  if (plan.review_audit) plan.review_audit.write = runnable(plan.review_audit.write, dir, fill);
   const next = plan.next_step;
   if (next)
     for (const k of ["start", "skip", "transition"])
-      if (typeof next[k] === "string") next[k] = runnable(next[k], dir, bare);
+      if (typeof next[k] === "string") next[k] = runnable(next[k], dir, fill);
 }
 
 /** @param {string[]} argv */

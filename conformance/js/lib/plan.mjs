@@ -163,6 +163,22 @@ export function buildPlan(doc, key, wf, { action, sub }) {
   };
 }
 
+/** The writes of the step's required gate decisions still empty (else `complete` warns,
+ * SR717): each only with the user's choice, which replaces VALUE. */
+function gateDecisions(plan) {
+  const g = plan.gate;
+  if (!g) return [];
+  return g.decisions
+    .filter((d) => d.required && (d.value === null || d.value === undefined || d.value === ""))
+    .map((d) => {
+      const allowed = d.allowed ? ` (one of: ${d.allowed.join(", ")})` : "";
+      return cmd(
+        `session-resume decide ${d.key} VALUE`,
+        `only with the user's choice of ${d.key} at ${g.id} of step ${plan.step}${allowed}, which replaces VALUE`,
+      );
+    });
+}
+
 /** The plan as the ordered command list. */
 export function planCommands(plan, action) {
   const out = [];
@@ -182,6 +198,7 @@ export function planCommands(plan, action) {
       ),
     );
   }
+  out.push(...gateDecisions(plan));
   const last = plan.checkpoints.length ? plan.checkpoints[plan.checkpoints.length - 1].id : null;
   out.push(
     cmd(plan.complete, last ? `after checkpoint ${last}` : "after the step's remaining work"),

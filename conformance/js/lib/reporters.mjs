@@ -122,13 +122,19 @@ const escapeData = (s) => s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/
 /** @param {string} s */
 const escapeProp = (s) => escapeData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");
 
+/** The path an annotation names: absolute, since the runner makes a path inside
+ * GITHUB_WORKSPACE relative to it but reads any relative path from the repository root;
+ * standard input's name stays as it is (the reference's `_annotated`).
+ * @param {string} file */
+const annotated = (file) => (!file || file === "<stdin>" ? file : resolve(file));
+
 /** @param {FileReport[]} reports */
 export function renderGithub(reports) {
   /** @type {string[]} */
   const lines = [];
   for (const r of reports) {
     for (const d of r.diagnostics) {
-      const props = [`file=${escapeProp(d.file)}`];
+      const props = [`file=${escapeProp(annotated(d.file))}`];
       if (d.line !== null) props.push(`line=${d.line}`);
       if (d.column !== null) props.push(`col=${d.column}`);
       props.push(`title=${escapeProp(d.code)}`);

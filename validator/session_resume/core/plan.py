@@ -229,6 +229,7 @@ def commands(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:
             else "after the challenger review has run"
         )
         out.append(cmd(audit["write"], done))
+    out += _gate_decisions(plan, key)
     last = cps[-1]["id"] if cps else None
     out.append(
         cmd(
@@ -237,6 +238,26 @@ def commands(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:
         )
     )
     out.append(cmd(SESSION_END, "when you stop"))
+    return out
+
+
+def _gate_decisions(plan: Mapping[str, Any], key: str) -> list[dict[str, str]]:
+    """The writes of the step's gate decisions that are required and still empty (else
+    `complete` warns, SR717): each only with the user's choice, which replaces VALUE."""
+    gate = plan.get("gate")
+    if not gate:
+        return []
+    out = []
+    for d in gate["decisions"]:
+        if d["required"] and d["value"] in (None, ""):
+            allowed = f" (one of: {', '.join(d['allowed'])})" if d["allowed"] else ""
+            out.append(
+                cmd(
+                    f"session-resume decide {d['key']} VALUE",
+                    f"only with the user's choice of {d['key']} at {gate['id']} of step "
+                    f"{key}{allowed}, which replaces VALUE",
+                )
+            )
     return out
 
 

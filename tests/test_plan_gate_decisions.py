@@ -1,0 +1,48 @@
+"""The plan records the gate's required decisions before `complete` (fresh-agent review: the
+commands ended in `complete 2` with Gate 2's required decision unrecorded, and only the
+SR717 warning after it said so). Followed literally, each `decide` with the user's choice in
+place of VALUE, the step completes with no SR717."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from pathlib import Path
+
+from conftest import run_cli
+
+NOW = ("--now", "2026-03-02T12:00:00Z")
+S = ("--project", "demo", "--session", "s1")
+
+
+def test_following_the_plan_records_the_gate_decisions_before_complete(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    for argv in (["init", "demo", "--session", "s1"], ["session", "start", *S], ["start", "1", *S]):
+        assert run_cli(*argv, *NOW, cwd=tmp_path).returncode == 0
+    answer = json.loads(
+        run_cli(
+            "resume", "agent-output/demo", "--session", "s1", "--format", "json", *NOW, cwd=tmp_path
+        ).stdout
+    )
+    runs = [c["run"] for c in answer["commands"]]
+    complete = next(i for i, r in enumerate(runs) if " complete 1 " in f"{r} ")
+    decides = [c for c in answer["commands"][:complete] if " decide " in c["run"]]
+    gate = answer["plan"]["gate"]
+    required = [d["key"] for d in gate["decisions"] if d["required"] and not d["value"]]
+    assert required and [c["run"].split()[2] for c in decides] == required
+    for c in decides:
+        assert c["when"].startswith("only with the user's choice of"), c
+        assert "which replaces VALUE" in c["when"]
+    (tmp_path / "agent-output" / "demo" / "01-requirements.md").write_text("# r\n")
+    for c in answer["commands"][: complete + 1]:
+        argv = shlex.split(c["run"])[1:]
+        if argv[0] == "decide":
+            allowed = next(d["allowed"] for d in gate["decisions"] if d["key"] == argv[1])
+            argv = [(allowed[0] if allowed else "chosen") if w == "VALUE" else w for w in argv]
+        if argv[0] == "checkpoint":
+            argv += ["--artifact", "agent-output/demo/01-requirements.md"]
+        proc = run_cli(*argv, "--format", "json", *NOW, cwd=tmp_path)
+        assert proc.returncode == 0, (argv, proc.stdout, proc.stderr)
+        codes = [w["code"] for w in json.loads(proc.stdout).get("warnings", [])]
+        assert "SR717" not in codes and "SR716" not in codes, (argv, codes)
