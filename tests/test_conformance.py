@@ -39,7 +39,7 @@ PY_ADAPTER = f"{shlex.quote(sys.executable)} -m session_resume.conformance.adapt
 NODE_ADAPTER_JS = REPO / "conformance" / "js" / "adapter.mjs"
 
 
-def conformance(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def conformance(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "session_resume", "conformance", *args],
         capture_output=True,
