@@ -565,9 +565,13 @@ def test_a_refused_write_leaves_no_lease_it_created(tmp_path: Path) -> None:
     assert last[1]["detail"] == {"reason": "write_refused"}
     assert last[0]["session"] == last[1]["session"]
     # a lease the refused write did not create stays
-    assert run_cli("session", "start", "--session-dir", str(d), "--now", earlier).returncode == 0
+    started = run_cli("session", "start", "--session-dir", str(d), "--now", earlier)
+    assert started.returncode == 0
     lease = (d / SENTINEL).read_bytes()
-    proc = run_cli("decide", "region", "x", "--session-dir", str(d), "--now", earlier)
+    sid = started.stdout.strip()  # its own session: a write naming none is refused (SR511)
+    proc = run_cli(
+        "decide", "region", "x", "--session-dir", str(d), "--now", earlier, "--session", sid
+    )
     assert proc.returncode == 1 and "SR161" in proc.stderr
     assert (d / SENTINEL).read_bytes() == lease
 
