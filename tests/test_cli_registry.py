@@ -116,3 +116,11 @@ def test_every_output_format_is_in_the_one_reporter_table() -> None:
     assert action is validate._option_string_actions["--output-format"]
     assert {n for n, r in REPORTERS.items() if r.needs_positions} == {"github", "sarif"}
     assert {n for n, r in REPORTERS.items() if r.refusal} == {"json", "sarif"}
+
+
+def test_main_only_dispatches() -> None:
+    """No command lives in cli/main.py (issue 31: at most 250 lines): it parses, runs the
+    command's ``func`` and turns refusals into exit codes."""
+    main = PACKAGE / "cli" / "main.py"
+    assert len(main.read_text(encoding="utf-8").splitlines()) <= 250
+    assert "add_parser(" not in main.read_text(encoding="utf-8")
