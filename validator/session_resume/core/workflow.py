@@ -274,7 +274,24 @@ def _parse_cached(file: str, data: bytes) -> Workflow:
     if raw is None:
         raw = _parse_yaml_definition(file, data)
         _cache_put(data, raw)
+        _warm_builtins(file)
     return _build(raw, file)
+
+
+def _warm_builtins(file: str) -> None:
+    """A built-in definition was just parsed, so the YAML parser is loaded: cache the other
+    built-ins too, so that a later command looking a project up among every built-in's session
+    directory (`--project` with no workflow named) does not load the parser again."""
+    paths = [_builtin_path(name) for name in BUILTINS]
+    if file not in {str(p) for p in paths}:
+        return
+    for path in paths:
+        try:
+            data = path.read_bytes()
+            if str(path) != file and _cache_get(data) is None:
+                _cache_put(data, _parse_yaml_definition(str(path), data))
+        except (OSError, WorkflowError):
+            continue
 
 
 def _parse_yaml_definition(file: str, data: bytes) -> dict[str, Any]:

@@ -7,6 +7,7 @@ import os
 import sys
 
 from session_resume.cli.commands.common import add_session_args, emit_json, read_options
+from session_resume.records import replace
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
 
@@ -60,7 +61,6 @@ def run(args: argparse.Namespace) -> int:
     result = decision_for(args)
     # lazy: the CLI imports only what the command it runs needs
     from session_resume.cli.commands.suggest import complete_answer, complete_text, naming_of
-    from session_resume.records import replace
 
     naming = naming_of(args)
     chosen = result.get("session")
