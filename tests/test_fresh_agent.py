@@ -190,7 +190,8 @@ def test_briefing_carries_the_state_and_what_to_read(tmp_path: Path) -> None:
     ]
     # the text output shows the same briefing and plan
     text = sh.run("resume", "agent-output/demo").stdout
-    assert "No DR target" in text and "checkpoint 2 phase_3_cost" in text and f"- {art}" in text
+    assert "No DR target" in text and "checkpoint 2 phase_3_cost" in text
+    assert f"{art} (partial: continue it)" in text  # under "read now", listed once
     assert "already loaded" not in text
 
 
@@ -372,6 +373,8 @@ def test_readme_life_cycle_runs_as_written(tmp_path: Path) -> None:
     tail = proc.stdout[proc.stdout.index("action: ") :]
     assert tail.startswith("action: resume_from_checkpoint")
     assert "after checkpoint phase_2_waf" in tail and "orphaned session" in tail
-    assert "No RTO stated" in tail and "02-architecture-assessment.md (partial deliverable" in tail
+    assert (
+        "No RTO stated" in tail and "02-architecture-assessment.md (partial: continue it)" in tail
+    )
     d = tmp_path / "agent-output" / "shop"
     assert run_cli("validate", str(d), "--strict", cwd=tmp_path).returncode == 0
