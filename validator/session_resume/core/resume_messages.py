@@ -70,8 +70,7 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
     "SR702": lambda f: (
         f"{_step(f)} is in progress with no checkpoint recorded, and no live session of "
         "yours started it: its earlier attempt stopped before its first checkpoint",
-        "start it again from its beginning (the first command; it counts an attempt), then "
-        "follow the plan",
+        "start it again from its beginning (the first command), then follow the plan",
     ),
     "SR703": lambda f: (
         f"{_step(f)} is in progress after checkpoint {f.get('sub_step')}",
