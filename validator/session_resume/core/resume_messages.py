@@ -142,7 +142,11 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
     ),
     "SR512": lambda f: (
         f"{_holder(f)} left its lease without ending: it stopped "
-        + (f"in step {f.get('orphan_step')}" if f.get("orphan_step") else "before any step"),
+        + (
+            f"in step {f.get('orphan_step')}"
+            if f.get("orphan_step")
+            else "with no step in progress that the state shows"
+        ),
         "the first write takes it over (logged); check `orphan.possibly_incomplete` first",
     ),
     "SR513": lambda f: (

@@ -138,7 +138,9 @@ def plan_text(decision: Mapping[str, Any]) -> str:
         )
     o = r.get("orphan")
     if o:
-        where = f"in step {o['step']}" if o["step"] else "before any step"
+        where = (
+            f"in step {o['step']}" if o["step"] else "with no step in progress that the state shows"
+        )
         if o["sub_step"]:
             where += f" at {o['sub_step']}"
         lines.append(
