@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -122,6 +123,17 @@ def _check_path(root: Path, rel: Path) -> Diagnostic | None:
     return None
 
 
+def _string_end(text: str, i: int) -> int:
+    """The index after the JSON string that opens at ``text[i]`` (a ``"``)."""
+    j, n = i + 1, len(text)
+    while j < n and text[j] != '"':
+        j += 2 if text[j] == "\\" else 1
+    return j + 1
+
+
+_NEXT_NON_SPACE = re.compile(r"\S")
+
+
 def strip_jsonc(text: str) -> str:
     """``text`` without JSONC's comments and trailing commas (strings kept as they are)."""
     out: list[str] = []
@@ -129,11 +141,9 @@ def strip_jsonc(text: str) -> str:
     while i < n:
         c = text[i]
         if c == '"':
-            j = i + 1
-            while j < n and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            out.append(text[i : j + 1])
-            i = j + 1
+            j = _string_end(text, i)
+            out.append(text[i:j])
+            i = j
         elif text.startswith("//", i):
             j = text.find("\n", i)
             i = n if j < 0 else j
@@ -150,15 +160,15 @@ def strip_jsonc(text: str) -> str:
     while i < n:
         c = plain[i]
         if c == '"':
-            j = i + 1
-            while j < n and plain[j] != '"':
-                j += 2 if plain[j] == "\\" else 1
-            result.append(plain[i : j + 1])
-            i = j + 1
+            j = _string_end(plain, i)
+            result.append(plain[i:j])
+            i = j
             continue
-        if c == "," and plain[i + 1 :].lstrip()[:1] in ("]", "}"):
-            i += 1
-            continue
+        if c == ",":
+            m = _NEXT_NON_SPACE.search(plain, i + 1)
+            if m is not None and m.group() in "]}":
+                i += 1
+                continue
         result.append(c)
         i += 1
     return "".join(result)
