@@ -182,6 +182,18 @@ def test_a_stop_with_stop_hook_active_is_never_blocked(tmp_path: Path) -> None:
     assert hook("stop", data=json.dumps(doc).encode()) is None
 
 
+def _pre_tool_use(root: Path, tool: str, tool_input: Any) -> Any:
+    """The pre-tool-use hook's answer to a tool call as Claude Code sends it."""
+    doc = {
+        "session_id": "s",
+        "cwd": str(root),
+        "hook_event_name": "PreToolUse",
+        "tool_name": tool,
+        "tool_input": tool_input,
+    }
+    return hook("pre-tool-use", data=json.dumps(doc).encode())
+
+
 @pytest.mark.parametrize(
     ("tool", "tool_input"),
     [
@@ -203,14 +215,7 @@ def test_a_stop_with_stop_hook_active_is_never_blocked(tmp_path: Path) -> None:
 )
 def test_writes_of_protocol_files_are_denied(tmp_path: Path, tool: str, tool_input: Any) -> None:
     root, _ = make_repo(tmp_path)
-    doc = {
-        "session_id": "s",
-        "cwd": str(root),
-        "hook_event_name": "PreToolUse",
-        "tool_name": tool,
-        "tool_input": tool_input,
-    }
-    out = hook("pre-tool-use", data=json.dumps(doc).encode())
+    out = _pre_tool_use(root, tool, tool_input)
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
@@ -237,27 +242,13 @@ def test_writes_of_protocol_files_are_denied(tmp_path: Path, tool: str, tool_inp
 )
 def test_everything_else_is_allowed_silently(tmp_path: Path, tool: str, tool_input: Any) -> None:
     root, _ = make_repo(tmp_path)
-    doc = {
-        "session_id": "s",
-        "cwd": str(root),
-        "hook_event_name": "PreToolUse",
-        "tool_name": tool,
-        "tool_input": tool_input,
-    }
-    assert hook("pre-tool-use", data=json.dumps(doc).encode()) is None
+    assert _pre_tool_use(root, tool, tool_input) is None
 
 
 def test_a_link_to_the_state_is_denied_too(tmp_path: Path) -> None:
     root, sdir = make_repo(tmp_path)
     (root / "alias.json").symlink_to(sdir / STATE)
-    doc = {
-        "session_id": "s",
-        "cwd": str(root),
-        "hook_event_name": "PreToolUse",
-        "tool_name": "Write",
-        "tool_input": {"file_path": "alias.json"},
-    }
-    out = hook("pre-tool-use", data=json.dumps(doc).encode())
+    out = _pre_tool_use(root, "Write", {"file_path": "alias.json"})
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
 
 
