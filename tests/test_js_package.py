@@ -768,6 +768,139 @@ def test_cli_resume_migrate_recover_match_python(tmp_path: Path) -> None:
         assert (jj["corrupt_kept_as"] is None) == (pj["corrupt_kept_as"] is None)
 
 
+# --- validate's options, byte for byte (issue 29 point 5) ---------------------------------
+
+# (group, case, exact): `exact` -- every finding of the input is one whose message and place
+# the JavaScript package words as the reference does (a valid state, a duplicate key, a
+# missing file), so the two outputs are compared byte for byte. Otherwise (semantic rules,
+# JSON syntax errors: their messages are prose, docs/conformance.md, and the JavaScript
+# package reports them without a place) the message and the place are masked and everything
+# else -- codes, severities, order, hints with their commands, summaries, colours, exit
+# codes -- is still compared byte for byte.
+OPTION_INPUTS = [
+    ("valid", "apex-step-2-at-checkpoint", True),
+    ("read", "duplicate-key-top", True),
+    ("semantic", "two-in-progress", False),
+    ("read", "json-trailing-comma", False),
+]
+
+# (format, options, stdin): what both CLIs offer; `-` reads the state from standard input
+OPTION_RUNS = [
+    ("text", [], False),
+    ("text", ["--select", "SR3", "--ignore", "SR306"], False),
+    ("text", ["--select", "SR999"], False),  # an unknown code: valid, selects nothing
+    ("text", ["-q", "--color", "always"], False),
+    ("text", ["--quiet", "--color", "never", "--ignore", "SR1,SR308"], False),
+    ("text", ["--strict", "--select", "SR308", "--exit-zero"], False),
+    ("text", ["--stdin-filename", "given/name.json", "--color", "always"], True),
+    ("json", ["--ignore", "SR30"], False),
+    ("json", ["--select", "SR1", "--select", "SR308", "--strict"], False),
+    ("json", [], True),
+    ("github", ["--select", "SR306,SR121"], False),
+    ("github", ["--stdin-filename", "x.json", "--exit-zero"], True),
+    ("sarif", ["--ignore", "SR306"], False),
+    ("sarif", ["--select", "ALL"], True),
+]
+
+_ANSI = re.compile(r"\x1b\[\d+m")
+
+
+def _masked(fmt: str, out: str) -> str:
+    """``out`` with each finding's message (prose) and place (the JavaScript package gives
+    semantic and syntax findings none) replaced by a mark; colours and hints kept."""
+    if fmt == "text":
+        lines = []
+        for line in out.split("\n"):
+            plain = _ANSI.sub("", line)
+            m = _TEXT_FINDING.match(plain)
+            if m is None:
+                lines.append(line)
+                continue
+            file = m["place"].split(":")[0]
+            escapes = "".join(_ANSI.findall(line))
+            lines.append(f"{file}: {m['code']} {m['severity']}: MESSAGE {escapes}")
+        return "\n".join(lines)
+    if fmt == "github":
+        out = re.sub(r"(title=SR\d{3})::.*?(%0Ahint|$)", r"\1::M\2", out, flags=re.MULTILINE)
+        return re.sub(r",line=\d+,col=\d+", "", out)
+    doc = json.loads(out)
+    if fmt == "json":
+        for f in doc["files"]:
+            for d in f["diagnostics"]:
+                d.update(message="M", pointer="", line=None, column=None)
+    else:
+        for res in doc["runs"][0]["results"]:
+            hint = res["message"]["text"].partition(" Hint: ")[2]
+            res["message"]["text"] = f"M Hint: {hint}"
+            res["locations"][0]["physicalLocation"]["region"] = {}
+            res.pop("partialFingerprints")
+            res.pop("properties", None)
+    return json.dumps(doc, indent=2)
+
+
+def _twin_run(
+    argv: list[str], roots: dict[str, Path], stdin: bytes | None
+) -> dict[str, subprocess.CompletedProcess[bytes]]:
+    node = _need("node")["node"]
+    out = {}
+    for impl, root in roots.items():
+        cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
+        env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+        out[impl] = subprocess.run(
+            [*cmd, *argv], cwd=root, input=stdin or b"", capture_output=True, timeout=300, env=env
+        )
+    return out
+
+
+@pytest.mark.parametrize(("group", "case", "exact"), OPTION_INPUTS)
+@pytest.mark.parametrize(("fmt", "options", "stdin"), OPTION_RUNS)
+def test_cli_validate_options_match_python(
+    group: str, case: str, exact: bool, fmt: str, options: list[str], stdin: bool, tmp_path: Path
+) -> None:
+    """`validate` with --select/--ignore (prefixes, repeated, comma-separated, an unknown
+    code), --exit-zero, --strict, -q/--quiet, --color and `-` with --stdin-filename: the same
+    exit code, standard output and standard error from the two CLIs, as subprocesses."""
+    roots = {impl: _repo_copy(group, case, tmp_path / impl) for impl in ("py", "js")}
+    state = REPO / "conformance" / "cases" / group / case / "files" / "00-session-state.json"
+    path = "-" if stdin else "agent-output/demo"
+    argv = ["validate", path, "--now", NOW, "--format", fmt, *options]
+    res = _twin_run(argv, roots, state.read_bytes() if stdin else None)
+    py, js = res["py"], res["js"]
+    assert js.returncode == py.returncode, (py.stdout + py.stderr, js.stdout + js.stderr)
+    # each twin's root (same length) written as the other's: absolute paths, file URIs
+    js_out = js.stdout.decode().replace(str(roots["js"]), str(roots["py"]))
+    py_out = py.stdout.decode()
+    assert js.stderr == py.stderr
+    if exact:
+        assert js_out == py_out
+    else:
+        assert _masked(fmt, js_out) == _masked(fmt, py_out)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif"])
+def test_cli_validate_refusals_match_python(fmt: str, tmp_path: Path) -> None:
+    """A bad --select, `-` with another path, standard input over --max-size: the same exit
+    code and bytes (json and sarif still write a report that says the run was refused)."""
+    roots = {
+        impl: _repo_copy("valid", "apex-step-2-at-checkpoint", tmp_path / impl)
+        for impl in ("py", "js")
+    }
+    state = REPO / "conformance/cases/valid/apex-step-2-at-checkpoint/files/00-session-state.json"
+    for argv, stdin in [
+        (["agent-output/demo", "--select", "SR3,X1"], None),
+        (["agent-output/demo", "--ignore", "sr3"], None),
+        (["-", "agent-output/demo"], b"{}"),
+        (["-", "--max-size", "100", "--stdin-filename", "big.json"], state.read_bytes()),
+    ]:
+        res = _twin_run(["validate", *argv, "--now", NOW, "--format", fmt], roots, stdin)
+        py, js = res["py"], res["js"]
+        assert js.returncode == py.returncode, (argv, py.stderr, js.stderr)
+        assert py.returncode in (1, 2)
+        # the SARIF log's %SRCROOT% is where each twin ran (same length)
+        js_out = js.stdout.replace(bytes(roots["js"]), bytes(roots["py"]))
+        assert (js_out, js.stderr) == (py.stdout, py.stderr), argv
+
+
 # --- the lock: the two implementations exclude each other ----------------------------------
 
 

@@ -6,12 +6,13 @@
 // --root defaults to the working directory and --workflow to the state's own, else apex.
 
 import { randomBytes } from "node:crypto";
-import { existsSync, lstatSync, readFileSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, readSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { briefingText } from "./briefingtext.mjs";
 import { CODES, VERSION } from "./codes.mjs";
 import { findRoot, realOrAbsolute, rootNear } from "./config.mjs";
+import { DEFAULT_MAX_SIZE } from "./files.mjs";
 import { readJsonBytes } from "./jsonread.mjs";
 import { LockError } from "./lock.mjs";
 import { readLease, STATE, WORKLOG } from "./session.mjs";
@@ -27,7 +28,7 @@ import {
   reportJson,
 } from "./reporters.mjs";
 import { parseNow } from "./timeutil.mjs";
-import { validateReport } from "./validate.mjs";
+import { validateBytesReport, validateReport } from "./validate.mjs";
 import { CURRENT } from "./versions.mjs";
 import { loadWorkflow, WorkflowError } from "./workflow.mjs";
 import * as W from "./write.mjs";
@@ -213,13 +214,13 @@ function parse(argv, options, formats = ["text", "json"]) {
  * with its pointer, line and column (what the strict reader keeps its offsets for); others
  * once, for the whole file. @param {string} code @param {string} file
  */
-function located(code, file) {
+function located(code, file, data = undefined) {
   if (code !== "SR121") return [diagnostic({ code, file })];
   let text = null;
   /** @type {{key: string, offset: number, pointer: string}[]} */
   let dups = [];
   try {
-    const parsed = readJsonBytes(readFileSync(file));
+    const parsed = readJsonBytes(data ?? readFileSync(file));
     text = parsed.text;
     dups = parsed.duplicateAt ?? [];
   } catch {
@@ -265,10 +266,30 @@ function refusedValidate(format, diags, root) {
   return EXIT_USAGE;
 }
 
+/**
+ * `validate` refused by a usage error once its options were read: json and sarif still write
+ * a report of their own format that says so (no file in it), as the reference does.
+ * @param {string} format @param {string} message @param {string | null} root
+ */
+function refusedUsage(format, message, root) {
+  if (format === "json") emit(reportJson([], message));
+  else if (format === "sarif") process.stdout.write(renderSarif([], { root, failure: message }));
+}
+
+/** @param {string} p */
+function isDirectory(p) {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /** @param {string[]} argv */
 function cmdValidate(argv) {
   const { values: v, positionals } = parse(
-    argv,
+    // `-q` and `--output-format` as the reference spells them too
+    validateArgv(argv),
     {
       workflow: { type: "string" },
       project: { type: "string" },
@@ -277,9 +298,42 @@ function cmdValidate(argv) {
       "max-size": { type: "string" },
       "docs-url": { type: "string" },
       "exit-zero": { type: "boolean", default: false },
+      select: { type: "string", multiple: true },
+      ignore: { type: "string", multiple: true },
+      quiet: { type: "boolean", default: false },
+      color: { type: "string", default: "auto" },
+      "stdin-filename": { type: "string" },
     },
     VALIDATE_FORMATS,
   );
+  if (!["auto", "always", "never"].includes(v.color))
+    throw new UsageError(`--color: choose auto, always, never, not ${JSON.stringify(v.color)}`);
+  const maxSize = v["max-size"] === undefined ? undefined : Number(v["max-size"]);
+  if (maxSize !== undefined && !(Number.isInteger(maxSize) && maxSize > 0))
+    throw new UsageError("--max-size: a positive number of bytes");
+  try {
+    return validateRun(v, positionals, maxSize);
+  } catch (err) {
+    // refused before anything was checked: json and sarif still write a report that says so
+    if (err instanceof UsageError)
+      refusedUsage(v.format, err.message, v.root ? realOrAbsolute(v.root) : null);
+    throw err;
+  }
+}
+
+/** @param {string[]} argv */
+function validateArgv(argv) {
+  return argv.map((a) =>
+    a === "-q"
+      ? "--quiet"
+      : a === "--output-format" || a.startsWith("--output-format=")
+        ? a.replace("--output-format", "--format")
+        : a,
+  );
+}
+
+/** @param {Record<string, any>} v @param {string[]} positionals @param {number | undefined} maxSize */
+function validateRun(v, positionals, maxSize) {
   let paths;
   let root;
   if (v.project) {
@@ -289,8 +343,8 @@ function cmdValidate(argv) {
     paths = [rel(named.dir)];
   } else {
     // the paths by the one rule, and the repository of the first one (docs/config.md)
-    paths = positionals.map((p) => resolvePath(p, v.root));
-    const start = paths.find((p) => lexists(p));
+    paths = positionals.map((p) => (p === "-" ? p : resolvePath(p, v.root)));
+    const start = paths.find((p) => p !== "-" && lexists(p));
     root = v.root ? realOrAbsolute(v.root) : start ? rootNear(start) : findRoot(process.cwd());
   }
   if (!paths.length) {
@@ -311,6 +365,7 @@ function cmdValidate(argv) {
     }
     paths = [sessionRoot];
   }
+  if (paths.includes("-")) return validateStdin(v, paths, root, maxSize);
   const missing = paths.filter((p) => !lexists(p));
   if (missing.length) {
     return refusedValidate(
@@ -321,6 +376,7 @@ function cmdValidate(argv) {
       v.root ? root : null,
     );
   }
+  const now = nowFrom(v.now);
   if (v.workflow) {
     try {
       loadWorkflow(v.workflow);
@@ -333,14 +389,8 @@ function cmdValidate(argv) {
       );
     }
   }
-  const maxSize = v["max-size"] === undefined ? undefined : Number(v["max-size"]);
-  if (maxSize !== undefined && !(Number.isInteger(maxSize) && maxSize > 0))
-    throw new UsageError("--max-size: a positive number of bytes");
-  const docsUrl = v["docs-url"] ?? null;
-  if (docsUrl !== null && !/^https?:\/\/[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]+$/.test(docsUrl)) {
-    throw new UsageError(`--docs-url: ${JSON.stringify(docsUrl)} is not an absolute http(s) URL`);
-  }
-  const now = nowFrom(v.now);
+  const docsUrl = docsUrlOf(v["docs-url"]);
+  const selection = selectionOf(v);
   const files = paths.flatMap((p) =>
     validateReport(p, {
       workflow: v.workflow,
@@ -350,17 +400,7 @@ function cmdValidate(argv) {
       checkArtifacts: v["check-artifacts"],
     }),
   );
-  const failing = ["error", ...(v.strict ? ["warning"] : [])];
-  const reports = files.map((f) => {
-    const diagnostics = f.codes.flatMap((/** @type {string} */ code) => located(code, f.path));
-    return {
-      path: f.path,
-      valid: !diagnostics.some((d) => failing.includes(d.severity)),
-      schema_version: f.version,
-      workflow: f.workflow,
-      diagnostics,
-    };
-  });
+  const reports = fileReports(files, v, selection);
   if (
     reports.length &&
     reports.every((r) => r.diagnostics.length === 1 && r.diagnostics[0].code === "SR101")
@@ -372,12 +412,294 @@ function cmdValidate(argv) {
       v.root ? root : null,
     );
   }
+  return validateOutput(v, reports, root, docsUrl);
+}
+
+/** `--docs-url`: an absolute http(s) URL, or null. @param {string | undefined} value */
+function docsUrlOf(value) {
+  const docsUrl = value ?? null;
+  if (docsUrl !== null && !/^https?:\/\/[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]+$/.test(docsUrl)) {
+    throw new UsageError(`--docs-url: ${JSON.stringify(docsUrl)} is not an absolute http(s) URL`);
+  }
+  return docsUrl;
+}
+
+/**
+ * The reports of the files checked: each code found placed in its file, the ones this run
+ * does not select dropped, and the file's validity from what is left (the reference's order).
+ * @param {{path: string, codes: string[], version: string | null, workflow: string | null}[]} files
+ * @param {Record<string, any>} v @param {{select: string[] | null, ignore: string[]}} selection
+ * @param {Buffer} [data] the bytes of a document that is no file (standard input)
+ */
+function fileReports(files, v, selection, data) {
+  const failing = ["error", ...(v.strict ? ["warning"] : [])];
+  return files.map((f) => {
+    const diagnostics = completeHints(
+      f.codes
+        .flatMap((/** @type {string} */ code) => located(code, f.path, data))
+        .filter((d) => kept(d.code, selection)),
+      { dir: isDirectory(dirname(f.path) || ".") ? dirname(f.path) || "." : null, root: v.root },
+    );
+    return {
+      path: f.path,
+      valid: !diagnostics.some((d) => failing.includes(d.severity)),
+      schema_version: f.version,
+      workflow: f.workflow,
+      diagnostics,
+    };
+  });
+}
+
+/** The report in the format asked, and the exit code.
+ * @param {Record<string, any>} v @param {any[]} reports @param {string} root @param {string | null} docsUrl */
+function validateOutput(v, reports, root, docsUrl) {
   if (v.format === "json") emit(reportJson(reports));
   else if (v.format === "sarif") process.stdout.write(renderSarif(reports, { root, docsUrl }));
   else if (v.format === "github") process.stdout.write(renderGithub(reports));
-  else process.stdout.write(renderText(reports));
+  else {
+    let text = renderText(reports);
+    // the findings only, no summary line (nothing when all is valid)
+    if (v.quiet)
+      text = text
+        .split("\n")
+        .slice(0, -2)
+        .map((l) => `${l}\n`)
+        .join("");
+    process.stdout.write(useColor(v.color) ? colorize(text) : text);
+  }
   if (v["exit-zero"]) return EXIT_OK;
   return reports.every((r) => r.valid) ? EXIT_OK : EXIT_INVALID;
+}
+
+/** `validate -`: one document on standard input, read up to the size limit.
+ * @param {Record<string, any>} v @param {string[]} paths @param {string} root @param {number | undefined} maxSize */
+function validateStdin(v, paths, root, maxSize) {
+  if (paths.length !== 1)
+    throw new UsageError("`-` (standard input) cannot be combined with other paths");
+  const name = v["stdin-filename"] || "<stdin>";
+  const limit = maxSize ?? DEFAULT_MAX_SIZE;
+  const data = readStdin(limit + 1);
+  if (data.length > limit) {
+    const tooBig = diagnostic({
+      code: "SR112",
+      message: `standard input is larger than ${limit} bytes`,
+      file: name,
+    });
+    process.stderr.write(
+      renderText([
+        { path: name, valid: false, schema_version: null, workflow: null, diagnostics: [tooBig] },
+      ]),
+    );
+    return EXIT_INVALID;
+  }
+  const now = nowFrom(v.now);
+  const docsUrl = docsUrlOf(v["docs-url"]);
+  const selection = selectionOf(v);
+  const file = validateBytesReport(data, name, { workflow: v.workflow, now, root, maxSize: limit });
+  return validateOutput(v, fileReports([file], v, selection, data), root, docsUrl);
+}
+
+/** At most `limit` bytes of standard input. @param {number} limit */
+function readStdin(limit) {
+  /** @type {Buffer[]} */
+  const chunks = [];
+  let total = 0;
+  const buf = Buffer.alloc(65536);
+  while (total < limit) {
+    let n;
+    try {
+      n = readSync(0, buf, 0, Math.min(buf.length, limit - total), null);
+    } catch (err) {
+      if (/** @type {any} */ (err).code === "EAGAIN") continue;
+      if (/** @type {any} */ (err).code === "EOF") break;
+      throw err;
+    }
+    if (n === 0) break;
+    chunks.push(Buffer.from(buf.subarray(0, n)));
+    total += n;
+  }
+  return Buffer.concat(chunks);
+}
+
+// --- --select and --ignore: the reference's selection (ruff's) -------------------------------
+
+const CODE_SELECTOR = /^(?:SR[0-9]{0,3}|ALL)$/;
+
+/** `--select`/`--ignore`: comma-separated codes or prefixes, the option repeatable.
+ * @param {string[] | undefined} values @param {string} option */
+function codesArg(values, option) {
+  if (values === undefined) return null;
+  const codes = values.flatMap((x) =>
+    x
+      .split(",")
+      .map((c) => c.trim())
+      .filter(Boolean),
+  );
+  const bad = codes.find((c) => !CODE_SELECTOR.test(c));
+  if (bad !== undefined)
+    throw new UsageError(
+      `${option}: ${pyRepr(bad)} is not a code or prefix (like SR3 or SR301, or ALL)`,
+    );
+  return codes;
+}
+
+/** The codes this run reports (no config file: --select replaces "every code", --ignore adds
+ * to none). @param {Record<string, any>} v */
+function selectionOf(v) {
+  return { select: codesArg(v.select, "--select"), ignore: codesArg(v.ignore, "--ignore") ?? [] };
+}
+
+/** @param {string} code @param {string[]} selectors */
+const matches = (code, selectors) => selectors.some((s) => s === "ALL" || code.startsWith(s));
+
+/** Whether a finding of `code` is reported; read errors (SR1xx) always are.
+ * @param {string} code @param {{select: string[] | null, ignore: string[]}} selection */
+function kept(code, selection) {
+  if (code.startsWith("SR1")) return true;
+  if (selection.select !== null && !matches(code, selection.select)) return false;
+  return !matches(code, selection.ignore);
+}
+
+/** A string as Python's repr() writes it (the reference's messages quote values so).
+ * @param {string} s */
+function pyRepr(s) {
+  const q = s.includes("'") && !s.includes('"') ? '"' : "'";
+  const body = [...s]
+    .map((c) => {
+      if (c === "\\") return "\\\\";
+      if (c === q) return `\\${c}`;
+      if (c === "\n") return "\\n";
+      if (c === "\r") return "\\r";
+      if (c === "\t") return "\\t";
+      const n = c.codePointAt(0) ?? 0;
+      if (n < 0x20 || n === 0x7f) return `\\x${n.toString(16).padStart(2, "0")}`;
+      return c;
+    })
+    .join("");
+  return `${q}${body}${q}`;
+}
+
+// --- colour: the reference's terminal.colorize ---------------------------------------------
+
+const [RED, YELLOW, CYAN, BOLD, RESET] = ["\x1b[31m", "\x1b[33m", "\x1b[36m", "\x1b[1m", "\x1b[0m"];
+const FINDING = /^(\S.*?): (SR\d{3}) (error|warning|info):/;
+const SUMMARY = /^\d+ file\(s\) checked: .* - (\w+)$/;
+
+/** Whether to colour standard output. @param {string} choice */
+function useColor(choice) {
+  if (choice === "always") return true;
+  if (choice === "never") return false;
+  if (process.env.NO_COLOR) return false;
+  if (process.env.FORCE_COLOR) return true;
+  return Boolean(process.stdout.isTTY) && process.env.TERM !== "dumb";
+}
+
+/** The text report's lines coloured: the code by severity, the summary's verdict. Only escapes
+ * of our own are added (the text is already cleaned). @param {string} text */
+function colorize(text) {
+  return text
+    .split("\n")
+    .map((line) => {
+      const m = FINDING.exec(line);
+      if (m) {
+        const colour = m[3] === "error" ? RED : m[3] === "warning" ? YELLOW : CYAN;
+        return `${BOLD}${m[1]}${RESET}: ${colour}${m[2]} ${m[3]}${RESET}:${line.slice(m[0].length)}`;
+      }
+      const s = SUMMARY.exec(line);
+      if (s) {
+        const colour = s[1] !== "valid" ? RED : "\x1b[32m";
+        return `${line.slice(0, line.length - s[1].length)}${colour}${s[1]}${RESET}`;
+      }
+      return line;
+    })
+    .join("\n");
+}
+
+// --- the commands a message names, runnable as printed (the reference's suggest.complete) --
+
+/** What each command a message may name takes: a DIR or PATH positional, and which of the
+ * options that name a session, its repository and the writer (the reference's parsers). */
+const TAKES = /** @type {Record<string, {dir: boolean, options: string[]}>} */ ({
+  recover: { dir: true, options: ["--project", "--root"] },
+  migrate: { dir: true, options: ["--project", "--root"] },
+  validate: { dir: true, options: ["--project", "--root"] },
+  report: { dir: true, options: ["--project", "--root", "--session"] },
+  resume: { dir: true, options: ["--project", "--root", "--session"] },
+  "render handoff": { dir: true, options: ["--project", "--root"] },
+  "session start": { dir: false, options: ["--project", "--session-dir", "--root", "--session"] },
+  "session end": { dir: false, options: ["--project", "--session-dir", "--root", "--session"] },
+  init: { dir: false, options: ["--session-dir", "--root", "--session"] },
+  mcp: { dir: false, options: ["--root"] },
+  ...Object.fromEntries(
+    [
+      "start",
+      "checkpoint",
+      "complete",
+      "skip",
+      "decide",
+      "transition",
+      "finding add",
+      "finding resolve",
+      "review-audit",
+    ].map((c) => [
+      c,
+      { dir: false, options: ["--project", "--session-dir", "--root", "--session"] },
+    ]),
+  ),
+});
+const PLACEHOLDER_WORD = /(?<=\s)(?:PATH\|DIR|SESSION_DIR|DIR|PATH)(?=\s|$)/g;
+const VALUED = new Set([
+  "--project",
+  "--session-dir",
+  "--root",
+  "--session",
+  "--workflow",
+  "--now",
+  "--format",
+  "--reason",
+  "--step",
+  "--name",
+]);
+
+/** A suggested command with the session (`naming.dir`, for a placeholder or appended) and the
+ * `--root` of this call, where it takes them and names none.
+ * @param {string} command @param {{dir?: string | null, root?: string | null}} naming */
+function complete(command, naming) {
+  const words = command.split(/\s+/);
+  const head = TAKES[`${words[1]} ${words[2]}`] ? 3 : 2;
+  const takes = TAKES[words.slice(1, head).join(" ")];
+  if (!takes) return command;
+  let text = command;
+  /** @type {string[]} */
+  const extra = [];
+  let rest = words.slice(head);
+  if (naming.dir) {
+    const dir = naming.dir;
+    text = text.replace(PLACEHOLDER_WORD, () => quote(dir));
+    rest = rest.map((w) => (["DIR", "PATH", "PATH|DIR", "SESSION_DIR"].includes(w) ? dir : w));
+  }
+  const positional = rest.filter((w, i) => !w.startsWith("-") && !VALUED.has(rest[i - 1]));
+  const named =
+    rest.includes("--project") ||
+    rest.includes("--session-dir") ||
+    (takes.dir && positional.length > 0);
+  if (!named && words[1] !== "init" && naming.dir) {
+    if (takes.dir) extra.push(naming.dir);
+    else if (takes.options.includes("--session-dir")) extra.push("--session-dir", naming.dir);
+  }
+  if (naming.root && takes.options.includes("--root") && !rest.includes("--root"))
+    extra.push("--root", naming.root);
+  return extra.length ? `${text} ${extra.map(quote).join(" ")}` : text;
+}
+
+/** Every command named in backquotes in a diagnostic's message and hint, completed.
+ * @param {ReturnType<typeof diagnostic>[]} diags @param {{dir?: string | null, root?: string | null}} naming */
+function completeHints(diags, naming) {
+  const fill = (/** @type {string} */ text) =>
+    text.includes("session-resume ")
+      ? text.replace(/`(session-resume [^`\n]+)`/g, (_m, c) => `\`${complete(c, naming)}\``)
+      : text;
+  return diags.map((d) => ({ ...d, message: fill(d.message), hint: fill(d.hint) }));
 }
 
 /** @param {string[]} argv */
@@ -463,8 +785,9 @@ function cmdResume(argv) {
   return EXIT_OK;
 }
 
+// Python's shlex.quote: the commands read the same in both implementations
 const quote = (/** @type {string} */ s) =>
-  /^[A-Za-z0-9_./:@%+=-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\"'\"'")}'`;
+  s === "" ? "''" : /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\"'\"'")}'`;
 
 /**
  * @typedef {{root?: string, project?: string | null, session?: string | null}} Fill

@@ -128,3 +128,25 @@ export function validate(path, opts) {
   for (const f of files) codes.push(...validateFile(f, opts));
   return [...new Set(codes)].sort();
 }
+
+/**
+ * validate `-`: one document given as bytes (standard input), named `name` in messages; no
+ * session directory, so none of the session's other files is checked (the reference's
+ * `validate_bytes`). The same shape as one entry of `validateReport`.
+ */
+export function validateBytesReport(data, name, opts) {
+  const codes = [...new Set(validateDocument(data, { ...opts, checkArtifacts: false }))].sort();
+  let version = null;
+  let workflow = null;
+  const parsed = readJsonBytes(data);
+  if (parsed.value !== null && !isCorrupt(parsed.codes)) {
+    const v = versionOf(parsed.value);
+    version = v.invalid ? null : v.raw;
+    if (version === CURRENT)
+      workflow =
+        typeof parsed.value.workflow === "string"
+          ? parsed.value.workflow
+          : (opts.workflow ?? "apex");
+  }
+  return { path: name, codes, version, workflow };
+}
