@@ -179,7 +179,9 @@ export function planLease(
     return { action: "adopt", session: session ?? holder, lease, orphaned: false };
   }
   if (lease.state === "live") {
-    if (session === null && !claim)
+    // naming no session: an implicit lease is the caller's own; an explicit one is another
+    // session's, refused below (spec §7, "Who may act on a live lease")
+    if (session === null && !claim && implicit)
       return { action: "keep", session: holder, lease, orphaned: false };
     if (implicit) return { action: "adopt", session: session ?? holder, lease, orphaned: false };
     if (takeover) return { action: "takeover", session: session ?? mint(), lease, orphaned: false };
@@ -703,7 +705,8 @@ export function sessionEnd(ctx) {
     if (lease.state === "none" || typeof holder !== "string")
       return { session: null, action: "none", events: [] };
     const session = ctx.session ?? null;
-    if (lease.state === "live" && session !== null && session !== holder)
+    // another session's live lease, or an explicit one for a caller naming none: SR511
+    if (lease.state === "live" && session !== holder)
       planLease(lease, { session, file: join(ctx.dir, SENTINEL) });
     /** @type {object[]} */
     const events = [];
