@@ -2,14 +2,15 @@
 // migrate | recover` with the same exit codes (0 ok, 1 invalid or refused, 2 usage, 3 internal)
 // and the same JSON output shapes (--format json), plus the write moments `init | start |
 // checkpoint | complete | skip | decide | finding | transition` (JSON shaped as the reference's).
-// Messages are this implementation's own; codes are the protocol's. It reads no config file:
-// --root defaults to the working directory and --workflow to the state's own, else apex.
+// Codes are the protocol's; the text summaries (resume's answer, the writers' lines, validate's
+// options and reports) are the reference's byte for byte, ported one to one (plantext.mjs,
+// resumemessages.mjs), while the validator's findings keep their catalogue words. It reads no
+// config file: --root defaults to the working directory and --workflow to the state's own.
 
 import { randomBytes } from "node:crypto";
 import { existsSync, lstatSync, readFileSync, readSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { briefingText } from "./briefingtext.mjs";
 import { CODES, VERSION } from "./codes.mjs";
 import { findRoot, realOrAbsolute, rootNear } from "./config.mjs";
 import { DEFAULT_MAX_SIZE } from "./files.mjs";
@@ -19,6 +20,7 @@ import { readLease, STATE, WORKLOG } from "./session.mjs";
 import { migrateDir, recoverDir, resumeDir } from "./operations.mjs";
 import { jsonPatch } from "./patch.mjs";
 import { isWriter } from "./plan.mjs";
+import { cleanTree, planText } from "./plantext.mjs";
 import {
   clean,
   cleanLines,
@@ -661,9 +663,15 @@ const VALUED = new Set([
   "--name",
 ]);
 
-/** A suggested command with the session (`naming.dir`, for a placeholder or appended) and the
- * `--root` of this call, where it takes them and names none.
- * @param {string} command @param {{dir?: string | null, root?: string | null}} naming */
+/**
+ * @typedef {{dir?: string | null, project?: string | null, root?: string | null,
+ *   session?: string | null}} Naming how the call named the session (the reference's Naming)
+ */
+
+/** A suggested command with what made the user's own call work: the session (`naming.dir`
+ * for a placeholder or appended, or `--project`), `--root` and `--session`, where the command
+ * takes them and names none (the reference's suggest.complete).
+ * @param {string} command @param {Naming} naming */
 function complete(command, naming) {
   const words = command.split(/\s+/);
   const head = TAKES[`${words[1]} ${words[2]}`] ? 3 : 2;
@@ -673,33 +681,57 @@ function complete(command, naming) {
   /** @type {string[]} */
   const extra = [];
   let rest = words.slice(head);
+  const placeholder = (/** @type {string} */ w) =>
+    ["DIR", "PATH", "PATH|DIR", "SESSION_DIR"].includes(w);
+  if (words[1] === "init" && naming.project) {
+    const project = naming.project;
+    rest = rest.map((w) => (w === "PROJECT" ? project : w));
+    text = text.replace(/(?<=\s)PROJECT(?=\s|$)/g, () => quote(project));
+  }
   if (naming.dir) {
     const dir = naming.dir;
     text = text.replace(PLACEHOLDER_WORD, () => quote(dir));
-    rest = rest.map((w) => (["DIR", "PATH", "PATH|DIR", "SESSION_DIR"].includes(w) ? dir : w));
+    rest = rest.map((w) => (placeholder(w) ? dir : w));
+  } else if (naming.project && takes.options.includes("--project") && rest.some(placeholder)) {
+    rest = rest.filter((w) => !placeholder(w));
+    text = text.replace(PLACEHOLDER_WORD, "").replace("  ", " ").trimEnd();
+    extra.push("--project", naming.project);
   }
   const positional = rest.filter((w, i) => !w.startsWith("-") && !VALUED.has(rest[i - 1]));
   const named =
+    extra.includes("--project") ||
     rest.includes("--project") ||
     rest.includes("--session-dir") ||
     (takes.dir && positional.length > 0);
-  if (!named && words[1] !== "init" && naming.dir) {
-    if (takes.dir) extra.push(naming.dir);
-    else if (takes.options.includes("--session-dir")) extra.push("--session-dir", naming.dir);
+  if (!named && words[1] !== "init") {
+    if (naming.project && takes.options.includes("--project"))
+      extra.push("--project", naming.project);
+    else if (naming.dir && takes.dir) extra.push(naming.dir);
+    else if (naming.dir && takes.options.includes("--session-dir"))
+      extra.push("--session-dir", naming.dir);
   }
   if (naming.root && takes.options.includes("--root") && !rest.includes("--root"))
     extra.push("--root", naming.root);
+  if (naming.session && takes.options.includes("--session") && !rest.includes("--session"))
+    extra.push("--session", naming.session);
   return extra.length ? `${text} ${extra.map(quote).join(" ")}` : text;
 }
 
+/** Every command a text names in backquotes, completed. @param {string} text @param {Naming} naming */
+function completeText(text, naming) {
+  return text.includes("session-resume ")
+    ? text.replace(/`(session-resume [^`\n]+)`/g, (_m, c) => `\`${complete(c, naming)}\``)
+    : text;
+}
+
 /** Every command named in backquotes in a diagnostic's message and hint, completed.
- * @param {ReturnType<typeof diagnostic>[]} diags @param {{dir?: string | null, root?: string | null}} naming */
+ * @param {ReturnType<typeof diagnostic>[]} diags @param {Naming} naming */
 function completeHints(diags, naming) {
-  const fill = (/** @type {string} */ text) =>
-    text.includes("session-resume ")
-      ? text.replace(/`(session-resume [^`\n]+)`/g, (_m, c) => `\`${complete(c, naming)}\``)
-      : text;
-  return diags.map((d) => ({ ...d, message: fill(d.message), hint: fill(d.hint) }));
+  return diags.map((d) => ({
+    ...d,
+    message: completeText(d.message, naming),
+    hint: completeText(d.hint, naming),
+  }));
 }
 
 /** @param {string[]} argv */
@@ -763,25 +795,33 @@ function cmdResume(argv) {
     );
   }
   fillPlan(decision.plan, dir, fill);
-  if (v.format === "json") emit(decision);
-  else {
-    process.stdout.write(`action: ${decision.action}\n`);
-    if (decision.step)
-      process.stdout.write(
-        `step: ${decision.step}${decision.step_name ? ` (${decision.step_name})` : ""}\n`,
-      );
-    if (decision.sub_step) process.stdout.write(`resume after checkpoint: ${decision.sub_step}\n`);
-    if (decision.next_step) process.stdout.write(`next step: ${decision.next_step}\n`);
-    for (const line of briefingText(decision.briefing)) process.stdout.write(`${line}\n`);
-    for (const r of /** @type {any[]} */ ([...decision.reasons, ...decision.warnings])) {
-      const code = typeof r === "string" ? r : r.code;
-      const message = typeof r === "string" ? (CODES[code]?.summary ?? "") : r.message;
-      process.stdout.write(`${code} ${message}\n`);
-    }
-    for (const c of /** @type {any[]} */ (decision.commands)) {
-      process.stdout.write(typeof c === "string" ? `run: ${c}\n` : `run [${c.when}]: ${c.run}\n`);
-    }
+  // every command the answer prints, the ones the codes' words name included, completed with
+  // what named this call's session (the reference's complete_answer)
+  /** @type {Naming} */
+  const naming = {
+    dir: positionals[0] ?? null,
+    project: v.project ?? null,
+    root: v.root,
+    session: sid,
+  };
+  for (const key of ["commands", "alternatives"]) {
+    if (!Array.isArray(decision[key])) continue;
+    decision[key] = decision[key].map((/** @type {any} */ c) =>
+      typeof c === "string" ? complete(c, naming) : { ...c, run: complete(c.run, naming) },
+    );
   }
+  completePlan(decision.plan, naming);
+  for (const key of ["reasons", "warnings"]) {
+    if (!Array.isArray(decision[key])) continue;
+    decision[key] = decision[key].map((/** @type {any} */ r) =>
+      typeof r === "object" && r !== null
+        ? { ...r, message: completeText(r.message, naming), hint: completeText(r.hint, naming) }
+        : r,
+    );
+  }
+  if (v.format === "json") emit(decision);
+  // the answer as text: the reference's plan_text, ported one to one (plantext.mjs)
+  else process.stdout.write(cleanLines(completeText(planText(cleanTree(decision)), naming)));
   return EXIT_OK;
 }
 
@@ -842,6 +882,19 @@ function fillPlan(plan, dir, fill) {
   if (next)
     for (const k of ["start", "skip", "transition"])
       if (typeof next[k] === "string") next[k] = runnable(next[k], dir, fill);
+}
+
+/** The plan's writes completed for the call (as `fillPlan` fills them).
+ * @param {any} plan @param {Naming} naming */
+function completePlan(plan, naming) {
+  if (!plan) return;
+  for (const c of plan.checkpoints ?? []) c.write = complete(c.write, naming);
+  if (typeof plan.complete === "string") plan.complete = complete(plan.complete, naming);
+  if (plan.review_audit) plan.review_audit.write = complete(plan.review_audit.write, naming);
+  const next = plan.next_step;
+  if (next)
+    for (const k of ["start", "skip", "transition"])
+      if (typeof next[k] === "string") next[k] = complete(next[k], naming);
 }
 
 /** @param {string[]} argv */
@@ -1073,14 +1126,27 @@ function emitWrite(res, format, text) {
     emit(out);
     return EXIT_OK;
   }
+  // the reference's `_emit`, line for line
   if (res.lease === "takeover")
     process.stdout.write(
       `took over the lease of session ${res.previousSession} (logged); this is session ${res.session}\n`,
     );
   else if (res.lease === "create")
     process.stdout.write(`started session ${res.session} (lease 00-session.active)\n`);
-  process.stdout.write(`${text} (revision ${res.revision})\n`);
+  else if (res.lease === "adopt")
+    process.stdout.write(
+      `adopted the implicit lease of session ${res.previousSession} (logged); this is session ${res.session}\n`,
+    );
+  process.stdout.write(cleanLines(`${text} (revision ${res.revision}, session ${res.session})\n`));
   return EXIT_OK;
+}
+
+/** "step KEY (NAME)" as the state names it after the write (the reference's `_step_label`).
+ * @param {W.WriteResult} res @param {string} key */
+function stepLabel(res, key) {
+  const step = res.document?.steps?.[key];
+  const name = step && typeof step === "object" ? step.name : null;
+  return name ? `step ${key} (${name})` : `step ${key}`;
 }
 
 /** @type {Record<string, (argv: string[]) => number>} */
@@ -1094,10 +1160,11 @@ const WRITE_COMMANDS = {
     return guarded(v.format, () => {
       const ctx = context(v, positionals[0]);
       const res = W.init(ctx, positionals[0], { workflow: v.workflow ?? null });
+      const steps = Object.keys(res.document?.steps ?? {}).length;
       return emitWrite(
         res,
         v.format,
-        `initialised ${join(ctx.dir, STATE)} (project ${positionals[0]})`,
+        `initialised ${join(ctx.dir, STATE)} (project ${positionals[0]}, workflow ${res.document?.workflow}, ${steps} steps pending)`,
       );
     });
   },
@@ -1108,13 +1175,12 @@ const WRITE_COMMANDS = {
       name: { type: "string" },
     });
     if (positionals.length !== 1) throw new UsageError("start takes one STEP");
-    return guarded(v.format, () =>
-      emitWrite(
-        W.startStep(context(v), positionals[0], { force: v.force, name: v.name ?? null }),
-        v.format,
-        `step ${positionals[0]}: in_progress`,
-      ),
-    );
+    return guarded(v.format, () => {
+      const res = W.startStep(context(v), positionals[0], { force: v.force, name: v.name ?? null });
+      const detail = /** @type {any} */ (res.event)?.detail ?? {};
+      const extra = detail.restart ? `, restarted (attempt ${detail.attempts})` : "";
+      return emitWrite(res, v.format, `${stepLabel(res, positionals[0])}: in_progress${extra}`);
+    });
   },
   checkpoint(argv) {
     const { values: v, positionals } = parse(argv, {
@@ -1123,27 +1189,22 @@ const WRITE_COMMANDS = {
       "context-file": { type: "string", multiple: true, default: [] },
     });
     if (positionals.length !== 2) throw new UsageError("checkpoint takes STEP SUB_STEP");
-    return guarded(v.format, () =>
-      emitWrite(
-        W.checkpointStep(context(v), positionals[0], positionals[1], {
-          artifacts: v.artifact,
-          contextFiles: v["context-file"],
-        }),
-        v.format,
-        `step ${positionals[0]}: checkpoint ${positionals[1]}`,
-      ),
-    );
+    return guarded(v.format, () => {
+      const res = W.checkpointStep(context(v), positionals[0], positionals[1], {
+        artifacts: v.artifact,
+        contextFiles: v["context-file"],
+      });
+      const sub = res.document.steps[positionals[0]].sub_step;
+      return emitWrite(res, v.format, `${stepLabel(res, positionals[0])}: checkpoint ${sub}`);
+    });
   },
   complete(argv) {
     const { values: v, positionals } = parse(argv, SESSION_OPTIONS);
     if (positionals.length !== 1) throw new UsageError("complete takes one STEP");
-    return guarded(v.format, () =>
-      emitWrite(
-        W.completeStep(context(v), positionals[0]),
-        v.format,
-        `step ${positionals[0]}: complete`,
-      ),
-    );
+    return guarded(v.format, () => {
+      const res = W.completeStep(context(v), positionals[0]);
+      return emitWrite(res, v.format, `${stepLabel(res, positionals[0])}: complete`);
+    });
   },
   skip(argv) {
     const { values: v, positionals } = parse(argv, {
@@ -1153,13 +1214,10 @@ const WRITE_COMMANDS = {
     });
     if (positionals.length !== 1) throw new UsageError("skip takes one STEP");
     if (v.reason === undefined) throw new UsageError("skip needs --reason");
-    return guarded(v.format, () =>
-      emitWrite(
-        W.skipStep(context(v), positionals[0], v.reason, { force: v.force }),
-        v.format,
-        `step ${positionals[0]}: skipped`,
-      ),
-    );
+    return guarded(v.format, () => {
+      const res = W.skipStep(context(v), positionals[0], v.reason, { force: v.force });
+      return emitWrite(res, v.format, `${stepLabel(res, positionals[0])}: skipped (${v.reason})`);
+    });
   },
   decide(argv) {
     const { values: v, positionals } = parse(argv, {
@@ -1179,19 +1237,17 @@ const WRITE_COMMANDS = {
       const missing = ["title", "choice", "rationale"].filter((o) => !v[o]);
       if (missing.length)
         throw new UsageError(`decide --log needs ${missing.map((m) => `--${m}`).join(", ")}`);
-      return guarded(v.format, () =>
-        emitWrite(
-          W.logDecision(context(v), {
-            title: v.title,
-            choice: v.choice,
-            rationale: v.rationale,
-            step: v.step ?? null,
-            alternatives: v.alternative,
-          }),
-          v.format,
-          `decision logged: ${v.title} → ${v.choice}`,
-        ),
-      );
+      return guarded(v.format, () => {
+        const res = W.logDecision(context(v), {
+          title: v.title,
+          choice: v.choice,
+          rationale: v.rationale,
+          step: v.step ?? null,
+          alternatives: v.alternative,
+        });
+        const entry = res.document.decision_log.at(-1);
+        return emitWrite(res, v.format, `decision ${entry.id} logged: ${v.title} → ${v.choice}`);
+      });
     }
     if (positionals.length !== 2)
       throw new UsageError("decide needs KEY VALUE, or --log --title T --choice C --rationale R");
@@ -1213,13 +1269,12 @@ const WRITE_COMMANDS = {
       throw new UsageError("finding takes add or resolve, then TITLE");
     const { values: v, positionals } = parse(rest, SESSION_OPTIONS);
     if (positionals.length !== 1) throw new UsageError(`finding ${action} takes one TITLE`);
-    return guarded(v.format, () =>
-      emitWrite(
-        W.finding(context(v), action, positionals[0]),
-        v.format,
-        `finding ${action === "add" ? "added" : "resolved"}: ${positionals[0]}`,
-      ),
-    );
+    return guarded(v.format, () => {
+      const res = W.finding(context(v), action, positionals[0]);
+      const n = (res.document.open_findings ?? []).length;
+      const verb = action === "add" ? "added" : "resolved";
+      return emitWrite(res, v.format, `finding ${verb}: ${positionals[0]} (${n} open)`);
+    });
   },
   transition(argv) {
     const { values: v, positionals } = parse(argv, {
@@ -1238,13 +1293,13 @@ const WRITE_COMMANDS = {
       if (at <= 0) throw new UsageError(`--decision ${JSON.stringify(item)}: expected KEY=VALUE`);
       decisions[item.slice(0, at)] = item.slice(at + 1);
     }
-    return guarded(v.format, () =>
-      emitWrite(
-        W.transition(context(v), v.complete, v.start, decisions, { force: v.force }),
-        v.format,
-        `step ${v.complete}: complete; step ${v.start}: in_progress`,
-      ),
-    );
+    return guarded(v.format, () => {
+      const res = W.transition(context(v), v.complete, v.start, decisions, { force: v.force });
+      let text = `${stepLabel(res, v.complete)}: complete; ${stepLabel(res, v.start)}: in_progress`;
+      const given = Object.entries(decisions);
+      if (given.length) text += `; decisions: ${given.map(([k, x]) => `${k}=${x}`).join(", ")}`;
+      return emitWrite(res, v.format, text);
+    });
   },
 };
 
@@ -1303,6 +1358,8 @@ commands:
   decide KEY VALUE | decide --log --title T --choice C --rationale R
   finding add|resolve TITLE | transition --complete A --start B [--decision K=V]
 
+validate also: --format github|sarif, --select/--ignore CODES, --exit-zero, -q, --color WHEN,
+--strict, PATH - (standard input) with --stdin-filename NAME.
 common options: --format text|json, --now TIMESTAMP, --root DIR; writers: --session-dir DIR
 or --project NAME, --session ID. Exit codes: 0 ok, 1 invalid or refused, 2 usage, 3 internal.
 `;

@@ -17,6 +17,7 @@ import {
 } from "./plan.mjs";
 import { isWithin, real } from "./files.mjs";
 import { repairCommand } from "./migrate.mjs";
+import { explain } from "./resumemessages.mjs";
 import { orderedKeys, pathProblem } from "./rules.mjs";
 import { leaseState, readLease, readTail, tempFiles } from "./session.mjs";
 import { load } from "./store.mjs";
@@ -145,14 +146,47 @@ export function decide(snap, step, now, wf, opts) {
   const fresh = (opts.session ?? null) === null && writes;
   out.session = { id: opts.session ?? null, new: fresh };
   if (fresh && out.plan !== null) out.commands.unshift(cmd(SESSION_START));
-  out.reasons = [...new Set(out.reasons)].map(explain);
-  out.warnings = [...new Set(out.warnings)].map(explain);
+  const facts = factsOf(out, snap, now, wf, opts);
+  out.reasons = [...new Set(out.reasons)].map((code) => explain(code, facts));
+  out.warnings = [...new Set(out.warnings)].map((code) => explain(code, facts));
   return out;
 }
 
-/** A code with its words (free text: compared by presence and type only, spec §11). */
-function explain(code) {
-  return { code, message: `${code} (docs/codes/${code}.md)`, hint: `see docs/codes/${code}.md` };
+/** What the codes' words name (resumemessages.mjs; the reference's `_facts`). */
+function factsOf(out, snap, now, wf, opts) {
+  const doc = snap.doc ?? {};
+  const steps = isObject(doc.steps) ? doc.steps : {};
+  const updated = snap.doc ? lastWork(doc, snap.lastEvents) : null;
+  const running = Object.keys(steps).filter(
+    (k) => isObject(steps[k]) && steps[k].status === "in_progress",
+  );
+  const lease = out.lease ?? {};
+  const facts = {
+    step: out.step,
+    step_name: out.step_name,
+    sub_step: out.sub_step,
+    next_step: out.next_step,
+    incomplete: out.incomplete,
+    running,
+    updated: updated !== null ? formatTimestamp(updated) : null,
+    age_days: updated !== null ? Math.floor((now - updated) / 86400e6) : null,
+    now: out.now,
+    lease,
+    session: lease.session ?? null,
+    stale_seconds: opts.staleSeconds,
+    session_rel: snap.sessionRel,
+    orphan_step: out.orphan?.step ?? null,
+    temp_files: [...snap.tempFiles],
+    missing: out.missing ?? [],
+    prereq_missing: out.prereq_missing ?? [],
+    worklog_checkpoint: out.worklog_checkpoint ?? null,
+    workflow: wf.id,
+    step_keys: wf.stepKeys,
+  };
+  delete out.missing;
+  delete out.prereq_missing;
+  delete out.worklog_checkpoint;
+  return facts;
 }
 
 const missing = (snap, p) =>
@@ -165,17 +199,22 @@ function missingDeliverables(out, snap, wf) {
   const key = out.step;
   if (key === null || !(key in steps)) return;
   const st = isObject(steps[key]) ? steps[key] : {};
-  if (out.action === "resume_from_checkpoint" && (st.artifacts ?? []).some((p) => missing(snap, p)))
+  const gone = (st.artifacts ?? []).filter((p) => missing(snap, p));
+  if (out.action === "resume_from_checkpoint" && gone.length) {
+    out.missing = gone;
     out.warnings.push("SR714");
+  }
   const order = orderedKeys(steps, wf);
   const before = order.includes(key) ? order.slice(0, order.indexOf(key)) : [];
-  const lost = before.some(
-    (k) =>
-      isObject(steps[k]) &&
-      steps[k].status === "complete" &&
-      (steps[k].artifacts ?? []).some((p) => missing(snap, p)),
+  const lost = before.flatMap((k) =>
+    isObject(steps[k]) && steps[k].status === "complete"
+      ? (steps[k].artifacts ?? []).filter((p) => missing(snap, p))
+      : [],
   );
-  if (lost) out.warnings.push("SR715");
+  if (lost.length) {
+    out.prereq_missing = [...new Set(lost)];
+    out.warnings.push("SR715");
+  }
 }
 
 /** SR718 (spec §10): the step worked on is in progress and the worklog's tail, after the
@@ -194,7 +233,10 @@ function unrecordedCheckpoint(out, snap, wf) {
     else if (e.event === "checkpoint" && ids.includes(e.sub_step) && ids.indexOf(e.sub_step) > at)
       later = e.sub_step;
   }
-  if (later !== null) out.warnings.push("SR718");
+  if (later !== null) {
+    out.worklog_checkpoint = later;
+    out.warnings.push("SR718");
+  }
 }
 
 function decideAction(snap, step, now, wf, opts) {

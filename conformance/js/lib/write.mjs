@@ -6,7 +6,7 @@
 
 import { randomBytes } from "node:crypto";
 import { lstatSync, mkdirSync, renameSync, unlinkSync } from "node:fs";
-import { hostname, userInfo } from "node:os";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { CODES, severity } from "./codes.mjs";
 import { withLock } from "./lock.mjs";
@@ -59,16 +59,8 @@ const isObject = (/** @type {unknown} */ v) =>
 const sameJson = (/** @type {unknown} */ a, /** @type {unknown} */ b) =>
   JSON.stringify(a) === JSON.stringify(b);
 
-export const defaultOwner = () =>
-  process.env.USER ||
-  process.env.USERNAME ||
-  (() => {
-    try {
-      return userInfo().username;
-    } catch {
-      return "unknown";
-    }
-  })();
+// spec §7: `$USER` (`$USERNAME`), else `unknown`; never the account name from the system
+export const defaultOwner = () => process.env.USER || process.env.USERNAME || "unknown";
 
 /**
  * Where and when a write happens, and as which session. `newSession`: the id a write uses when

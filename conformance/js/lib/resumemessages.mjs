@@ -1,0 +1,164 @@
+// The words of a resume answer's codes (docs/spec.md §10.3), pure: each entry of `reasons` and
+// `warnings` is {code, message, hint}, the message written for this finding (the step, the
+// file, the session, the dates), the hint what to do about it. The catalogue's summary and fix
+// are the fallback for a code without its own words here. A port of the reference's
+// validator/session_resume/core/resume_messages.py, function for function: change both.
+
+import { CODES } from "./codes.mjs";
+import { formatTimestamp, parseTimestamp } from "./timeutil.mjs";
+
+/** @typedef {Record<string, any>} Facts */
+
+/** @param {Facts} f */
+function step(f) {
+  const name = f.step_name;
+  return `step ${str(f.step)}${name ? ` (${name})` : ""}`;
+}
+
+/** @param {Facts} f */
+function holder(f) {
+  const lease = f.lease ?? {};
+  const age = lease.age_seconds;
+  return `session ${str(lease.session)} (owner ${lease.owner || "?"}${age !== null && age !== undefined ? `, heartbeat ${age} s ago` : ""})`;
+}
+
+/** When the live lease turns stale if its session stops, and the threshold. @param {Facts} f */
+function goesStale(f) {
+  const lease = f.lease ?? {};
+  const stale = f.stale_seconds;
+  let hb = null;
+  try {
+    hb = typeof lease.heartbeat === "string" ? parseTimestamp(lease.heartbeat) : null;
+  } catch {
+    hb = null;
+  }
+  const at =
+    hb !== null && Number.isInteger(stale) ? ` at ${formatTimestamp(hb + stale * 1e6)}` : "";
+  return `; its lease goes stale${at} unless it writes or pings again (the stale threshold: ${stale} s after the last heartbeat, \`stale_after_seconds\` in the config)`;
+}
+
+/** @param {Facts} f @param {string} key */
+const paths = (f, key) => (f[key] ?? []).join(", ") || "?";
+
+/** @param {unknown} v */
+const str = (v) => (v === null || v === undefined ? "None" : String(v));
+
+/** @param {Facts} f @returns {[string, string]} */
+function sr708(f) {
+  const where = f.session_rel || "the session directory";
+  return [
+    `the state was last updated ${str(f.updated)}, ${str(f.age_days)} days before now (${str(f.now)}); the project may have moved on since`,
+    `before resuming, check that the work is still wanted (ask the user) and what changed since: \`git log --oneline --since=${str(f.updated)} -- ${where}\``,
+  ];
+}
+
+/** @type {Record<string, (f: Facts) => [string, string]>} */
+const WORDS = {
+  SR700: () => [
+    "there is no state file in the session directory: nothing has been recorded yet",
+    "create the state first (the command below), then ask `resume` again",
+  ],
+  SR701: (f) => [
+    `${step(f)} has not started`,
+    "run the commands in order: start the step, then do each checkpoint's work before its write",
+  ],
+  SR702: (f) => [
+    `${step(f)} is in progress with no checkpoint recorded, and no live session of yours started it: its earlier attempt stopped before its first checkpoint`,
+    "start it again from its beginning (the first command), then follow the plan",
+  ],
+  SR703: (f) => [
+    `${step(f)} is in progress after checkpoint ${str(f.sub_step)}`,
+    "read the files listed, then do each checkpoint's work before its write",
+  ],
+  SR704: (f) => [
+    `${step(f)} is complete`,
+    "nothing to do for it; run it again only if the user asks (the command needs their consent)",
+  ],
+  SR705: (f) => [
+    `${step(f)} was skipped`,
+    f.next_step ? `go on to step ${f.next_step}` : "no step is left",
+  ],
+  SR706: (f) => [
+    `earlier steps are neither complete nor skipped: ${paths(f, "incomplete")}`,
+    `finish them first (ask \`resume\` without --step), or, only with the user's consent, start this step anyway: \`session-resume start ${str(f.step)} --force\``,
+  ],
+  SR707: () => ["every step of the workflow is complete or skipped", "nothing is left to run"],
+  SR708: sr708,
+  SR709: (f) => [
+    `step ${paths(f, "running")} is in progress, not ${step(f)}`,
+    "finish the step in progress first, or ask `resume` without --step",
+  ],
+  SR711: (f) => [
+    `step ${str(f.step)} is not a step of workflow ${str(f.workflow)}`,
+    `use one of its steps: ${paths(f, "step_keys")}`,
+  ],
+  SR712: (f) => [
+    `${step(f)} was started at a gate by \`transition\` and recorded no work: this is its first real start, not a restart`,
+    "run the commands in order; the start costs no attempt",
+  ],
+  SR713: (f) => [
+    `${step(f)} was just started by session ${str(f.session)}, the live session asking: it recorded no checkpoint yet`,
+    "do not start it again: do the first checkpoint's work, then run its write",
+  ],
+  SR714: (f) => [
+    `${step(f)} recorded ${paths(f, "missing")} at a checkpoint, and it is not on disk`,
+    `resume after checkpoint ${str(f.sub_step)} as planned, but first write the missing file again (restore it from version control if it was committed, else redo the work of the checkpoints up to that one); record no checkpoint before it exists`,
+  ],
+  SR718: (f) => [
+    `the worklog records checkpoint ${str(f.worklog_checkpoint)} of ${step(f)}, later than the state's ${f.sub_step || "start of the step"} (an older \`.bak\` was restored, or the state lost a write): its work may be on disk`,
+    `check the step's deliverable for the work of ${str(f.worklog_checkpoint)}; if it is there, record it again with \`session-resume checkpoint ${str(f.step)} ${str(f.worklog_checkpoint)}\` and go on from the next command after that checkpoint's; if not, redo that work first`,
+  ],
+  SR715: (f) => [
+    `completed earlier steps list deliverables that are not on disk: ${paths(f, "prereq_missing")}`,
+    "restore them (version control) before relying on them; if they cannot be restored, ask the user before re-running the step that wrote them (`start STEP --force`)",
+  ],
+  SR511: (f) => [
+    `${holder(f)} holds a live lease on this session directory${goesStale(f)}`,
+    `if it is yours (your \`session start\` printed ${str(f.lease?.session)}), ask again with \`--session ${str(f.lease?.session)}\`; otherwise write nothing: wait for it to end, or take over only with the user's consent`,
+  ],
+  SR512: (f) => [
+    `${holder(f)} left its lease without ending: it stopped ${f.orphan_step ? `in step ${f.orphan_step}` : "with no step in progress that the state shows"}`,
+    "the first write takes it over (logged); check `orphan.possibly_incomplete` first",
+  ],
+  SR513: () => [
+    "a lease file remains although its session ended",
+    "nothing to do: the next session start replaces it",
+  ],
+  SR510: () => ["00-session.active is not a valid lease", "the next session start replaces it"],
+  SR170: (f) => [
+    `an interrupted write left a temp file: ${paths(f, "temp_files")}`,
+    "it is never read as state; delete it once no writer is running",
+  ],
+  SR130: () => [
+    "the state file is corrupt or missing, and its .bak is a valid state",
+    "run `recover` (the command below): it restores .bak and keeps the corrupt file; then ask `resume` again",
+  ],
+  SR140: () => [
+    "the state file has an older schema version",
+    "run `migrate` (the command below; the original is kept), then ask `resume` again",
+  ],
+  SR141: () => [
+    "the state file's schema version is newer than this tool knows",
+    "write nothing; upgrade session-resume",
+  ],
+  SR306: (f) => [
+    `more than one step is in progress: ${paths(f, "running")}`,
+    "a session runs one step at a time: complete or skip all but one",
+  ],
+};
+
+/** {code, message, hint} for `code` as found in this decision (`facts`).
+ * @param {string} code @param {Facts} facts */
+export function explain(code, facts) {
+  const words = WORDS[code];
+  if (words) {
+    const [message, hint] = words(facts);
+    return { code, message, hint };
+  }
+  const entry = CODES[code];
+  return {
+    code,
+    message: entry ? entry.summary : code,
+    hint: entry ? entry.fix : `see docs/codes/${code}.md`,
+  };
+}
