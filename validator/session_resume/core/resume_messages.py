@@ -43,6 +43,16 @@ def _goes_stale(f: Mapping[str, Any]) -> str:
     )
 
 
+def _sr511_hint(holder: Any) -> str:
+    return (
+        f"session {holder} is yours only if its id appears earlier in this conversation or "
+        f"in your notes (a `session start` you ran printed it): then ask again with "
+        f"`--session {holder}`. If you cannot find it there, it is not yours: write nothing; "
+        "ask again when the lease goes stale, or take over only with the user's consent (the "
+        "commands below)"
+    )
+
+
 def _paths(f: Mapping[str, Any], key: str) -> str:
     return ", ".join(f.get(key) or []) or "?"
 
@@ -136,9 +146,7 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
     ),
     "SR511": lambda f: (
         f"{_holder(f)} holds a live lease on this session directory{_goes_stale(f)}",
-        f"if it is yours (your `session start` printed {(f.get('lease') or {}).get('session')}),"
-        f" ask again with `--session {(f.get('lease') or {}).get('session')}`; otherwise write "
-        "nothing: wait for it to end, or take over only with the user's consent",
+        _sr511_hint((f.get("lease") or {}).get("session")),
     ),
     "SR512": lambda f: (
         f"{_holder(f)} left its lease without ending: it stopped "
@@ -184,7 +192,18 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
 def explain(code: str, facts: Mapping[str, Any]) -> dict[str, str]:
     """``{code, message, hint}`` for ``code`` as found in this decision (``facts``)."""
     words = _WORDS.get(code)
-    if words is not None:
+    if code in facts.get("state_codes", ()) and facts.get("action") == "needs_recovery":
+        # The catalogue's fix may say "edit at the line and column": an agent must not
+        # edit the state by hand, and a truncated file has no such place.
+        entry = CATALOGUE.get(code)
+        summary = entry.summary.rstrip(".") if entry is not None else code
+        summary = summary[:1].lower() + summary[1:]
+        message = f"the state file 00-session-state.json cannot be used: {summary}"
+        hint = (
+            "do not edit the state file by hand: run the commands below (`recover` keeps the "
+            "broken file and restores the last good copy)"
+        )
+    elif words is not None:
         message, hint = words(facts)
     else:
         entry = CATALOGUE.get(code)

@@ -68,6 +68,7 @@ class StepDef:
     checkpoints: tuple[Checkpoint, ...]
     legacy_checkpoints: dict[str, str]
     budget: Budget | None
+    review_checkpoint: str | None = None  # the audit is recorded just before it
 
     @property
     def checkpoint_ids(self) -> list[str]:
@@ -378,6 +379,17 @@ def _semantic_problems(raw: dict[str, Any], file: str) -> list[Diagnostic]:
                     pointer=pointer_join(["steps", i, "checkpoints"]),
                 )
             )
+        review_cp = s.get("review_checkpoint")
+        if review_cp is not None and (review_cp not in ids or not s.get("review_audited")):
+            out.append(
+                diag(
+                    "SR400",
+                    f"review_checkpoint {review_cp!r} of step {s['key']} is not a checkpoint "
+                    "of a review_audited step",
+                    file=file,
+                    pointer=pointer_join(["steps", i, "review_checkpoint"]),
+                )
+            )
         for old, new in (s.get("legacy_checkpoints") or {}).items():
             if new not in ids:
                 out.append(
@@ -441,6 +453,7 @@ def _build(raw: dict[str, Any], file: str) -> Workflow:
                     Checkpoint(c["id"], c["after"]) for c in s.get("checkpoints", [])
                 ),
                 legacy_checkpoints=dict(s.get("legacy_checkpoints") or {}),
+                review_checkpoint=s.get("review_checkpoint"),
                 budget=Budget(
                     b["max_startup_files"], tuple(b.get("startup_files", [])), b.get("notes", "")
                 )

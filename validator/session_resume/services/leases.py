@@ -165,9 +165,10 @@ def refuse_live(
     if session is None:
         who = "this command named no session (`--session`): only that session may write here"
         mine = (
-            f"If session {holder} is yours (your `session start` printed it), run "
+            f"Session {holder} is yours only if its id appears earlier in this conversation "
+            "or in your notes (a `session start` you ran printed it): then run "
             + SAME_COMMAND.format(holder=holder)
-            + "; otherwise"
+            + ". If you cannot find it there, it is not yours, so"
         )
         takeover = "`session-resume session start --takeover`"
     else:
