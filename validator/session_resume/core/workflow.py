@@ -14,7 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from session_resume.core.codes import diag
-from session_resume.core.diagnostics import Diagnostic, pointer_join, pointer_split
+from session_resume.core.diagnostics import (
+    Diagnostic,
+    DiagnosticsError,
+    pointer_join,
+    pointer_split,
+)
 from session_resume.core.versions import CURRENT
 from session_resume.records import field, record
 from session_resume.resources import schema_dir
@@ -36,12 +41,8 @@ DEFAULT_WORKFLOW = "apex"
 WORKFLOW_SCHEMA = "workflow/1.json"
 
 
-class WorkflowError(Exception):
+class WorkflowError(DiagnosticsError):
     """A workflow could not be loaded; ``diagnostics`` say why."""
-
-    def __init__(self, diagnostics: list[Diagnostic]):
-        super().__init__("; ".join(f"{d.code} {d.message}" for d in diagnostics))
-        self.diagnostics = diagnostics
 
 
 @record(frozen=True)
