@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import stat
 from pathlib import Path
 
@@ -131,18 +130,18 @@ def _string_end(text: str, i: int) -> int:
     return j + 1
 
 
-_NEXT_NON_SPACE = re.compile(r"\S")
-
-
 def strip_jsonc(text: str) -> str:
-    """``text`` without JSONC's comments and trailing commas (strings kept as they are)."""
+    """``text`` without JSONC's comments and trailing commas (strings kept as they are); a
+    comma followed, past white space and comments, by a closing bracket is a trailing comma."""
     out: list[str] = []
+    comma = -1  # where the last comma is in ``out`` while only white space and comments follow
     i, n = 0, len(text)
     while i < n:
         c = text[i]
         if c == '"':
             j = _string_end(text, i)
             out.append(text[i:j])
+            comma = -1
             i = j
         elif text.startswith("//", i):
             j = text.find("\n", i)
@@ -151,27 +150,13 @@ def strip_jsonc(text: str) -> str:
             j = text.find("*/", i + 2)
             i = n if j < 0 else j + 2
         else:
+            if c in "]}" and comma >= 0:
+                out[comma] = ""
+            if not c.isspace():
+                comma = len(out) if c == "," else -1
             out.append(c)
             i += 1
-    # a comma followed (past white space) by a closing bracket is a trailing comma
-    plain = "".join(out)
-    result: list[str] = []
-    i, n = 0, len(plain)
-    while i < n:
-        c = plain[i]
-        if c == '"':
-            j = _string_end(plain, i)
-            result.append(plain[i:j])
-            i = j
-            continue
-        if c == ",":
-            m = _NEXT_NON_SPACE.search(plain, i + 1)
-            if m is not None and m.group() in "]}":
-                i += 1
-                continue
-        result.append(c)
-        i += 1
-    return "".join(result)
+    return "".join(out)
 
 
 def _refused(why: str, add: dict[str, Any]) -> ServiceError:
