@@ -40,29 +40,25 @@ def do_resume(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     return as_tool_calls(out, where)
 
 
+def _read_options(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
+    """The options `resume` and `report` read a session with: the server's clock, root,
+    configured workflow, session and staleness, and the call's workflow."""
+    return {
+        "now": rt.clock(),
+        "root": rt.root,
+        "workflow": a.get("workflow"),
+        "default_workflow": rt.workflow,
+        "session": rt.keeper.session,
+        "stale_seconds": rt.stale_seconds,
+    }
+
+
 def _resume(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
-    return resume_service.resume(
-        rt.session_dir(a),
-        now=rt.clock(),
-        root=rt.root,
-        step=a.get("step"),
-        workflow=a.get("workflow"),
-        default_workflow=rt.workflow,
-        session=rt.keeper.session,
-        stale_seconds=rt.stale_seconds,
-    )
+    return resume_service.resume(rt.session_dir(a), step=a.get("step"), **_read_options(rt, a))
 
 
 def do_report(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
-    return resume_service.report(
-        rt.session_dir(a),
-        now=rt.clock(),
-        root=rt.root,
-        workflow=a.get("workflow"),
-        default_workflow=rt.workflow,
-        session=rt.keeper.session,
-        stale_seconds=rt.stale_seconds,
-    )
+    return resume_service.report(rt.session_dir(a), **_read_options(rt, a))
 
 
 def do_validate(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:

@@ -92,8 +92,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         "that keeps every existing key and hook. A second install changes nothing; "
         "uninstall removes exactly the entries install adds.",
     )
-    actions = h.add_subparsers(dest="action", metavar="ACTION")
-    actions.required = True
+    actions = h.add_subparsers(dest="action", metavar="ACTION", required=True)
     for action, text in (("install", "write the configuration"), ("uninstall", "remove it")):
         a = actions.add_parser(action, help=text)
         a.add_argument(
