@@ -371,14 +371,10 @@ def _semantic_problems(raw: dict[str, Any], file: str) -> list[Diagnostic]:
             )
         review_cp = s.get("review_checkpoint")
         if review_cp is not None and (review_cp not in ids or not s.get("review_audited")):
-            out.append(
-                diag(
-                    "SR400",
-                    f"review_checkpoint {review_cp!r} of step {s['key']} is not a checkpoint "
-                    "of a review_audited step",
-                    file=file,
-                    pointer=pointer_join(["steps", i, "review_checkpoint"]),
-                )
+            problem(
+                f"review_checkpoint {review_cp!r} of step {s['key']} is not a checkpoint "
+                "of a review_audited step",
+                ["steps", i, "review_checkpoint"],
             )
         for old, new in (s.get("legacy_checkpoints") or {}).items():
             if new not in ids:
