@@ -422,25 +422,18 @@ def _gate_on_state(out: dict[str, Any], snap: Snapshot, lease: Lease, workflow: 
         "session-resume resume DIR" + (f" --step {out['step']}" if out["step"] else ""),
         "after the command above succeeded",
     )
-    if status in ("corrupt", "absent") and snap.backup_usable:
-        out.update(
-            action="needs_recovery",
-            reasons=[*snap.state_codes, "SR130"],
-            commands=[plan_rules.cmd("session-resume recover DIR"), again],
-        )
-        _with_orphan(out, snap, lease, workflow, None)
-        return True
-    if status == "absent":
+    if status == "absent" and not snap.backup_usable:
         out.update(
             action="fresh_start",
             reasons=["SR700"],
             commands=[plan_rules.cmd("session-resume init PROJECT"), again],
         )
         return True
-    if status == "corrupt":
+    if status in ("corrupt", "absent"):  # `recover` restores a usable .bak, else recreates
+        codes = [*snap.state_codes, "SR130"] if snap.backup_usable else snap.state_codes
         out.update(
             action="needs_recovery",
-            reasons=list(snap.state_codes) or ["SR120"],
+            reasons=list(codes) or ["SR120"],
             commands=[plan_rules.cmd("session-resume recover DIR"), again],
         )
         _with_orphan(out, snap, lease, workflow, None)

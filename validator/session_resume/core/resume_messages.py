@@ -5,10 +5,8 @@ fix are the fallback for a code without its own words here."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from session_resume.core.codes import CATALOGUE
-from session_resume.core.timeutil import format_ts, parse_ts
+from session_resume.core.lease import stale_at
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,10 +31,9 @@ def _holder(f: Mapping[str, Any]) -> str:
 
 def _goes_stale(f: Mapping[str, Any]) -> str:
     """When the live lease turns stale if its session stops, and the threshold."""
-    lease = f.get("lease") or {}
     stale = f.get("stale_seconds")
-    hb = parse_ts(lease.get("heartbeat"))
-    at = f" at {format_ts(hb + timedelta(seconds=stale))}" if hb and isinstance(stale, int) else ""
+    when = stale_at(f.get("lease"), stale) if isinstance(stale, int) else None
+    at = f" at {when}" if when else ""
     return (
         f"; its lease goes stale{at} unless it writes or pings again (the stale threshold: "
         f"{stale} s after the last heartbeat, `stale_after_seconds` in the config)"
