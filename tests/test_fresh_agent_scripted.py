@@ -7,6 +7,7 @@ content and a valid state at the end."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import signal
 import subprocess
@@ -87,6 +88,11 @@ class FreshAgent:
             when, argv = c["when"], shlex.split(c["run"])
             if when.startswith("only"):
                 continue  # needs the user's consent or a condition this agent cannot meet
+            wait = re.match(r"at or after (\S+) ", when)
+            if wait:  # it waits (writing nothing) until then; only a read may be waited for
+                assert argv[1] == "resume", c
+                until = datetime.strptime(wait[1], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+                self.now = max(self.now, until)
             if self.session is not None and argv[1] not in ("resume", "recover", "migrate"):
                 assert argv[argv.index("--session") + 1] == self.session, c  # names it
             extra: tuple[str, ...] = ()
@@ -273,16 +279,22 @@ def test_another_live_session_is_left_alone(tmp_path: Path) -> None:
     codes = [r["code"] for r in ans["reasons"]]
     assert (ans["action"], codes, ans["briefing"]) == ("session_active", ["SR511"], None)
     assert ans["lease"]["session"] == "other"
-    # the agent writes nothing: every command needs a condition or the user's consent
+    # the agent writes nothing: a condition it checks in its own conversation (the id is not
+    # there), a read once the lease goes stale, a takeover only with the user's consent
+    stale = (T0 + timedelta(seconds=300)).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert [c["when"] for c in ans["commands"]] == [
-        "only if session other is yours (your `session start` printed it)",
+        "only if the id other appears earlier in this conversation or in your notes, printed "
+        "by a `session start` you ran; if you cannot find it there, it is not yours",
+        f"at or after {stale} (when the lease goes stale unless its holder writes again); "
+        "write nothing to this session before; then follow the new answer",
         "only with the user's consent",
     ]
-    assert ans["commands"][1]["run"] == (
+    assert [shlex.split(c["run"])[1] for c in ans["commands"]] == ["resume", "resume", "session"]
+    assert ans["commands"][2]["run"] == (
         "session-resume session start --takeover --project demo --session mine"
     )
-    agent.follow_plan(ans)  # a literal agent runs none of them
-    assert agent.followed == []
+    agent.follow_plan(ans)  # a literal agent waits until the lease goes stale, then asks
+    assert len(agent.followed) == 1 and agent.now > T0 + timedelta(seconds=300)
     assert (d / store.STATE).read_bytes() == before
     # the other session ends: now the agent resumes
     res = run_cli(
@@ -422,7 +434,7 @@ def test_own_session_without_session_is_told_how_to_know(tmp_path: Path) -> None
     again = agent.ask()
     assert again["action"] == "session_active"
     assert mine is not None and f"--session {mine}" in again["reasons"][0]["hint"]
-    assert again["commands"][0]["run"].endswith(f"--session {mine}")
+    assert again["commands"][0]["run"].endswith(f"--session {mine} --format json")
     agent.session = mine  # the id its own `session start` printed
     first = agent.run_step()
     assert first["action"] == "resume_from_checkpoint"
@@ -536,11 +548,12 @@ def test_mid_step_resume_over_the_mcp_sdk_client(tmp_path: Path) -> None:
 
     ans = anyio.run(go)
     # the server owns the session: no call names one, the first write takes the lease
+    # the review audit just before the checkpoint whose work includes the passes
     assert [c["tool"] for c in ans["commands"]] == [
         "checkpoint",
-        "checkpoint",
-        "checkpoint",
         "review_audit",
+        "checkpoint",
+        "checkpoint",
         "complete",
         "session_end",
     ]

@@ -643,7 +643,16 @@ def test_eight_servers_one_lease_no_update_lost(tmp_path: Path) -> None:
         for r in results[i][:3]:
             assert r.is_error and _codes(r) == ["SR511"], _text(r)
             assert "SR511 session-active" in _text(r) and "hint:" in _text(r)
-        assert results[i][3].structured_content["action"] == "session_active"
+        ans = results[i][3].structured_content
+        assert ans["action"] == "session_active"
+        # the holder is never this server's session: wait (a read at the stale time) or
+        # take over with consent; no call or hint names a CLI option
+        assert [(c["tool"], c["when"].split(" (")[0]) for c in ans["commands"]] == [
+            ("resume", f"at or after {ans['commands'][0]['when'].split()[3]}"),
+            ("session_start", "only with the user's consent"),
+        ]
+        assert ans["commands"][1]["arguments"]["takeover"] is True
+        assert "--session" not in ans["reasons"][0]["hint"]
     state = json.loads((d / STATE).read_text())
     titles = [e["title"] for e in state["decision_log"]]
     assert titles == [f"server {w} decision {k}" for k in range(3)]  # no update lost

@@ -1045,6 +1045,7 @@ function cmdRecover(argv) {
       action,
       corrupt_kept_as: res.keptAs ?? null,
       migrated_from: res.migratedFrom ?? null,
+      pre_migration_kept_as: res.preMigrationKeptAs ?? null,
       found,
       backup_problems: backupProblems,
       problems,
@@ -1055,8 +1056,11 @@ function cmdRecover(argv) {
       found.length && action !== "none"
         ? ` (the state file: ${found.map((d) => `${d.code} ${d.message}`).join("; ")})`
         : "";
+    const preKept = res.preMigrationKeptAs
+      ? `; the ${res.migratedFrom} file is kept as ${res.preMigrationKeptAs}`
+      : "";
     const migrated = res.migratedFrom
-      ? ` (a ${res.migratedFrom} state, migrated to ${CURRENT})`
+      ? ` (a ${res.migratedFrom} state, migrated to ${CURRENT}${preKept})`
       : "";
     const unusable = backupProblems.map((d) => `${d.code} ${d.message}`).join("; ");
     const msg = /** @type {Record<string, string>} */ ({

@@ -38,7 +38,7 @@ function after(text, fallback) {
   let t = (text ?? "").trim().replace(/\.+$/, "") || fallback;
   const word = (t.split(/\s+/)[0] ?? "").replace(/[,:;]+$/, "");
   // a capitalised first word is lowered; an acronym (QA, IaC) or a file name is kept
-  if (/^(?:[A-Z][a-z]+|A)$/.test(word)) t = t[0].toLowerCase() + t.slice(1);
+  if (/^(?:[A-Z][a-z]+(?:-[a-z]+)*|A)$/.test(word)) t = t[0].toLowerCase() + t.slice(1);
   return `after ${t}`;
 }
 
@@ -72,6 +72,7 @@ function review(doc, key, def, wf) {
     tier_decided: decided,
     passes,
     recorded,
+    before: def.reviewAt,
     write,
   };
 }
@@ -184,27 +185,41 @@ export function planCommands(plan, action) {
   const out = [];
   if (action === "start" || action === "restart_step")
     out.push(cmd(`session-resume start ${plan.step}`, startWhen(plan.open_gate)));
-  for (const c of plan.checkpoints)
-    out.push(cmd(c.write, after(c.after, `the work of checkpoint ${c.id}`)));
   const audit = plan.review_audit;
+  let auditCmd = null;
   if (audit !== null && audit.recorded === null) {
     const p = audit.passes;
-    out.push(
-      cmd(
-        audit.write,
-        p
-          ? `after ${p} challenger review pass${p !== 1 ? "es" : ""}`
-          : "after the challenger review has run",
-      ),
+    auditCmd = cmd(
+      audit.write,
+      p
+        ? `after ${p} challenger review pass${p !== 1 ? "es" : ""}`
+        : "after the challenger review has run",
     );
   }
+  // The audit goes just before the checkpoint whose work includes the review; first when that
+  // checkpoint is already recorded; last (before `complete`) when the workflow names none.
+  const ids = plan.checkpoints.map((c) => c.id);
+  const before = audit !== null ? audit.before : null;
+  const at = ids.includes(before) ? ids.indexOf(before) : before !== null ? 0 : ids.length;
+  plan.checkpoints.forEach((c, i) => {
+    if (i === at && auditCmd !== null) out.push(auditCmd);
+    out.push(cmd(c.write, after(c.after, `the work of checkpoint ${c.id}`)));
+  });
+  if (at === ids.length && auditCmd !== null) out.push(auditCmd);
   out.push(...gateDecisions(plan));
   const last = plan.checkpoints.length ? plan.checkpoints[plan.checkpoints.length - 1].id : null;
   out.push(
     cmd(plan.complete, last ? `after checkpoint ${last}` : "after the step's remaining work"),
   );
-  out.push(cmd(SESSION_END, "when you stop"));
+  out.push(cmd(SESSION_END, endWhen(plan.gate)));
   return out;
+}
+
+/** `when` of `session end`: when the agent stops, or, at a gate that ends the chat
+ *  (`session_break`), right after the gate. */
+function endWhen(gate) {
+  if (gate?.session_break) return `after \`complete\` and ${gate.id}, which ends this chat`;
+  return "when you stop";
 }
 
 /** What may be run instead of the commands: skipping an optional step not yet worked on. */

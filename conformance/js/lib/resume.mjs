@@ -235,8 +235,22 @@ function unrecordedCheckpoint(out, snap, wf) {
   }
   if (later !== null) {
     out.worklog_checkpoint = later;
-    out.warnings.push("SR718");
+    // the reason of a `continue_step` already
+    if (!out.reasons.includes("SR718")) out.warnings.push("SR718");
   }
+}
+
+/** SR718's condition for a step with no checkpoint in the state: the worklog's tail records a
+ *  checkpoint of step `key` (one of `ids`, its workflow checkpoints) after the step's latest
+ *  step_start (or with no start in the tail). */
+function checkpointedSinceStart(events, key, ids) {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const ev = events[i];
+    if (ev.step !== key) continue;
+    if (ev.event === "step_start") return false;
+    if (ev.event === "checkpoint" && ids.includes(ev.sub_step)) return true;
+  }
+  return false;
 }
 
 function decideAction(snap, step, now, wf, opts) {
@@ -288,13 +302,26 @@ function decideAction(snap, step, now, wf, opts) {
     opts.session !== snap.lease.session &&
     snap.lease.implicit !== true
   ) {
-    const holder = shellQuote(String(snap.lease.session));
-    const again = `session-resume resume DIR${step ? ` --step ${step}` : ""} --session ${holder}`;
+    // The agent cannot know whether it is its own unless the id is in its conversation; else
+    // it asks again when the lease goes stale, or takes over with the user's consent.
+    const holder = String(snap.lease.session);
+    const again = `session-resume resume DIR${step ? ` --step ${step}` : ""}`;
+    const hb = parseTimestamp(snap.lease.heartbeat);
+    const wait =
+      hb === null
+        ? ""
+        : `at or after ${formatTimestamp(hb + opts.staleSeconds * 1e6)} (when the lease goes ` +
+          "stale unless its holder writes again); ";
     return Object.assign(out, {
       action: "session_active",
       reasons: ["SR511"],
       commands: [
-        cmd(again, `only if session ${holder} is yours (your \`session start\` printed it)`),
+        cmd(
+          `${again} --session ${shellQuote(holder)}`,
+          `only if the id ${holder} appears earlier in this conversation or in your notes, ` +
+            "printed by a `session start` you ran; if you cannot find it there, it is not yours",
+        ),
+        cmd(again, `${wait}write nothing to this session before; then follow the new answer`),
         cmd("session-resume session start --takeover", CONSENT),
       ],
     });
@@ -450,6 +477,12 @@ function stepAction(out, steps, order, key, wf, orchestrator, events = [], own =
   if (noSubStep && startedAtGate(events, key) && !(st.artifacts ?? []).length) {
     // Handed over at a gate (`transition`), no work recorded: a start, not a restart (SR712).
     Object.assign(out, { action: "start", reasons: ["SR712"] });
+    return;
+  }
+  if (noSubStep && def && checkpointedSinceStart(events, key, def.checkpoints)) {
+    // A `.bak` from before the step's first checkpoint was restored: the work the worklog
+    // records may be on disk, so the step goes on (SR718 says how), no restart.
+    Object.assign(out, { action: "continue_step", reasons: ["SR718"] });
     return;
   }
   if (noSubStep) {

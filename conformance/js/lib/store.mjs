@@ -10,6 +10,7 @@ import {
   openSync,
   readFileSync,
   renameSync,
+  rmSync,
   statSync,
   unlinkSync,
   writeSync,
@@ -323,12 +324,20 @@ function recoverLocked(dir, root, { now, workflow = null, project = null }) {
     // a 3.0 .bak is restored byte for byte, an older one migrated (docs/spec.md §5)
     const data =
       backup.migratedFrom === null ? readFileSync(join(dir, BAK)) : serialize(backup.document);
-    replaceState(dir, data, { rotate: false });
+    // an older .bak is kept for good before it is migrated: the next write rotates .bak away
+    const pre = backup.migratedFrom ? keepPreMigration(dir, backup.migratedFrom, BAK) : null;
+    try {
+      replaceState(dir, data, { rotate: false });
+    } catch (err) {
+      if (pre !== null) rmSync(pre, { force: true });
+      throw err;
+    }
     const detail = {
       from: BAK,
       corrupt_kept_as: kept,
       reason,
       ...(backup.migratedFrom ? { migrated_from: backup.migratedFrom } : {}),
+      ...(pre ? { pre_migration_kept_as: basename(pre) } : {}),
     };
     const extra = logEvent(dir, "recovered", { ts, detail });
     return {
@@ -336,6 +345,7 @@ function recoverLocked(dir, root, { now, workflow = null, project = null }) {
       codes: [...current.codes, ...extra],
       keptAs: kept,
       migratedFrom: backup.migratedFrom,
+      preMigrationKeptAs: pre === null ? null : basename(pre),
       backupProblems: [],
     };
   }
@@ -365,13 +375,14 @@ export function repoRelative(dir, root) {
   return rel === "" ? "." : rel.split(sep).join("/");
 }
 
-/** The pre-migration file of a `version` state, kept for good beside the state (spec §1,
- * §9.1 step 7); never over an existing file. Returns its path when this call made it. */
-export function keepPreMigration(dir, version) {
+/** The pre-migration file of a `version` state (the state, or a `.bak` that recover migrates:
+ * `source`), kept for good beside the state (spec §1, §5, §9.1 step 7); never over an existing
+ * file. Returns its path when this call made it. */
+export function keepPreMigration(dir, version, source = STATE) {
   const name = join(dir, `00-session-state.v${version}.json`);
   if (lexists(name)) return null;
   try {
-    linkSync(join(dir, STATE), name);
+    linkSync(join(dir, source), name);
     return name;
   } catch (err) {
     if (/** @type {any} */ (err).code === "EEXIST") return null;

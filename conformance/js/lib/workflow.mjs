@@ -90,6 +90,11 @@ function semanticProblems(raw) {
     const ids = (s.checkpoints ?? []).map((c) => c.id);
     if (new Set(ids).size !== ids.length)
       out.push(`a checkpoint is defined twice in step ${s.key}`);
+    const reviewAt = s.review_checkpoint;
+    if (reviewAt !== undefined && (!ids.includes(reviewAt) || !s.review_audited))
+      out.push(
+        `review_checkpoint ${reviewAt} of step ${s.key} is not a checkpoint of a review_audited step`,
+      );
     for (const [old, current] of Object.entries(s.legacy_checkpoints ?? {})) {
       if (!ids.includes(current))
         out.push(`legacy checkpoint ${old} maps to ${current}, not a checkpoint`);
@@ -104,6 +109,7 @@ function build(raw) {
     name: s.name,
     agents: s.agents,
     reviewed: Boolean(s.review_audited),
+    reviewAt: s.review_checkpoint ?? null,
     optional: Boolean(s.optional),
     checkpoints: (s.checkpoints ?? []).map((c) => c.id),
     after: Object.fromEntries((s.checkpoints ?? []).map((c) => [c.id, c.after ?? null])),

@@ -39,8 +39,7 @@ def build_parser(
         "Every diagnostic code has a page under docs/codes/.",
     )
     parser.add_argument("--version", action="version", version=f"session-resume {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     if only is not None:
         sub = _OnlyCommand(sub, only)  # type: ignore[assignment]
     for module, builder, names in commands:

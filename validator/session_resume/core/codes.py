@@ -159,7 +159,10 @@ _ALL = [
         E,
         "The file is not valid JSON.",
         '{"project": "x",}',
-        "Fix the syntax at the line and column given, or run `session-resume recover DIR`.",
+        "A session's state file (`00-session-state.json`) is never edited by hand: run "
+        "`session-resume recover DIR` (it keeps the broken file and restores the last good "
+        "copy). Any other file: fix the syntax at the line and column given (the end of the "
+        "file when it was cut short).",
     ),
     Code(
         "SR121",
@@ -748,10 +751,11 @@ _ALL = [
         "not ended), and this command names another session or none (only an implicit lease "
         "is anybody's); nothing was written.",
         "a second chat running `session-resume start 3` while the first is still working",
-        "If the holder is your session, run the same command with `--session ID` (the id its "
-        "`session start` printed); otherwise wait for it to end or go stale, or take over "
-        "with `session-resume session start --project PROJECT --takeover` only with the "
-        "user's consent (logged).",
+        "The holder is your session only if its id appears earlier in your conversation or "
+        "notes (a `session start` you ran printed it): then run the same command with "
+        "`--session ID`. Otherwise write nothing: ask again when the lease goes stale (the "
+        "message says when), or take over with `session-resume session start --project "
+        "PROJECT --takeover` only with the user's consent (logged).",
     ),
     Code(
         "SR512",

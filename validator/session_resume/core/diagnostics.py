@@ -87,3 +87,12 @@ def pointer_split(pointer: str) -> list[str]:
     if not pointer:
         return []
     return [p.replace("~1", "/").replace("~0", "~") for p in pointer.split("/")[1:]]
+
+
+class DiagnosticsError(Exception):
+    """An operation was refused; ``diagnostics`` say why. Its message is their codes and
+    messages (``SR… message; SR… message``). The refusals of each layer subclass it."""
+
+    def __init__(self, diagnostics: list[Diagnostic]):
+        super().__init__("; ".join(f"{d.code} {d.message}" for d in diagnostics))
+        self.diagnostics = diagnostics

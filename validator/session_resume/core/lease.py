@@ -10,7 +10,7 @@ writing the file, and probing a pid, are :mod:`session_resume.storage.lease_file
 from __future__ import annotations
 
 import os
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from session_resume.core.outcomes import LeaseState
 from session_resume.core.timeutil import format_ts, parse_ts
@@ -28,6 +28,24 @@ DEFAULT_SKEW_SECONDS = 300  # how far a heartbeat may run ahead of now (clocks d
 
 def new_session_id() -> str:
     return os.urandom(8).hex()
+
+
+def yours_test(holder: str) -> str:
+    """How an agent that lost its context tells whether session ``holder`` is its own: a
+    check it can make literally (the id in its own conversation), never a judgement."""
+    return (
+        f"only if the id {holder} appears earlier in this conversation or in your notes, "
+        "printed by a `session start` you ran; if you cannot find it there, it is not yours"
+    )
+
+
+def stale_at(sentinel: dict[str, Any] | None, stale_seconds: int) -> str | None:
+    """When a live lease turns stale if its session writes nothing more: its heartbeat plus
+    the stale threshold (None: no readable heartbeat)."""
+    hb = parse_ts((sentinel or {}).get("heartbeat"))
+    if hb is None:
+        return None
+    return format_ts(hb + timedelta(seconds=stale_seconds))
 
 
 def make(

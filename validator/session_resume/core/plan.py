@@ -58,7 +58,7 @@ def after(text: str | None, fallback: str) -> str:
     t = (text or "").strip().rstrip(".") or fallback
     word = t.split(maxsplit=1)[0].rstrip(",:;") if t.split() else ""
     # a capitalised first word is lowered; an acronym (QA, IaC) or a file name is kept
-    if re.fullmatch(r"[A-Z][a-z]+|A", word):
+    if re.fullmatch(r"[A-Z][a-z]+(?:-[a-z]+)*|A", word):
         t = t[0].lower() + t[1:]
     return f"after {t}"
 
@@ -99,6 +99,7 @@ def _review(doc: Mapping[str, Any], key: str, sdef: StepDef | None, wf: Workflow
         "tier_decided": isinstance(value, str) and value in passes_by,
         "passes": passes if isinstance(passes, int) else None,
         "recorded": recorded if isinstance(recorded, dict) else None,
+        "before": sdef.review_checkpoint,
         "write": write,
     }
 
@@ -218,9 +219,8 @@ def commands(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:
     if action in ("start", "restart_step"):
         out.append(cmd(f"session-resume start {key}", _start_when(plan.get("open_gate"))))
     cps: Sequence[Mapping[str, Any]] = plan["checkpoints"]
-    for c in cps:
-        out.append(cmd(c["write"], after(c["after"], f"the work of checkpoint {c['id']}")))
     audit = plan["review_audit"]
+    audit_cmd = None
     if audit is not None and audit["recorded"] is None:
         passes = audit["passes"]
         done = (
@@ -228,7 +228,18 @@ def commands(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:
             if passes
             else "after the challenger review has run"
         )
-        out.append(cmd(audit["write"], done))
+        audit_cmd = cmd(audit["write"], done)
+    # The audit goes just before the checkpoint whose work includes the review; first when
+    # that checkpoint is already recorded; last (before `complete`) when the workflow names none.
+    ids = [c["id"] for c in cps]
+    before = audit["before"] if audit is not None else None
+    at = ids.index(before) if before in ids else (0 if before is not None else len(ids))
+    for i, c in enumerate(cps):
+        if i == at and audit_cmd is not None:
+            out.append(audit_cmd)
+        out.append(cmd(c["write"], after(c["after"], f"the work of checkpoint {c['id']}")))
+    if at == len(ids) and audit_cmd is not None:
+        out.append(audit_cmd)
     out += _gate_decisions(plan, key)
     last = cps[-1]["id"] if cps else None
     out.append(
@@ -237,8 +248,16 @@ def commands(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:
             f"after checkpoint {last}" if last else "after the step's remaining work",
         )
     )
-    out.append(cmd(SESSION_END, "when you stop"))
+    out.append(cmd(SESSION_END, _end_when(plan.get("gate"))))
     return out
+
+
+def _end_when(gate: Mapping[str, Any] | None) -> str:
+    """``when`` of ``session end``: when the agent stops, or, at a gate that ends the chat
+    (``session_break``), right after the gate."""
+    if gate and gate.get("session_break"):
+        return f"after `complete` and {gate['id']}, which ends this chat"
+    return "when you stop"
 
 
 def _gate_decisions(plan: Mapping[str, Any], key: str) -> list[dict[str, str]]:

@@ -13,7 +13,14 @@ from datetime import datetime, timedelta
 from session_resume.core import briefing as briefing_rules
 from session_resume.core import plan as plan_rules
 from session_resume.core.jsonread import as_dict
-from session_resume.core.lease import DEFAULT_STALE_SECONDS, Lease, is_implicit, lease_state
+from session_resume.core.lease import (
+    DEFAULT_STALE_SECONDS,
+    Lease,
+    is_implicit,
+    lease_state,
+    stale_at,
+    yours_test,
+)
 from session_resume.core.outcomes import StateStatus
 from session_resume.core.resume_messages import explain
 from session_resume.core.rules import ordered_step_keys
@@ -214,7 +221,8 @@ def _unrecorded_checkpoint(out: dict[str, Any], snap: Snapshot, wf: Workflow) ->
             later = e["sub_step"]
     if later is not None:
         out["worklog_checkpoint"] = later
-        out["warnings"].append("SR718")
+        if "SR718" not in out["reasons"]:  # the reason of a `continue_step` already
+            out["warnings"].append("SR718")
 
 
 def _missing(snap: Snapshot, path: Any) -> bool:
@@ -253,6 +261,8 @@ def _facts(
         "worklog_checkpoint": out.pop("worklog_checkpoint", None),
         "workflow": wf.id,
         "step_keys": wf.step_keys,
+        "action": out["action"],
+        "state_codes": snap.state_codes,
     }
 
 
@@ -354,17 +364,25 @@ def _judge_lease(
         and not opts.takeover
         and (opts.session is None or opts.session != (lease.sentinel or {}).get("session"))
     ):
-        # Another session is alive: the caller must not act on the state now.
-
-        holder = shlex.quote(str((lease.sentinel or {}).get("session")))
+        # Another session is alive: the caller must not act on the state now. The agent
+        # cannot know whether it is its own unless the id is in its conversation; else it
+        # asks again when the lease goes stale, or takes over with the user's consent.
+        holder = str((lease.sentinel or {}).get("session"))
         again = "session-resume resume DIR" + (f" --step {step}" if step else "")
+        at = stale_at(lease.sentinel, opts.stale_seconds)
+        wait = (
+            f"at or after {at} (when the lease goes stale unless its holder writes again); "
+            if at
+            else ""
+        )
         out.update(
             action="session_active",
             reasons=["SR511"],
             commands=[
+                plan_rules.cmd(f"{again} --session {shlex.quote(holder)}", yours_test(holder)),
                 plan_rules.cmd(
-                    f"{again} --session {holder}",
-                    f"only if session {holder} is yours (your `session start` printed it)",
+                    again,
+                    f"{wait}write nothing to this session before; then follow the new answer",
                 ),
                 plan_rules.cmd("session-resume session start --takeover", plan_rules.CONSENT),
             ],
@@ -404,25 +422,18 @@ def _gate_on_state(out: dict[str, Any], snap: Snapshot, lease: Lease, workflow: 
         "session-resume resume DIR" + (f" --step {out['step']}" if out["step"] else ""),
         "after the command above succeeded",
     )
-    if status in ("corrupt", "absent") and snap.backup_usable:
-        out.update(
-            action="needs_recovery",
-            reasons=[*snap.state_codes, "SR130"],
-            commands=[plan_rules.cmd("session-resume recover DIR"), again],
-        )
-        _with_orphan(out, snap, lease, workflow, None)
-        return True
-    if status == "absent":
+    if status == "absent" and not snap.backup_usable:
         out.update(
             action="fresh_start",
             reasons=["SR700"],
             commands=[plan_rules.cmd("session-resume init PROJECT"), again],
         )
         return True
-    if status == "corrupt":
+    if status in ("corrupt", "absent"):  # `recover` restores a usable .bak, else recreates
+        codes = [*snap.state_codes, "SR130"] if snap.backup_usable else snap.state_codes
         out.update(
             action="needs_recovery",
-            reasons=list(snap.state_codes) or ["SR120"],
+            reasons=list(codes) or ["SR120"],
             commands=[plan_rules.cmd("session-resume recover DIR"), again],
         )
         _with_orphan(out, snap, lease, workflow, None)
@@ -514,6 +525,11 @@ def _step_action(
         # Handed over at a gate (`transition`), no work recorded: a start, not a restart.
         out.update(action="start", reasons=["SR712"])
         return
+    if sub is None and sdef is not None and _checkpointed_since_start(events, key, sdef):
+        # A `.bak` from before the step's first checkpoint was restored: the work the
+        # worklog records may be on disk, so the step goes on (SR718 says how), no restart.
+        out.update(action="continue_step", reasons=["SR718"])
+        return
     if sub is None:
         out.update(action="restart_step", reasons=["SR702"])
         return
@@ -527,6 +543,20 @@ def _step_action(
         ids = sdef.checkpoint_ids
         pos = ids.index(sub)
         out["next_checkpoint"] = ids[pos + 1] if pos + 1 < len(ids) else None
+
+
+def _checkpointed_since_start(events: tuple[dict[str, Any], ...], key: str, sdef: Any) -> bool:
+    """SR718's condition for a step with no checkpoint in the state: the worklog's tail
+    records a checkpoint of step ``key`` (one of its workflow checkpoints) after the step's
+    latest `step_start` (or with no start in the tail)."""
+    for ev in reversed(events):
+        if ev.get("step") != key:
+            continue
+        if ev.get("event") == "step_start":
+            return False
+        if ev.get("event") == "checkpoint" and ev.get("sub_step") in sdef.checkpoint_ids:
+            return True
+    return False
 
 
 def _with_orphan(

@@ -5,10 +5,8 @@ fix are the fallback for a code without its own words here."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from session_resume.core.codes import CATALOGUE
-from session_resume.core.timeutil import format_ts, parse_ts
+from session_resume.core.lease import stale_at
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,13 +31,22 @@ def _holder(f: Mapping[str, Any]) -> str:
 
 def _goes_stale(f: Mapping[str, Any]) -> str:
     """When the live lease turns stale if its session stops, and the threshold."""
-    lease = f.get("lease") or {}
     stale = f.get("stale_seconds")
-    hb = parse_ts(lease.get("heartbeat"))
-    at = f" at {format_ts(hb + timedelta(seconds=stale))}" if hb and isinstance(stale, int) else ""
+    when = stale_at(f.get("lease"), stale) if isinstance(stale, int) else None
+    at = f" at {when}" if when else ""
     return (
         f"; its lease goes stale{at} unless it writes or pings again (the stale threshold: "
         f"{stale} s after the last heartbeat, `stale_after_seconds` in the config)"
+    )
+
+
+def _sr511_hint(holder: Any) -> str:
+    return (
+        f"session {holder} is yours only if its id appears earlier in this conversation or "
+        f"in your notes (a `session start` you ran printed it): then ask again with "
+        f"`--session {holder}`. If you cannot find it there, it is not yours: write nothing; "
+        "ask again when the lease goes stale, or take over only with the user's consent (the "
+        "commands below)"
     )
 
 
@@ -136,9 +143,7 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
     ),
     "SR511": lambda f: (
         f"{_holder(f)} holds a live lease on this session directory{_goes_stale(f)}",
-        f"if it is yours (your `session start` printed {(f.get('lease') or {}).get('session')}),"
-        f" ask again with `--session {(f.get('lease') or {}).get('session')}`; otherwise write "
-        "nothing: wait for it to end, or take over only with the user's consent",
+        _sr511_hint((f.get("lease") or {}).get("session")),
     ),
     "SR512": lambda f: (
         f"{_holder(f)} left its lease without ending: it stopped "
@@ -184,7 +189,18 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
 def explain(code: str, facts: Mapping[str, Any]) -> dict[str, str]:
     """``{code, message, hint}`` for ``code`` as found in this decision (``facts``)."""
     words = _WORDS.get(code)
-    if words is not None:
+    if code in facts.get("state_codes", ()) and facts.get("action") == "needs_recovery":
+        # The catalogue's fix may say "edit at the line and column": an agent must not
+        # edit the state by hand, and a truncated file has no such place.
+        entry = CATALOGUE.get(code)
+        summary = entry.summary.rstrip(".") if entry is not None else code
+        summary = summary[:1].lower() + summary[1:]
+        message = f"the state file 00-session-state.json cannot be used: {summary}"
+        hint = (
+            "do not edit the state file by hand: run the commands below (`recover` keeps the "
+            "broken file and restores the last good copy)"
+        )
+    elif words is not None:
         message, hint = words(facts)
     else:
         entry = CATALOGUE.get(code)

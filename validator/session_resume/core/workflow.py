@@ -14,7 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from session_resume.core.codes import diag
-from session_resume.core.diagnostics import Diagnostic, pointer_join, pointer_split
+from session_resume.core.diagnostics import (
+    Diagnostic,
+    DiagnosticsError,
+    pointer_join,
+    pointer_split,
+)
 from session_resume.core.versions import CURRENT
 from session_resume.records import field, record
 from session_resume.resources import schema_dir
@@ -36,12 +41,8 @@ DEFAULT_WORKFLOW = "apex"
 WORKFLOW_SCHEMA = "workflow/1.json"
 
 
-class WorkflowError(Exception):
+class WorkflowError(DiagnosticsError):
     """A workflow could not be loaded; ``diagnostics`` say why."""
-
-    def __init__(self, diagnostics: list[Diagnostic]):
-        super().__init__("; ".join(f"{d.code} {d.message}" for d in diagnostics))
-        self.diagnostics = diagnostics
 
 
 @record(frozen=True)
@@ -68,6 +69,7 @@ class StepDef:
     checkpoints: tuple[Checkpoint, ...]
     legacy_checkpoints: dict[str, str]
     budget: Budget | None
+    review_checkpoint: str | None = None  # the audit is recorded just before it
 
     @property
     def checkpoint_ids(self) -> list[str]:
@@ -345,82 +347,62 @@ def session_dir_escapes(pattern: str) -> bool:
 
 
 def _semantic_problems(raw: dict[str, Any], file: str) -> list[Diagnostic]:
-    out = []
+    out: list[Diagnostic] = []
+
+    def problem(message: str, at: list[str | int]) -> None:
+        out.append(diag("SR400", message, file=file, pointer=pointer_join(at)))
+
     seen: set[str] = set()
     if session_dir_escapes(raw["session_dir"]):
-        out.append(
-            diag(
-                "SR400",
-                "session_dir must be a relative path inside the repository (no leading `/`, "
-                "no drive, no `..` component)",
-                file=file,
-                pointer="/session_dir",
-            )
+        problem(
+            "session_dir must be a relative path inside the repository (no leading `/`, "
+            "no drive, no `..` component)",
+            ["session_dir"],
         )
     for i, s in enumerate(raw.get("steps", [])):
         if s["key"] in seen:
-            out.append(
-                diag(
-                    "SR400",
-                    f"step key {s['key']!r} is defined twice",
-                    file=file,
-                    pointer=pointer_join(["steps", i, "key"]),
-                )
-            )
+            problem(f"step key {s['key']!r} is defined twice", ["steps", i, "key"])
         seen.add(s["key"])
         ids = [c["id"] for c in s.get("checkpoints", [])]
         for dup in sorted({x for x in ids if ids.count(x) > 1}):
-            out.append(
-                diag(
-                    "SR400",
-                    f"checkpoint {dup!r} is defined twice in step {s['key']}",
-                    file=file,
-                    pointer=pointer_join(["steps", i, "checkpoints"]),
-                )
+            problem(
+                f"checkpoint {dup!r} is defined twice in step {s['key']}",
+                ["steps", i, "checkpoints"],
+            )
+        review_cp = s.get("review_checkpoint")
+        if review_cp is not None and (review_cp not in ids or not s.get("review_audited")):
+            problem(
+                f"review_checkpoint {review_cp!r} of step {s['key']} is not a checkpoint "
+                "of a review_audited step",
+                ["steps", i, "review_checkpoint"],
             )
         for old, new in (s.get("legacy_checkpoints") or {}).items():
             if new not in ids:
-                out.append(
-                    diag(
-                        "SR400",
-                        f"legacy checkpoint {old!r} maps to {new!r}, which is "
-                        "not a checkpoint of the step",
-                        file=file,
-                        pointer=pointer_join(["steps", i, "legacy_checkpoints", old]),
-                    )
+                problem(
+                    f"legacy checkpoint {old!r} maps to {new!r}, which is "
+                    "not a checkpoint of the step",
+                    ["steps", i, "legacy_checkpoints", old],
                 )
     keys = {d.get("key") for d in raw.get("decisions", []) if isinstance(d, dict)}
     for i, s in enumerate(raw.get("steps", [])):
         gate = s.get("gate") if isinstance(s.get("gate"), dict) else {}
         for j, k in enumerate(gate.get("decisions") or []):
             if k not in keys:
-                out.append(
-                    diag(
-                        "SR400",
-                        f"gate decision {k!r} of step {s['key']} is not a key of `decisions`",
-                        file=file,
-                        pointer=pointer_join(["steps", i, "gate", "decisions", j]),
-                    )
+                problem(
+                    f"gate decision {k!r} of step {s['key']} is not a key of `decisions`",
+                    ["steps", i, "gate", "decisions", j],
                 )
     review = raw.get("review")
     if isinstance(review, dict):
         if review["tier_decision"] not in keys:
-            out.append(
-                diag(
-                    "SR400",
-                    f"review.tier_decision {review['tier_decision']!r} is not a key of `decisions`",
-                    file=file,
-                    pointer="/review/tier_decision",
-                )
+            problem(
+                f"review.tier_decision {review['tier_decision']!r} is not a key of `decisions`",
+                ["review", "tier_decision"],
             )
         if review["default_tier"] not in review["passes"]:
-            out.append(
-                diag(
-                    "SR400",
-                    f"review.default_tier {review['default_tier']!r} is not a key of review.passes",
-                    file=file,
-                    pointer="/review/default_tier",
-                )
+            problem(
+                f"review.default_tier {review['default_tier']!r} is not a key of review.passes",
+                ["review", "default_tier"],
             )
     return out
 
@@ -441,6 +423,7 @@ def _build(raw: dict[str, Any], file: str) -> Workflow:
                     Checkpoint(c["id"], c["after"]) for c in s.get("checkpoints", [])
                 ),
                 legacy_checkpoints=dict(s.get("legacy_checkpoints") or {}),
+                review_checkpoint=s.get("review_checkpoint"),
                 budget=Budget(
                     b["max_startup_files"], tuple(b.get("startup_files", [])), b.get("notes", "")
                 )

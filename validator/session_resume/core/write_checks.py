@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from session_resume.core.codes import diag
-from session_resume.core.diagnostics import Diagnostic, pointer_join
+from session_resume.core.diagnostics import DiagnosticsError, pointer_join
 from session_resume.core.rules import path_problem
 from session_resume.core.workflow import StepDef, Workflow, pending_step
 
@@ -21,12 +21,8 @@ if TYPE_CHECKING:
 STEP_KEY = re.compile(r"^[0-9]+(_[0-9]+)?\Z")
 
 
-class TransitionError(Exception):
+class TransitionError(DiagnosticsError):
     """The change is not allowed; ``diagnostics`` say why and what to do. Nothing changed."""
-
-    def __init__(self, diagnostics: list[Diagnostic]):
-        super().__init__("; ".join(f"{d.code} {d.message}" for d in diagnostics))
-        self.diagnostics = diagnostics
 
 
 def copy_document(value: Any) -> Any:

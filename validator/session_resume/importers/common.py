@@ -9,7 +9,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from session_resume.core.codes import diag
-from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.diagnostics import Diagnostic, DiagnosticsError
 from session_resume.core.rules import path_problem, step_number
 from session_resume.core.timeutil import format_ts
 from session_resume.records import field, record
@@ -23,12 +23,11 @@ OLD_SOURCE = timedelta(days=7)
 _PROJECT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 
-class ImportRefused(Exception):
+class ImportRefused(DiagnosticsError):
     """The import cannot be done; ``diagnostics`` say why. Nothing was written."""
 
     def __init__(self, diagnostics: list[Diagnostic], exit_code: int = 1):
-        super().__init__("; ".join(f"{d.code} {d.message}" for d in diagnostics))
-        self.diagnostics = diagnostics
+        super().__init__(diagnostics)
         self.exit_code = exit_code
 
 

@@ -20,7 +20,8 @@ def _codes(label: str, entries: Any) -> list[str]:
     out = []
     for e in entries or []:
         if isinstance(e, dict):
-            out.append(f"{label} {e.get('code')}: {e.get('message')}. To do: {e.get('hint')}")
+            message = str(e.get("message")).rstrip(".")
+            out.append(f"{label} {e.get('code')}: {message}. To do: {e.get('hint')}")
         else:  # a decision of version 1 (bare codes)
             out.append(f"{label} {e}")
     return out
@@ -83,8 +84,8 @@ def _finish(p: Mapping[str, Any]) -> list[str]:
     f = p["open_findings"]
     lines.append(f"  findings: {f['rule']}")
     gate = p.get("gate")
-    if gate is not None:
-        lines += _gate(gate, "after `complete`")
+    if gate is not None:  # a session break is said by `session end`'s condition
+        lines += _gate(gate, "after `complete`", brk=False)
     nxt = p.get("next_step")
     if nxt is not None:
         opt = "optional" if nxt.get("optional") else "required"
@@ -98,10 +99,10 @@ def _finish(p: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _gate(gate: Mapping[str, Any], where: str) -> list[str]:
+def _gate(gate: Mapping[str, Any], where: str, brk: bool = True) -> list[str]:
     """A gate and the decisions recorded there (`decide KEY VALUE`), with allowed values."""
-    brk = "; a new chat after it" if gate.get("session_break") else ""
-    lines = [f"  {gate.get('id')} ({gate.get('kind')}{brk}) {where}"]
+    note = "; a new chat after it" if brk and gate.get("session_break") else ""
+    lines = [f"  {gate.get('id')} ({gate.get('kind')}{note}) {where}"]
     for d in gate.get("decisions") or []:
         allowed = " | ".join(map(str, d["allowed"])) if d.get("allowed") else "free text"
         now = json.dumps(d.get("value"), ensure_ascii=False)
@@ -160,8 +161,12 @@ def plan_text(decision: Mapping[str, Any]) -> str:
     commands = r.get("commands") or []
     if commands:
         new = ""
-        if session.get("new") and session.get("id"):
-            new = f" (1 takes new session {session['id']}: pass its --session to a later resume)"
+        taker = next(
+            (i for i, c in enumerate(commands, 1) if " session start" in _run(c)),
+            None,
+        )
+        if session.get("new") and session.get("id") and taker is not None:
+            new = f" ({taker} takes new session {session['id']}; name it in a later resume)"
         lines.append(f"commands in order{new}, each only when its [condition] holds:")
         for i, c in enumerate(commands, 1):
             if isinstance(c, dict):
@@ -173,3 +178,7 @@ def plan_text(decision: Mapping[str, Any]) -> str:
     if r.get("plan"):
         lines += _finish(r["plan"])
     return "\n".join(lines) + "\n"
+
+
+def _run(c: Any) -> str:
+    return c["run"] if isinstance(c, dict) else str(c)

@@ -97,8 +97,10 @@ ACTION_DOCS: dict[str, tuple[str, str, str]] = {
     "continue_step": (
         "SR713",
         "The live session asking (named with `--session`) just started the step and recorded "
-        "no checkpoint.",
-        "Do not start it again: do the first checkpoint's work, then run its write.",
+        "no checkpoint; or (reason SR718) a restored `.bak` shows no checkpoint of the step "
+        "while the worklog records one.",
+        "Do not start it again: do the first checkpoint's work, then run its write (SR718: a "
+        "checkpoint whose work is on disk is recorded again, as its hint says).",
     ),
     "restart_step": (
         "SR702",
@@ -134,8 +136,10 @@ ACTION_DOCS: dict[str, tuple[str, str, str]] = {
     "session_active": (
         "SR511",
         "Another live session holds the lease `00-session.active`.",
-        "Do not write. Wait for it to end, or take over explicitly with `session-resume "
-        "session start --takeover --project PROJECT` (logged).",
+        "Do not write. Ask again with `--session ID` only if that id appears earlier in your "
+        "own conversation or notes; else ask again when the lease goes stale (the `when` "
+        "names the time), or take over with `session-resume session start --takeover "
+        "--project PROJECT` only with the user's consent (logged).",
     ),
     "workflow_complete": (
         "SR707",

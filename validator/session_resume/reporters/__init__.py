@@ -8,10 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from session_resume.core.diagnostics import FileReport
+from session_resume.records import record
 
 Renderer = Callable[[list[FileReport], bool], str]
 
 
+@record(frozen=True)
 class Reporter:
     """One ``validate --format``: module ``reporters/<name>.py`` renders with
     ``render_<name>(reports, strict, ...)``, given only what the format declares it needs.
@@ -24,34 +26,13 @@ class Reporter:
     for a person (progress display, colour, ``--quiet``); ``step_summary``: also appends a
     Markdown summary to ``$GITHUB_STEP_SUMMARY``."""
 
-    __slots__ = (
-        "name",
-        "needs_positions",
-        "needs_root",
-        "needs_docs_url",
-        "refusal",
-        "terminal",
-        "step_summary",
-    )
-
-    def __init__(
-        self,
-        name: str,
-        *,
-        needs_positions: bool = False,
-        needs_root: bool = False,
-        needs_docs_url: bool = False,
-        refusal: str | None = None,
-        terminal: bool = False,
-        step_summary: bool = False,
-    ) -> None:
-        self.name = name
-        self.needs_positions = needs_positions
-        self.needs_root = needs_root
-        self.needs_docs_url = needs_docs_url
-        self.refusal = refusal
-        self.terminal = terminal
-        self.step_summary = step_summary
+    name: str
+    needs_positions: bool = False
+    needs_root: bool = False
+    needs_docs_url: bool = False
+    refusal: str | None = None
+    terminal: bool = False
+    step_summary: bool = False
 
     def render(
         self,

@@ -25,23 +25,19 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import stat
 from pathlib import Path
 
 from session_resume import resources
 from session_resume.core.codes import diag
 from session_resume.core.versions import CURRENT, CURRENT_SCHEMA
 from session_resume.services.errors import ServiceError
-from session_resume.services.hook_config import Change, find_root
-from session_resume.storage import fileio
+from session_resume.services.hook_config import Change, check_path, find_root
 from session_resume.storage.held import HeldDir, StoreError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from session_resume.core.diagnostics import Diagnostic
 
 VSCODE = ".vscode"
 SETTINGS = "settings.json"
@@ -83,46 +79,6 @@ def entry(root: Path) -> dict[str, Any]:
     return {"fileMatch": file_match(root), "url": URL}
 
 
-def _check_path(root: Path, rel: Path) -> Diagnostic | None:
-    """Each component of ``rel`` under ``root`` must be a real directory (the last a regular
-    file) or absent; a symbolic link is refused, wherever it leads."""
-    root_real = os.path.realpath(root)
-    here = root
-    parts = rel.parts
-    for i, part in enumerate(parts):
-        here = here / part
-        shown = Path(*parts[: i + 1]).as_posix()
-        try:
-            st = os.lstat(here)
-        except FileNotFoundError:
-            return None
-        except OSError as exc:
-            return diag("SR104", f"cannot stat: {exc.strerror}", file=shown)
-        if stat.S_ISLNK(st.st_mode):
-            target = os.path.realpath(here)
-            if not fileio.within(target, root_real):
-                return diag(
-                    "SR105",
-                    f"{shown} is a symbolic link leading outside the repository (to "
-                    f"{target!r}); refusing to follow it, nothing was written",
-                    file=shown,
-                    hint="Replace the link with a real file or directory inside the repository.",
-                )
-            return diag(
-                "SR102",
-                f"{shown} is a symbolic link (to {target!r}); `setup vscode` writes only real "
-                "files and directories, so nothing was written",
-                file=shown,
-                hint="Replace the link with the file or directory itself, then run the command "
-                "again.",
-            )
-        last = i == len(parts) - 1
-        if not (stat.S_ISREG(st.st_mode) if last else stat.S_ISDIR(st.st_mode)):
-            kind = "a regular file" if last else "a directory"
-            return diag("SR102", f"{shown} is not {kind}; nothing was written", file=shown)
-    return None
-
-
 def _string_end(text: str, i: int) -> int:
     """The index after the JSON string that opens at ``text[i]`` (a ``"``)."""
     j, n = i + 1, len(text)
@@ -131,18 +87,18 @@ def _string_end(text: str, i: int) -> int:
     return j + 1
 
 
-_NEXT_NON_SPACE = re.compile(r"\S")
-
-
 def strip_jsonc(text: str) -> str:
-    """``text`` without JSONC's comments and trailing commas (strings kept as they are)."""
+    """``text`` without JSONC's comments and trailing commas (strings kept as they are); a
+    comma followed, past white space and comments, by a closing bracket is a trailing comma."""
     out: list[str] = []
+    comma = -1  # where the last comma is in ``out`` while only white space and comments follow
     i, n = 0, len(text)
     while i < n:
         c = text[i]
         if c == '"':
             j = _string_end(text, i)
             out.append(text[i:j])
+            comma = -1
             i = j
         elif text.startswith("//", i):
             j = text.find("\n", i)
@@ -151,27 +107,13 @@ def strip_jsonc(text: str) -> str:
             j = text.find("*/", i + 2)
             i = n if j < 0 else j + 2
         else:
+            if c in "]}" and comma >= 0:
+                out[comma] = ""
+            if not c.isspace():
+                comma = len(out) if c == "," else -1
             out.append(c)
             i += 1
-    # a comma followed (past white space) by a closing bracket is a trailing comma
-    plain = "".join(out)
-    result: list[str] = []
-    i, n = 0, len(plain)
-    while i < n:
-        c = plain[i]
-        if c == '"':
-            j = _string_end(plain, i)
-            result.append(plain[i:j])
-            i = j
-            continue
-        if c == ",":
-            m = _NEXT_NON_SPACE.search(plain, i + 1)
-            if m is not None and m.group() in "]}":
-                i += 1
-                continue
-        result.append(c)
-        i += 1
-    return "".join(result)
+    return "".join(out)
 
 
 def _refused(why: str, add: dict[str, Any]) -> ServiceError:
@@ -253,7 +195,11 @@ def setup_vscode(root_arg: str | None, *, dry_run: bool = False) -> list[Change]
     if root is None or not root.is_dir():
         raise ServiceError([diag("SR100", "no such repository root", file=str(root_arg))], 2)
     rels = [Path(VSCODE) / SETTINGS, Path(VSCODE) / SCHEMA_DIR / SCHEMA_NAME]
-    problems = [d for d in (_check_path(root, r) for r in rels) if d is not None]
+    problems = [
+        d
+        for d in (check_path(root, r, real_only="setup vscode", relative=True) for r in rels)
+        if d is not None
+    ]
     if problems:
         raise ServiceError(problems)
     add = entry(root)

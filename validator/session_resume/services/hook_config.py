@@ -115,43 +115,54 @@ def _files(hosts: tuple[str, ...]) -> list[Path]:
     return [f for f, owners in HOSTS_OF_FILE.items() if set(owners) & set(hosts)]
 
 
-def _check_path(root: Path, rel: Path) -> Diagnostic | None:
-    """Each component of ``rel`` under ``root``: a link must stay inside the repository; the
-    directories must be directories and the file a regular file (or absent)."""
+def check_path(
+    root: Path, rel: Path, *, real_only: str | None = None, relative: bool = False
+) -> Diagnostic | None:
+    """Each component of ``rel`` under ``root``: a link must stay inside the repository
+    (SR105); the directories must be directories and the file a regular file (or absent).
+    ``real_only``: the command that writes only real files and directories (any link refused,
+    SR102); without it a link inside the repository is followed. ``relative``: the
+    diagnostics name the file relative to ``root`` (else as ``root / rel``)."""
     root_real = os.path.realpath(root)
     here = root
     parts = rel.parts
     for i, part in enumerate(parts):
         here = here / part
+        shown = Path(*parts[: i + 1]).as_posix()
+        file = shown if relative else str(here)
         try:
             st = os.lstat(here)
         except FileNotFoundError:
             return None
         except OSError as exc:
-            return diag("SR104", f"cannot stat: {exc.strerror}", file=str(here))
+            return diag("SR104", f"cannot stat: {exc.strerror}", file=file)
         if stat.S_ISLNK(st.st_mode):
             target = os.path.realpath(here)
             if not fileio.within(target, root_real):
                 return diag(
                     "SR105",
-                    f"{Path(*parts[: i + 1]).as_posix()} is a symbolic link leading outside the "
-                    f"repository (to {target!r}); refusing to follow it, nothing was written",
-                    file=str(here),
+                    f"{shown} is a symbolic link leading outside the repository (to "
+                    f"{target!r}); refusing to follow it, nothing was written",
+                    file=file,
                     hint="Replace the link with a real file or directory inside the repository.",
+                )
+            if real_only is not None:
+                return diag(
+                    "SR102",
+                    f"{shown} is a symbolic link (to {target!r}); `{real_only}` writes only "
+                    "real files and directories, so nothing was written",
+                    file=file,
+                    hint="Replace the link with the file or directory itself, then run the "
+                    "command again.",
                 )
             try:
                 st = os.stat(here)
             except OSError:
                 return None  # a dangling link inside the repository: replaced by the write
         last = i == len(parts) - 1
-        ok = stat.S_ISREG(st.st_mode) if last else stat.S_ISDIR(st.st_mode)
-        if not ok:
+        if not (stat.S_ISREG(st.st_mode) if last else stat.S_ISDIR(st.st_mode)):
             kind = "a regular file" if last else "a directory"
-            return diag(
-                "SR102",
-                f"{Path(*parts[: i + 1]).as_posix()} is not {kind}; nothing was written",
-                file=str(here),
-            )
+            return diag("SR102", f"{shown} is not {kind}; nothing was written", file=file)
     return None
 
 
@@ -231,7 +242,7 @@ def _plan(
     root = find_root(root_arg or os.getcwd()) if root_arg is None else Path(root_arg).resolve()
     if root is None or not root.is_dir():
         raise ServiceError([diag("SR100", "no such repository root", file=str(root_arg))], 2)
-    problems = [d for d in (_check_path(root, f) for f in _files(hosts)) if d is not None]
+    problems = [d for d in (check_path(root, f) for f in _files(hosts)) if d is not None]
     if problems:
         raise ServiceError(problems)
     out = []

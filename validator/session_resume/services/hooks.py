@@ -157,10 +157,10 @@ def _lstat(path: Path) -> os.stat_result | None:
         return None
 
 
-def _read_small(session_dir: Path, name: str, limit: int) -> bytes | None:
-    """The session file ``name``, read by plain name inside the session directory held
-    (storage.held: never through a link, never waiting on a FIFO); None when it cannot be
-    read or is larger than ``limit``."""
+def _read_object(session_dir: Path, name: str, limit: int) -> dict[str, Any] | None:
+    """The JSON object in the session file ``name``, read by plain name inside the session
+    directory held (storage.held: never through a link, never waiting on a FIFO); None when
+    it cannot be read, is larger than ``limit`` or is not a JSON object."""
     # lazy: a hook imports the held directory only once it reads a session file
     from session_resume.storage.held import HeldDir, StoreError
 
@@ -177,20 +177,19 @@ def _read_small(session_dir: Path, name: str, limit: int) -> bytes | None:
         return None
     finally:
         os.close(fd)
-    return data if len(data) <= limit else None
-
-
-def read_state(session_dir: Path) -> dict[str, Any] | None:
-    """The state document as JSON, read without following a link and without the checks a
-    write makes (a hook only needs the step in progress); None when unreadable."""
-    data = _read_small(session_dir, STATE, MAX_STATE)
-    if data is None:
+    if len(data) > limit:
         return None
     try:
         doc = json.loads(data)
     except (ValueError, RecursionError):
         return None
     return doc if isinstance(doc, dict) else None
+
+
+def read_state(session_dir: Path) -> dict[str, Any] | None:
+    """The state document as JSON, read without following a link and without the checks a
+    write makes (a hook only needs the step in progress); None when unreadable."""
+    return _read_object(session_dir, STATE, MAX_STATE)
 
 
 def _regular(fd: int) -> bool:
@@ -213,14 +212,8 @@ def in_progress(doc: dict[str, Any] | None) -> tuple[str, dict[str, Any]] | None
 
 def lease_of(session_dir: Path) -> dict[str, Any] | None:
     """The lease file's JSON (session, heartbeat, implicit), or None."""
-    data = _read_small(session_dir, LEASE, 64 * 1024)
-    if data is None:
-        return None
-    try:
-        doc = json.loads(data)
-    except (ValueError, RecursionError):
-        return None
-    return doc if isinstance(doc, dict) and isinstance(doc.get("session"), str) else None
+    doc = _read_object(session_dir, LEASE, 64 * 1024)
+    return doc if doc is not None and isinstance(doc.get("session"), str) else None
 
 
 # --- paths a tool names ----------------------------------------------------------------------

@@ -23,7 +23,6 @@ import contextvars
 import functools
 import os
 import re
-from datetime import timedelta
 
 from session_resume.core import lease as lease_rules
 from session_resume.core.codes import diag
@@ -31,7 +30,7 @@ from session_resume.core.diagnostics import Diagnostic, Severity
 from session_resume.core.lease import SENTINEL as SENTINEL_FILE
 from session_resume.core.lease import Lease
 from session_resume.core.outcomes import LeaseAction, SessionAction
-from session_resume.core.timeutil import format_ts, parse_ts
+from session_resume.core.timeutil import format_ts
 from session_resume.records import field, record
 from session_resume.services.context import UNKNOWN_OWNER, WriteContext, make_session_dir
 from session_resume.services.errors import ServiceError
@@ -136,8 +135,8 @@ def _holder_text(lease: Lease) -> str:
 def _stale_text(lease: Lease, stale_seconds: int) -> str:
     """When the live ``lease`` turns stale if its session stops: the time (its heartbeat plus
     the stale threshold) and the threshold."""
-    hb = parse_ts((lease.sentinel or {}).get("heartbeat"))
-    at = f" at {format_ts(hb + timedelta(seconds=stale_seconds))}" if hb is not None else ""
+    when = lease_rules.stale_at(lease.sentinel, stale_seconds)
+    at = f" at {when}" if when else ""
     return (
         f"Its lease goes stale{at} unless it writes or pings again (the stale threshold: "
         f"{stale_seconds} s after the last heartbeat, `stale_after_seconds` in the config)"
@@ -165,9 +164,10 @@ def refuse_live(
     if session is None:
         who = "this command named no session (`--session`): only that session may write here"
         mine = (
-            f"If session {holder} is yours (your `session start` printed it), run "
+            f"Session {holder} is yours only if its id appears earlier in this conversation "
+            "or in your notes (a `session start` you ran printed it): then run "
             + SAME_COMMAND.format(holder=holder)
-            + "; otherwise"
+            + ". If you cannot find it there, it is not yours, so"
         )
         takeover = "`session-resume session start --takeover`"
     else:

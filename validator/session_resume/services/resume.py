@@ -133,27 +133,12 @@ def _running(doc: dict[str, Any]) -> str | None:
     )
 
 
-def report(
-    session_dir: Path,
-    *,
-    now: datetime,
-    root: Path | None = None,
-    workflow: str | None = None,
-    default_workflow: str | None = None,
-    session: str | None = None,
-    stale_seconds: int = DEFAULT_STALE_SECONDS,
-) -> dict[str, Any]:
+def report(session_dir: Path, *, root: Path | None = None, **options: Any) -> dict[str, Any]:
     """The crash report: whether a session crashed, where it stopped, what may be
-    incomplete, the last events and the recommended action."""
-    decision = resume(
-        session_dir,
-        now=now,
-        root=root,
-        workflow=workflow,
-        default_workflow=default_workflow,
-        session=session,
-        stale_seconds=stale_seconds,
-    )
+    incomplete, the last events and the recommended action. ``options``: the rest of
+    :func:`resume`'s keywords (``now``, ``workflow``, ``default_workflow``, ``session``,
+    ``stale_seconds``), passed on to it."""
+    decision = resume(session_dir, root=root, **options)
     snap = take(session_dir, root=root, last_events=10)
     doc = snap.document or snap.backup_document or {}
     steps = [

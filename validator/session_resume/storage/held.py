@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 
 from session_resume.core.codes import diag
-from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.diagnostics import Diagnostic, DiagnosticsError
 from session_resume.core.limits import DEFAULT_MAX_SIZE
 from session_resume.records import field, record, replace
 from session_resume.storage.fileio import (
@@ -80,12 +80,8 @@ _NO_LINK = (
 NO_LINK = _NO_LINK
 
 
-class StoreError(Exception):
+class StoreError(DiagnosticsError):
     """An operation was refused; ``diagnostics`` say why (nothing was written)."""
-
-    def __init__(self, diagnostics: list[Diagnostic]):
-        super().__init__("; ".join(f"{d.code} {d.message}" for d in diagnostics))
-        self.diagnostics = diagnostics
 
 
 @record

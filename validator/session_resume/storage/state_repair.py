@@ -57,6 +57,7 @@ class RecoverResult:
     document: dict[str, Any] | None = None
     problems: list[Diagnostic] = field(default_factory=list)  # after the recovery itself
     migrated_from: str | None = None  # the restored .bak was this version, migrated
+    pre_migration_kept_as: str | None = None  # that .bak, kept for good under this name
     backup_problems: list[Diagnostic] = field(default_factory=list)  # why .bak was unusable
 
 
@@ -106,13 +107,26 @@ def recover(
             doc = backup.document
             # a 3.0 .bak is restored byte for byte, an older one migrated (docs/spec.md §5)
             data = bak_bytes if backup.migrated_from is None else serialize(doc)
-            replace_state(s, data, rotate_backup=False)
+            # an older .bak is kept for good before it is migrated: the next write rotates
+            # .bak away, and with it the only copy of the pre-migration state
+            pre = (
+                _keep_pre_migration(h, backup.migrated_from, source=BAK)
+                if backup.migrated_from
+                else None
+            )
+            try:
+                replace_state(s, data, rotate_backup=False)
+            except StoreError:
+                if pre is not None:
+                    h.discard(pre)
+                raise
             res = RecoverResult(
                 "restored_backup",
                 kept,
                 current.diagnostics,
                 doc,
                 migrated_from=backup.migrated_from,
+                pre_migration_kept_as=pre,
             )
             _log(
                 res,
@@ -125,6 +139,7 @@ def recover(
                     "corrupt_kept_as": kept,
                     "reason": _reason(current),
                     **({"migrated_from": backup.migrated_from} if backup.migrated_from else {}),
+                    **({"pre_migration_kept_as": pre} if pre else {}),
                 },
             )
             return res
@@ -171,23 +186,23 @@ def _keep_corrupt(h: HeldDir, now: datetime) -> str:
     return name
 
 
-def _keep_pre_migration(h: HeldDir, version: str) -> str | None:
-    """Keep the state about to be migrated for good as ``00-session-state.v<version>.json``
-    (docs/spec.md §9.1 step 7): a hard link, else an O_EXCL copy; never over an existing
-    file (a second migration from the same version keeps the first one's). Returns the name
-    when this call made it."""
+def _keep_pre_migration(h: HeldDir, version: str, source: str = STATE) -> str | None:
+    """Keep the state about to be migrated (``source``: the state, or the ``.bak`` recover
+    migrates) for good as ``00-session-state.v<version>.json`` (docs/spec.md §5, §9.1 step
+    7): a hard link, else an O_EXCL copy; never over an existing file (a second migration from
+    the same version keeps the first one's). Returns the name when this call made it."""
     name = pre_migration_name(version)
     if h.exists(name):
         return None
     try:
-        os.link(STATE, name, src_dir_fd=h.fd, dst_dir_fd=h.fd, follow_symlinks=False)
+        os.link(source, name, src_dir_fd=h.fd, dst_dir_fd=h.fd, follow_symlinks=False)
         return name
     except FileExistsError:
         return None
     except OSError as exc:
         if exc.errno not in held_mod.NO_LINK:
             raise StoreError([_kept_failed(h, name, exc)]) from None
-        res = h.read_limited(STATE)
+        res = h.read_limited(source)
         if res.data is None:
             raise StoreError(res.diagnostics) from None
         try:

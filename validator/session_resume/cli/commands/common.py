@@ -218,6 +218,15 @@ def session_of(
     raise UsageError("give the session directory DIR, or --project NAME")
 
 
+def session_of_project(args: argparse.Namespace) -> tuple[Config, Path, Path]:
+    """:func:`session_of` for a command that takes state files or directories (PATH|DIR…)
+    or --project NAME (`validate`, `migrate`): the session --project names, in the workflow
+    --workflow names; both PATH and --project given is a usage error."""
+    if args.paths:
+        raise UsageError("give PATH|DIR or --project NAME, not both")
+    return session_of(args, workflow=args.workflow)
+
+
 def project_dir(
     args: argparse.Namespace,
     cfg: Config,

@@ -92,8 +92,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         "that keeps every existing key and hook. A second install changes nothing; "
         "uninstall removes exactly the entries install adds.",
     )
-    actions = h.add_subparsers(dest="action", metavar="ACTION")
-    actions.required = True
+    actions = h.add_subparsers(dest="action", metavar="ACTION", required=True)
     for action, text in (("install", "write the configuration"), ("uninstall", "remove it")):
         a = actions.add_parser(action, help=text)
         a.add_argument(
@@ -340,7 +339,8 @@ def session_start_text(sessions: Sessions, source: str) -> str | None:
     elif lease is not None:
         head.append(
             f"Its lease names session {lease['session']}: pass `--session {lease['session']}` "
-            f"only if that is yours; otherwise `session-resume session start {shown}` takes a "
+            "only if that id appears earlier in this conversation (a `session start` you ran "
+            f"printed it); otherwise `session-resume session start {shown}` takes a "
             "lease and prints your id (a live lease of another agent is taken only with the "
             "user's consent)."
         )

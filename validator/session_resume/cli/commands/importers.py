@@ -70,8 +70,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         "session in --to is refused unless --force, which archives it first. Mapping rules: "
         "docs/importers.md.",
     )
-    isub = p.add_subparsers(dest="import_format", metavar="FORMAT")
-    isub.required = True
+    isub = p.add_subparsers(dest="import_format", metavar="FORMAT", required=True)
     t = isub.add_parser(
         "session-tracker",
         parents=[common],

@@ -20,7 +20,7 @@ from session_resume.cli.commands.common import (
     print_diagnostics,
     resolve_path,
     root_of,
-    session_of,
+    session_of_project,
 )
 from session_resume.cli.commands.suggest import Naming, complete_diagnostics, naming_of
 from session_resume.core.diagnostics import Diagnostic
@@ -84,9 +84,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def run(args: argparse.Namespace) -> int:
     if args.project:
-        if args.paths:
-            raise UsageError("give PATH|DIR or --project NAME, not both")
-        cfg, root, session_dir = session_of(args, workflow=args.workflow)
+        cfg, root, session_dir = session_of_project(args)
         paths = [str(session_dir)]
     elif args.paths:
         paths = [resolve_path(p, args.root) for p in args.paths]

@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
                 "action": res.action,
                 "corrupt_kept_as": res.corrupt_kept_as,
                 "migrated_from": res.migrated_from,
+                "pre_migration_kept_as": res.pre_migration_kept_as,
                 "found": diag_json(res.diagnostics),
                 "backup_problems": diag_json(res.backup_problems),
                 "problems": diag_json(res.problems),
@@ -74,7 +75,13 @@ def run(args: argparse.Namespace) -> int:
         return 1 if res.problems else 0
     found = "; ".join(f"{d.code} {d.message}" for d in res.diagnostics)
     why = f" (the state file: {found})" if found and res.action != "none" else ""
-    migrated = f" (a {res.migrated_from} state, migrated to {CURRENT})" if res.migrated_from else ""
+    pre = res.pre_migration_kept_as
+    pre_kept = f"; the {res.migrated_from} file is kept as {pre}" if pre else ""
+    migrated = (
+        f" (a {res.migrated_from} state, migrated to {CURRENT}{pre_kept})"
+        if res.migrated_from
+        else ""
+    )
     unusable = "; ".join(f"{d.code} {d.message}" for d in res.backup_problems)
     bak_why = f" (the .bak is not usable: {unusable})" if unusable else ""
     msg = {

@@ -31,8 +31,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "session's 00-handoff.md from its state; `render skill --workflow W --out DIR` writes "
         "SKILL.md and references/*.md (and with --digest SKILL.digest.md) for workflow W.",
     )
-    rsub = p.add_subparsers(dest="render_what", metavar="WHAT")
-    rsub.required = True
+    rsub = p.add_subparsers(dest="render_what", metavar="WHAT", required=True)
 
     h = rsub.add_parser(
         "handoff",

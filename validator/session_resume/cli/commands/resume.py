@@ -69,6 +69,10 @@ def run(args: argparse.Namespace) -> int:
         naming = replace(naming, session=chosen["id"])
     complete_answer(result, naming)  # runnable as printed: --root, the session
     if args.format == "json":
+        for c in result["commands"] + result["alternatives"]:
+            # asked in JSON, asked again in JSON: the command repeats the form this answer had
+            if c["run"].startswith("session-resume resume "):
+                c["run"] += " --format json"
         emit_json(result)
     else:
         sys.stdout.write(complete_text(render_text(clean_tree(result)), naming))

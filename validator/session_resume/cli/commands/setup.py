@@ -26,8 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "nothing; a settings.json with comments or trailing commas is not rewritten (SR184: "
         "the message gives the entry to add by hand).",
     )
-    editors = p.add_subparsers(dest="editor", metavar="EDITOR")
-    editors.required = True
+    editors = p.add_subparsers(dest="editor", metavar="EDITOR", required=True)
     v = editors.add_parser("vscode", help="VS Code's json.schemas setting and a schema copy")
     v.add_argument("--dry-run", action="store_true", help="print the changes, write nothing")
     v.add_argument("--root", metavar="DIR", help="repository root (default: from .git)")

@@ -14,7 +14,7 @@ from session_resume.cli.commands.common import (
     now_from,
     relpath,
     resolve_path,
-    session_of,
+    session_of_project,
 )
 from session_resume.core.diagnostics import Diagnostic, FileReport
 from session_resume.reporters import REPORTERS
@@ -148,9 +148,7 @@ def run(args: argparse.Namespace) -> int:
     from session_resume.storage.config import ConfigError, load_config
 
     if args.project:
-        if args.paths:
-            raise UsageError("give PATH|DIR or --project NAME, not both")
-        cfg, root, session_dir = session_of(args, workflow=args.workflow)
+        cfg, root, session_dir = session_of_project(args)
         paths = [relpath(session_dir)]
     else:
         # the paths by the one rule (repository root first, then the current directory), and

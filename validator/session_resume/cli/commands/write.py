@@ -193,8 +193,7 @@ def _add_record_parsers(
     p.set_defaults(func=run_decide)
 
     p = sub.add_parser("finding", help="write moment 5: open or resolve a review finding")
-    fsub = p.add_subparsers(dest="finding_action", metavar="ACTION")
-    fsub.required = True
+    fsub = p.add_subparsers(dest="finding_action", metavar="ACTION", required=True)
     for action, text in (("add", "add an open finding"), ("resolve", "resolve a finding")):
         fp = fsub.add_parser(action, parents=[common], help=text)
         fp.add_argument("title", metavar="TITLE")
@@ -240,8 +239,7 @@ def _add_session_parsers(
 ) -> None:
     """The lease: session start|end and ping."""
     p = sub.add_parser("session", help="start or end a session (the lease 00-session.active)")
-    ssub = p.add_subparsers(dest="session_action", metavar="ACTION")
-    ssub.required = True
+    ssub = p.add_subparsers(dest="session_action", metavar="ACTION", required=True)
     sp = ssub.add_parser(
         "start",
         parents=[common],

@@ -4,8 +4,8 @@ docgen/compiled.py). The key of each schema's canonical text -> its module."""
 INDEX = {
     "15481005-644": "_fragment_apex",
     "1d862b07-24997": "_session_state_3_0",
+    "259ee8ea-22618": "_workflow_1",
     "67b7f44e-12687": "_session_state_1_0",
-    "6f3f549a-22135": "_workflow_1",
     "89c851b5-163": "_fragment_dotagent",
     "d85ce9e1-15581": "_session_state_2_0"
 }

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from session_resume.core.codes import diag
-from session_resume.core.diagnostics import Diagnostic
+from session_resume.core.diagnostics import Diagnostic, DiagnosticsError
 from session_resume.core.workflow import Workflow
 from session_resume.records import field, record
 
@@ -17,10 +17,8 @@ if TYPE_CHECKING:
 LEGACY = "x-legacy"
 
 
-class MigrationError(Exception):
-    def __init__(self, diagnostics: list[Diagnostic]):
-        super().__init__("; ".join(f"{d.code} {d.message}" for d in diagnostics))
-        self.diagnostics = diagnostics
+class MigrationError(DiagnosticsError):
+    """A refusal of a migration; ``diagnostics`` say why."""
 
 
 @record

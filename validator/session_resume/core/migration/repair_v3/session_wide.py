@@ -29,18 +29,19 @@ if TYPE_CHECKING:
     from typing import Any
 
 
+def _value_of(doc: dict[str, Any], key: str, kind: type, what: str, ctx: MigrationContext) -> Any:
+    """``doc[key]``; None when it is absent or not ``what`` (``kind``): such a value is set
+    aside under ``x-legacy`` (SR151)."""
+    value = doc.get(key)
+    if value is not None and not isinstance(value, kind):
+        ctx.aside(doc, key, doc.pop(key), f"{key} is not {what}", f"/{key}")
+        return None
+    return value
+
+
 def repair_review_audit(doc: dict[str, Any], ctx: MigrationContext) -> None:
-    audit = doc.get("review_audit")
+    audit = _value_of(doc, "review_audit", dict, "an object", ctx)
     if audit is None:
-        return
-    if not isinstance(audit, dict):
-        ctx.aside(
-            doc,
-            "review_audit",
-            doc.pop("review_audit"),
-            "review_audit is not an object",
-            "/review_audit",
-        )
         return
     fixed: dict[str, Any] = {}
     for key, entry in audit.items():
@@ -261,17 +262,8 @@ def _entry_is_v3(e: dict[str, Any]) -> bool:
 
 
 def repair_decision_log(doc: dict[str, Any], ctx: MigrationContext) -> None:
-    log = doc.get("decision_log")
+    log = _value_of(doc, "decision_log", list, "a list", ctx)
     if log is None:
-        return
-    if not isinstance(log, list):
-        ctx.aside(
-            doc,
-            "decision_log",
-            doc.pop("decision_log"),
-            "decision_log is not a list",
-            "/decision_log",
-        )
         return
     used = {
         e["id"]
