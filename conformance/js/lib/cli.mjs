@@ -819,7 +819,14 @@ function cmdResume(argv) {
         : r,
     );
   }
-  if (v.format === "json") emit(decision);
+  if (v.format === "json") {
+    for (const c of [...(decision.commands ?? []), ...(decision.alternatives ?? [])]) {
+      // asked in JSON, asked again in JSON: the command repeats the form this answer had
+      if (typeof c === "object" && c.run.startsWith("session-resume resume "))
+        c.run += " --format json";
+    }
+    emit(decision);
+  }
   // the answer as text: the reference's plan_text, ported one to one (plantext.mjs)
   else process.stdout.write(cleanLines(completeText(planText(cleanTree(decision)), naming)));
   return EXIT_OK;

@@ -36,7 +36,8 @@ function codes(label, entries) {
   for (const e of /** @type {unknown[]} */ (entries || [])) {
     if (e !== null && typeof e === "object" && !Array.isArray(e)) {
       const d = /** @type {Json} */ (e);
-      out.push(`${label} ${str(d.code)}: ${str(d.message)}. To do: ${str(d.hint)}`);
+      const message = str(d.message).replace(/\.+$/, "");
+      out.push(`${label} ${str(d.code)}: ${message}. To do: ${str(d.hint)}`);
     } else {
       out.push(`${label} ${str(e)}`); // a decision of version 1 (bare codes)
     }
@@ -104,7 +105,9 @@ function finish(p) {
   }
   lines.push(`  findings: ${p.open_findings.rule}`);
   const gateOf = p.gate;
-  if (gateOf !== null && gateOf !== undefined) lines.push(...gate(gateOf, "after `complete`"));
+  // a session break is said by `session end`'s condition
+  if (gateOf !== null && gateOf !== undefined)
+    lines.push(...gate(gateOf, "after `complete`", false));
   const nxt = p.next_step;
   if (nxt !== null && nxt !== undefined) {
     const opt = nxt.optional ? "optional" : "required";
@@ -119,10 +122,10 @@ function finish(p) {
 }
 
 /** A gate and the decisions recorded there (`decide KEY VALUE`), with allowed values.
- * @param {Json} g @param {string} where */
-function gate(g, where) {
-  const brk = g.session_break ? "; a new chat after it" : "";
-  const lines = [`  ${str(g.id)} (${str(g.kind)}${brk}) ${where}`];
+ * @param {Json} g @param {string} where @param {boolean} [brk] */
+function gate(g, where, brk = true) {
+  const note = brk && g.session_break ? "; a new chat after it" : "";
+  const lines = [`  ${str(g.id)} (${str(g.kind)}${note}) ${where}`];
   for (const d of g.decisions || []) {
     const allowed = d.allowed?.length ? d.allowed.map(str).join(" | ") : "free text";
     lines.push(`    decide ${d.key} (${allowed}); now ${dumps(d.value)}`);
@@ -179,9 +182,10 @@ export function planText(decision) {
   const session = r.session || {};
   const commands = r.commands || [];
   if (commands.length) {
+    const at = commands.findIndex((/** @type {unknown} */ c) => run(c).includes(" session start"));
     const fresh =
-      session.new && session.id
-        ? ` (1 takes new session ${session.id}: pass its --session to a later resume)`
+      session.new && session.id && at >= 0
+        ? ` (${at + 1} takes new session ${session.id}; name it in a later resume)`
         : "";
     lines.push(`commands in order${fresh}, each only when its [condition] holds:`);
     commands.forEach((/** @type {any} */ c, /** @type {number} */ i) => {
@@ -194,6 +198,9 @@ export function planText(decision) {
   if (r.plan) lines.push(...finish(r.plan));
   return `${lines.join("\n")}\n`;
 }
+
+/** @param {any} c */
+const run = (c) => (c !== null && typeof c === "object" ? c.run : str(c));
 
 /** `value` (JSON-like) with every string, keys included, passed through `clean`: the data of a
  * text answer escaped before it is formatted (the reference's `clean_tree`).

@@ -182,6 +182,8 @@ function factsOf(out, snap, now, wf, opts) {
     worklog_checkpoint: out.worklog_checkpoint ?? null,
     workflow: wf.id,
     step_keys: wf.stepKeys,
+    action: out.action,
+    state_codes: [...snap.codes],
   };
   delete out.missing;
   delete out.prereq_missing;

@@ -37,6 +37,11 @@ function goesStale(f) {
   return `; its lease goes stale${at} unless it writes or pings again (the stale threshold: ${stale} s after the last heartbeat, \`stale_after_seconds\` in the config)`;
 }
 
+/** @param {unknown} holder */
+function sr511Hint(holder) {
+  return `session ${str(holder)} is yours only if its id appears earlier in this conversation or in your notes (a \`session start\` you ran printed it): then ask again with \`--session ${str(holder)}\`. If you cannot find it there, it is not yours: write nothing; ask again when the lease goes stale, or take over only with the user's consent (the commands below)`;
+}
+
 /** @param {Facts} f @param {string} key */
 const paths = (f, key) => (f[key] ?? []).join(", ") || "?";
 
@@ -114,7 +119,7 @@ const WORDS = {
   ],
   SR511: (f) => [
     `${holder(f)} holds a live lease on this session directory${goesStale(f)}`,
-    `if it is yours (your \`session start\` printed ${str(f.lease?.session)}), ask again with \`--session ${str(f.lease?.session)}\`; otherwise write nothing: wait for it to end, or take over only with the user's consent`,
+    sr511Hint(f.lease?.session),
   ],
   SR512: (f) => [
     `${holder(f)} left its lease without ending: it stopped ${f.orphan_step ? `in step ${f.orphan_step}` : "with no step in progress that the state shows"}`,
@@ -151,6 +156,18 @@ const WORDS = {
  * @param {string} code @param {Facts} facts */
 export function explain(code, facts) {
   const words = WORDS[code];
+  if ((facts.state_codes ?? []).includes(code) && facts.action === "needs_recovery") {
+    // The catalogue's fix may say "edit at the line and column": an agent must not edit the
+    // state by hand, and a truncated file has no such place.
+    const entry = CODES[code];
+    let summary = entry ? entry.summary.replace(/\.+$/, "") : code;
+    summary = summary.slice(0, 1).toLowerCase() + summary.slice(1);
+    return {
+      code,
+      message: `the state file 00-session-state.json cannot be used: ${summary}`,
+      hint: "do not edit the state file by hand: run the commands below (`recover` keeps the broken file and restores the last good copy)",
+    };
+  }
   if (words) {
     const [message, hint] = words(facts);
     return { code, message, hint };
