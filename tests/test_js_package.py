@@ -772,7 +772,8 @@ def test_cli_resume_migrate_recover_match_python(tmp_path: Path) -> None:
 
 # (group, case, exact): `exact` -- every finding of the input is one whose message and place
 # the JavaScript package words as the reference does (a valid state, a duplicate key, a
-# missing file), so the two outputs are compared byte for byte. Otherwise (semantic rules,
+# missing file, an empty state with a valid .bak), so the two outputs are compared byte for
+# byte. Otherwise (semantic rules,
 # JSON syntax errors: their messages are prose, docs/conformance.md, and the JavaScript
 # package reports them without a place) the message and the place are masked and everything
 # else -- codes, severities, order, hints with their commands, summaries, colours, exit
@@ -780,6 +781,7 @@ def test_cli_resume_migrate_recover_match_python(tmp_path: Path) -> None:
 OPTION_INPUTS = [
     ("valid", "apex-step-2-at-checkpoint", True),
     ("read", "duplicate-key-top", True),
+    ("read", "corrupt-with-valid-bak", True),  # SR110 and SR130 in the reference's words
     ("semantic", "two-in-progress", False),
     ("read", "json-trailing-comma", False),
 ]

@@ -47,17 +47,27 @@ class UsageError extends Error {}
 
 /** @typedef {{code: string, message?: string, file?: string, pointer?: string, line?: number|null, column?: number|null}} Found */
 
+/** The reference reader's words for the read errors whose message names nothing of the file
+ * (core/jsonread.py). @type {Record<string, {message: string, line?: number, column?: number}>} */
+const READ_WORDS = {
+  SR110: { message: "the file is empty (0 bytes)" },
+  SR111: { message: "the file holds only whitespace" },
+  SR113: { message: "the file starts with a UTF-8 byte order mark", line: 1, column: 1 },
+};
+
 /** A diagnostic as the reference prints it in JSON. @param {Found} d */
 export function diagnostic(d) {
   const entry = CODES[d.code];
+  // the reference's own words (and place) for a finding whose text does not depend on the file
+  const fixed = READ_WORDS[d.code];
   return {
     code: d.code,
     severity: entry?.severity ?? "error",
-    message: d.message ?? entry?.summary ?? "",
+    message: d.message ?? fixed?.message ?? entry?.summary ?? "",
     file: d.file ?? "",
     pointer: d.pointer ?? "",
-    line: d.line ?? null,
-    column: d.column ?? null,
+    line: d.line ?? fixed?.line ?? null,
+    column: d.column ?? fixed?.column ?? null,
     hint: entry?.fix ?? "",
   };
 }
@@ -217,6 +227,15 @@ function parse(argv, options, formats = ["text", "json"]) {
  * once, for the whole file. @param {string} code @param {string} file
  */
 function located(code, file, data = undefined) {
+  if (code === "SR130") {
+    // the reference's words: the backup by name, and the recover command for this directory
+    const d = diagnostic({
+      code,
+      file,
+      message: `the state file is corrupt, but ${basename(file)}.bak is a valid state`,
+    });
+    return [{ ...d, hint: `run \`session-resume recover ${quote(dirname(file))}\`` }];
+  }
   if (code !== "SR121") return [diagnostic({ code, file })];
   let text = null;
   /** @type {{key: string, offset: number, pointer: string}[]} */

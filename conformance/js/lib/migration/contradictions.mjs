@@ -21,9 +21,14 @@ export function finish(original, doc, ctx) {
   const raw = original.updated;
   const [ts] = tsValue(raw);
   if (ts !== null && raw !== now)
-    ctx.aside(doc, "updated", raw, `updated replaced by the migration time ${now}`);
+    ctx.aside(doc, "updated", raw, `updated ${quoted(raw)} replaced by the migration time ${now}`);
   doc.updated = now;
 }
+
+/** A timestamp as the reference's note writes it (Python's repr of a plain string).
+ * @param {unknown} raw */
+const quoted = (raw) =>
+  typeof raw === "string" && !/['\\\x00-\x1f\x7f]/.test(raw) ? `'${raw}'` : JSON.stringify(raw);
 
 /** Settle what a rule can, then refuse (SR152, one per contradiction, naming --salvage) or,
  * with ctx.salvage, resolve the rest. */
