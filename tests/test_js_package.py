@@ -997,8 +997,24 @@ def test_cli_write_summaries_match_python(tmp_path: Path) -> None:
         # no session named: an implicit lease, then adopted by a named write
         ["init", "x", "--session-dir", "agent-output/x", *common],
         ["start", "1", "--session-dir", "agent-output/x", "--session", "s9", *common],
+        # s0's explicit lease is live: refused (SR511) for a write naming none or another id,
+        # the commands the refusal names runnable as printed (this call's own, completed)
+        ["start", "2", "--project", "demo", *common],
+        [
+            "decide",
+            "region",
+            "x",
+            "--session-dir",
+            "agent-output/demo",
+            "--session",
+            "s2",
+            "--root",
+            ".",
+            *common,
+        ],
+        ["checkpoint", "2", "phase_3_cost", "--project", "demo", "--format", "json", *common],
     ]
-    outs: dict[str, list[tuple[int, str]]] = {}
+    outs: dict[str, list[tuple[int, str, str]]] = {}
     for impl in ("py", "js"):
         root = tmp_path / impl
         (root / ".git").mkdir(parents=True)
@@ -1007,10 +1023,17 @@ def test_cli_write_summaries_match_python(tmp_path: Path) -> None:
         for argv in argvs:
             proc = _run([*cmd, *argv], root)
             outs[impl].append(
-                (proc.returncode, _NEW_ID.sub("SID", proc.stdout).replace(str(root), "ROOT"))
+                tuple(  # type: ignore[arg-type]
+                    _NEW_ID.sub("SID", x).replace(str(root), "ROOT") if isinstance(x, str) else x
+                    for x in (proc.returncode, proc.stdout, proc.stderr)
+                )
             )
-    assert outs["js"] == outs["py"]
-    assert all(rc == 0 for rc, _ in outs["py"])
+    # standard error only for the refusals: the JavaScript package does not warn of what a
+    # completion leaves unrecorded (SR716, SR717; the reference prints them after `transition`)
+    assert [o[:2] for o in outs["js"]] == [o[:2] for o in outs["py"]]
+    assert [o[2] for o in outs["js"][-3:]] == [o[2] for o in outs["py"][-3:]]
+    assert [rc for rc, _, _ in outs["py"]] == [0] * (len(argvs) - 3) + [1, 1, 1]
+    assert "SR511" in outs["py"][-2][2] and "--session s0`" in outs["py"][-3][2]
 
 
 # --- the lock: the two implementations exclude each other ----------------------------------

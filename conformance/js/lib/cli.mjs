@@ -68,7 +68,7 @@ export function diagnostic(d) {
     pointer: d.pointer ?? "",
     line: d.line ?? fixed?.line ?? null,
     column: d.column ?? fixed?.column ?? null,
-    hint: entry?.fix ?? "",
+    hint: /** @type {any} */ (d).hint ?? entry?.fix ?? "",
   };
 }
 
@@ -1132,7 +1132,24 @@ function context(v, project = null) {
     ...v,
     project: v["session-dir"] ? undefined : name,
   });
+  // how this call named its session: the commands a refusal prints are completed with it
+  CALL.naming = { dir: v["session-dir"] ?? null, project: name, root: v.root ?? null, session };
   return { dir, now: nowFrom(v.now), root, session };
+}
+
+/** The command line of this run and how it named its session (the reference's Naming).
+ * @type {{argv: string[], naming: Naming}} */
+const CALL = { argv: [], naming: {} };
+
+/** A refusal's words with the commands they name runnable as printed: "the same command with
+ * `--session ID`" becomes this call's own command line with it (the reference's
+ * `_same_command`), every other command completed. @param {string} text */
+function refusalText(text) {
+  const same = text.replace(
+    /the same command with `--session ([^`\s]+)`/g,
+    (_m, id) => `\`${["session-resume", ...CALL.argv, "--session", id].map(quote).join(" ")}\``,
+  );
+  return completeText(same, CALL.naming);
 }
 
 /** @param {W.WriteResult} res @param {string} format @param {string} text */
@@ -1344,7 +1361,9 @@ function guarded(format, fn) {
           ? err.problems
           : err.codes.map((code) => ({ code, message: err.message }));
       return fail(
-        problems.map((p) => diagnostic(p)),
+        problems
+          .map((p) => diagnostic(p))
+          .map((d) => ({ ...d, message: refusalText(d.message), hint: refusalText(d.hint) })),
         err instanceof WorkflowError
           ? EXIT_USAGE
           : err instanceof W.WriteError
@@ -1406,6 +1425,7 @@ export function main(argv) {
     return EXIT_OK;
   }
   const fn = /** @type {Record<string, (argv: string[]) => number>} */ (COMMANDS)[command];
+  CALL.argv = argv;
   if (!fn) {
     process.stderr.write(
       `session-resume: error: unknown command ${JSON.stringify(command)}\n${USAGE}`,

@@ -31,7 +31,7 @@ import {
   writeTemp,
 } from "./store.mjs";
 import * as T from "./transitions.mjs";
-import { formatTimestamp } from "./timeutil.mjs";
+import { formatTimestamp, parseTimestamp } from "./timeutil.mjs";
 import { validateDocument } from "./validate.mjs";
 import { builtins, loadWorkflow, templateState, WorkflowError } from "./workflow.mjs";
 
@@ -177,14 +177,54 @@ export function planLease(
       return { action: "keep", session: holder, lease, orphaned: false };
     if (implicit) return { action: "adopt", session: session ?? holder, lease, orphaned: false };
     if (takeover) return { action: "takeover", session: session ?? mint(), lease, orphaned: false };
-    const age = lease.age === null ? "" : `, heartbeat ${Math.round(lease.age)} s ago`;
-    throw fail(
-      "SR511",
-      `session ${holder} (owner ${lease.sentinel.owner || "?"}${age}) holds the lease of this session directory${session ? `; session ${session} may not write` : ""}. Nothing was written: wait for it to end (\`session-resume session end\`), or take over with \`session-resume session start --takeover\` (logged)`,
-      file,
-    );
+    throw refuseLive(lease, session, file);
   }
   return { action: "takeover", session: session ?? mint(), lease, orphaned: true };
+}
+
+/**
+ * SR511: the live lease of an explicit session is in the way of a caller naming another one,
+ * or naming none (the reference's services/leases.refuse_live, word for word): the holder,
+ * when its lease goes stale, and what to run -- the caller's own command with `--session
+ * HOLDER` if it is the caller's (the CLI puts the command line in), else a takeover only with
+ * the user's consent. @param {{age: number|null, sentinel: any}} lease
+ * @param {string|null} session @param {string} file
+ */
+function refuseLive(lease, session, file) {
+  const s = isObject(lease.sentinel) ? lease.sentinel : {};
+  const holder = String(s.session);
+  const age = lease.age === null ? "" : `, heartbeat ${Math.round(lease.age)} s ago`;
+  const proc = Number.isInteger(s.pid) ? `, pid ${s.pid} on ${s.host || "?"}` : "";
+  const holderText = `session ${s.session} (owner ${s.owner || "?"}${proc}${age})`;
+  let at = "";
+  try {
+    if (typeof s.heartbeat === "string")
+      at = ` at ${formatTimestamp(parseTimestamp(s.heartbeat) + DEFAULT_STALE_SECONDS * 1e6)}`;
+  } catch {
+    at = "";
+  }
+  const stale = `Its lease goes stale${at} unless it writes or pings again (the stale threshold: ${DEFAULT_STALE_SECONDS} s after the last heartbeat, \`stale_after_seconds\` in the config)`;
+  let who;
+  let mine;
+  let takeover;
+  if (session === null) {
+    who = "this command named no session (`--session`): only that session may write here";
+    mine = `Session ${holder} is yours only if its id appears earlier in this conversation or in your notes (a \`session start\` you ran printed it): then run the same command with \`--session ${holder}\`. If you cannot find it there, it is not yours, so`;
+    takeover = "`session-resume session start --takeover`";
+  } else {
+    who = `session ${session} may not write here`;
+    mine = "It is not yours, so";
+    takeover = `\`session-resume session start --takeover --session ${session}\``;
+  }
+  // (a hint of its own, as the reference's diagnostic carries)
+  return new WriteError([
+    /** @type {any} */ ({
+      code: "SR511",
+      message: `${holderText} holds a live lease on this session directory and ${who}; nothing was written. ${stale}`,
+      file,
+      hint: `${mine} do not write: wait for that session to end or to go stale, or take over with ${takeover} only with the user's consent (logged).`,
+    }),
+  ]);
 }
 
 /** The lease plan of a write with `ctx`. @param {Context} ctx @param {{claim?: boolean, takeover?: boolean, file?: string}} [opts] */
