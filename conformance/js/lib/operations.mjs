@@ -136,7 +136,7 @@ function migrateLoaded(dir, { now, root, wf, dryRun, salvage }) {
  * recover a corrupt or missing state: from a valid .bak, else fresh from the workflow.
  * @param {string} dir
  * @param {{now: number, root: string, workflow?: string|null, project?: string|null}} opts
- * @returns {{status: string, codes: string[], keptAs?: string|null, migratedFrom?: string|null, backupProblems?: string[]}}
+ * @returns {{status: string, codes: string[], keptAs?: string|null, migratedFrom?: string|null, preMigrationKeptAs?: string|null, backupProblems?: string[]}}
  */
 export function recoverDir(dir, { now, root, workflow = null, project = null }) {
   try {
@@ -146,6 +146,7 @@ export function recoverDir(dir, { now, root, workflow = null, project = null }) 
       codes: unique(out.codes),
       keptAs: out.keptAs ?? null,
       migratedFrom: out.migratedFrom ?? null,
+      preMigrationKeptAs: out.preMigrationKeptAs ?? null,
       backupProblems: out.backupProblems ?? [],
     };
   } catch (err) {

@@ -19,7 +19,7 @@ export const WRITERS = [
 ];
 export const WORKING = ["start", "restart_step", "resume_from_checkpoint", "continue_step"];
 export const SESSION_START = "session-resume session start";
-const SESSION_END = "session-resume session end";
+export const SESSION_END = "session-resume session end";
 const FINDINGS_RULE =
   "none blocks `complete`; fix each must-fix one and `finding resolve TITLE` it; show the rest at the gate";
 const ARTIFACT_RULE = "a checkpoint write takes `--artifact PATH` per file its work wrote";
@@ -164,10 +164,10 @@ export function buildPlan(doc, key, wf, { action, sub }) {
   };
 }
 
-/** The writes of the step's required gate decisions still empty (else `complete` warns,
- * SR717): each only with the user's choice, which replaces VALUE. */
-function gateDecisions(plan) {
-  const g = plan.gate;
+/** The writes of the decisions of step `key`'s gate that are required and still empty (else
+ * `complete` warns, SR717, or the next step starts without them): each only with the user's
+ * choice, which replaces VALUE. */
+export function gateDecisions(g, key) {
   if (!g) return [];
   return g.decisions
     .filter((d) => d.required && (d.value === null || d.value === undefined || d.value === ""))
@@ -175,16 +175,33 @@ function gateDecisions(plan) {
       const allowed = d.allowed ? ` (one of: ${d.allowed.join(", ")})` : "";
       return cmd(
         `session-resume decide ${d.key} VALUE`,
-        `only with the user's choice of ${d.key} at ${g.id} of step ${plan.step}${allowed}, which replaces VALUE`,
+        `only with the user's choice of ${d.key} at ${g.id} of step ${key}${allowed}, which replaces VALUE`,
       );
     });
+}
+
+/** The gate of complete step `key` while it is still open: the next step in workflow order
+ * that is neither complete nor skipped is still pending; else null. */
+export function gateAfter(doc, key, wf) {
+  const steps = isObject(doc.steps) ? doc.steps : {};
+  const order = orderedKeys(steps, wf);
+  const status = (k) => (isObject(steps[k]) ? steps[k].status : undefined);
+  if (status(key) !== "complete" || !order.includes(key)) return null;
+  const later = order
+    .slice(order.indexOf(key) + 1)
+    .filter((k) => status(k) !== "complete" && status(k) !== "skipped");
+  if (!later.length || status(later[0]) !== "pending") return null;
+  return gate(doc, wf.step(key), wf);
 }
 
 /** The plan as the ordered command list. */
 export function planCommands(plan, action) {
   const out = [];
-  if (action === "start" || action === "restart_step")
-    out.push(cmd(`session-resume start ${plan.step}`, startWhen(plan.open_gate)));
+  if (action === "start" || action === "restart_step") {
+    const g = plan.open_gate;
+    if (g) out.push(...gateDecisions(g, g.step));
+    out.push(cmd(`session-resume start ${plan.step}`, startWhen(g)));
+  }
   const audit = plan.review_audit;
   let auditCmd = null;
   if (audit !== null && audit.recorded === null) {
@@ -206,7 +223,7 @@ export function planCommands(plan, action) {
     out.push(cmd(c.write, after(c.after, `the work of checkpoint ${c.id}`)));
   });
   if (at === ids.length && auditCmd !== null) out.push(auditCmd);
-  out.push(...gateDecisions(plan));
+  out.push(...gateDecisions(plan.gate, plan.step));
   const last = plan.checkpoints.length ? plan.checkpoints[plan.checkpoints.length - 1].id : null;
   out.push(
     cmd(plan.complete, last ? `after checkpoint ${last}` : "after the step's remaining work"),
@@ -217,7 +234,7 @@ export function planCommands(plan, action) {
 
 /** `when` of `session end`: when the agent stops, or, at a gate that ends the chat
  *  (`session_break`), right after the gate. */
-function endWhen(gate) {
+export function endWhen(gate) {
   if (gate?.session_break) return `after \`complete\` and ${gate.id}, which ends this chat`;
   return "when you stop";
 }

@@ -9,9 +9,13 @@ import {
   buildPlan,
   CONSENT,
   cmd,
+  endWhen,
+  gateAfter,
+  gateDecisions,
   isWriter,
   planAlternatives,
   planCommands,
+  SESSION_END,
   SESSION_START,
   WORKING,
 } from "./plan.mjs";
@@ -122,6 +126,7 @@ export function decide(snap, step, now, wf, opts) {
   out.briefing = null;
   out.plan = null;
   out.alternatives = [];
+  let gateOpen = false;
   if (snap.status === "ok" && snap.doc !== null && out.action !== "session_active") {
     const exists = {
       ...Object.fromEntries(Object.entries(snap.mtimes).map(([p, m]) => [p, m !== null])),
@@ -135,6 +140,16 @@ export function decide(snap, step, now, wf, opts) {
     });
     missingDeliverables(out, snap, wf);
     unrecordedCheckpoint(out, snap, wf);
+    if (out.action === "offer_rerun" && out.step !== null) {
+      // A complete step whose gate is still open: its empty required decisions first (only
+      // with the user's choice), and the end of the chat the gate may ask for.
+      const g = gateAfter(snap.doc, out.step, wf);
+      const decisions = g !== null ? gateDecisions(g, out.step) : [];
+      if (g !== null && (decisions.length || (opts.session ?? null) !== null)) {
+        out.commands.unshift(...decisions, cmd(SESSION_END, endWhen(g)));
+        gateOpen = true;
+      }
+    }
     if (WORKING.includes(out.action) && out.step !== null) {
       out.plan = buildPlan(snap.doc, out.step, wf, { action: out.action, sub: out.sub_step });
       out.commands = planCommands(out.plan, out.action);
@@ -144,7 +159,7 @@ export function decide(snap, step, now, wf, opts) {
   const writes = [...out.commands, ...out.alternatives].some((c) => isWriter(c.run));
   const fresh = (opts.session ?? null) === null && writes;
   out.session = { id: opts.session ?? null, new: fresh };
-  if (fresh && out.plan !== null) out.commands.unshift(cmd(SESSION_START));
+  if (fresh && (out.plan !== null || gateOpen)) out.commands.unshift(cmd(SESSION_START));
   out.reasons = [...new Set(out.reasons)].map(explain);
   out.warnings = [...new Set(out.warnings)].map(explain);
   return out;
