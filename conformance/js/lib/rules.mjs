@@ -24,9 +24,10 @@ export const CORE_KEYS = new Set([
 /**
  * What checkState needs besides the document: now (µs; null: no clock check), the clock skew
  * allowed (s; default DEFAULT_SKEW_SECONDS), the repository root listed artifacts are looked up
- * in (default the current directory, as the reference's) and the session directory, whether
- * to look, and whether step times are compared with `updated` (default true).
- * @typedef {{now: number | null, skew?: number, root?: string | null, sessionDir: string,
+ * in (default the current directory, as the reference's) and the session directory (a bare
+ * name is also looked up there; none: only in the root), whether to look, and whether step
+ * times are compared with `updated` (default true).
+ * @typedef {{now: number | null, skew?: number, root?: string | null, sessionDir?: string | null,
  *   checkArtifacts?: boolean, againstUpdated?: boolean}} RuleOptions
  */
 
@@ -94,13 +95,14 @@ export function pathProblem(raw) {
 }
 
 /** Whether a repository-relative artifact exists (a bare name is also looked up in the session
- * directory); a path that resolves out of the root does not count.
- * @param {string} rel @param {string} root @param {string} sessionDir
+ * directory, when known); a path that resolves out of the root does not count.
+ * @param {string} rel @param {string} root @param {string | null | undefined} sessionDir
  */
 export function artifactExists(rel, root, sessionDir) {
   const rootReal = real(root) ?? root;
   const candidates = [join(root, rel)];
-  if (!rel.includes("/")) candidates.push(join(sessionDir, rel));
+  // (a document checked on its own has no session directory: path.join threw a TypeError)
+  if (!rel.includes("/") && typeof sessionDir === "string") candidates.push(join(sessionDir, rel));
   return candidates.some((c) => {
     const r = real(c);
     return r !== null && isWithin(r, rootReal) && existsSync(r);

@@ -3,7 +3,7 @@
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -73,4 +73,15 @@ test("validate checkArtifacts without a root looks in the current directory, nev
   // opts.root was optional but passed on to path.join: a TypeError instead of a report
   const { state } = session({ artifacts: ["agent-output/demo/missing.md"] });
   assert.deepEqual(sr.validate(state, { now: NOW, checkArtifacts: true }), ["SR314"]);
+});
+
+test("validateDocument checkArtifacts without a session directory looks in the root only", () => {
+  // opts.sessionDir is optional (index.d.ts), but a bare artifact name was joined to it: a
+  // TypeError instead of a report
+  const { root, state } = session({ artifacts: ["notes.md"] });
+  const data = readFileSync(state);
+  const opts = { now: NOW, root, checkArtifacts: true };
+  assert.deepEqual(sr.validateDocument(data, opts), ["SR314"]);
+  writeFileSync(join(root, "notes.md"), "# notes\n");
+  assert.deepEqual(sr.validateDocument(data, opts), []);
 });
