@@ -160,7 +160,7 @@ export function recoverDir(dir, { now, root, workflow = null, project = null }) 
  * @param {string} dir
  * @param {{now: number, root: string, step?: string|null, workflow?: string|null, session?: string|null,
  *   staleSeconds?: number, takeover?: boolean, ownerAlive?: boolean|null}} opts
- * @returns {Record<string, unknown>}
+ * @returns {import("./types.js").Decision}
  */
 export function resumeDir(dir, opts) {
   const snap = snapshot(dir, opts.root, opts.ownerAlive ?? null);

@@ -4,6 +4,10 @@
 
 import { orderedKeys } from "./rules.mjs";
 
+/** @typedef {import("./types.js").StateDocument} StateDocument @typedef {import("./types.js").JsonObject} JsonObject */
+/** @typedef {import("./types.js").Workflow} Workflow @typedef {import("./types.js").StepDef} StepDef */
+/** @typedef {import("./types.js").Plan} Plan @typedef {import("./types.js").Command} Command */
+
 export const NOW = "now";
 export const CONSENT = "only with the user's consent";
 export const WRITERS = [
@@ -24,16 +28,21 @@ const FINDINGS_RULE =
   "none blocks `complete`; fix each must-fix one and `finding resolve TITLE` it; show the rest at the gate";
 const ARTIFACT_RULE = "a checkpoint write takes `--artifact PATH` per file its work wrote";
 
+/** @param {unknown} v @returns {v is JsonObject} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 
+/** @param {string} run @param {string} [when] @returns {Command} */
 export const cmd = (run, when = NOW) => ({ run, when });
 
-/** Whether a command line writes (so it names the session). */
+/** Whether a command line writes (so it names the session).
+ * @param {string} run
+ */
 export function isWriter(run) {
   const parts = run.split(/\s+/);
   return parts.length > 1 && WRITERS.includes(parts[1]);
 }
 
+/** @param {string | null | undefined} text @param {string} fallback */
 function after(text, fallback) {
   let t = (text ?? "").trim().replace(/\.+$/, "") || fallback;
   const word = (t.split(/\s+/)[0] ?? "").replace(/[,:;]+$/, "");
@@ -42,6 +51,7 @@ function after(text, fallback) {
   return `after ${t}`;
 }
 
+/** @param {StepDef | null} def @param {string} action @param {string | null} sub @returns {string[]} */
 function remaining(def, action, sub) {
   if (!def) return [];
   const ids = def.checkpoints;
@@ -50,6 +60,10 @@ function remaining(def, action, sub) {
   return ids;
 }
 
+/**
+ * @param {StateDocument} doc @param {string} key @param {StepDef | null} def @param {Workflow} wf
+ * @returns {import("./types.js").Review | null}
+ */
 function review(doc, key, def, wf) {
   if (!def?.reviewed) return null;
   const r = isObject(wf.review) ? wf.review : {};
@@ -76,6 +90,10 @@ function review(doc, key, def, wf) {
   };
 }
 
+/**
+ * @param {StateDocument} doc @param {StepDef | null} def @param {Workflow} wf
+ * @returns {import("./types.js").Gate | null}
+ */
 function gate(doc, def, wf) {
   if (!def || !isObject(def.gate)) return null;
   const decisions = isObject(doc.decisions) ? doc.decisions : {};
@@ -93,6 +111,10 @@ function gate(doc, def, wf) {
   };
 }
 
+/**
+ * @param {StateDocument} doc @param {string} key @param {Workflow} wf
+ * @returns {import("./types.js").NextStep | null}
+ */
 function nextStep(doc, key, wf) {
   const steps = isObject(doc.steps) ? doc.steps : {};
   const order = orderedKeys(steps, wf);
@@ -116,7 +138,10 @@ function nextStep(doc, key, wf) {
 }
 
 /** The gate still open before step `key` (spec §10.2): for a pending step to start, the gate
- * of the last complete step before it, skipped steps passed over; else null. */
+ * of the last complete step before it, skipped steps passed over; else null.
+ * @param {StateDocument} doc @param {string} key @param {Workflow} wf @param {string} action
+ * @returns {Plan["open_gate"]}
+ */
 function openGate(doc, key, wf, action) {
   const steps = isObject(doc.steps) ? doc.steps : {};
   if (action !== "start" || !isObject(steps[key]) || steps[key].status !== "pending") return null;
@@ -131,6 +156,7 @@ function openGate(doc, key, wf, action) {
   return null;
 }
 
+/** @param {Plan["open_gate"]} g */
 function startWhen(g) {
   if (!g) return NOW;
   const keys = g.decisions.map((d) => d.key);
@@ -138,7 +164,10 @@ function startWhen(g) {
   return `after the user approved ${g.id} of step ${g.step}${decided}`;
 }
 
-/** The plan for step `key` of the usable state `doc` (a working action). */
+/** The plan for step `key` of the usable state `doc` (a working action).
+ * @param {StateDocument} doc @param {string} key @param {Workflow} wf
+ * @param {{action: string, sub: string | null}} opts @returns {Plan}
+ */
 export function buildPlan(doc, key, wf, { action, sub }) {
   const def = wf.step(key);
   const steps = isObject(doc.steps) ? doc.steps : {};
@@ -151,7 +180,7 @@ export function buildPlan(doc, key, wf, { action, sub }) {
     open_gate: openGate(doc, key, wf, action),
     checkpoints: remaining(def, action, sub).map((id) => ({
       id,
-      after: def.after[id] ?? "",
+      after: def?.after[id] ?? "", // (no checkpoints remain without a def)
       write: `session-resume checkpoint ${key} ${id}`,
     })),
     artifacts_rule: ARTIFACT_RULE,
@@ -164,7 +193,9 @@ export function buildPlan(doc, key, wf, { action, sub }) {
 }
 
 /** The writes of the step's required gate decisions still empty (else `complete` warns,
- * SR717): each only with the user's choice, which replaces VALUE. */
+ * SR717): each only with the user's choice, which replaces VALUE.
+ * @param {Plan} plan @returns {Command[]}
+ */
 function gateDecisions(plan) {
   const g = plan.gate;
   if (!g) return [];
@@ -179,8 +210,11 @@ function gateDecisions(plan) {
     });
 }
 
-/** The plan as the ordered command list. */
+/** The plan as the ordered command list.
+ * @param {Plan} plan @param {string} action @returns {Command[]}
+ */
 export function planCommands(plan, action) {
+  /** @type {Command[]} */
   const out = [];
   if (action === "start" || action === "restart_step")
     out.push(cmd(`session-resume start ${plan.step}`, startWhen(plan.open_gate)));
@@ -207,7 +241,9 @@ export function planCommands(plan, action) {
   return out;
 }
 
-/** What may be run instead of the commands: skipping an optional step not yet worked on. */
+/** What may be run instead of the commands: skipping an optional step not yet worked on.
+ * @param {Plan} plan @param {string} action @returns {Command[]}
+ */
 export function planAlternatives(plan, action) {
   if (plan.optional && (action === "start" || action === "restart_step")) {
     return [
