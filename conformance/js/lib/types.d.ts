@@ -93,17 +93,17 @@ export type LoadStatus =
   | "too_new"
   | "bad_version"
   | "refused";
-/** What bytes are as a state file (store.mjs `classify`). */
-export interface Classified {
-  status: LoadStatus;
-  doc: StateDocument | null;
-  codes: Code[];
-  version?: string;
-}
+/** What bytes are as a state file (store.mjs `classify`): a document whenever it parsed. */
+export type Classified =
+  | { status: "absent" | "corrupt" | "refused"; doc: null; codes: Code[]; version?: string }
+  | {
+      status: Exclude<LoadStatus, "absent" | "corrupt" | "refused">;
+      doc: StateDocument;
+      codes: Code[];
+      version?: string;
+    };
 /** The session's state as read (store.mjs `load`). */
-export interface Loaded extends Classified {
-  backupUsable: boolean;
-}
+export type Loaded = Classified & { backupUsable: boolean };
 /** A .bak judged (store.mjs `usableBackup`): document null when unusable, problems say why. */
 export interface Backup {
   document: StateDocument | null;

@@ -39,7 +39,11 @@ export const MAX_ATTEMPTS = 5;
 const LEASE_TAIL_EVENTS = 200;
 const DEFAULT_STALE_SECONDS = 300;
 
-/** @typedef {{code: string, message: string, pointer?: string, file?: string}} Problem */
+/** @typedef {import("./types.js").Problem} Problem @typedef {import("./types.js").StateDocument} StateDocument */
+/** @typedef {import("./types.js").JsonObject} JsonObject @typedef {import("./types.js").Workflow} Workflow */
+/** @typedef {import("./types.js").WorklogEvent} WorklogEvent @typedef {import("./types.js").Loaded} Loaded */
+/** The lease as a write sees it: its state now and the parsed lease file (null: none).
+ * @typedef {import("./types.js").LeaseState & {sentinel: JsonObject | null}} LeaseSeen */
 
 /** A write was refused; `problems` say why and what to do (nothing was written, except SR505). */
 export class WriteError extends Error {
@@ -54,8 +58,8 @@ export class WriteError extends Error {
 
 /** @param {string} code @param {string} message @param {string} [file] */
 const fail = (code, message, file = "") => new WriteError([{ code, message, file }]);
-const isObject = (/** @type {unknown} */ v) =>
-  v !== null && typeof v === "object" && !Array.isArray(v);
+/** @param {unknown} v @returns {v is JsonObject} */
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 const sameJson = (/** @type {unknown} */ a, /** @type {unknown} */ b) =>
   JSON.stringify(a) === JSON.stringify(b);
 
@@ -102,7 +106,8 @@ export function writeSentinel(dir, sentinel) {
   fsyncDir(dir);
 }
 
-/** Whether the lease's owner pid runs on this host; null when unknowable. @param {any} sent */
+/** Whether the lease's owner pid runs on this host; null when unknowable.
+ * @param {JsonObject | null} sent @returns {boolean | null} */
 export function ownerAlive(sent) {
   if (!sent) return null;
   const pid = sent.pid;
@@ -116,7 +121,7 @@ export function ownerAlive(sent) {
   }
 }
 
-/** The lease of the session directory now. @param {Context} ctx */
+/** The lease of the session directory now. @param {Context} ctx @returns {LeaseSeen} */
 export function currentLease(ctx) {
   const path = join(ctx.dir, SENTINEL);
   const { lease: sent, codes } = readLease(ctx.dir);
@@ -137,10 +142,11 @@ export function currentLease(ctx) {
   let ended = false;
   if (sent !== null && !codes.length) {
     ended = readTail(ctx.dir, LEASE_TAIL_EVENTS).events.some(
-      (/** @type {any} */ e) => e.event === "session_end" && e.session === sent.session,
+      (e) => e.event === "session_end" && e.session === sent.session,
     );
   }
   const usable = sent !== null && !codes.length ? sent : null;
+  /** @type {import("./types.js").LeaseState} */
   const judged =
     usable === null
       ? { state: sent === null ? "none" : "unreadable", age: null }
@@ -157,7 +163,7 @@ export function currentLease(ctx) {
  * What a write does about the lease: keep it, create one, adopt an implicit one (the same user,
  * now naming a session: spec §7), or take over (SR511 when a live lease of another session is
  * in the way).
- * @param {{state: string, age: number|null, sentinel: any}} lease
+ * @param {LeaseSeen} lease
  * @param {{session?: string|null, claim?: boolean, takeover?: boolean, file?: string, mint?: () => string}} opts
  */
 export function planLease(
@@ -170,7 +176,7 @@ export function planLease(
   }
   if (session !== null && session === holder)
     return { action: "keep", session: holder, lease, orphaned: false };
-  const implicit = lease.sentinel.implicit === true;
+  const implicit = lease.sentinel?.implicit === true; // (a holder: the lease is there)
   if (lease.state === "idle") {
     // an implicit lease gone quiet: the same user's next write goes on with it (no takeover,
     // no crash); a named session or `session start` adopts it
@@ -186,7 +192,7 @@ export function planLease(
     const age = lease.age === null ? "" : `, heartbeat ${Math.round(lease.age)} s ago`;
     throw fail(
       "SR511",
-      `session ${holder} (owner ${lease.sentinel.owner || "?"}${age}) holds the lease of this session directory${session ? `; session ${session} may not write` : ""}. Nothing was written: wait for it to end (\`session-resume session end\`), or take over with \`session-resume session start --takeover\` (logged)`,
+      `session ${holder} (owner ${lease.sentinel?.owner || "?"}${age}) holds the lease of this session directory${session ? `; session ${session} may not write` : ""}. Nothing was written: wait for it to end (\`session-resume session end\`), or take over with \`session-resume session start --takeover\` (logged)`,
       file,
     );
   }
@@ -202,17 +208,19 @@ const planFor = (ctx, opts = {}) =>
     ...opts,
   });
 
+/** @typedef {ReturnType<typeof planLease>} LeasePlan */
+
 class LeaseChanged extends Error {}
 
 /**
  * Write the new lease of `plan` under the lock and log `takeover` (or `session_start`: when
  * `logStart`, and always for an adoption, naming the implicit session adopted). `implicit`:
  * the caller named no session, so a lease it creates is implicit (spec §7).
- * @param {Context} ctx @param {any} plan @param {{logStart: boolean, pid?: number|null, owner?: string|null, implicit?: boolean}} opts
+ * @param {Context} ctx @param {LeasePlan} plan @param {{logStart: boolean, pid?: number|null, owner?: string|null, implicit?: boolean}} opts
  */
 function acquire(ctx, plan, { logStart, pid = null, owner = null, implicit = false }) {
   const ts = formatTimestamp(ctx.now);
-  /** @type {object[]} */
+  /** @type {WorklogEvent[]} */
   const events = [];
   withLock(ctx.dir, () => {
     if (!sameJson(readLease(ctx.dir).lease, plan.lease.sentinel)) throw new LeaseChanged();
@@ -252,7 +260,8 @@ function acquire(ctx, plan, { logStart, pid = null, owner = null, implicit = fal
   return events;
 }
 
-/** @type {{sentinel: object, logged: boolean}|null} the lease the running write created */
+/** @typedef {{sentinel: Record<string, unknown>, logged: boolean}} Created */
+/** @type {Created | null} the lease the running write created */
 let created = null;
 
 /**
@@ -265,14 +274,14 @@ function noLeaseLeftOnFailure(ctx, fn) {
   try {
     return fn();
   } catch (err) {
-    const mine = created;
+    const mine = /** @type {Created | null} */ (created); // (set by acquire, inside fn)
     if (err instanceof WriteError && mine !== null) {
       withLock(ctx.dir, () => {
         if (!sameJson(readLease(ctx.dir).lease, mine.sentinel)) return;
         if (mine.logged)
           appendEvent(ctx.dir, "session_end", {
             ts: formatTimestamp(ctx.now),
-            session: /** @type {any} */ (mine.sentinel).session,
+            session: String(mine.sentinel.session),
             detail: { reason: "write_refused" },
           });
         unlinkSync(join(ctx.dir, SENTINEL));
@@ -296,10 +305,11 @@ function refresh(ctx, session) {
 /**
  * Write `doc` as the session's state: one whole-document atomic write under the lock.
  * `expectedRevision`: the revision the caller read (SR162 when the file has another).
- * @param {string} dir @param {any} doc
- * @param {{now: number, root?: string|null, expectedRevision?: number|null, workflow?: any, event?: string|null,
- *   step?: string|null, subStep?: string|null, detail?: object|null, session?: string, allow?: string[]}} opts
- * @returns {{document: any, revision: number, event: object|null}}
+ * @param {string} dir @param {StateDocument} doc
+ * @param {{now: number, root?: string|null, expectedRevision?: number|null, workflow?: string|null,
+ *   event?: string|null, step?: string|null, subStep?: string|null,
+ *   detail?: Record<string, unknown>|null, session?: string, allow?: string[]}} opts
+ * @returns {{document: StateDocument, revision: number, event: WorklogEvent|null}}
  */
 export function save(dir, doc, opts) {
   const root = opts.root ?? dir;
@@ -341,7 +351,7 @@ export function save(dir, doc, opts) {
     }
     const onDisk =
       ["ok", "invalid"].includes(current.status) && Number.isInteger(current.doc?.revision)
-        ? current.doc.revision
+        ? current.doc?.revision
         : 0;
     const expected = opts.expectedRevision ?? null;
     if (expected !== null && expected !== onDisk) {
@@ -400,7 +410,7 @@ export function save(dir, doc, opts) {
   });
 }
 
-/** @param {any} doc @param {string|null} spec @param {string} fallback */
+/** @param {StateDocument | null} doc @param {string|null} spec @param {string} fallback @returns {Workflow} */
 function workflowOf(doc, spec, fallback) {
   const own = doc ? doc.workflow : undefined;
   let name = spec;
@@ -422,7 +432,8 @@ function workflowOf(doc, spec, fallback) {
   }
 }
 
-/** SR161 (with the right advice) unless the loaded state may be changed. @param {Context} ctx @param {any} loaded */
+/** SR161 (with the right advice) unless the loaded state may be changed.
+ * @param {Context} ctx @param {Loaded} loaded @returns {asserts loaded is Loaded & {status: "ok"}} */
 function refuseUnwritable(ctx, loaded) {
   if (loaded.status === "ok") return;
   const f = join(ctx.dir, STATE);
@@ -460,15 +471,17 @@ function refuseUnwritable(ctx, loaded) {
 }
 
 /**
- * @typedef {{revision: number, document: any, session: string, event: object|null, events: object[],
- *   step: string|null, lease: string, previousSession: string|null, attempts: number}} WriteResult
+ * @typedef {{revision: number, document: StateDocument, session: string, event: WorklogEvent|null,
+ *   events: WorklogEvent[], step: string|null, lease: LeasePlan["action"], previousSession: string|null,
+ *   attempts: number}} WriteResult
  */
 
 /**
  * Load, check, build, acquire the lease, save (one write, one event), refresh the heartbeat;
  * retried from the load when another writer saved first.
  * @param {Context} ctx
- * @param {(doc: any, wf: any, orphaned: boolean) => {document: any, event: string, step?: string|null, subStep?: string|null, detail?: object|null}} build
+ * @param {(doc: StateDocument, wf: Workflow, orphaned: boolean) => {document: StateDocument, event: string,
+ *   step?: string|null, subStep?: string|null, detail?: Record<string, unknown>|null}} build
  * @returns {WriteResult}
  */
 export function writeState(ctx, build) {
@@ -479,8 +492,9 @@ export function writeState(ctx, build) {
 function writeOnce(ctx, build) {
   const root = ctx.root ?? ctx.dir;
   const sentinelPath = join(ctx.dir, SENTINEL);
-  /** @type {object[]} */
+  /** @type {WorklogEvent[]} */
   let before = [];
+  /** @type {LeasePlan | null} */
   let acquired = null;
   let orphanSeen = false;
   /** @type {Problem[]} */
@@ -604,6 +618,7 @@ function initOnce(ctx, project, workflow) {
       state,
     );
   }
+  /** @type {WorklogEvent[]} */
   let before = [];
   if (plan.action !== "keep") {
     try {

@@ -61,7 +61,8 @@ export function parseYaml(text) {
   const firstError = doc.errors.length ? doc.errors[0].pos[0] : Infinity;
   /** @type {unknown[]} */
   const stack = [doc.contents];
-  /** @type {{offset: number, error: YamlError} | null} */
+  /** @typedef {{offset: number, error: YamlError}} Refusal */
+  /** @type {Refusal | null} */
   let refusal = null;
   const note = (/** @type {number} */ offset, /** @type {YamlError} */ error) => {
     if (offset < firstError && (refusal === null || offset < refusal.offset))
@@ -99,7 +100,8 @@ export function parseYaml(text) {
     if (isMap(node)) for (const pair of node.items) stack.push(pair.key, pair.value);
     else if (isSeq(node)) stack.push(...node.items);
   }
-  if (refusal !== null) throw refusal.error;
+  const first = /** @type {Refusal | null} */ (refusal); // (set by note(), in the loop)
+  if (first !== null) throw first.error;
   if (doc.errors.length) {
     const e = doc.errors[0];
     throw new YamlError("SR400", `invalid YAML: ${e.message}`, ...at(e.pos[0]));
