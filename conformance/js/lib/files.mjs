@@ -127,7 +127,7 @@ export function checkTarget(path, root, { write }) {
   try {
     st = lstatSync(path);
   } catch (err) {
-    return /** @type {any} */ (err).code === "ENOENT" ? null : "SR104";
+    return /** @type {NodeJS.ErrnoException} */ (err).code === "ENOENT" ? null : "SR104";
   }
   if (st.isSymbolicLink()) {
     const target = real(path);

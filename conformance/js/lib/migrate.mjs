@@ -35,7 +35,7 @@ function depth(value) {
   /** @type {[unknown, number][]} */
   const stack = [[value, 1]];
   while (stack.length) {
-    const [v, d] = /** @type {[any, number]} */ (stack.pop());
+    const [v, d] = /** @type {[unknown, number]} */ (stack.pop());
     if (v === null || typeof v !== "object") continue;
     deepest = Math.max(deepest, d);
     for (const c of Array.isArray(v) ? v : Object.values(v)) stack.push([c, d + 1]);

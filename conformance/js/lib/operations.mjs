@@ -78,7 +78,11 @@ export function migrateDir(dir, { now, root, workflow = null, dryRun = false, sa
   }
 }
 
-/** @param {string} dir @param {{now: number, root: string, wf: any, dryRun: boolean, salvage: boolean}} opts @returns {any} */
+/**
+ * @param {string} dir
+ * @param {{now: number, root: string, wf: import("./types.js").Workflow | null, dryRun: boolean, salvage: boolean}} opts
+ * @returns {ReturnType<typeof migrateDir>}
+ */
 function migrateLoaded(dir, { now, root, wf, dryRun, salvage }) {
   const res = readLimited(join(dir, STATE), { root });
   if (!res.data) return { status: "refused", codes: unique(res.codes ?? []) };

@@ -214,6 +214,7 @@ export function writeTemp(dir, data, prefix = `.${STATE}.`) {
   }
 }
 
+/** @type {Set<string | undefined>} */
 const NO_HARD_LINKS = new Set(["EPERM", "EXDEV", "ENOTSUP", "EMLINK", "EOPNOTSUPP"]);
 
 /** Make `dst` an atomic copy of `src` (a hard link to a staging name, renamed over dst).
@@ -233,7 +234,7 @@ function keepAs(src, dst) {
   try {
     linkSync(src, staging);
   } catch (err) {
-    if (!NO_HARD_LINKS.has(/** @type {any} */ (err).code)) throw err;
+    if (!NO_HARD_LINKS.has(/** @type {NodeJS.ErrnoException} */ (err).code)) throw err;
     staging = writeTemp(dir, readFileSync(src));
   }
   try {
@@ -257,7 +258,7 @@ function keepAs(src, dst) {
 
 /** An OS refusal while writing (disk full, read-only, a directory in the way): SR163. */
 function writeFailed(/** @type {unknown} */ err) {
-  const e = /** @type {any} */ (err);
+  const e = /** @type {NodeJS.ErrnoException | null | undefined} */ (err);
   if (e && typeof e.code === "string" && typeof e.syscall === "string") {
     return new Refused(
       ["SR163"],
@@ -400,7 +401,7 @@ export function keepPreMigration(dir, version) {
     linkSync(join(dir, STATE), name);
     return name;
   } catch (err) {
-    if (/** @type {any} */ (err).code === "EEXIST") return null;
+    if (/** @type {NodeJS.ErrnoException} */ (err).code === "EEXIST") return null;
     throw new Refused(["SR163"], `the pre-migration file could not be kept: ${err}`);
   }
 }

@@ -116,7 +116,7 @@ export function ownerAlive(sent) {
     process.kill(pid, 0);
     return true;
   } catch (err) {
-    const code = /** @type {any} */ (err).code;
+    const code = /** @type {NodeJS.ErrnoException} */ (err).code;
     return code === "ESRCH" ? false : code === "EPERM" ? true : null;
   }
 }
@@ -401,7 +401,7 @@ export function save(dir, doc, opts) {
       } catch (err) {
         throw fail(
           "SR505",
-          `the state was written (revision ${out.revision}) but its worklog event could not be appended: ${/** @type {any} */ (err).message}`,
+          `the state was written (revision ${out.revision}) but its worklog event could not be appended: ${/** @type {Error} */ (err).message}`,
           join(dir, WORKLOG),
         );
       }
