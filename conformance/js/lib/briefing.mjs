@@ -14,14 +14,24 @@ const SKIP_STATE = "the briefing carries it";
 const SKIP_MISSING = "listed but not on disk";
 const FRESH = ["start", "restart_step", "offer_rerun", "continue_step"];
 
-/** @typedef {import("./types.js").StateDocument} StateDocument @typedef {import("./types.js").JsonObject} JsonObject */
-/** @typedef {import("./types.js").Workflow} Workflow @typedef {import("./types.js").StepDef} StepDef */
+/**
+ * @typedef {import("./types.js").StateDocument} StateDocument
+ * @typedef {import("./types.js").JsonObject} JsonObject
+ */
+/**
+ * @typedef {import("./types.js").Workflow} Workflow
+ * @typedef {import("./types.js").StepDef} StepDef
+ */
 /** @typedef {import("./types.js").Briefing} Briefing */
 
 /** @param {unknown} v @returns {v is JsonObject} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 
-/** @param {StepDef | null} def @param {string | null} id @returns {import("./types.js").Checkpoint | null} */
+/**
+ * @param {StepDef | null} def
+ * @param {string | null} id
+ * @returns {import("./types.js").Checkpoint | null}
+ */
 const checkpoint = (def, id) =>
   id === null ? null : { id, after: def ? (def.after[id] ?? null) : null };
 
@@ -35,7 +45,8 @@ const sessionPath = (sessionRel, name) =>
  * to the session directory). `sessionRel`: the session directory relative to the repository
  * root, so that every path given is repository-relative.
  * @param {StateDocument} doc @param {string|null} key @param {Workflow} wf
- * @param {{action: string, exists: Record<string, boolean>, events: JsonObject[], sessionRel: string|null}} o
+ * @param {{action: string, exists: Record<string, boolean>, events: JsonObject[],
+ *   sessionRel: string|null}} o
  * @returns {Briefing}
  */
 export function build(doc, key, wf, { action, exists, events, sessionRel }) {

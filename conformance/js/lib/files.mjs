@@ -35,7 +35,11 @@ export function isLink(path) {
   }
 }
 
-/** Whether `path` is `root` or inside it (both absolute). @param {string} path @param {string} root */
+/**
+ * Whether `path` is `root` or inside it (both absolute).
+ * @param {string} path
+ * @param {string} root
+ */
 export function isWithin(path, root) {
   return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
 }

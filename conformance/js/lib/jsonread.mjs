@@ -25,7 +25,10 @@ const CORRUPT = new Set([
   "SR124",
 ]);
 
-/** @typedef {import("./types.js").Json} Json @typedef {import("./types.js").JsonObject} JsonObject */
+/**
+ * @typedef {import("./types.js").Json} Json
+ * @typedef {import("./types.js").JsonObject} JsonObject
+ */
 
 class SyntaxFault extends Error {}
 
@@ -157,8 +160,9 @@ export function parseText(text) {
     return v;
   }
 
-  /** @typedef {{kind: "array", value: Json[], keys: Set<string>, key: string | undefined, keyOffset: number}
-   *   | {kind: "object", value: JsonObject, keys: Set<string>, key: string | undefined, keyOffset: number}} Frame */
+  /** An open container; `key`: the key read last (an object's), its offset `keyOffset`.
+   * @typedef {{keys: Set<string>, key: string | undefined, keyOffset: number}
+   *   & ({kind: "array", value: Json[]} | {kind: "object", value: JsonObject})} Frame */
   // Explicit stack of open containers: {kind, value, key?, keys?}
   /** @type {Frame[]} */
   const stack = [];

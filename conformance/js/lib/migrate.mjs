@@ -17,6 +17,8 @@ import { v1ToV2, v2ToV3 } from "./migration/upgrades.mjs";
 export { Context, deepEqual, MigrationError };
 
 /** @typedef {import("./types.js").JsonObject} JsonObject */
+/** @typedef {import("./types.js").Workflow} Workflow */
+/** @typedef {import("./types.js").Diagnostic} Diagnostic */
 /** @typedef {(doc: JsonObject, ctx: Context) => JsonObject} Step */
 
 /** The migration step that produces each version from the one before (versions.mjs order).
@@ -29,7 +31,10 @@ for (const v of KNOWN.slice(1)) {
   if (!(v in STEPS)) throw new Error(`versions.mjs names ${v} but migrate.mjs has no step to it`);
 }
 
-/** Nesting depth as the reader counts it (an object or array is one level). @param {unknown} value */
+/**
+ * Nesting depth as the reader counts it (an object or array is one level).
+ * @param {unknown} value
+ */
 function depth(value) {
   let deepest = 0;
   /** @type {[unknown, number][]} */
@@ -73,9 +78,10 @@ function mustBeValid(doc, version, when) {
  * (SR141/SR142/SR152) when it cannot. `salvage`: resolve contradictions instead of refusing
  * (docs/spec.md §9.4).
  * @param {JsonObject} doc
- * @param {{now: number, workflow?: import("./types.js").Workflow | null, projectHint?: string | null,
+ * @param {{now: number, workflow?: Workflow | null, projectHint?: string | null,
  *   salvage?: boolean, file?: string, sessionDir?: string | null}} opts
- * @returns {{document: JsonObject, changed: boolean, codes: string[], notes: import("./types.js").Diagnostic[], from: string}}
+ * @returns {{document: JsonObject, changed: boolean, codes: string[], notes: Diagnostic[],
+ *   from: string}}
  */
 export function migrate(
   doc,
@@ -141,7 +147,7 @@ export function migrate(
 /** The pure check behind "no dead ends" (docs/spec.md §9.5): "migrate" when migrating `doc`
  * changes it into a valid state, "migrate --salvage" when only salvage does, else null.
  * @param {unknown} doc
- * @param {{now: number, workflow?: import("./types.js").Workflow | null, projectHint?: string | null}} opts
+ * @param {{now: number, workflow?: Workflow | null, projectHint?: string | null}} opts
  * @returns {"migrate" | "migrate --salvage" | null} */
 export function repairCommand(doc, { now, workflow = null, projectHint = null }) {
   if (!isObject(doc)) return null;

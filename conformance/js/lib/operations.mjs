@@ -80,7 +80,8 @@ export function migrateDir(dir, { now, root, workflow = null, dryRun = false, sa
 
 /**
  * @param {string} dir
- * @param {{now: number, root: string, wf: import("./types.js").Workflow | null, dryRun: boolean, salvage: boolean}} opts
+ * @param {{now: number, root: string, wf: import("./types.js").Workflow | null, dryRun: boolean,
+ *   salvage: boolean}} opts
  * @returns {ReturnType<typeof migrateDir>}
  */
 function migrateLoaded(dir, { now, root, wf, dryRun, salvage }) {

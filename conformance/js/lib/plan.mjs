@@ -4,8 +4,14 @@
 
 import { orderedKeys } from "./rules.mjs";
 
-/** @typedef {import("./types.js").StateDocument} StateDocument @typedef {import("./types.js").JsonObject} JsonObject */
-/** @typedef {import("./types.js").Workflow} Workflow @typedef {import("./types.js").StepDef} StepDef */
+/**
+ * @typedef {import("./types.js").StateDocument} StateDocument
+ * @typedef {import("./types.js").JsonObject} JsonObject
+ */
+/**
+ * @typedef {import("./types.js").Workflow} Workflow
+ * @typedef {import("./types.js").StepDef} StepDef
+ */
 /** @typedef {import("./types.js").Plan} Plan @typedef {import("./types.js").Command} Command */
 
 export const NOW = "now";
@@ -51,7 +57,12 @@ function after(text, fallback) {
   return `after ${t}`;
 }
 
-/** @param {StepDef | null} def @param {string} action @param {string | null} sub @returns {string[]} */
+/**
+ * @param {StepDef | null} def
+ * @param {string} action
+ * @param {string | null} sub
+ * @returns {string[]}
+ */
 function remaining(def, action, sub) {
   if (!def) return [];
   const ids = def.checkpoints;

@@ -23,8 +23,14 @@ import { load } from "./store.mjs";
 import { tsValue } from "./migration/values.mjs";
 import { formatTimestamp, parseTimestamp } from "./timeutil.mjs";
 
-/** @typedef {import("./types.js").StateDocument} StateDocument @typedef {import("./types.js").JsonObject} JsonObject */
-/** @typedef {import("./types.js").Workflow} Workflow @typedef {import("./types.js").Snapshot} Snapshot */
+/**
+ * @typedef {import("./types.js").StateDocument} StateDocument
+ * @typedef {import("./types.js").JsonObject} JsonObject
+ */
+/**
+ * @typedef {import("./types.js").Workflow} Workflow
+ * @typedef {import("./types.js").Snapshot} Snapshot
+ */
 /** @typedef {import("./types.js").Decision} Decision */
 /** @typedef {{session?: string | null, staleSeconds: number, takeover?: boolean}} DecideOptions */
 
@@ -389,7 +395,10 @@ function lastWork(doc, events) {
 
 /**
  * @param {Decision} out @param {JsonObject} steps @param {string[]} order @param {string} key
- * @param {Workflow} wf @param {boolean} orchestrator @param {JsonObject[]} [events] @param {string | null} [own]
+ * @param {Workflow} wf
+ * @param {boolean} orchestrator
+ * @param {JsonObject[]} [events]
+ * @param {string | null} [own]
  */
 function stepAction(out, steps, order, key, wf, orchestrator, events = [], own = null) {
   const st = steps[key];

@@ -20,7 +20,10 @@ export const CORE_KEYS = new Set([
   "decision_log",
   "review_audit",
 ]);
-/** @typedef {import("./types.js").JsonObject} JsonObject @typedef {import("./types.js").Workflow} Workflow */
+/**
+ * @typedef {import("./types.js").JsonObject} JsonObject
+ * @typedef {import("./types.js").Workflow} Workflow
+ */
 /**
  * What checkState needs besides the document: now (µs; null: no clock check), the clock skew
  * allowed (s; default DEFAULT_SKEW_SECONDS), the repository root listed artifacts are looked up

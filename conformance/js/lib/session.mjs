@@ -200,7 +200,8 @@ export function leaseState(lease, { now, ended, ownerAlive, staleSeconds }) {
 /**
  * Append one worklog event (spec §6); a torn last line is terminated first.
  * @param {string} dir @param {string} event
- * @param {{ts: string, session?: string, step?: string | null, subStep?: string | null, detail?: Record<string, unknown> | null}} opts
+ * @param {{ts: string, session?: string, step?: string | null, subStep?: string | null,
+ *   detail?: Record<string, unknown> | null}} opts
  * @returns {import("./types.js").WorklogEvent}
  */
 export function appendEvent(

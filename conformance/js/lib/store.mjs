@@ -105,7 +105,8 @@ function validStateBytes(data) {
  * §5): it parses and passes the 3.0 schema, or it is an older or repairable state that migrate
  * (without salvage) turns into one. {document (null: unusable), migratedFrom (null: 3.0
  * already), problems (codes: why it is unusable)}.
- * @param {Uint8Array} data @param {{now?: number, projectHint?: string|null, sessionDir?: string|null}} [opts]
+ * @param {Uint8Array} data
+ * @param {{now?: number, projectHint?: string|null, sessionDir?: string|null}} [opts]
  * @returns {import("./types.js").Backup}
  */
 export function usableBackup(
@@ -327,8 +328,12 @@ export function recover(dir, root, { now, workflow = null, project = null }) {
   return withLock(dir, () => recoverLocked(dir, root, { now, workflow, project }));
 }
 
-/** recover's work, under the lock. @param {string} dir @param {string} root @param {{now: number, workflow?: string|null, project?: string|null}} opts
- * @returns {ReturnType<typeof recover>} */
+/**
+ * recover's work, under the lock.
+ * @param {string} dir @param {string} root
+ * @param {{now: number, workflow?: string|null, project?: string|null}} opts
+ * @returns {ReturnType<typeof recover>}
+ */
 function recoverLocked(dir, root, { now, workflow = null, project = null }) {
   const current = load(dir, root);
   if (current.status !== "corrupt" && current.status !== "absent")
@@ -407,7 +412,11 @@ export function keepPreMigration(dir, version) {
 }
 
 /** The .bak to restore (3.0, or an older state migrated), or why there is none.
- * @param {string} dir @param {string} root @param {number} now @returns {import("./types.js").Backup} */
+ * @param {string} dir
+ * @param {string} root
+ * @param {number} now
+ * @returns {import("./types.js").Backup}
+ */
 function backupOf(dir, root, now) {
   if (!lexists(join(dir, BAK))) return { document: null, migratedFrom: null, problems: [] };
   const res = readLimited(join(dir, BAK), { root });

@@ -14,8 +14,14 @@ const PROJECT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const DECISION_ID = /^D([0-9]+)$/;
 const DONE = ["complete", "skipped"];
 
-/** @typedef {import("./types.js").Diagnostic} Problem @typedef {import("./types.js").StateDocument} StateDocument */
-/** @typedef {import("./types.js").JsonObject} JsonObject @typedef {import("./types.js").Workflow} Workflow */
+/**
+ * @typedef {import("./types.js").Diagnostic} Problem
+ * @typedef {import("./types.js").StateDocument} StateDocument
+ */
+/**
+ * @typedef {import("./types.js").JsonObject} JsonObject
+ * @typedef {import("./types.js").Workflow} Workflow
+ */
 /** @typedef {import("./types.js").StepDef} StepDef */
 
 export class TransitionError extends Error {
@@ -82,7 +88,12 @@ const newStep = (name, agent) => ({
 /** @param {StepDef} sdef */
 const agentOf = (sdef) => (sdef.agents.length === 1 ? sdef.agents[0] : "");
 
-/** The step record to change (a workflow step missing from the document is added). @param {StateDocument} doc @param {Workflow} wf @param {string} key */
+/**
+ * The step record to change (a workflow step missing from the document is added).
+ * @param {StateDocument} doc
+ * @param {Workflow} wf
+ * @param {string} key
+ */
 function existing(doc, wf, key) {
   checkKey(wf, key);
   const steps = stepsOf(doc);
@@ -141,7 +152,8 @@ function appendUnique(target, values) {
 /**
  * A fresh state for `wf`: every step pending, revision 0 (the store makes it 1).
  * @param {Workflow} wf @param {string} project @param {number} now microseconds since the epoch
- * @param {(wf: Workflow, project: string, now: string) => StateDocument} templateState workflow.mjs's
+ * @param {(wf: Workflow, project: string, now: string) => StateDocument} templateState
+ *   workflow.mjs's
  * @returns {StateDocument}
  */
 export function initState(wf, project, now, templateState) {
@@ -279,7 +291,13 @@ export function checkpoint(doc, wf, key, subStep, { artifacts = [], contextFiles
   return out;
 }
 
-/** Step done: in_progress → complete. @param {StateDocument} doc @param {Workflow} wf @param {string} key @param {number} now */
+/**
+ * Step done: in_progress → complete.
+ * @param {StateDocument} doc
+ * @param {Workflow} wf
+ * @param {string} key
+ * @param {number} now
+ */
 export function complete(doc, wf, key, now) {
   const out = clone(doc);
   const step = existing(out, wf, key);
@@ -308,7 +326,14 @@ export function complete(doc, wf, key, now) {
   return out;
 }
 
-/** pending or in_progress → skipped. @param {StateDocument} doc @param {Workflow} wf @param {string} key @param {string} reason @param {{force?: boolean}} [opts] */
+/**
+ * pending or in_progress → skipped.
+ * @param {StateDocument} doc
+ * @param {Workflow} wf
+ * @param {string} key
+ * @param {string} reason
+ * @param {{force?: boolean}} [opts]
+ */
 export function skip(doc, wf, key, reason, { force = false } = {}) {
   const out = clone(doc);
   const step = existing(out, wf, key);
@@ -334,7 +359,13 @@ export function skip(doc, wf, key, reason, { force = false } = {}) {
   return out;
 }
 
-/** Decision made: decisions[key] = value (checked against the workflow's keys and enum). @param {StateDocument} doc @param {Workflow} wf @param {string} key @param {unknown} value */
+/**
+ * Decision made: decisions[key] = value (checked against the workflow's keys and enum).
+ * @param {StateDocument} doc
+ * @param {Workflow} wf
+ * @param {string} key
+ * @param {unknown} value
+ */
 export function setDecision(doc, wf, key, value) {
   if (typeof key !== "string" || !key)
     throw refuse("SR710", "the decision key is empty", "/decisions");
@@ -417,7 +448,11 @@ export function logDecision(
   return out;
 }
 
-/** Challenger finding: add `title` to open_findings (once). @param {StateDocument} doc @param {string} title */
+/**
+ * Challenger finding: add `title` to open_findings (once).
+ * @param {StateDocument} doc
+ * @param {string} title
+ */
 export function addFinding(doc, title) {
   if (typeof title !== "string" || !title.trim())
     throw refuse("SR710", "the finding title is empty", "/open_findings");
@@ -427,7 +462,11 @@ export function addFinding(doc, title) {
   return out;
 }
 
-/** Remove `title` from open_findings; refused when it is not open. @param {StateDocument} doc @param {string} title */
+/**
+ * Remove `title` from open_findings; refused when it is not open.
+ * @param {StateDocument} doc
+ * @param {string} title
+ */
 export function resolveFinding(doc, title) {
   const findings = doc.open_findings;
   if (!Array.isArray(findings) || !findings.includes(title)) {
@@ -445,7 +484,10 @@ export function resolveFinding(doc, title) {
 
 /**
  * An orchestrator gate in one document: complete A, record decisions, start B.
- * @param {StateDocument} doc @param {Workflow} wf @param {string} completeKey @param {string} startKey
+ * @param {StateDocument} doc
+ * @param {Workflow} wf
+ * @param {string} completeKey
+ * @param {string} startKey
  * @param {Record<string, unknown>} decisions @param {number} now @param {{force?: boolean}} [opts]
  */
 export function transition(doc, wf, completeKey, startKey, decisions, now, { force = false } = {}) {

@@ -21,11 +21,12 @@ import { loadWorkflow, WorkflowError } from "./workflow.mjs";
  * @typedef {{now: number, workflow?: string | null, skew?: number, maxSize?: number,
  *   root?: string | null, checkArtifacts?: boolean, sessionDir?: string | null}} ValidateOptions
  */
-/** @typedef {{path: string, codes: string[], version: string | null, workflow: string | null}} FileReport */
+/** @typedef {{path: string, codes: string[], version: string | null, workflow: string | null}}
+ *   FileReport */
 
 const SKIP_DIRS = new Set([".git", ".archive", "node_modules", ".venv", "__pycache__", ".nox"]);
 
-/** Check one state document given as bytes. `opts`: {workflow, now, skew, root, sessionDir, checkArtifacts}.
+/** Check one state document given as bytes.
  * @param {Uint8Array} data @param {ValidateOptions} opts @returns {string[]}
  */
 export function validateDocument(data, opts) {

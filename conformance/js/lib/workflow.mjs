@@ -7,7 +7,10 @@ import { compileFragment, check, getSchemaDir } from "./schema.mjs";
 import { CURRENT } from "./versions.mjs";
 import { parseYaml, YamlError } from "./yaml.mjs";
 
-/** @typedef {import("./types.js").Workflow} Workflow @typedef {import("./types.js").JsonObject} JsonObject */
+/**
+ * @typedef {import("./types.js").Workflow} Workflow
+ * @typedef {import("./types.js").JsonObject} JsonObject
+ */
 
 /** The ids of the built-in workflows: the `*.yaml` files of the schema directory's workflows/.
  * @returns {string[]} */

@@ -39,9 +39,18 @@ export const MAX_ATTEMPTS = 5;
 const LEASE_TAIL_EVENTS = 200;
 const DEFAULT_STALE_SECONDS = 300;
 
-/** @typedef {import("./types.js").Problem} Problem @typedef {import("./types.js").StateDocument} StateDocument */
-/** @typedef {import("./types.js").JsonObject} JsonObject @typedef {import("./types.js").Workflow} Workflow */
-/** @typedef {import("./types.js").WorklogEvent} WorklogEvent @typedef {import("./types.js").Loaded} Loaded */
+/**
+ * @typedef {import("./types.js").Problem} Problem
+ * @typedef {import("./types.js").StateDocument} StateDocument
+ */
+/**
+ * @typedef {import("./types.js").JsonObject} JsonObject
+ * @typedef {import("./types.js").Workflow} Workflow
+ */
+/**
+ * @typedef {import("./types.js").WorklogEvent} WorklogEvent
+ * @typedef {import("./types.js").Loaded} Loaded
+ */
 /** The lease as a write sees it: its state now and the parsed lease file (null: none).
  * @typedef {import("./types.js").LeaseState & {sentinel: JsonObject | null}} LeaseSeen */
 
@@ -90,7 +99,11 @@ const asciiJson = (/** @type {unknown} */ v) =>
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );
 
-/** Replace the lease file atomically (temp file + rename, never following a link). @param {string} dir @param {object} sentinel */
+/**
+ * Replace the lease file atomically (temp file + rename, never following a link).
+ * @param {string} dir
+ * @param {object} sentinel
+ */
 export function writeSentinel(dir, sentinel) {
   const tmp = writeTemp(dir, Buffer.from(`${asciiJson(sentinel)}\n`), `.${SENTINEL}.`);
   try {
@@ -199,7 +212,11 @@ export function planLease(
   return { action: "takeover", session: session ?? mint(), lease, orphaned: true };
 }
 
-/** The lease plan of a write with `ctx`. @param {Context} ctx @param {{claim?: boolean, takeover?: boolean, file?: string}} [opts] */
+/**
+ * The lease plan of a write with `ctx`.
+ * @param {Context} ctx
+ * @param {{claim?: boolean, takeover?: boolean, file?: string}} [opts]
+ */
 const planFor = (ctx, opts = {}) =>
   planLease(currentLease(ctx), {
     session: ctx.session ?? null,
@@ -216,7 +233,9 @@ class LeaseChanged extends Error {}
  * Write the new lease of `plan` under the lock and log `takeover` (or `session_start`: when
  * `logStart`, and always for an adoption, naming the implicit session adopted). `implicit`:
  * the caller named no session, so a lease it creates is implicit (spec §7).
- * @param {Context} ctx @param {LeasePlan} plan @param {{logStart: boolean, pid?: number|null, owner?: string|null, implicit?: boolean}} opts
+ * @param {Context} ctx
+ * @param {LeasePlan} plan
+ * @param {{logStart: boolean, pid?: number|null, owner?: string|null, implicit?: boolean}} opts
  */
 function acquire(ctx, plan, { logStart, pid = null, owner = null, implicit = false }) {
   const ts = formatTimestamp(ctx.now);
@@ -267,7 +286,11 @@ let created = null;
 /**
  * Run a write; a lease it created (there was none, or it had ended) is removed again when the
  * write is refused, logging `session_end` with `detail.reason` `write_refused` if its start was
- * logged: a failed write leaves no lease behind (spec §7). @template T @param {Context} ctx @param {() => T} fn @returns {T}
+ * logged: a failed write leaves no lease behind (spec §7).
+ * @template T
+ * @param {Context} ctx
+ * @param {() => T} fn
+ * @returns {T}
  */
 function noLeaseLeftOnFailure(ctx, fn) {
   created = null;
@@ -293,7 +316,11 @@ function noLeaseLeftOnFailure(ctx, fn) {
   }
 }
 
-/** Refresh the heartbeat of `session`'s lease (if it still holds it). @param {Context} ctx @param {string} session */
+/**
+ * Refresh the heartbeat of `session`'s lease (if it still holds it).
+ * @param {Context} ctx
+ * @param {string} session
+ */
 function refresh(ctx, session) {
   withLock(ctx.dir, () => {
     const { lease: sent } = readLease(ctx.dir);
@@ -410,7 +437,12 @@ export function save(dir, doc, opts) {
   });
 }
 
-/** @param {StateDocument | null} doc @param {string|null} spec @param {string} fallback @returns {Workflow} */
+/**
+ * @param {StateDocument | null} doc
+ * @param {string|null} spec
+ * @param {string} fallback
+ * @returns {Workflow}
+ */
 function workflowOf(doc, spec, fallback) {
   const own = doc ? doc.workflow : undefined;
   let name = spec;
@@ -433,7 +465,10 @@ function workflowOf(doc, spec, fallback) {
 }
 
 /** SR161 (with the right advice) unless the loaded state may be changed.
- * @param {Context} ctx @param {Loaded} loaded @returns {asserts loaded is Loaded & {status: "ok"}} */
+ * @param {Context} ctx
+ * @param {Loaded} loaded
+ * @returns {asserts loaded is Loaded & {status: "ok"}}
+ */
 function refuseUnwritable(ctx, loaded) {
   if (loaded.status === "ok") return;
   const f = join(ctx.dir, STATE);
@@ -472,7 +507,8 @@ function refuseUnwritable(ctx, loaded) {
 
 /**
  * @typedef {{revision: number, document: StateDocument, session: string, event: WorklogEvent|null,
- *   events: WorklogEvent[], step: string|null, lease: LeasePlan["action"], previousSession: string|null,
+ *   events: WorklogEvent[], step: string|null, lease: LeasePlan["action"],
+ *   previousSession: string|null,
  *   attempts: number}} WriteResult
  */
 
@@ -480,7 +516,8 @@ function refuseUnwritable(ctx, loaded) {
  * Load, check, build, acquire the lease, save (one write, one event), refresh the heartbeat;
  * retried from the load when another writer saved first.
  * @param {Context} ctx
- * @param {(doc: StateDocument, wf: Workflow, orphaned: boolean) => {document: StateDocument, event: string,
+ * @param {(doc: StateDocument, wf: Workflow, orphaned: boolean) =>
+ *   {document: StateDocument, event: string,
  *   step?: string|null, subStep?: string|null, detail?: Record<string, unknown>|null}} build
  * @returns {WriteResult}
  */
@@ -583,7 +620,12 @@ export function init(ctx, project, { workflow = null } = {}) {
   return noLeaseLeftOnFailure(ctx, () => initOnce(ctx, project, workflow));
 }
 
-/** @param {Context} ctx @param {string} project @param {string|null} workflow @returns {WriteResult} */
+/**
+ * @param {Context} ctx
+ * @param {string} project
+ * @param {string|null} workflow
+ * @returns {WriteResult}
+ */
 function initOnce(ctx, project, workflow) {
   const state = join(ctx.dir, STATE);
   const wf = workflowOf(null, workflow, ctx.defaultWorkflow ?? "apex");
@@ -744,7 +786,12 @@ export function sessionEnd(ctx) {
 
 // --- the write moments (builds as the reference's, event details included) ----------------
 
-/** Moment 1, a step starts. @param {Context} ctx @param {string} key @param {{force?: boolean, name?: string|null}} [opts] */
+/**
+ * Moment 1, a step starts.
+ * @param {Context} ctx
+ * @param {string} key
+ * @param {{force?: boolean, name?: string|null}} [opts]
+ */
 export const startStep = (ctx, key, { force = false, name = null } = {}) => {
   // a step handed over at a gate (transition) that recorded nothing since starts without
   // costing an attempt, even after an orphan (spec §4, §10 SR712)
@@ -770,7 +817,13 @@ export const startStep = (ctx, key, { force = false, name = null } = {}) => {
   });
 };
 
-/** Moment 2, a sub-step checkpoint. @param {Context} ctx @param {string} key @param {string} subStep @param {{artifacts?: string[], contextFiles?: string[]}} [opts] */
+/**
+ * Moment 2, a sub-step checkpoint.
+ * @param {Context} ctx
+ * @param {string} key
+ * @param {string} subStep
+ * @param {{artifacts?: string[], contextFiles?: string[]}} [opts]
+ */
 export const checkpointStep = (ctx, key, subStep, { artifacts = [], contextFiles = [] } = {}) =>
   writeState(ctx, (doc, wf) => {
     const document = T.checkpoint(doc, wf, key, subStep, { artifacts, contextFiles });
@@ -797,7 +850,13 @@ export const completeStep = (ctx, key) =>
     step: key,
   }));
 
-/** Skip a pending or in-progress step. @param {Context} ctx @param {string} key @param {string} reason @param {{force?: boolean}} [opts] */
+/**
+ * Skip a pending or in-progress step.
+ * @param {Context} ctx
+ * @param {string} key
+ * @param {string} reason
+ * @param {{force?: boolean}} [opts]
+ */
 export const skipStep = (ctx, key, reason, { force = false } = {}) =>
   writeState(ctx, (doc, wf) => {
     /** @type {Record<string, unknown>} */
@@ -811,7 +870,12 @@ export const skipStep = (ctx, key, reason, { force = false } = {}) =>
     };
   });
 
-/** Moment 4, a decision: decisions[key] = value. @param {Context} ctx @param {string} key @param {unknown} value */
+/**
+ * Moment 4, a decision: decisions[key] = value.
+ * @param {Context} ctx
+ * @param {string} key
+ * @param {unknown} value
+ */
 export const decide = (ctx, key, value) =>
   writeState(ctx, (doc, wf) => {
     const document = T.setDecision(doc, wf, key, value);
@@ -822,7 +886,11 @@ export const decide = (ctx, key, value) =>
     return { document, event: "decision", detail };
   });
 
-/** Moment 4, a logged decision (decision_log). @param {Context} ctx @param {{title: string, choice: string, rationale: string, step?: string|null, alternatives?: string[]}} entry */
+/**
+ * Moment 4, a logged decision (decision_log).
+ * @param {Context} ctx
+ * @param {{title: string, choice: string, rationale: string, step?: string|null, alternatives?: string[]}} entry
+ */
 export const logDecision = (ctx, entry) =>
   writeState(ctx, (doc, wf) => {
     const document = T.logDecision(doc, entry, ctx.now, wf);
@@ -835,7 +903,12 @@ export const logDecision = (ctx, entry) =>
     };
   });
 
-/** Moment 5, a review finding opened or resolved. @param {Context} ctx @param {"add"|"resolve"} action @param {string} title */
+/**
+ * Moment 5, a review finding opened or resolved.
+ * @param {Context} ctx
+ * @param {"add"|"resolve"} action
+ * @param {string} title
+ */
 export const finding = (ctx, action, title) =>
   writeState(ctx, (doc) => {
     if (action === "add") {
@@ -848,7 +921,14 @@ export const finding = (ctx, action, title) =>
     return { document: T.resolveFinding(doc, title), event: "finding_resolve", detail: { title } };
   });
 
-/** An orchestrator gate in one write. @param {Context} ctx @param {string} completeKey @param {string} startKey @param {Record<string, unknown>} decisions @param {{force?: boolean}} [opts] */
+/**
+ * An orchestrator gate in one write.
+ * @param {Context} ctx
+ * @param {string} completeKey
+ * @param {string} startKey
+ * @param {Record<string, unknown>} decisions
+ * @param {{force?: boolean}} [opts]
+ */
 export const transition = (ctx, completeKey, startKey, decisions, { force = false } = {}) =>
   writeState(ctx, (doc, wf) => {
     const document = T.transition(doc, wf, completeKey, startKey, decisions, ctx.now, { force });

@@ -2,7 +2,10 @@
 // the coded notes and the x-legacy aside) and the error. Mirrors Python's
 // core/migration/context.py.
 
-/** @typedef {import("../types.js").Json} Json @typedef {import("../types.js").JsonObject} JsonObject */
+/**
+ * @typedef {import("../types.js").Json} Json
+ * @typedef {import("../types.js").JsonObject} JsonObject
+ */
 /** @typedef {import("../types.js").Diagnostic} Diagnostic */
 
 export const LEGACY = "x-legacy";
@@ -47,7 +50,11 @@ export function legacyOf(obj) {
 }
 
 export class Context {
-  /** @param {{now: number, workflow?: import("../types.js").Workflow|null, projectHint?: string|null, salvage?: boolean, file?: string, fromVersion?: string|null, sessionDir?: string|null}} o */
+  /**
+   * @param {{now: number, workflow?: import("../types.js").Workflow | null,
+   *   projectHint?: string|null,
+   *   salvage?: boolean, file?: string, fromVersion?: string|null, sessionDir?: string|null}} o
+   */
   constructor({
     now,
     workflow = null,
@@ -76,14 +83,23 @@ export class Context {
     this.notes.push({ code: "SR150", message, pointer });
   }
 
-  /** SR151 without an aside (the value was kept by the caller). @param {string} message @param {string} [pointer] */
+  /**
+   * SR151 without an aside (the value was kept by the caller).
+   * @param {string} message
+   * @param {string} [pointer]
+   */
   kept(message, pointer = "") {
     this.notes.push({ code: "SR151", message, pointer });
   }
 
   /** Keep a value 3.0 has no place for under doc["x-legacy"][key] (key_2, key_3… when that
    * slot holds another value): SR151, never dropped.
-   * @param {JsonObject} doc @param {string} key @param {Json} value @param {string} why @param {string} [pointer] */
+   * @param {JsonObject} doc
+   * @param {string} key
+   * @param {Json} value
+   * @param {string} why
+   * @param {string} [pointer]
+   */
   aside(doc, key, value, why, pointer = "") {
     if (!isObject(doc[LEGACY])) doc[LEGACY] = {};
     const legacy = doc[LEGACY];

@@ -9,7 +9,10 @@ import { formatTimestamp, parseTimestamp } from "../timeutil.mjs";
 import { isInt, tsValue } from "./values.mjs";
 import { deepEqual, has, isObject, LEGACY, legacyOf, MigrationError, pointer } from "./context.mjs";
 
-/** @typedef {import("../types.js").JsonObject} JsonObject @typedef {import("./context.mjs").Context} Context */
+/**
+ * @typedef {import("../types.js").JsonObject} JsonObject
+ * @typedef {import("./context.mjs").Context} Context
+ */
 /** @typedef {import("../types.js").Workflow} Workflow */
 
 // The semantic errors a migration refuses to write (and salvage resolves).
@@ -91,7 +94,12 @@ function currentStep(doc, ctx) {
 }
 
 /** Move step[name] to the step's x-legacy (name_2… when that slot holds another value).
- * @param {JsonObject} step @param {string} key @param {string} name @param {Context} ctx @param {string} why */
+ * @param {JsonObject} step
+ * @param {string} key
+ * @param {string} name
+ * @param {Context} ctx
+ * @param {string} why
+ */
 function move(step, key, name, ctx, why) {
   const legacy = legacyOf(step);
   let slot = name;

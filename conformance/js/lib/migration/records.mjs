@@ -25,8 +25,14 @@ import {
   VERSION,
 } from "./values.mjs";
 
-/** @typedef {import("../types.js").Json} Json @typedef {import("../types.js").JsonObject} JsonObject */
-/** @typedef {import("../types.js").Workflow} Workflow @typedef {import("./context.mjs").Context} Context */
+/**
+ * @typedef {import("../types.js").Json} Json
+ * @typedef {import("../types.js").JsonObject} JsonObject
+ */
+/**
+ * @typedef {import("../types.js").Workflow} Workflow
+ * @typedef {import("./context.mjs").Context} Context
+ */
 
 /** @param {JsonObject} doc @param {Context} ctx */
 export function repairReviewAudit(doc, ctx) {

@@ -16,10 +16,21 @@ import {
 import { repairCurrentStep, repairSteps } from "./steps.mjs";
 import { legacyTopLevelKeys, PROJECT, tsValue, VERSION } from "./values.mjs";
 
-/** @typedef {import("../types.js").Json} Json @typedef {import("../types.js").JsonObject} JsonObject */
-/** @typedef {import("../types.js").Workflow} Workflow @typedef {import("./context.mjs").Context} Context */
+/**
+ * @typedef {import("../types.js").Json} Json
+ * @typedef {import("../types.js").JsonObject} JsonObject
+ */
+/**
+ * @typedef {import("../types.js").Workflow} Workflow
+ * @typedef {import("./context.mjs").Context} Context
+ */
 
-/** @param {JsonObject} doc @param {Context} ctx @param {{fromOld?: boolean}} [opts] @returns {JsonObject} */
+/**
+ * @param {JsonObject} doc
+ * @param {Context} ctx
+ * @param {{fromOld?: boolean}} [opts]
+ * @returns {JsonObject}
+ */
 export function repair(doc, ctx, { fromOld = false } = {}) {
   const out = clone(doc);
   const wf = chooseWorkflow(out, ctx);

@@ -25,8 +25,15 @@ import {
   VERSION,
 } from "./values.mjs";
 
-/** @typedef {import("../types.js").Json} Json @typedef {import("../types.js").JsonObject} JsonObject */
-/** @typedef {import("../types.js").Workflow} Workflow @typedef {import("../types.js").StepDef} StepDef @typedef {import("./context.mjs").Context} Context */
+/**
+ * @typedef {import("../types.js").Json} Json
+ * @typedef {import("../types.js").JsonObject} JsonObject
+ */
+/**
+ * @typedef {import("../types.js").Workflow} Workflow
+ * @typedef {import("../types.js").StepDef} StepDef
+ * @typedef {import("./context.mjs").Context} Context
+ */
 
 const LETTER_KEY = /^([0-9]+)([a-z])$/;
 
@@ -148,7 +155,11 @@ function addWorkflowSteps(renamed, wf, ctx) {
 }
 
 /**
- * @param {string} key @param {Json} input @param {Workflow | null} wf @param {JsonObject} doc @param {Context} ctx
+ * @param {string} key
+ * @param {Json} input
+ * @param {Workflow | null} wf
+ * @param {JsonObject} doc
+ * @param {Context} ctx
  * @returns {JsonObject}
  */
 function repairStep(key, input, wf, doc, ctx) {
@@ -175,7 +186,14 @@ function repairStep(key, input, wf, doc, ctx) {
   return sameShape(ordered, step) ? step : ordered;
 }
 
-/** @param {string} key @param {JsonObject} out @param {StepDef | null} def @param {Context} ctx @param {string[]} base @param {boolean} fresh */
+/**
+ * @param {string} key
+ * @param {JsonObject} out
+ * @param {StepDef | null} def
+ * @param {Context} ctx
+ * @param {string[]} base
+ * @param {boolean} fresh
+ */
 function stepNames(key, out, def, ctx, base, fresh) {
   if (typeof out.name !== "string" || out.name === "") {
     if (has(out, "name")) ctx.aside(out, "name", out.name, "name was not a string", pointer(base));
@@ -190,7 +208,13 @@ function stepNames(key, out, def, ctx, base, fresh) {
   }
 }
 
-/** @param {string} key @param {JsonObject} out @param {JsonObject} doc @param {Context} ctx @param {string[]} base */
+/**
+ * @param {string} key
+ * @param {JsonObject} out
+ * @param {JsonObject} doc
+ * @param {Context} ctx
+ * @param {string[]} base
+ */
 function stepStatus(key, out, doc, ctx, base) {
   const status = out.status ?? null; // a missing status is kept as null, as the reference keeps it
   if (typeof status === "string" && STATUSES.includes(status)) return;
@@ -216,7 +240,13 @@ function stepStatus(key, out, doc, ctx, base) {
   }
 }
 
-/** @param {string} key @param {JsonObject} out @param {JsonObject} doc @param {Context} ctx @param {string[]} base */
+/**
+ * @param {string} key
+ * @param {JsonObject} out
+ * @param {JsonObject} doc
+ * @param {Context} ctx
+ * @param {string[]} base
+ */
 function stepTimes(key, out, doc, ctx, base) {
   for (const name of ["started", "completed"]) {
     const raw = out[name];
@@ -250,7 +280,13 @@ function stepTimes(key, out, doc, ctx, base) {
   }
 }
 
-/** @param {string} key @param {JsonObject} out @param {StepDef | null} def @param {Context} ctx @param {string[]} base */
+/**
+ * @param {string} key
+ * @param {JsonObject} out
+ * @param {StepDef | null} def
+ * @param {Context} ctx
+ * @param {string[]} base
+ */
 function stepSubStep(key, out, def, ctx, base) {
   const sub = out.sub_step;
   const ptr = pointer([...base, "sub_step"]);
@@ -277,7 +313,13 @@ function stepSubStep(key, out, def, ctx, base) {
   }
 }
 
-/** @param {string} key @param {JsonObject} out @param {JsonObject} step @param {Context} ctx @param {string[]} base */
+/**
+ * @param {string} key
+ * @param {JsonObject} out
+ * @param {JsonObject} step
+ * @param {Context} ctx
+ * @param {string[]} base
+ */
 function stepLists(key, out, step, ctx, base) {
   for (const name of ["artifacts", "context_files_used"]) {
     const value = out[name];
@@ -312,7 +354,11 @@ export function oneForm(path, dir) {
 
 /** A 1.0 or 2.0 step's listed paths in the one form (docs/spec.md §9.2 rule 8.8); a later item
  * naming a file already listed is dropped.
- * @param {string} key @param {JsonObject} out @param {string} name @param {Context} ctx @param {string[]} base
+ * @param {string} key
+ * @param {JsonObject} out
+ * @param {string} name
+ * @param {Context} ctx
+ * @param {string[]} base
  */
 function oneFormList(key, out, name, ctx, base) {
   const seen = new Set();

@@ -7,7 +7,10 @@ import { renameLetterKeys } from "./steps.mjs";
 
 /** 1.0 -> 2.0: v2 only added the (never exercised) lock/claim fields, so this sets the version
  * and drops the informal "$schema": "session-state-v1" marker. */
-/** @typedef {import("../types.js").JsonObject} JsonObject @typedef {import("./context.mjs").Context} Context */
+/**
+ * @typedef {import("../types.js").JsonObject} JsonObject
+ * @typedef {import("./context.mjs").Context} Context
+ */
 
 /** @param {JsonObject} doc @param {Context} ctx @returns {JsonObject} */
 export function v1ToV2(doc, ctx) {
