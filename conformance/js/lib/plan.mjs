@@ -77,6 +77,7 @@ function remaining(def, action, sub) {
  */
 function review(doc, key, def, wf) {
   if (!def?.reviewed) return null;
+  /** @type {Partial<import("./types.js").ReviewDef>} */
   const r = isObject(wf.review) ? wf.review : {};
   const decision = typeof r.tier_decision === "string" ? r.tier_decision : null;
   const decisions = isObject(doc.decisions) ? doc.decisions : {};

@@ -53,7 +53,20 @@ export interface StepDef {
   /** Legacy checkpoint id -> current id. */
   legacy: Record<string, string>;
   budget: { max: number; files: string[] } | null;
-  gate: JsonObject | null;
+  gate: GateDef | null;
+}
+/** The gate after a step (schema/workflow/1.json $defs/gate). */
+export interface GateDef {
+  id: string;
+  kind: "approval" | "validation";
+  session_break?: boolean;
+  decisions?: string[];
+}
+/** How many challenger review passes a review-audited step needs (schema/workflow/1.json). */
+export interface ReviewDef {
+  tier_decision: string;
+  passes: Record<string, number>;
+  default_tier: string;
 }
 export interface DecisionDef {
   key: string;
@@ -72,7 +85,7 @@ export interface Workflow {
   sessionDir: string;
   freeSteps: boolean;
   adoptsUnnamed: boolean;
-  review: JsonObject | null;
+  review: ReviewDef | null;
   steps: StepDef[];
   stepKeys: string[];
   decisions: DecisionDef[];
@@ -196,8 +209,8 @@ export interface Briefing {
   skip: { path: string; reason: string }[];
 }
 export interface Gate {
-  id: unknown;
-  kind: unknown;
+  id: string | null;
+  kind: GateDef["kind"] | null;
   session_break: boolean;
   decisions: { key: string; allowed: unknown[] | null; required: boolean; value: unknown }[];
 }

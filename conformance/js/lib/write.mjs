@@ -102,7 +102,7 @@ const asciiJson = (/** @type {unknown} */ v) =>
 /**
  * Replace the lease file atomically (temp file + rename, never following a link).
  * @param {string} dir
- * @param {object} sentinel
+ * @param {Record<string, unknown>} sentinel
  */
 export function writeSentinel(dir, sentinel) {
   const tmp = writeTemp(dir, Buffer.from(`${asciiJson(sentinel)}\n`), `.${SENTINEL}.`);
@@ -709,7 +709,7 @@ function initOnce(ctx, project, workflow) {
  * session holds it (refreshing the heartbeat), adopt an implicit one, take over an orphaned one,
  * or a live one with `takeover` (logging `takeover`). A live lease of another session: SR511.
  * @param {Context} ctx @param {{takeover?: boolean, owner?: string|null, pid?: number|null}} [opts]
- * @returns {{session: string, action: "created"|"kept"|"adopted"|"takeover", events: object[]}}
+ * @returns {{session: string, action: "created"|"kept"|"adopted"|"takeover", events: WorklogEvent[]}}
  */
 export function sessionStart(ctx, { takeover = false, owner = null, pid = null } = {}) {
   mkdirSync(ctx.dir, { recursive: true });
@@ -751,7 +751,7 @@ export function sessionStart(ctx, { takeover = false, owner = null, pid = null }
  * `session end`: log `session_end` for the lease's session (unless it ended already) and remove
  * the sentinel; an orphan's end names why. Refused (SR511) for a live lease of another session
  * named explicitly. @param {Context} ctx
- * @returns {{session: string|null, action: "ended"|"none", events: object[]}}
+ * @returns {{session: string|null, action: "ended"|"none", events: WorklogEvent[]}}
  */
 export function sessionEnd(ctx) {
   return withLock(ctx.dir, () => {
@@ -762,7 +762,7 @@ export function sessionEnd(ctx) {
     const session = ctx.session ?? null;
     if (lease.state === "live" && session !== null && session !== holder)
       planLease(lease, { session, file: join(ctx.dir, SENTINEL) });
-    /** @type {object[]} */
+    /** @type {WorklogEvent[]} */
     const events = [];
     if (lease.state !== "ended") {
       /** @type {Record<string, unknown>|null} */
