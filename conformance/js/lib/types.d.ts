@@ -135,6 +135,18 @@ export interface WorklogEvent {
   sub_step?: string;
   detail?: Record<string, unknown>;
 }
+/** The lease file (00-session.active) as a writer writes it (spec §7); `implicit`: taken by a
+ * write that named no session. */
+export interface LeaseFile {
+  v: 1;
+  session: string;
+  owner: string;
+  pid: number | null;
+  host: string;
+  started: string;
+  heartbeat: string;
+  implicit?: true;
+}
 /** The worklog's last events (session.mjs `readTail`); events as parsed, unchecked. */
 export interface Tail {
   events: JsonObject[];

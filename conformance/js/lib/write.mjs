@@ -102,7 +102,7 @@ const asciiJson = (/** @type {unknown} */ v) =>
 /**
  * Replace the lease file atomically (temp file + rename, never following a link).
  * @param {string} dir
- * @param {Record<string, unknown>} sentinel
+ * @param {import("./types.js").LeaseFile | JsonObject} sentinel
  */
 export function writeSentinel(dir, sentinel) {
   const tmp = writeTemp(dir, Buffer.from(`${asciiJson(sentinel)}\n`), `.${SENTINEL}.`);
@@ -243,7 +243,7 @@ function acquire(ctx, plan, { logStart, pid = null, owner = null, implicit = fal
   const events = [];
   withLock(ctx.dir, () => {
     if (!sameJson(readLease(ctx.dir).lease, plan.lease.sentinel)) throw new LeaseChanged();
-    /** @type {Record<string, unknown>} */
+    /** @type {import("./types.js").LeaseFile} */
     const sentinel = {
       v: 1,
       session: plan.session,
@@ -279,7 +279,7 @@ function acquire(ctx, plan, { logStart, pid = null, owner = null, implicit = fal
   return events;
 }
 
-/** @typedef {{sentinel: Record<string, unknown>, logged: boolean}} Created */
+/** @typedef {{sentinel: import("./types.js").LeaseFile, logged: boolean}} Created */
 /** @type {Created | null} the lease the running write created */
 let created = null;
 
@@ -304,7 +304,7 @@ function noLeaseLeftOnFailure(ctx, fn) {
         if (mine.logged)
           appendEvent(ctx.dir, "session_end", {
             ts: formatTimestamp(ctx.now),
-            session: String(mine.sentinel.session),
+            session: mine.sentinel.session,
             detail: { reason: "write_refused" },
           });
         unlinkSync(join(ctx.dir, SENTINEL));
