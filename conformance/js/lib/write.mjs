@@ -709,7 +709,8 @@ function initOnce(ctx, project, workflow) {
  * session holds it (refreshing the heartbeat), adopt an implicit one, take over an orphaned one,
  * or a live one with `takeover` (logging `takeover`). A live lease of another session: SR511.
  * @param {Context} ctx @param {{takeover?: boolean, owner?: string|null, pid?: number|null}} [opts]
- * @returns {{session: string, action: "created"|"kept"|"adopted"|"takeover", events: WorklogEvent[]}}
+ * @returns {{session: string, action: "created"|"kept"|"adopted"|"takeover",
+ *   events: WorklogEvent[]}}
  */
 export function sessionStart(ctx, { takeover = false, owner = null, pid = null } = {}) {
   mkdirSync(ctx.dir, { recursive: true });
@@ -889,7 +890,8 @@ export const decide = (ctx, key, value) =>
 /**
  * Moment 4, a logged decision (decision_log).
  * @param {Context} ctx
- * @param {{title: string, choice: string, rationale: string, step?: string|null, alternatives?: string[]}} entry
+ * @param {{title: string, choice: string, rationale: string, step?: string|null,
+ *   alternatives?: string[]}} entry
  */
 export const logDecision = (ctx, entry) =>
   writeState(ctx, (doc, wf) => {
