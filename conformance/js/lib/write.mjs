@@ -177,7 +177,10 @@ export function currentLease(ctx) {
  * now naming a session: spec §7), or take over (SR511 when a live lease of another session is
  * in the way).
  * @param {LeaseSeen} lease
- * @param {{session?: string|null, claim?: boolean, takeover?: boolean, file?: string, mint?: () => string}} opts
+ * @param {{session?: string|null, claim?: boolean, takeover?: boolean, file?: string,
+ *   mint?: () => string}} opts
+ * @returns {{action: "keep" | "create" | "adopt" | "takeover", session: string, lease: LeaseSeen,
+ *   orphaned: boolean}}
  */
 export function planLease(
   lease,
