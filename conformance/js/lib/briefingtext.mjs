@@ -1,7 +1,16 @@
 // The briefing for a person (resume's text output): the same content as the JSON's
 // `briefing` (docs/spec.md §10), worded as the reference's CLI words it.
 
-/** JSON as Python's json.dumps writes it (", " and ": " separators), optionally key-sorted. */
+/**
+ * @typedef {import("./types.js").Briefing} Briefing
+ * @typedef {import("./types.js").Checkpoint} Checkpoint
+ */
+
+/** JSON as Python's json.dumps writes it (", " and ": " separators), optionally key-sorted.
+ * @param {import("./types.js").Json} v a JSON value
+ * @param {boolean} [sortKeys]
+ * @returns {string}
+ */
 function dumps(v, sortKeys = false) {
   if (Array.isArray(v)) return `[${v.map((x) => dumps(x, sortKeys)).join(", ")}]`;
   if (v !== null && typeof v === "object") {
@@ -11,7 +20,10 @@ function dumps(v, sortKeys = false) {
   return JSON.stringify(v);
 }
 
-/** @param {any} b the decision's briefing (null: nothing to say) @returns {string[]} */
+/**
+ * @param {Briefing | null | undefined} b the decision's briefing (null: nothing to say)
+ * @returns {string[]}
+ */
 export function briefingText(b) {
   if (!b) return [];
   const lines = ["briefing (what the state holds; do not open the raw state file):"];
@@ -29,10 +41,10 @@ export function briefingText(b) {
     lines.push("  review audit: none yet (record it with `session-resume review-audit`)");
   for (const a of b.artifacts ?? [])
     lines.push(`  artifact: ${a.path} (${a.exists ? "on disk" : "MISSING"})`);
-  for (const [label, cp] of [
+  for (const [label, cp] of /** @type {[string, Checkpoint | null][]} */ ([
     ["last checkpoint", b.last_checkpoint],
     ["next checkpoint", b.next_checkpoint],
-  ]) {
+  ])) {
     if (cp) lines.push(`  ${label}: ${cp.id}${cp.after ? `: after ${cp.after}` : ""}`);
   }
   for (const e of b.last_events ?? []) {

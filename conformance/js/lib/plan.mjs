@@ -4,6 +4,16 @@
 
 import { orderedKeys } from "./rules.mjs";
 
+/**
+ * @typedef {import("./types.js").StateDocument} StateDocument
+ * @typedef {import("./types.js").JsonObject} JsonObject
+ */
+/**
+ * @typedef {import("./types.js").Workflow} Workflow
+ * @typedef {import("./types.js").StepDef} StepDef
+ */
+/** @typedef {import("./types.js").Plan} Plan @typedef {import("./types.js").Command} Command */
+
 export const NOW = "now";
 export const CONSENT = "only with the user's consent";
 export const WRITERS = [
@@ -24,16 +34,21 @@ const FINDINGS_RULE =
   "none blocks `complete`; fix each must-fix one and `finding resolve TITLE` it; show the rest at the gate";
 const ARTIFACT_RULE = "a checkpoint write takes `--artifact PATH` per file its work wrote";
 
+/** @param {unknown} v @returns {v is JsonObject} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 
+/** @param {string} run @param {string} [when] @returns {Command} */
 export const cmd = (run, when = NOW) => ({ run, when });
 
-/** Whether a command line writes (so it names the session). */
+/** Whether a command line writes (so it names the session).
+ * @param {string} run
+ */
 export function isWriter(run) {
   const parts = run.split(/\s+/);
   return parts.length > 1 && WRITERS.includes(parts[1]);
 }
 
+/** @param {string | null | undefined} text @param {string} fallback */
 function after(text, fallback) {
   let t = (text ?? "").trim().replace(/\.+$/, "") || fallback;
   const word = (t.split(/\s+/)[0] ?? "").replace(/[,:;]+$/, "");
@@ -42,6 +57,12 @@ function after(text, fallback) {
   return `after ${t}`;
 }
 
+/**
+ * @param {StepDef | null} def
+ * @param {string} action
+ * @param {string | null} sub
+ * @returns {string[]}
+ */
 function remaining(def, action, sub) {
   if (!def) return [];
   const ids = def.checkpoints;
@@ -50,8 +71,13 @@ function remaining(def, action, sub) {
   return ids;
 }
 
+/**
+ * @param {StateDocument} doc @param {string} key @param {StepDef | null} def @param {Workflow} wf
+ * @returns {import("./types.js").Review | null}
+ */
 function review(doc, key, def, wf) {
   if (!def?.reviewed) return null;
+  /** @type {Partial<import("./types.js").ReviewDef>} */
   const r = isObject(wf.review) ? wf.review : {};
   const decision = typeof r.tier_decision === "string" ? r.tier_decision : null;
   const decisions = isObject(doc.decisions) ? doc.decisions : {};
@@ -77,6 +103,10 @@ function review(doc, key, def, wf) {
   };
 }
 
+/**
+ * @param {StateDocument} doc @param {StepDef | null} def @param {Workflow} wf
+ * @returns {import("./types.js").Gate | null}
+ */
 function gate(doc, def, wf) {
   if (!def || !isObject(def.gate)) return null;
   const decisions = isObject(doc.decisions) ? doc.decisions : {};
@@ -94,6 +124,10 @@ function gate(doc, def, wf) {
   };
 }
 
+/**
+ * @param {StateDocument} doc @param {string} key @param {Workflow} wf
+ * @returns {import("./types.js").NextStep | null}
+ */
 function nextStep(doc, key, wf) {
   const steps = isObject(doc.steps) ? doc.steps : {};
   const order = orderedKeys(steps, wf);
@@ -117,7 +151,10 @@ function nextStep(doc, key, wf) {
 }
 
 /** The gate still open before step `key` (spec §10.2): for a pending step to start, the gate
- * of the last complete step before it, skipped steps passed over; else null. */
+ * of the last complete step before it, skipped steps passed over; else null.
+ * @param {StateDocument} doc @param {string} key @param {Workflow} wf @param {string} action
+ * @returns {Plan["open_gate"]}
+ */
 function openGate(doc, key, wf, action) {
   const steps = isObject(doc.steps) ? doc.steps : {};
   if (action !== "start" || !isObject(steps[key]) || steps[key].status !== "pending") return null;
@@ -132,6 +169,7 @@ function openGate(doc, key, wf, action) {
   return null;
 }
 
+/** @param {Plan["open_gate"]} g */
 function startWhen(g) {
   if (!g) return NOW;
   const keys = g.decisions.map((d) => d.key);
@@ -139,7 +177,10 @@ function startWhen(g) {
   return `after the user approved ${g.id} of step ${g.step}${decided}`;
 }
 
-/** The plan for step `key` of the usable state `doc` (a working action). */
+/** The plan for step `key` of the usable state `doc` (a working action).
+ * @param {StateDocument} doc @param {string} key @param {Workflow} wf
+ * @param {{action: string, sub: string | null}} opts @returns {Plan}
+ */
 export function buildPlan(doc, key, wf, { action, sub }) {
   const def = wf.step(key);
   const steps = isObject(doc.steps) ? doc.steps : {};
@@ -152,7 +193,7 @@ export function buildPlan(doc, key, wf, { action, sub }) {
     open_gate: openGate(doc, key, wf, action),
     checkpoints: remaining(def, action, sub).map((id) => ({
       id,
-      after: def.after[id] ?? "",
+      after: def?.after[id] ?? "", // (no checkpoints remain without a def)
       write: `session-resume checkpoint ${key} ${id}`,
     })),
     artifacts_rule: ARTIFACT_RULE,
@@ -166,7 +207,9 @@ export function buildPlan(doc, key, wf, { action, sub }) {
 
 /** The writes of the decisions of step `key`'s gate that are required and still empty (else
  * `complete` warns, SR717, or the next step starts without them): each only with the user's
- * choice, which replaces VALUE. */
+ * choice, which replaces VALUE.
+ * @param {Plan["gate"] | Plan["open_gate"]} g @param {string} key @returns {Command[]}
+ */
 export function gateDecisions(g, key) {
   if (!g) return [];
   return g.decisions
@@ -181,10 +224,13 @@ export function gateDecisions(g, key) {
 }
 
 /** The gate of complete step `key` while it is still open: the next step in workflow order
- * that is neither complete nor skipped is still pending; else null. */
+ * that is neither complete nor skipped is still pending; else null.
+ * @param {StateDocument} doc @param {string} key @param {Workflow} wf @returns {Plan["gate"]}
+ */
 export function gateAfter(doc, key, wf) {
   const steps = isObject(doc.steps) ? doc.steps : {};
   const order = orderedKeys(steps, wf);
+  /** @param {string} k */
   const status = (k) => (isObject(steps[k]) ? steps[k].status : undefined);
   if (status(key) !== "complete" || !order.includes(key)) return null;
   const later = order
@@ -194,8 +240,11 @@ export function gateAfter(doc, key, wf) {
   return gate(doc, wf.step(key), wf);
 }
 
-/** The plan as the ordered command list. */
+/** The plan as the ordered command list.
+ * @param {Plan} plan @param {string} action @returns {Command[]}
+ */
 export function planCommands(plan, action) {
+  /** @type {Command[]} */
   const out = [];
   if (action === "start" || action === "restart_step") {
     const g = plan.open_gate;
@@ -217,7 +266,7 @@ export function planCommands(plan, action) {
   // checkpoint is already recorded; last (before `complete`) when the workflow names none.
   const ids = plan.checkpoints.map((c) => c.id);
   const before = audit !== null ? audit.before : null;
-  const at = ids.includes(before) ? ids.indexOf(before) : before !== null ? 0 : ids.length;
+  const at = before === null ? ids.length : ids.includes(before) ? ids.indexOf(before) : 0;
   plan.checkpoints.forEach((c, i) => {
     if (i === at && auditCmd !== null) out.push(auditCmd);
     out.push(cmd(c.write, after(c.after, `the work of checkpoint ${c.id}`)));
@@ -233,13 +282,17 @@ export function planCommands(plan, action) {
 }
 
 /** `when` of `session end`: when the agent stops, or, at a gate that ends the chat
- *  (`session_break`), right after the gate. */
+ *  (`session_break`), right after the gate.
+ * @param {Plan["gate"]} gate @returns {string}
+ */
 export function endWhen(gate) {
   if (gate?.session_break) return `after \`complete\` and ${gate.id}, which ends this chat`;
   return "when you stop";
 }
 
-/** What may be run instead of the commands: skipping an optional step not yet worked on. */
+/** What may be run instead of the commands: skipping an optional step not yet worked on.
+ * @param {Plan} plan @param {string} action @returns {Command[]}
+ */
 export function planAlternatives(plan, action) {
   if (plan.optional && (action === "start" || action === "restart_step")) {
     return [
