@@ -334,7 +334,10 @@ function decideAction(snap, step, now, wf, opts) {
           `only if the id ${holder} appears earlier in this conversation or in your notes, ` +
             "printed by a `session start` you ran; if you cannot find it there, it is not yours",
         ),
-        cmd(again, `${wait}write nothing to this session before; then follow the new answer`),
+        cmd(
+          again,
+          `${wait}write nothing to this session before; then follow the new answer (the same session still live then: ask the user)`,
+        ),
         cmd("session-resume session start --takeover", CONSENT),
       ],
     });

@@ -392,7 +392,8 @@ def _judge_lease(
                 plan_rules.cmd(f"{again} --session {shlex.quote(holder)}", yours_test(holder)),
                 plan_rules.cmd(
                     again,
-                    f"{wait}write nothing to this session before; then follow the new answer",
+                    f"{wait}write nothing to this session before; then follow the new answer "
+                    "(the same session still live then: ask the user)",
                 ),
                 plan_rules.cmd("session-resume session start --takeover", plan_rules.CONSENT),
             ],
