@@ -286,7 +286,8 @@ def test_another_live_session_is_left_alone(tmp_path: Path) -> None:
         "only if the id other appears earlier in this conversation or in your notes, printed "
         "by a `session start` you ran; if you cannot find it there, it is not yours",
         f"at or after {stale} (when the lease goes stale unless its holder writes again); "
-        "write nothing to this session before; then follow the new answer",
+        "write nothing to this session before; then follow the new answer (the same session "
+        "still live then: ask the user)",
         "only with the user's consent",
     ]
     assert [shlex.split(c["run"])[1] for c in ans["commands"]] == ["resume", "resume", "session"]
@@ -844,8 +845,10 @@ def test_a_checkpoint_the_restored_bak_lost_is_named(tmp_path: Path) -> None:
     assert ans["action"] == "resume_from_checkpoint" and ans["sub_step"] == "phase_2_waf"
     (w,) = [w for w in ans["warnings"] if w["code"] == "SR718"]
     assert "phase_3_cost" in w["message"] and "phase_2_waf" in w["message"]
-    want = "`session-resume checkpoint 2 phase_3_cost --session-dir agent-output/demo --session a1`"
-    assert want in w["hint"]  # the caller's session: pasted, it is not refused (SR511)
+    # the hint points at the plan's own line for it (one command form, with the session)
+    assert "the `checkpoint 2 phase_3_cost` line of `commands`" in w["hint"]
+    (line,) = [c["run"] for c in ans["commands"] if " checkpoint 2 phase_3_cost " in c["run"]]
+    assert line.endswith("--project demo --session a1")
     text = _plain(repo, T0, "resume", "agent-output/demo", "--session", "a1").stdout
     assert "warning SR718" in text
     # recorded again, as the hint says: the warning is gone

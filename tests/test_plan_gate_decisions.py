@@ -46,3 +46,51 @@ def test_following_the_plan_records_the_gate_decisions_before_complete(tmp_path:
         assert proc.returncode == 0, (argv, proc.stdout, proc.stderr)
         codes = [w["code"] for w in json.loads(proc.stdout).get("warnings", [])]
         assert "SR717" not in codes and "SR716" not in codes, (argv, codes)
+
+
+def _answer(tmp_path: Path, *argv: str) -> dict:
+    proc = run_cli("resume", "agent-output/demo", *argv, "--format", "json", *NOW, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    out: dict = json.loads(proc.stdout)
+    return out
+
+
+def test_an_open_gate_after_complete_is_never_dropped(tmp_path: Path) -> None:
+    """Fresh-agent review: after `complete 2` with Gate 2's required decision empty, `resume
+    --step 2` said "nothing to do" (offer_rerun) and the orchestrator's plan started step 3
+    "after its decisions are recorded" without a command recording them."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    steps = [["init", "demo", "--session", "s1"], ["session", "start", *S], ["start", "1", *S]]
+    steps += [["complete", "1", *S], ["start", "2", *S], ["complete", "2", *S]]
+    for argv in steps:
+        assert run_cli(*argv, *NOW, cwd=tmp_path).returncode == 0, argv
+    decide = "session-resume decide architecture_pattern VALUE --project demo --session s1"
+
+    step_agent = _answer(tmp_path, "--step", "2", "--session", "s1")
+    assert step_agent["action"] == "offer_rerun"
+    (reason,) = step_agent["reasons"]
+    assert "Gate 2 is still open" in reason["message"] and "Gate 2" in reason["hint"]
+    assert [c["run"] for c in step_agent["commands"]] == [
+        decide,
+        "session-resume session end --project demo --session s1",
+        "session-resume start 2 --force --project demo --session s1",
+    ]
+    assert step_agent["commands"][0]["when"].startswith("only with the user's choice of")
+    assert step_agent["commands"][1]["when"] == "after `complete` and Gate 2, which ends this chat"
+
+    orchestrator = _answer(tmp_path, "--session", "s1")
+    assert (orchestrator["action"], orchestrator["step"]) == ("start", "3")
+    runs = [c["run"] for c in orchestrator["commands"]]
+    assert runs[:2] == [decide, "session-resume start 3 --project demo --session s1"]
+
+    # recorded with the user's choice: the gate is closed and the answers say nothing of it
+    argv = shlex.split(decide.replace("VALUE", "hub-spoke"))[1:]
+    assert run_cli(*argv, *NOW, cwd=tmp_path).returncode == 0
+    again = _answer(tmp_path, "--step", "2", "--session", "s1")
+    assert [c["run"] for c in again["commands"]] == [
+        "session-resume session end --project demo --session s1",
+        "session-resume start 2 --force --project demo --session s1",
+    ]
+    assert " decide " not in " ".join(
+        c["run"] for c in _answer(tmp_path, "--session", "s1")["commands"]
+    )

@@ -14,11 +14,28 @@ const SKIP_STATE = "the briefing carries it";
 const SKIP_MISSING = "listed but not on disk";
 const FRESH = ["start", "restart_step", "offer_rerun", "continue_step"];
 
+/**
+ * @typedef {import("./types.js").StateDocument} StateDocument
+ * @typedef {import("./types.js").JsonObject} JsonObject
+ */
+/**
+ * @typedef {import("./types.js").Workflow} Workflow
+ * @typedef {import("./types.js").StepDef} StepDef
+ */
+/** @typedef {import("./types.js").Briefing} Briefing */
+
+/** @param {unknown} v @returns {v is JsonObject} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 
+/**
+ * @param {StepDef | null} def
+ * @param {string | null} id
+ * @returns {import("./types.js").Checkpoint | null}
+ */
 const checkpoint = (def, id) =>
   id === null ? null : { id, after: def ? (def.after[id] ?? null) : null };
 
+/** @param {string | null} sessionRel @param {string} name */
 const sessionPath = (sessionRel, name) =>
   sessionRel !== null && sessionRel !== "" && sessionRel !== "." ? `${sessionRel}/${name}` : name;
 
@@ -27,8 +44,10 @@ const sessionPath = (sessionRel, name) =>
  * path exists, for the step's artifacts (repository-relative) and its startup inputs (relative
  * to the session directory). `sessionRel`: the session directory relative to the repository
  * root, so that every path given is repository-relative.
- * @param {any} doc @param {string|null} key @param {any} wf
- * @param {{action: string, exists: Record<string, boolean>, events: any[], sessionRel: string|null}} o
+ * @param {StateDocument} doc @param {string|null} key @param {Workflow} wf
+ * @param {{action: string, exists: Record<string, boolean>, events: JsonObject[],
+ *   sessionRel: string|null}} o
+ * @returns {Briefing}
  */
 export function build(doc, key, wf, { action, exists, events, sessionRel }) {
   const steps = isObject(doc.steps) ? doc.steps : {};
@@ -37,11 +56,13 @@ export function build(doc, key, wf, { action, exists, events, sessionRel }) {
   const log = Array.isArray(doc.decision_log) ? doc.decision_log : [];
   const audit = isObject(doc.review_audit) ? doc.review_audit : {};
   const artifacts = (Array.isArray(st.artifacts) ? st.artifacts : [])
-    .filter((p) => typeof p === "string")
-    .map((p) => ({ path: p, exists: exists[p] === true }));
+    .filter((/** @type {unknown} */ p) => typeof p === "string")
+    .map((/** @type {string} */ p) => ({ path: p, exists: exists[p] === true }));
+  /** @type {string[]} */
   const ids = def ? def.checkpoints : [];
   let sub = typeof st.sub_step === "string" ? st.sub_step : null;
   if (FRESH.includes(action)) sub = null;
+  /** @type {string | null} */
   let next = null;
   if (sub === null) next = ids.length && FRESH.includes(action) ? ids[0] : null;
   else if (ids.includes(sub)) next = ids[ids.indexOf(sub) + 1] ?? null;
@@ -65,9 +86,15 @@ export function build(doc, key, wf, { action, exists, events, sessionRel }) {
 
 /** load: the step's existing artifacts (only when continuing it), then its startup inputs, at
  * most the budget's max_startup_files (the briefing takes the state file's place); skip: the
- * rest, each with why. */
+ * rest, each with why.
+ * @param {StepDef | null} def @param {Briefing["artifacts"]} artifacts
+ * @param {Record<string, boolean>} exists @param {string | null} sessionRel @param {string} action
+ * @returns {[Briefing["load"], Briefing["skip"]]}
+ */
 function loadAndSkip(def, artifacts, exists, sessionRel, action) {
+  /** @type {Briefing["load"]} */
   const load = [];
+  /** @type {Briefing["skip"]} */
   const skip = [];
   if (action === "resume_from_checkpoint") {
     for (const a of artifacts) {

@@ -225,8 +225,9 @@ function parse(argv, options, formats = ["text", "json"]) {
  * The diagnostics of one code found in a file: a duplicate key (SR121) once per duplicate,
  * with its pointer, line and column (what the strict reader keeps its offsets for); others
  * once, for the whole file. @param {string} code @param {string} file
+ * @param {Buffer} [data] the bytes, for a document that is no file (standard input)
  */
-function located(code, file, data = undefined) {
+function located(code, file, data) {
   if (code === "SR130") {
     // the reference's words: the backup by name, and the recover command for this directory
     const d = diagnostic({

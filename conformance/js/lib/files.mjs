@@ -16,6 +16,7 @@ import { sep } from "node:path";
 
 export const DEFAULT_MAX_SIZE = 8 * 1024 * 1024;
 
+/** Whether `path` exists as anything (a dangling link too). @param {string} path */
 export function lexists(path) {
   try {
     lstatSync(path);
@@ -25,6 +26,7 @@ export function lexists(path) {
   }
 }
 
+/** @param {string} path */
 export function isLink(path) {
   try {
     return lstatSync(path).isSymbolicLink();
@@ -33,11 +35,17 @@ export function isLink(path) {
   }
 }
 
+/**
+ * Whether `path` is `root` or inside it (both absolute).
+ * @param {string} path
+ * @param {string} root
+ */
 export function isWithin(path, root) {
   return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
 }
 
-/** realpath, or null when the path (or a link on the way) leads nowhere. */
+/** realpath, or null when the path (or a link on the way) leads nowhere.
+ * @param {string} path @returns {string | null} */
 export function real(path) {
   try {
     return realpathSync(path);
@@ -46,7 +54,11 @@ export function real(path) {
   }
 }
 
-/** Read `path` whole, or say why not: {data} or {codes}. */
+/**
+ * Read `path` whole, or say why not: {data} or {codes}.
+ * @param {string} path @param {{maxSize?: number, root?: string | null}} [opts]
+ * @returns {{data: Buffer, codes?: undefined} | {data?: undefined, codes: string[]}}
+ */
 export function readLimited(path, { maxSize = DEFAULT_MAX_SIZE, root = null } = {}) {
   let lst;
   try {
@@ -99,6 +111,7 @@ export function readLimited(path, { maxSize = DEFAULT_MAX_SIZE, root = null } = 
   }
 }
 
+/** A link's text, or null. @param {string} path */
 export function linkText(path) {
   try {
     return readlinkSync(path);
@@ -110,13 +123,15 @@ export function linkText(path) {
 /** The path policy applied before a session file is opened (docs/spec.md §1): a link is
  * followed only when it stays inside `root`, and a file to write must be a regular file or
  * absent. null when the path may be used; else SR105 (a link out of the root), SR103 (a
- * dangling link), SR104 (cannot stat) or SR102 (not a regular file). */
+ * dangling link), SR104 (cannot stat) or SR102 (not a regular file).
+ * @param {string} path @param {string | null} root @param {{write: boolean}} opts
+ * @returns {string | null} */
 export function checkTarget(path, root, { write }) {
   let st;
   try {
     st = lstatSync(path);
   } catch (err) {
-    return /** @type {any} */ (err).code === "ENOENT" ? null : "SR104";
+    return /** @type {NodeJS.ErrnoException} */ (err).code === "ENOENT" ? null : "SR104";
   }
   if (st.isSymbolicLink()) {
     const target = real(path);

@@ -23,14 +23,20 @@ const UPDATED = /^Updated: (\S+)(?: \| .*)?$/;
 const H2 = /^## (.*?)\s*#*\s*$/;
 const FENCE = /^ {0,3}(```|~~~)/;
 
-/** Lines as the limit counts them: every Unicode line break ends a line. */
+/** Lines as the limit counts them: every Unicode line break ends a line. @param {string} text */
 function splitLines(text) {
   const parts = text.split(/\r\n|[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/);
   if (parts.length && parts[parts.length - 1] === "") parts.pop();
   return parts;
 }
 
+/**
+ * The codes of a handoff's text; `stateUpdated` (µs) and `project`: the state's, when known.
+ * @param {string} text @param {{stateUpdated?: number | null, project?: string | null}} [opts]
+ * @returns {string[]}
+ */
 export function checkHandoffText(text, { stateUpdated = null, project = null } = {}) {
+  /** @type {string[]} */
   const out = [];
   const lines = splitLines(text);
   if (lines.length > MAX_LINES) out.push("SR605");
@@ -41,6 +47,7 @@ export function checkHandoffText(text, { stateUpdated = null, project = null } =
   const m = content.length > 1 ? UPDATED.exec(content[1]) : null;
   const updatedAt = m ? parseTimestamp(m[1]) : null;
   if (updatedAt === null) out.push("SR601");
+  /** @type {string[]} */
   const found = [];
   let fenced = false;
   for (const l of lines) {
@@ -63,7 +70,8 @@ export function checkHandoffText(text, { stateUpdated = null, project = null } =
   return out;
 }
 
-/** The session directory's handoff against its state; nothing when there is none. */
+/** The session directory's handoff against its state; nothing when there is none.
+ * @param {string} dir @returns {string[]} */
 export function checkSessionHandoff(dir) {
   const path = join(dir, HANDOFF);
   const res = readLimited(path, { maxSize: 1 << 20, root: dir });

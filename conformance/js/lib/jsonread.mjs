@@ -25,13 +25,20 @@ const CORRUPT = new Set([
   "SR124",
 ]);
 
+/**
+ * @typedef {import("./types.js").Json} Json
+ * @typedef {import("./types.js").JsonObject} JsonObject
+ */
+
 class SyntaxFault extends Error {}
 
+/** Whether `codes` hold one that makes a file corrupt. @param {string[]} codes */
 export function isCorrupt(codes) {
   return codes.some((c) => CORRUPT.has(c));
 }
 
-/** Detect UTF-16/UTF-32 by BOM or by NUL bytes among the first octets (RFC 4627 §3). */
+/** Detect UTF-16/UTF-32 by BOM or by NUL bytes among the first octets (RFC 4627 §3).
+ * @param {Uint8Array} buf */
 function wideEncoding(buf) {
   const b = buf.subarray(0, 4);
   if (
@@ -52,6 +59,7 @@ const WS = new Set([0x20, 0x09, 0x0a, 0x0d]);
  * Parse JSON text. Returns {value, duplicates, nonFinite, maxDepth}; throws SyntaxFault.
  * Objects keep insertion order for string keys (JS orders integer-like keys first; nothing in
  * the protocol depends on key order).
+ * @param {string} text
  */
 export function parseText(text) {
   let i = 0;
@@ -67,6 +75,7 @@ export function parseText(text) {
   const ws = () => {
     while (i < n && WS.has(text.charCodeAt(i))) i++;
   };
+  /** @param {string} why @returns {never} */
   const fail = (why) => {
     throw new SyntaxFault(`${why} at offset ${i}`);
   };
@@ -89,6 +98,7 @@ export function parseText(text) {
       if (c === 0x5c) {
         out += text.slice(start, i);
         const e = text[i + 1];
+        /** @type {Record<string, string>} */
         const simple = {
           '"': '"',
           "\\": "\\",
@@ -143,18 +153,24 @@ export function parseText(text) {
     }
     NUM.lastIndex = i;
     const m = NUM.exec(text);
-    if (!m || m[0] === "" || m[0] === "-") fail("unexpected character");
+    if (!m || m[0] === "" || m[0] === "-") return fail("unexpected character");
     i += m[0].length;
     const v = Number(m[0]);
     if (!Number.isFinite(v)) nonFinite++; // 1e999 overflows to infinity
     return v;
   }
 
+  /** An open container; `key`: the key read last (an object's), its offset `keyOffset`.
+   * @typedef {{keys: Set<string>, key: string | undefined, keyOffset: number}
+   *   & ({kind: "array", value: Json[]} | {kind: "object", value: JsonObject})} Frame */
   // Explicit stack of open containers: {kind, value, key?, keys?}
+  /** @type {Frame[]} */
   const stack = [];
+  /** @type {Json} */
   let result;
   let haveResult = false;
 
+  /** @param {Json} v */
   function put(v) {
     // A value put into the top container sits stack.length keys/indexes below the top level.
     if (stack.length > maxDepth) maxDepth = stack.length;
@@ -166,12 +182,13 @@ export function parseText(text) {
     const top = stack[stack.length - 1];
     if (top.kind === "array") top.value.push(v);
     else {
-      if (top.keys.has(top.key)) {
+      const key = /** @type {string} */ (top.key); // set by key() before every value
+      if (top.keys.has(key)) {
         duplicates++;
-        duplicateAt.push({ key: top.key, offset: top.keyOffset, pointer: pointerOf(top.key) });
+        duplicateAt.push({ key, offset: top.keyOffset, pointer: pointerOf(key) });
       }
-      top.keys.add(top.key);
-      Object.defineProperty(top.value, top.key, {
+      top.keys.add(key);
+      Object.defineProperty(top.value, key, {
         value: v,
         enumerable: true,
         writable: true,
@@ -188,12 +205,14 @@ export function parseText(text) {
     return [...parts, key].map((p) => `/${p.replace(/~/g, "~0").replace(/\//g, "~1")}`).join("");
   }
 
+  /** @param {"array" | "object"} kind */
   function open(kind) {
-    const value = kind === "array" ? [] : {};
     // depth of the values inside this container = number of open containers
-    stack.push({ kind, value, keys: new Set(), key: undefined, keyOffset: 0 });
+    const frame = { keys: new Set(), key: undefined, keyOffset: 0 };
+    stack.push(kind === "array" ? { kind, value: [], ...frame } : { kind, value: {}, ...frame });
   }
 
+  /** @returns {State} */
   function value() {
     ws();
     if (i >= n) fail("unexpected end");
@@ -212,8 +231,11 @@ export function parseText(text) {
     return "after";
   }
 
+  /** @typedef {"value" | "key" | "after" | "end"} State */
   // The parser is a loop over states instead of recursion.
+  /** @type {State} */
   let state = "value";
+  /** @returns {State} */
   function beginObject() {
     ws();
     if (text[i] === "}") {
@@ -222,6 +244,7 @@ export function parseText(text) {
     }
     return "key";
   }
+  /** @returns {State} */
   function beginArray() {
     ws();
     if (text[i] === "]") {
@@ -230,11 +253,13 @@ export function parseText(text) {
     }
     return "value";
   }
+  /** @returns {State} */
   function close() {
-    const done = stack.pop();
+    const done = /** @type {Frame} */ (stack.pop()); // a container is open when it closes
     put(done.value);
     return "after";
   }
+  /** @returns {State} */
   function afterValue() {
     if (stack.length === 0) return "end";
     ws();
@@ -252,8 +277,9 @@ export function parseText(text) {
       i++;
       return close();
     }
-    fail("expected , or a closing bracket");
+    return fail("expected , or a closing bracket");
   }
+  /** @returns {State} */
   function key() {
     ws();
     if (text[i] !== '"') fail("expected a string key");
@@ -280,8 +306,12 @@ export function parseText(text) {
 /**
  * Classify and parse state-file bytes (spec §2.1 order). Returns
  * {value (null unless usable), codes, text}. `requireObject`: the top level must be an object.
+ * @param {Uint8Array} buf @param {{requireObject?: boolean, maxDepth?: number}} [opts]
+ * @returns {{value: JsonObject | null, codes: string[], text: string | null,
+ *   duplicateAt?: {key: string, offset: number, pointer: string}[]}}
  */
 export function readJsonBytes(buf, { requireObject = true, maxDepth = MAX_DEPTH } = {}) {
+  /** @type {string[]} */
   const codes = [];
   if (buf.length === 0) return { value: null, codes: ["SR110"], text: null };
   if (wideEncoding(buf)) return { value: null, codes: ["SR114"], text: null };
@@ -310,6 +340,7 @@ export function readJsonBytes(buf, { requireObject = true, maxDepth = MAX_DEPTH 
   if (parsed.maxDepth > maxDepth) {
     return { value: null, codes: [...codes, "SR123"], text };
   }
+  /** @type {string[]} */
   const bad = [];
   if (parsed.duplicates) bad.push("SR121");
   if (parsed.nonFinite) bad.push("SR122");
@@ -325,7 +356,8 @@ export function readJsonBytes(buf, { requireObject = true, maxDepth = MAX_DEPTH 
   return { value: v, codes, text };
 }
 
-/** Lenient parse of one worklog line (any JSON value; NaN and duplicates tolerated). */
+/** Lenient parse of one worklog line (any JSON value; NaN and duplicates tolerated).
+ * @param {Uint8Array} buf @returns {Json} */
 export function parseLine(buf) {
   let text;
   try {

@@ -66,7 +66,7 @@ function holderGone(path) {
     process.kill(info.pid, 0);
     return false;
   } catch (err) {
-    return /** @type {any} */ (err).code === "ESRCH";
+    return /** @type {NodeJS.ErrnoException} */ (err).code === "ESRCH";
   }
 }
 
@@ -162,7 +162,7 @@ export function withLock(dir, fn, { timeoutMs = lockTimeout() } = {}) {
       fd = openSync(path, flags, 0o644);
       break;
     } catch (err) {
-      const code = /** @type {any} */ (err).code;
+      const code = /** @type {NodeJS.ErrnoException} */ (err).code;
       if (code !== "EEXIST") throw new LockError(`cannot use ${JS_LOCK} as a lock file: ${code}`);
       if (holderGone(path)) {
         try {

@@ -16,20 +16,31 @@ import { v1ToV2, v2ToV3 } from "./migration/upgrades.mjs";
 
 export { Context, deepEqual, MigrationError };
 
-/** The migration step that produces each version from the one before (versions.mjs order). */
+/** @typedef {import("./types.js").JsonObject} JsonObject */
+/** @typedef {import("./types.js").Workflow} Workflow */
+/** @typedef {import("./types.js").Diagnostic} Diagnostic */
+/** @typedef {(doc: JsonObject, ctx: Context) => JsonObject} Step */
+
+/** The migration step that produces each version from the one before (versions.mjs order).
+ * @type {Record<string, Step>} */
 const STEPS = { "2.0": v1ToV2, "3.0": v2ToV3 };
-/** The repair pass of a version's known defects, run on documents written at that version. */
+/** The repair pass of a version's known defects, run on documents written at that version.
+ * @type {Record<string, Step>} */
 const REPAIRS = { "3.0": (doc, ctx) => repair(doc, ctx) };
 for (const v of KNOWN.slice(1)) {
   if (!(v in STEPS)) throw new Error(`versions.mjs names ${v} but migrate.mjs has no step to it`);
 }
 
-/** Nesting depth as the reader counts it (an object or array is one level). */
+/**
+ * Nesting depth as the reader counts it (an object or array is one level).
+ * @param {unknown} value
+ */
 function depth(value) {
   let deepest = 0;
+  /** @type {[unknown, number][]} */
   const stack = [[value, 1]];
   while (stack.length) {
-    const [v, d] = /** @type {[any, number]} */ (stack.pop());
+    const [v, d] = /** @type {[unknown, number]} */ (stack.pop());
     if (v === null || typeof v !== "object") continue;
     deepest = Math.max(deepest, d);
     for (const c of Array.isArray(v) ? v : Object.values(v)) stack.push([c, d + 1]);
@@ -37,6 +48,8 @@ function depth(value) {
   return deepest;
 }
 
+/** Refuse (SR152) a document too deep or not valid at `version`.
+ * @param {JsonObject} doc @param {string} version @param {string} when */
 function mustBeValid(doc, version, when) {
   if (depth(doc) > MAX_DEPTH) {
     // x-legacy nests a value one level deeper: the reader would refuse the result (SR123)
@@ -64,7 +77,11 @@ function mustBeValid(doc, version, when) {
  * Migrate to the current version (or repair a current document). Pure; throws MigrationError
  * (SR141/SR142/SR152) when it cannot. `salvage`: resolve contradictions instead of refusing
  * (docs/spec.md §9.4).
- * @returns {{document: any, changed: boolean, codes: string[], notes: {code: string, message: string, pointer: string}[], from: string}}
+ * @param {JsonObject} doc
+ * @param {{now: number, workflow?: Workflow | null, projectHint?: string | null,
+ *   salvage?: boolean, file?: string, sessionDir?: string | null}} opts
+ * @returns {{document: JsonObject, changed: boolean, codes: string[], notes: Diagnostic[],
+ *   from: string}}
  */
 export function migrate(
   doc,
@@ -128,7 +145,10 @@ export function migrate(
 }
 
 /** The pure check behind "no dead ends" (docs/spec.md §9.5): "migrate" when migrating `doc`
- * changes it into a valid state, "migrate --salvage" when only salvage does, else null. */
+ * changes it into a valid state, "migrate --salvage" when only salvage does, else null.
+ * @param {unknown} doc
+ * @param {{now: number, workflow?: Workflow | null, projectHint?: string | null}} opts
+ * @returns {"migrate" | "migrate --salvage" | null} */
 export function repairCommand(doc, { now, workflow = null, projectHint = null }) {
   if (!isObject(doc)) return null;
   for (const salvage of [false, true]) {

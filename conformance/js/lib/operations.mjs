@@ -50,7 +50,9 @@ export function validatePath(path, opts) {
  * @param {string} dir
  * `salvage`: resolve contradictions one documented way each instead of refusing (docs/spec.md §9.4).
  * @param {{now: number, root: string, workflow?: string|null, dryRun?: boolean, salvage?: boolean}} opts
- * @returns {{status: "migrated"|"current"|"refused", codes: string[], notes?: {code: string, message: string, pointer: string}[], from?: string, original?: object, document?: object}}
+ * @returns {{status: "migrated"|"current"|"refused", codes: string[],
+ *   notes?: import("./types.js").Diagnostic[], from?: string,
+ *   original?: import("./types.js").StateDocument, document?: import("./types.js").StateDocument}}
  */
 export function migrateDir(dir, { now, root, workflow = null, dryRun = false, salvage = false }) {
   try {
@@ -78,7 +80,12 @@ export function migrateDir(dir, { now, root, workflow = null, dryRun = false, sa
   }
 }
 
-/** @param {string} dir @param {{now: number, root: string, wf: any, dryRun: boolean, salvage: boolean}} opts @returns {any} */
+/**
+ * @param {string} dir
+ * @param {{now: number, root: string, wf: import("./types.js").Workflow | null, dryRun: boolean,
+ *   salvage: boolean}} opts
+ * @returns {ReturnType<typeof migrateDir>}
+ */
 function migrateLoaded(dir, { now, root, wf, dryRun, salvage }) {
   const res = readLimited(join(dir, STATE), { root });
   if (!res.data) return { status: "refused", codes: unique(res.codes ?? []) };
@@ -136,7 +143,9 @@ function migrateLoaded(dir, { now, root, wf, dryRun, salvage }) {
  * recover a corrupt or missing state: from a valid .bak, else fresh from the workflow.
  * @param {string} dir
  * @param {{now: number, root: string, workflow?: string|null, project?: string|null}} opts
- * @returns {{status: string, codes: string[], keptAs?: string|null, migratedFrom?: string|null, preMigrationKeptAs?: string|null, backupProblems?: string[]}}
+ * @returns {{status: "none" | "restored_backup" | "recreated" | "refused", codes: string[],
+ *   keptAs?: string|null, migratedFrom?: string|null, preMigrationKeptAs?: string|null,
+ *   backupProblems?: string[]}}
  */
 export function recoverDir(dir, { now, root, workflow = null, project = null }) {
   try {
@@ -161,7 +170,7 @@ export function recoverDir(dir, { now, root, workflow = null, project = null }) 
  * @param {string} dir
  * @param {{now: number, root: string, step?: string|null, workflow?: string|null, session?: string|null,
  *   staleSeconds?: number, takeover?: boolean, ownerAlive?: boolean|null}} opts
- * @returns {Record<string, unknown>}
+ * @returns {import("./types.js").Decision}
  */
 export function resumeDir(dir, opts) {
   const snap = snapshot(dir, opts.root, opts.ownerAlive ?? null);

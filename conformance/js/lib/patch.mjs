@@ -3,8 +3,10 @@
 // The reference uses the jsonpatch library, which may also emit move/copy; patches are for
 // reading and counting, so the two may differ in form while describing the same change.
 
-const isObject = (/** @type {unknown} */ v) =>
-  v !== null && typeof v === "object" && !Array.isArray(v);
+/** @typedef {import("./types.js").Json} Json */
+
+/** @param {unknown} v @returns {v is Record<string, Json>} */
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 const esc = (/** @type {string} */ s) => s.replace(/~/g, "~0").replace(/\//g, "~1");
 const same = (/** @type {unknown} */ a, /** @type {unknown} */ b) =>
   JSON.stringify(a) === JSON.stringify(b);
@@ -19,7 +21,7 @@ export function jsonPatch(from, to) {
   /** @type {[unknown, unknown, string][]} */
   const stack = [[from, to, ""]];
   while (stack.length) {
-    const [a, b, path] = /** @type {[any, any, string]} */ (stack.pop());
+    const [a, b, path] = /** @type {[Json, Json, string]} */ (stack.pop());
     if (isObject(a) && isObject(b)) {
       for (const k of Object.keys(a))
         if (!(k in b)) ops.push({ op: "remove", path: `${path}/${esc(k)}` });

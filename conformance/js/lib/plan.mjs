@@ -4,6 +4,16 @@
 
 import { orderedKeys } from "./rules.mjs";
 
+/**
+ * @typedef {import("./types.js").StateDocument} StateDocument
+ * @typedef {import("./types.js").JsonObject} JsonObject
+ */
+/**
+ * @typedef {import("./types.js").Workflow} Workflow
+ * @typedef {import("./types.js").StepDef} StepDef
+ */
+/** @typedef {import("./types.js").Plan} Plan @typedef {import("./types.js").Command} Command */
+
 export const NOW = "now";
 export const CONSENT = "only with the user's consent";
 export const WRITERS = [
@@ -19,21 +29,26 @@ export const WRITERS = [
 ];
 export const WORKING = ["start", "restart_step", "resume_from_checkpoint", "continue_step"];
 export const SESSION_START = "session-resume session start";
-const SESSION_END = "session-resume session end";
+export const SESSION_END = "session-resume session end";
 const FINDINGS_RULE =
   "none blocks `complete`; fix each must-fix one and `finding resolve TITLE` it; show the rest at the gate";
 const ARTIFACT_RULE = "a checkpoint write takes `--artifact PATH` per file its work wrote";
 
+/** @param {unknown} v @returns {v is JsonObject} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 
+/** @param {string} run @param {string} [when] @returns {Command} */
 export const cmd = (run, when = NOW) => ({ run, when });
 
-/** Whether a command line writes (so it names the session). */
+/** Whether a command line writes (so it names the session).
+ * @param {string} run
+ */
 export function isWriter(run) {
   const parts = run.split(/\s+/);
   return parts.length > 1 && WRITERS.includes(parts[1]);
 }
 
+/** @param {string | null | undefined} text @param {string} fallback */
 function after(text, fallback) {
   let t = (text ?? "").trim().replace(/\.+$/, "") || fallback;
   const word = (t.split(/\s+/)[0] ?? "").replace(/[,:;]+$/, "");
@@ -42,6 +57,12 @@ function after(text, fallback) {
   return `after ${t}`;
 }
 
+/**
+ * @param {StepDef | null} def
+ * @param {string} action
+ * @param {string | null} sub
+ * @returns {string[]}
+ */
 function remaining(def, action, sub) {
   if (!def) return [];
   const ids = def.checkpoints;
@@ -50,8 +71,13 @@ function remaining(def, action, sub) {
   return ids;
 }
 
+/**
+ * @param {StateDocument} doc @param {string} key @param {StepDef | null} def @param {Workflow} wf
+ * @returns {import("./types.js").Review | null}
+ */
 function review(doc, key, def, wf) {
   if (!def?.reviewed) return null;
+  /** @type {Partial<import("./types.js").ReviewDef>} */
   const r = isObject(wf.review) ? wf.review : {};
   const decision = typeof r.tier_decision === "string" ? r.tier_decision : null;
   const decisions = isObject(doc.decisions) ? doc.decisions : {};
@@ -77,6 +103,10 @@ function review(doc, key, def, wf) {
   };
 }
 
+/**
+ * @param {StateDocument} doc @param {StepDef | null} def @param {Workflow} wf
+ * @returns {import("./types.js").Gate | null}
+ */
 function gate(doc, def, wf) {
   if (!def || !isObject(def.gate)) return null;
   const decisions = isObject(doc.decisions) ? doc.decisions : {};
@@ -94,6 +124,10 @@ function gate(doc, def, wf) {
   };
 }
 
+/**
+ * @param {StateDocument} doc @param {string} key @param {Workflow} wf
+ * @returns {import("./types.js").NextStep | null}
+ */
 function nextStep(doc, key, wf) {
   const steps = isObject(doc.steps) ? doc.steps : {};
   const order = orderedKeys(steps, wf);
@@ -117,7 +151,10 @@ function nextStep(doc, key, wf) {
 }
 
 /** The gate still open before step `key` (spec §10.2): for a pending step to start, the gate
- * of the last complete step before it, skipped steps passed over; else null. */
+ * of the last complete step before it, skipped steps passed over; else null.
+ * @param {StateDocument} doc @param {string} key @param {Workflow} wf @param {string} action
+ * @returns {Plan["open_gate"]}
+ */
 function openGate(doc, key, wf, action) {
   const steps = isObject(doc.steps) ? doc.steps : {};
   if (action !== "start" || !isObject(steps[key]) || steps[key].status !== "pending") return null;
@@ -132,6 +169,7 @@ function openGate(doc, key, wf, action) {
   return null;
 }
 
+/** @param {Plan["open_gate"]} g */
 function startWhen(g) {
   if (!g) return NOW;
   const keys = g.decisions.map((d) => d.key);
@@ -139,7 +177,10 @@ function startWhen(g) {
   return `after the user approved ${g.id} of step ${g.step}${decided}`;
 }
 
-/** The plan for step `key` of the usable state `doc` (a working action). */
+/** The plan for step `key` of the usable state `doc` (a working action).
+ * @param {StateDocument} doc @param {string} key @param {Workflow} wf
+ * @param {{action: string, sub: string | null}} opts @returns {Plan}
+ */
 export function buildPlan(doc, key, wf, { action, sub }) {
   const def = wf.step(key);
   const steps = isObject(doc.steps) ? doc.steps : {};
@@ -152,7 +193,7 @@ export function buildPlan(doc, key, wf, { action, sub }) {
     open_gate: openGate(doc, key, wf, action),
     checkpoints: remaining(def, action, sub).map((id) => ({
       id,
-      after: def.after[id] ?? "",
+      after: def?.after[id] ?? "", // (no checkpoints remain without a def)
       write: `session-resume checkpoint ${key} ${id}`,
     })),
     artifacts_rule: ARTIFACT_RULE,
@@ -164,10 +205,12 @@ export function buildPlan(doc, key, wf, { action, sub }) {
   };
 }
 
-/** The writes of the step's required gate decisions still empty (else `complete` warns,
- * SR717): each only with the user's choice, which replaces VALUE. */
-function gateDecisions(plan) {
-  const g = plan.gate;
+/** The writes of the decisions of step `key`'s gate that are required and still empty (else
+ * `complete` warns, SR717, or the next step starts without them): each only with the user's
+ * choice, which replaces VALUE.
+ * @param {Plan["gate"] | Plan["open_gate"]} g @param {string} key @returns {Command[]}
+ */
+export function gateDecisions(g, key) {
   if (!g) return [];
   return g.decisions
     .filter((d) => d.required && (d.value === null || d.value === undefined || d.value === ""))
@@ -175,16 +218,39 @@ function gateDecisions(plan) {
       const allowed = d.allowed ? ` (one of: ${d.allowed.join(", ")})` : "";
       return cmd(
         `session-resume decide ${d.key} VALUE`,
-        `only with the user's choice of ${d.key} at ${g.id} of step ${plan.step}${allowed}, which replaces VALUE`,
+        `only with the user's choice of ${d.key} at ${g.id} of step ${key}${allowed}, which replaces VALUE`,
       );
     });
 }
 
-/** The plan as the ordered command list. */
+/** The gate of complete step `key` while it is still open: the next step in workflow order
+ * that is neither complete nor skipped is still pending; else null.
+ * @param {StateDocument} doc @param {string} key @param {Workflow} wf @returns {Plan["gate"]}
+ */
+export function gateAfter(doc, key, wf) {
+  const steps = isObject(doc.steps) ? doc.steps : {};
+  const order = orderedKeys(steps, wf);
+  /** @param {string} k */
+  const status = (k) => (isObject(steps[k]) ? steps[k].status : undefined);
+  if (status(key) !== "complete" || !order.includes(key)) return null;
+  const later = order
+    .slice(order.indexOf(key) + 1)
+    .filter((k) => status(k) !== "complete" && status(k) !== "skipped");
+  if (!later.length || status(later[0]) !== "pending") return null;
+  return gate(doc, wf.step(key), wf);
+}
+
+/** The plan as the ordered command list.
+ * @param {Plan} plan @param {string} action @returns {Command[]}
+ */
 export function planCommands(plan, action) {
+  /** @type {Command[]} */
   const out = [];
-  if (action === "start" || action === "restart_step")
-    out.push(cmd(`session-resume start ${plan.step}`, startWhen(plan.open_gate)));
+  if (action === "start" || action === "restart_step") {
+    const g = plan.open_gate;
+    if (g) out.push(...gateDecisions(g, g.step));
+    out.push(cmd(`session-resume start ${plan.step}`, startWhen(g)));
+  }
   const audit = plan.review_audit;
   let auditCmd = null;
   if (audit !== null && audit.recorded === null) {
@@ -200,13 +266,13 @@ export function planCommands(plan, action) {
   // checkpoint is already recorded; last (before `complete`) when the workflow names none.
   const ids = plan.checkpoints.map((c) => c.id);
   const before = audit !== null ? audit.before : null;
-  const at = ids.includes(before) ? ids.indexOf(before) : before !== null ? 0 : ids.length;
+  const at = before === null ? ids.length : ids.includes(before) ? ids.indexOf(before) : 0;
   plan.checkpoints.forEach((c, i) => {
     if (i === at && auditCmd !== null) out.push(auditCmd);
     out.push(cmd(c.write, after(c.after, `the work of checkpoint ${c.id}`)));
   });
   if (at === ids.length && auditCmd !== null) out.push(auditCmd);
-  out.push(...gateDecisions(plan));
+  out.push(...gateDecisions(plan.gate, plan.step));
   const last = plan.checkpoints.length ? plan.checkpoints[plan.checkpoints.length - 1].id : null;
   out.push(
     cmd(plan.complete, last ? `after checkpoint ${last}` : "after the step's remaining work"),
@@ -216,13 +282,17 @@ export function planCommands(plan, action) {
 }
 
 /** `when` of `session end`: when the agent stops, or, at a gate that ends the chat
- *  (`session_break`), right after the gate. */
-function endWhen(gate) {
+ *  (`session_break`), right after the gate.
+ * @param {Plan["gate"]} gate @returns {string}
+ */
+export function endWhen(gate) {
   if (gate?.session_break) return `after \`complete\` and ${gate.id}, which ends this chat`;
   return "when you stop";
 }
 
-/** What may be run instead of the commands: skipping an optional step not yet worked on. */
+/** What may be run instead of the commands: skipping an optional step not yet worked on.
+ * @param {Plan} plan @param {string} action @returns {Command[]}
+ */
 export function planAlternatives(plan, action) {
   if (plan.optional && (action === "start" || action === "restart_step")) {
     return [

@@ -9,9 +9,13 @@ import {
   buildPlan,
   CONSENT,
   cmd,
+  endWhen,
+  gateAfter,
+  gateDecisions,
   isWriter,
   planAlternatives,
   planCommands,
+  SESSION_END,
   SESSION_START,
   WORKING,
 } from "./plan.mjs";
@@ -24,11 +28,25 @@ import { load } from "./store.mjs";
 import { tsValue } from "./migration/values.mjs";
 import { formatTimestamp, parseTimestamp } from "./timeutil.mjs";
 
+/**
+ * @typedef {import("./types.js").StateDocument} StateDocument
+ * @typedef {import("./types.js").JsonObject} JsonObject
+ */
+/**
+ * @typedef {import("./types.js").Workflow} Workflow
+ * @typedef {import("./types.js").Snapshot} Snapshot
+ */
+/** @typedef {import("./types.js").Decision} Decision */
+/** @typedef {{session?: string | null, staleSeconds: number, takeover?: boolean}} DecideOptions */
+
 const OLD_STATE_SECONDS = 7 * 24 * 3600;
 const TAIL_EVENTS = 200;
+/** @param {unknown} v @returns {v is JsonObject} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 
-/** Everything decide() needs from the directory. `ownerAlive` is given, never probed here. */
+/** Everything decide() needs from the directory. `ownerAlive` is given, never probed here.
+ * @param {string} dir @param {string} root @param {boolean | null} ownerAlive @returns {Snapshot}
+ */
 export function snapshot(dir, root, ownerAlive) {
   const loaded = load(dir, root);
   const { lease } = readLease(dir);
@@ -37,6 +55,7 @@ export function snapshot(dir, root, ownerAlive) {
     lease !== null &&
     tail.events.some((e) => e.event === "session_end" && e.session === lease.session);
   const doc = loaded.status === "ok" ? loaded.doc : null;
+  /** @type {Snapshot["mtimes"]} */
   const mtimes = {};
   if (doc && isObject(doc.steps)) {
     for (const st of Object.values(doc.steps)) {
@@ -65,7 +84,9 @@ export function snapshot(dir, root, ownerAlive) {
   };
 }
 
-/** The session directory relative to the repository root (null: outside it). */
+/** The session directory relative to the repository root (null: outside it).
+ * @param {string} root @param {string} dir @returns {string | null}
+ */
 function relativeTo(root, dir) {
   const rel = relative(resolve(root), resolve(dir));
   if (rel.startsWith("..") || isAbsolute(rel)) return null;
@@ -73,9 +94,12 @@ function relativeTo(root, dir) {
 }
 
 /** Whether each of `names` (paths relative to the session directory, a workflow's startup
- * inputs) is a file there; an unsafe name, or one leading out of the directory, is absent. */
+ * inputs) is a file there; an unsafe name, or one leading out of the directory, is absent.
+ * @param {string} dir @param {string[]} names @returns {Record<string, boolean>}
+ */
 export function sessionFiles(dir, names) {
   const realDir = real(dir) ?? resolve(dir);
+  /** @type {Record<string, boolean>} */
   const out = {};
   for (const name of names) {
     const r = pathProblem(name) === null ? real(join(dir, name)) : null;
@@ -91,7 +115,9 @@ export function sessionFiles(dir, names) {
 }
 
 /** "migrate" when it turns this invalid 3.0 state into a valid one, "migrate --salvage" when
- * only salvage does, else null (docs/spec.md §9.5: no dead ends). */
+ * only salvage does, else null (docs/spec.md §9.5: no dead ends).
+ * @param {import("./types.js").Loaded} loaded @param {string} dir
+ */
 function repairOf(loaded, dir) {
   if (loaded.status !== "invalid" || !isObject(loaded.doc)) return null;
   // the migration time does not decide whether it repairs: the clock will do
@@ -101,6 +127,7 @@ function repairOf(loaded, dir) {
   });
 }
 
+/** @param {string} root @param {string} dir @param {string} rel @returns {number | null} */
 function mtime(root, dir, rel) {
   const candidates = [join(root, rel), ...(rel.includes("/") ? [] : [join(dir, rel)])];
   const realRoot = real(root) ?? resolve(root);
@@ -117,12 +144,16 @@ function mtime(root, dir, rel) {
 }
 
 /** decide(snapshot, step, now (µs), workflow, {session, staleSeconds, takeover}): the decision
- * with its briefing (null when the state cannot be used as it is, or another session is live). */
+ * with its briefing (null when the state cannot be used as it is, or another session is live).
+ * @param {Snapshot} snap @param {string | null} step @param {number} now @param {Workflow} wf
+ * @param {DecideOptions} opts @returns {Decision}
+ */
 export function decide(snap, step, now, wf, opts) {
   const out = decideAction(snap, step, now, wf, opts);
   out.briefing = null;
   out.plan = null;
   out.alternatives = [];
+  let gateOpen = false;
   if (snap.status === "ok" && snap.doc !== null && out.action !== "session_active") {
     const exists = {
       ...Object.fromEntries(Object.entries(snap.mtimes).map(([p, m]) => [p, m !== null])),
@@ -136,6 +167,17 @@ export function decide(snap, step, now, wf, opts) {
     });
     missingDeliverables(out, snap, wf);
     unrecordedCheckpoint(out, snap, wf);
+    if (out.action === "offer_rerun" && out.step !== null) {
+      // A complete step whose gate is still open: its empty required decisions first (only
+      // with the user's choice), and the end of the chat the gate may ask for.
+      const g = gateAfter(snap.doc, out.step, wf);
+      const decisions = g !== null ? gateDecisions(g, out.step) : [];
+      if (g !== null && (decisions.length || (opts.session ?? null) !== null)) {
+        out.commands.unshift(...decisions, cmd(SESSION_END, endWhen(g)));
+        gateOpen = true;
+        /** @type {any} */ (out).gate_open = g.id;
+      }
+    }
     if (WORKING.includes(out.action) && out.step !== null) {
       out.plan = buildPlan(snap.doc, out.step, wf, { action: out.action, sub: out.sub_step });
       out.commands = planCommands(out.plan, out.action);
@@ -145,14 +187,16 @@ export function decide(snap, step, now, wf, opts) {
   const writes = [...out.commands, ...out.alternatives].some((c) => isWriter(c.run));
   const fresh = (opts.session ?? null) === null && writes;
   out.session = { id: opts.session ?? null, new: fresh };
-  if (fresh && out.plan !== null) out.commands.unshift(cmd(SESSION_START));
+  if (fresh && (out.plan !== null || gateOpen)) out.commands.unshift(cmd(SESSION_START));
   const facts = factsOf(out, snap, now, wf, opts);
-  out.reasons = [...new Set(out.reasons)].map((code) => explain(code, facts));
-  out.warnings = [...new Set(out.warnings)].map((code) => explain(code, facts));
+  out.reasons = [...new Set(/** @type {string[]} */ (out.reasons))].map((c) => explain(c, facts));
+  out.warnings = [...new Set(/** @type {string[]} */ (out.warnings))].map((c) => explain(c, facts));
   return out;
 }
 
-/** What the codes' words name (resumemessages.mjs; the reference's `_facts`). */
+/** What the codes' words name (resumemessages.mjs; the reference's `_facts`).
+ * @param {any} out @param {any} snap @param {number} now @param {any} wf @param {any} opts
+ * @returns {Record<string, any>} */
 function factsOf(out, snap, now, wf, opts) {
   const doc = snap.doc ?? {};
   const steps = isObject(doc.steps) ? doc.steps : {};
@@ -184,48 +228,54 @@ function factsOf(out, snap, now, wf, opts) {
     step_keys: wf.stepKeys,
     action: out.action,
     state_codes: [...snap.codes],
+    gate_open: out.gate_open ?? null,
   };
   delete out.missing;
   delete out.prereq_missing;
   delete out.worklog_checkpoint;
+  delete out.gate_open;
   return facts;
 }
 
-const missing = (snap, p) =>
+const missing = (/** @type {Snapshot} */ snap, /** @type {unknown} */ p) =>
   typeof p === "string" && (snap.mtimes[p] === null || snap.mtimes[p] === undefined);
 
 /** SR714: the step continued after a checkpoint lists an artifact not on disk; SR715: a
- *  completed earlier step lists one (spec §10). */
+ *  completed earlier step lists one (spec §10).
+ * @param {Decision} out @param {Snapshot} snap a usable state's @param {Workflow} wf
+ */
 function missingDeliverables(out, snap, wf) {
-  const steps = isObject(snap.doc.steps) ? snap.doc.steps : {};
+  const steps = isObject(snap.doc?.steps) ? snap.doc.steps : {};
   const key = out.step;
   if (key === null || !(key in steps)) return;
   const st = isObject(steps[key]) ? steps[key] : {};
-  const gone = (st.artifacts ?? []).filter((p) => missing(snap, p));
+  const gone = (st.artifacts ?? []).filter((/** @type {unknown} */ p) => missing(snap, p));
   if (out.action === "resume_from_checkpoint" && gone.length) {
-    out.missing = gone;
+    /** @type {any} */ (out).missing = gone;
     out.warnings.push("SR714");
   }
   const order = orderedKeys(steps, wf);
   const before = order.includes(key) ? order.slice(0, order.indexOf(key)) : [];
   const lost = before.flatMap((k) =>
     isObject(steps[k]) && steps[k].status === "complete"
-      ? (steps[k].artifacts ?? []).filter((p) => missing(snap, p))
+      ? (steps[k].artifacts ?? []).filter((/** @type {unknown} */ p) => missing(snap, p))
       : [],
   );
   if (lost.length) {
-    out.prereq_missing = [...new Set(lost)];
+    /** @type {any} */ (out).prereq_missing = [...new Set(lost)];
     out.warnings.push("SR715");
   }
 }
 
 /** SR718 (spec §10): the step worked on is in progress and the worklog's tail, after the
- *  step's latest step_start, records a checkpoint later than the state's sub_step. */
+ *  step's latest step_start, records a checkpoint later than the state's sub_step.
+ * @param {Decision} out @param {Snapshot} snap a usable state's @param {Workflow} wf
+ */
 function unrecordedCheckpoint(out, snap, wf) {
   const def = out.step !== null ? wf.step(out.step) : null;
-  if (!WORKING.includes(out.action) || !def) return;
+  if (!WORKING.includes(out.action) || !def || out.step === null) return;
   const ids = def.checkpoints;
-  const steps = isObject(snap.doc.steps) ? snap.doc.steps : {};
+  const steps = isObject(snap.doc?.steps) ? snap.doc.steps : {};
   const st = isObject(steps[out.step]) ? steps[out.step] : {};
   const at = ids.indexOf(st.sub_step);
   let later = null;
@@ -236,7 +286,7 @@ function unrecordedCheckpoint(out, snap, wf) {
       later = e.sub_step;
   }
   if (later !== null) {
-    out.worklog_checkpoint = later;
+    /** @type {any} */ (out).worklog_checkpoint = later;
     // the reason of a `continue_step` already
     if (!out.reasons.includes("SR718")) out.warnings.push("SR718");
   }
@@ -244,7 +294,10 @@ function unrecordedCheckpoint(out, snap, wf) {
 
 /** SR718's condition for a step with no checkpoint in the state: the worklog's tail records a
  *  checkpoint of step `key` (one of `ids`, its workflow checkpoints) after the step's latest
- *  step_start (or with no start in the tail). */
+ *  step_start (or with no start in the tail).
+ * @param {Snapshot["lastEvents"]} events @param {string} key @param {string[]} ids
+ * @returns {boolean}
+ */
 function checkpointedSinceStart(events, key, ids) {
   for (let i = events.length - 1; i >= 0; i--) {
     const ev = events[i];
@@ -255,7 +308,12 @@ function checkpointedSinceStart(events, key, ids) {
   return false;
 }
 
+/**
+ * @param {Snapshot} snap @param {string | null} step @param {number} now @param {Workflow} wf
+ * @param {DecideOptions} opts @returns {Decision}
+ */
 function decideAction(snap, step, now, wf, opts) {
+  /** @type {Decision} */
   const out = {
     decision_version: 2,
     action: "",
@@ -282,7 +340,7 @@ function decideAction(snap, step, now, wf, opts) {
     staleSeconds: opts.staleSeconds,
   });
   if (snap.lease !== null) {
-    const str = (v) => (v === undefined ? null : v);
+    const str = (/** @type {unknown} */ v) => (v === undefined ? null : v);
     out.lease = {
       state: lease.state,
       session: str(snap.lease.session),
@@ -295,20 +353,20 @@ function decideAction(snap, step, now, wf, opts) {
   if (lease.state === "ended") out.warnings.push("SR513");
   if (lease.state === "unreadable") out.warnings.push("SR510");
   const orphaned = lease.state === "stale" || lease.state === "dead_owner";
-  const finish = (key) => withOrphan(out, snap, lease, orphaned, key);
+  const finish = (/** @type {string | null} */ key) => withOrphan(out, snap, lease, orphaned, key);
 
   // A lease taken by writes that named no session ("implicit") is adopted, never waited for.
   if (
     lease.state === "live" &&
     !opts.takeover &&
-    opts.session !== snap.lease.session &&
-    snap.lease.implicit !== true
+    opts.session !== snap.lease?.session && // (a live lease is there)
+    snap.lease?.implicit !== true
   ) {
     // The agent cannot know whether it is its own unless the id is in its conversation; else
     // it asks again when the lease goes stale, or takes over with the user's consent.
-    const holder = String(snap.lease.session);
+    const holder = String(snap.lease?.session);
     const again = `session-resume resume DIR${step ? ` --step ${step}` : ""}`;
-    const hb = parseTimestamp(snap.lease.heartbeat);
+    const hb = parseTimestamp(snap.lease?.heartbeat);
     const wait =
       hb === null
         ? ""
@@ -323,7 +381,10 @@ function decideAction(snap, step, now, wf, opts) {
           `only if the id ${holder} appears earlier in this conversation or in your notes, ` +
             "printed by a `session start` you ran; if you cannot find it there, it is not yours",
         ),
-        cmd(again, `${wait}write nothing to this session before; then follow the new answer`),
+        cmd(
+          again,
+          `${wait}write nothing to this session before; then follow the new answer (the same session still live then: ask the user)`,
+        ),
         cmd("session-resume session start --takeover", CONSENT),
       ],
     });
@@ -334,7 +395,7 @@ function decideAction(snap, step, now, wf, opts) {
   const own =
     lease.state === "live" &&
     holder !== null &&
-    (opts.session === holder || ((opts.session ?? null) === null && snap.lease.implicit === true))
+    (opts.session === holder || ((opts.session ?? null) === null && snap.lease?.implicit === true))
       ? holder
       : null;
   const status = snap.status;
@@ -413,7 +474,9 @@ function decideAction(snap, step, now, wf, opts) {
 }
 
 /** When the state was last worked on (spec §10): `updated`, unless its latest state event is
- *  the migration: then the original `updated`, kept as `x-legacy.updated`. */
+ *  the migration: then the original `updated`, kept as `x-legacy.updated`.
+ * @param {StateDocument} doc @param {JsonObject[]} events @returns {number | null}
+ */
 function lastWork(doc, events) {
   const work = events.filter(
     (e) => !["session_start", "session_end", "heartbeat", "takeover"].includes(e.event),
@@ -425,6 +488,13 @@ function lastWork(doc, events) {
   return parseTimestamp(doc.updated);
 }
 
+/**
+ * @param {Decision} out @param {JsonObject} steps @param {string[]} order @param {string} key
+ * @param {Workflow} wf
+ * @param {boolean} orchestrator
+ * @param {JsonObject[]} [events]
+ * @param {string | null} [own]
+ */
 function stepAction(out, steps, order, key, wf, orchestrator, events = [], own = null) {
   const st = steps[key];
   const def = wf.step(key);
@@ -503,7 +573,9 @@ function stepAction(out, steps, order, key, wf, orchestrator, events = [], own =
   }
 }
 
-/** The session of the step's latest event when it is its start with no checkpoint since. */
+/** The session of the step's latest event when it is its start with no checkpoint since.
+ * @param {JsonObject[]} events @param {string} key @returns {string | null}
+ */
 function startedBy(events, key) {
   for (let i = events.length - 1; i >= 0; i--) {
     const ev = events[i];
@@ -520,7 +592,9 @@ function shellQuote(s) {
 }
 
 /** The step's latest event is a `step_start` written by `transition` (its detail names the
- *  step completed), with no checkpoint, completion or skip since. */
+ *  step completed), with no checkpoint, completion or skip since.
+ * @param {JsonObject[]} events @param {string} key @returns {boolean}
+ */
 export function startedAtGate(events, key) {
   for (let i = events.length - 1; i >= 0; i--) {
     const ev = events[i];
@@ -531,6 +605,10 @@ export function startedAtGate(events, key) {
   return false;
 }
 
+/**
+ * @param {Decision} out @param {Snapshot} snap @param {import("./types.js").LeaseState} lease
+ * @param {boolean} orphaned @param {string | null} key @returns {Decision}
+ */
 function withOrphan(out, snap, lease, orphaned, key) {
   if (!orphaned) return out;
   out.warnings.push("SR512");
@@ -541,8 +619,8 @@ function withOrphan(out, snap, lease, orphaned, key) {
   );
   const where = running[0] ?? key;
   const st = where !== null && isObject(steps[where]) ? steps[where] : {};
-  const l = snap.lease;
-  const val = (v) => (v === undefined ? null : v);
+  const l = snap.lease ?? {}; // (an orphan has a lease)
+  const val = (/** @type {unknown} */ v) => (v === undefined ? null : v);
   out.orphan = {
     session: val(l.session),
     owner: val(l.owner),
@@ -560,13 +638,17 @@ function withOrphan(out, snap, lease, orphaned, key) {
   return out;
 }
 
-/** Artifacts of the interrupted step that are missing or changed after its last checkpoint. */
+/** Artifacts of the interrupted step that are missing or changed after its last checkpoint.
+ * @param {Snapshot} snap @param {JsonObject} step @returns {{path: string, why: string}[]}
+ */
 function possiblyIncomplete(snap, step) {
+  /** @type {number | null} */
   let lastCheckpoint = null;
   for (const ev of snap.lastEvents) {
     if (ev.event === "checkpoint" || ev.event === "step_start")
       lastCheckpoint = parseTimestamp(ev.ts);
   }
+  /** @type {{path: string, why: string}[]} */
   const out = [];
   for (const p of step.artifacts ?? []) {
     const m = snap.mtimes[p];

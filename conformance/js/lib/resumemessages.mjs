@@ -76,8 +76,12 @@ const WORDS = {
     "read the files listed, then do each checkpoint's work before its write",
   ],
   SR704: (f) => [
-    `${step(f)} is complete`,
-    "nothing to do for it; run it again only if the user asks (the command needs their consent)",
+    `${step(f)} is complete${f.gate_open ? `; its ${f.gate_open} is still open` : ""}`,
+    `${
+      f.gate_open
+        ? `finish ${f.gate_open} as the commands say (its empty decisions only with the user's choice), and no other work on this step; `
+        : "nothing to do for it; "
+    }run it again only if the user asks (the command needs their consent)`,
   ],
   SR705: (f) => [
     `${step(f)} was skipped`,
@@ -111,7 +115,7 @@ const WORDS = {
   ],
   SR718: (f) => [
     `the worklog records checkpoint ${str(f.worklog_checkpoint)} of ${step(f)}, later than the state's ${f.sub_step || "start of the step"} (an older \`.bak\` was restored, or the state lost a write): its work may be on disk`,
-    `check the step's deliverable for the work of ${str(f.worklog_checkpoint)}; if it is there, record it again with \`session-resume checkpoint ${str(f.step)} ${str(f.worklog_checkpoint)}\` and go on from the next command after that checkpoint's; if not, redo that work first`,
+    `check whether the work of ${str(f.worklog_checkpoint)} is done: read the files it writes (the step's deliverable, even where \`briefing.load\` does not list it). If it is there, run the \`checkpoint ${str(f.step)} ${str(f.worklog_checkpoint)}\` line of \`commands\` now (with \`--artifact\` per file it wrote); if not, or if that work leaves nothing on disk, redo it first, then run that line`,
   ],
   SR715: (f) => [
     `completed earlier steps list deliverables that are not on disk: ${paths(f, "prereq_missing")}`,

@@ -20,22 +20,45 @@ export const CORE_KEYS = new Set([
   "decision_log",
   "review_audit",
 ]);
+/**
+ * @typedef {import("./types.js").JsonObject} JsonObject
+ * @typedef {import("./types.js").Workflow} Workflow
+ */
+/**
+ * What checkState needs besides the document: now (µs; null: no clock check), the clock skew
+ * allowed (s; default DEFAULT_SKEW_SECONDS), the repository root listed artifacts are looked up
+ * in (default the current directory, as the reference's) and the session directory (a bare
+ * name is also looked up there; none: only in the root), whether to look, and whether step
+ * times are compared with `updated` (default true).
+ * @typedef {{now: number | null, skew?: number, root?: string | null, sessionDir?: string | null,
+ *   checkArtifacts?: boolean, againstUpdated?: boolean}} RuleOptions
+ */
+
+/** The clock skew a timestamp may be ahead of now (the reference's RuleOptions: 5 minutes). */
+export const DEFAULT_SKEW_SECONDS = 300;
+
 const STEP_KEY = /^[0-9]+(_[0-9]+)?$/;
+/** @param {unknown} v @returns {v is JsonObject} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+/** @param {unknown} v @returns {v is number} */
 const isInt = (v) => typeof v === "number" && Number.isInteger(v);
 
+/** @param {string} key @returns {[number, number]} */
 export function keyOrder(key) {
   const [a, b] = key.split("_");
   return [Number(a), Number(b ?? 0)];
 }
 
+/** @param {string} a @param {string} b */
 function byKey(a, b) {
   const [x1, y1] = keyOrder(a);
   const [x2, y2] = keyOrder(b);
   return x1 - x2 || y1 - y2;
 }
 
-/** Workflow order for the workflow's steps, then numeric order for the others. */
+/** Workflow order for the workflow's steps, then numeric order for the others.
+ * @param {object} steps @param {Workflow | null} wf @returns {string[]}
+ */
 export function orderedKeys(steps, wf) {
   const keys = Object.keys(steps).filter((k) => STEP_KEY.test(k));
   if (wf && !wf.freeSteps) {
@@ -46,8 +69,11 @@ export function orderedKeys(steps, wf) {
   return keys.sort(byKey);
 }
 
-/** POSIX normal form of a path (after turning backslashes into slashes). */
+/** POSIX normal form of a path (after turning backslashes into slashes).
+ * @param {string} p
+ */
 export function normalize(p) {
+  /** @type {string[]} */
   const out = [];
   const abs = p.startsWith("/");
   for (const part of p.split("/")) {
@@ -60,7 +86,9 @@ export function normalize(p) {
   return s || ".";
 }
 
-/** The code of an unsafe listed path, or null (lexical, spec §2.4). */
+/** The code of an unsafe listed path, or null (lexical, spec §2.4).
+ * @param {string} raw @returns {string | null}
+ */
 export function pathProblem(raw) {
   if (/[\x00-\x1f\x7f]/.test(raw)) return "SR312";
   if (raw.startsWith("/") || raw.startsWith("\\") || /^[A-Za-z]:[\\/]/.test(raw)) return "SR310";
@@ -70,11 +98,14 @@ export function pathProblem(raw) {
 }
 
 /** Whether a repository-relative artifact exists (a bare name is also looked up in the session
- * directory); a path that resolves out of the root does not count. */
+ * directory, when known); a path that resolves out of the root does not count.
+ * @param {string} rel @param {string} root @param {string | null | undefined} sessionDir
+ */
 export function artifactExists(rel, root, sessionDir) {
   const rootReal = real(root) ?? root;
   const candidates = [join(root, rel)];
-  if (!rel.includes("/")) candidates.push(join(sessionDir, rel));
+  // (a document checked on its own has no session directory: path.join threw a TypeError)
+  if (!rel.includes("/") && typeof sessionDir === "string") candidates.push(join(sessionDir, rel));
   return candidates.some((c) => {
     const r = real(c);
     return r !== null && isWithin(r, rootReal) && existsSync(r);
@@ -84,28 +115,38 @@ export function artifactExists(rel, root, sessionDir) {
 /**
  * Codes of the semantic and workflow rules. `opts`: {now (µs or null), skew (s), root,
  * sessionDir, checkArtifacts, againstUpdated (default true)}.
+
+ * @param {JsonObject} doc @param {Workflow | null} wf @param {RuleOptions} opts
+ * @returns {string[]}
  */
 export function checkState(doc, wf, opts) {
+  /** @type {string[]} */
   const out = [];
+  /** @type {JsonObject} */
   const steps = isObject(doc.steps) ? doc.steps : {};
-  const ts = (v) => {
+  const ts = (/** @type {unknown} */ v) => {
     if (v === null || v === undefined) return null;
     const t = parseTimestamp(v);
     if (t === null && looksLikeTimestamp(v)) out.push("SR340");
     return t;
   };
-  const future = (t) => {
-    if (t !== null && opts.now !== null && t > opts.now + opts.skew * 1e6) out.push("SR305");
+  // a caller that names no skew or root gets the reference's defaults (an undefined skew made
+  // every limit NaN, so SR305 was never reported; an undefined root threw a TypeError)
+  const skew = opts.skew ?? DEFAULT_SKEW_SECONDS;
+  const root = opts.root ?? process.cwd();
+  const future = (/** @type {number | null} */ t) => {
+    if (t !== null && opts.now !== null && t > opts.now + skew * 1e6) out.push("SR305");
   };
   const updated = ts(doc.updated);
   future(updated);
+  /** @type {string[]} */
   const running = [];
   for (const [key, step] of Object.entries(steps)) {
     if (!isObject(step)) continue;
     const status = step.status;
     const started = ts(step.started);
     const completed = ts(step.completed);
-    const set = (name) => step[name] !== null && step[name] !== undefined;
+    const set = (/** @type {string} */ name) => step[name] !== null && step[name] !== undefined;
     if (status === "pending") {
       if (set("started") || set("completed") || set("sub_step")) out.push("SR301");
     } else if (status === "in_progress") {
@@ -143,7 +184,7 @@ export function checkState(doc, wf, opts) {
         if (
           list === "artifacts" &&
           opts.checkArtifacts &&
-          !artifactExists(n, opts.root, opts.sessionDir)
+          !artifactExists(n, root, opts.sessionDir)
         ) {
           out.push("SR314");
         }
@@ -183,6 +224,7 @@ export function checkState(doc, wf, opts) {
   return out;
 }
 
+/** @param {unknown} log @param {string[]} out */
 function decisionLog(log, out) {
   if (!Array.isArray(log)) return;
   const seen = new Set();
@@ -203,7 +245,9 @@ function decisionLog(log, out) {
   }
 }
 
+/** @param {JsonObject} doc @param {JsonObject} steps @param {Workflow} wf @returns {string[]} */
 function checkWorkflow(doc, steps, wf) {
+  /** @type {string[]} */
   const out = [];
   if (!wf.freeSteps) {
     for (const key of Object.keys(steps)) if (!wf.step(key)) out.push("SR410");

@@ -11,7 +11,11 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Ajv2020Module from "ajv/dist/2020.js";
 
-const Ajv2020 = /** @type {any} */ (Ajv2020Module).default ?? Ajv2020Module;
+// ajv is CommonJS: its class is the default import's `default` (or the import itself)
+// ajv is CommonJS: its class is the default import's `default` (or the import itself)
+const Ajv2020 = /** @type {typeof import("ajv/dist/2020.js").default} */ (
+  Ajv2020Module.default ?? Ajv2020Module
+);
 const PACKAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 
 /** The schema directory this package reads when none is set. */
@@ -24,8 +28,12 @@ export function defaultSchemaDir() {
 
 /** @type {string | null} */
 let schemaDir = null;
+/** @typedef {import("ajv/dist/2020.js").default} Ajv */
+/** @type {Ajv | null} */
 let ajv = null;
+/** @type {Ajv | null} */
 let loose = null;
+/** @type {Map<string, import("ajv").ValidateFunction>} */
 const compiled = new Map();
 
 /** Read the schemas (and built-in workflows) from `dir` from now on. @param {string} dir */
@@ -41,6 +49,7 @@ export function getSchemaDir() {
   return schemaDir;
 }
 
+/** @returns {Ajv} */
 function engine() {
   if (ajv === null) {
     // No schema of the protocol uses `format`; none is registered, and strict mode would
@@ -57,7 +66,7 @@ function engine() {
   return ajv;
 }
 
-/** A compiled validator of schema/<rel> (e.g. "session-state/3.0.json"). */
+/** A compiled validator of schema/<rel> (e.g. "session-state/3.0.json"). @param {string} rel */
 export function validator(rel) {
   let v = compiled.get(rel);
   if (!v) {
@@ -68,7 +77,8 @@ export function validator(rel) {
   return v;
 }
 
-/** Compile an in-memory schema (a workflow's state fragment); not strict, field schemas are free. */
+/** Compile an in-memory schema (a workflow's state fragment); not strict, field schemas are free.
+ * @param {object} schema */
 export function compileFragment(schema) {
   if (loose === null) {
     // Like the reference (jsonschema without a format checker), `format` is an annotation here.
@@ -83,6 +93,7 @@ export function compileFragment(schema) {
   return loose.compile(schema);
 }
 
+/** @type {Record<string, string>} */
 const KEYWORD_CODES = {
   required: "SR201",
   type: "SR202",
@@ -112,8 +123,15 @@ const KEYWORD_CODES = {
 // ajv reports these wrappers in addition to the errors inside them; they add no finding.
 const WRAPPERS = new Set(["if", "then", "else", "allOf", "$ref"]);
 
-/** Codes for ajv errors. `statusPath`: the step status enum is SR309, not SR203 (spec §2.3). */
+/**
+ * Codes for ajv errors; the step status enum is SR309, not SR203 (spec §2.3). `override`: the
+ * one code of every error (a workflow definition's SR400).
+ * @param {import("ajv").ErrorObject[] | null | undefined} errors
+ * @param {{override?: string | null}} [opts]
+ * @returns {string[]}
+ */
 export function codesFor(errors, { override = null } = {}) {
+  /** @type {string[]} */
   const out = [];
   for (const e of errors ?? []) {
     if (WRAPPERS.has(e.keyword)) continue;
@@ -129,7 +147,8 @@ export function codesFor(errors, { override = null } = {}) {
   return out;
 }
 
-/** Validate `instance` against schema/<rel>; returns the codes (empty when valid). */
+/** Validate `instance` against schema/<rel>; returns the codes (empty when valid).
+ * @param {string} rel @param {unknown} instance @param {{override?: string | null}} [opts] */
 export function check(rel, instance, opts = {}) {
   const v = validator(rel);
   if (v(instance)) return [];

@@ -21,9 +21,14 @@ export const WORKLOG = "00-worklog.jsonl";
 export const SENTINEL = "00-session.active";
 const FULL_SCAN_LIMIT = 16 * 1024 * 1024;
 
+/** @typedef {import("./types.js").JsonObject} JsonObject */
+
+/** @param {unknown} v @returns {v is JsonObject} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+/** @param {unknown} v @returns {v is number} */
 const isIntSeq = (v) => typeof v === "number" && Number.isInteger(v);
 
+/** The temp files a writer left behind (`.00-session-state.json.*.tmp`). @param {string} dir */
 export function tempFiles(dir) {
   try {
     return readdirSync(dir)
@@ -34,8 +39,10 @@ export function tempFiles(dir) {
   }
 }
 
-/** Split bytes into lines as written: each line keeps whether it was newline-terminated. */
+/** Split bytes into lines as written: each line keeps whether it was newline-terminated.
+ * @param {Buffer} data */
 function splitLines(data) {
+  /** @type {{bytes: Buffer, terminated: boolean}[]} */
   const out = [];
   let start = 0;
   for (let i = 0; i < data.length; i++) {
@@ -49,10 +56,13 @@ function splitLines(data) {
 }
 
 const RECORD_START = Buffer.from('{"v":');
-const startsLikeRecord = (b) => b.subarray(0, RECORD_START.length).equals(RECORD_START);
-const blankLine = (b) => b.every((x) => x === 0x20 || (x >= 0x09 && x <= 0x0d));
+const startsLikeRecord = (/** @type {Buffer} */ b) =>
+  b.subarray(0, RECORD_START.length).equals(RECORD_START);
+const blankLine = (/** @type {Buffer} */ b) =>
+  b.every((x) => x === 0x20 || (x >= 0x09 && x <= 0x0d));
 
-/** Every line checked (validate): garbage SR503, torn last line SR502, seq order SR504. */
+/** Every line checked (validate): garbage SR503, torn last line SR502, seq order SR504.
+ * @param {string} dir @returns {string[]} */
 export function scanWorklog(dir) {
   const path = join(dir, WORKLOG);
   let st;
@@ -68,11 +78,12 @@ export function scanWorklog(dir) {
   } catch {
     return ["SR501"];
   }
+  /** @type {string[]} */
   const out = [];
   let lastSeq = 0;
   for (const line of splitLines(data)) {
     if (blankLine(line.bytes)) continue;
-    const ev = /** @type {Record<string, any> | null} */ (parseLine(line.bytes));
+    const ev = parseLine(line.bytes);
     if (!isObject(ev)) {
       // A torn record (an append cut short, maybe terminated by the next append) starts as
       // every record is written; anything else is garbage.
@@ -90,9 +101,11 @@ export function scanWorklog(dir) {
 /**
  * The last `n` events, read backwards from the end of the file in chunks (never the whole
  * file). Returns {events, codes, lastSeq, endsWithNewline, exists}.
+ * @param {string} dir @param {number} n @returns {import("./types.js").Tail}
  */
 export function readTail(dir, n) {
   const path = join(dir, WORKLOG);
+  /** @type {import("./types.js").Tail} */
   const out = { events: [], codes: [], lastSeq: 0, endsWithNewline: true, exists: false, size: 0 };
   let fd;
   try {
@@ -107,6 +120,7 @@ export function readTail(dir, n) {
     out.size = size;
     let pos = size;
     let buf = Buffer.alloc(0);
+    /** @type {{bytes: Buffer, terminated: boolean}[]} */
     let lines = [];
     const CHUNK = 64 * 1024;
     while (pos > 0 && lines.length <= n + 1) {
@@ -119,6 +133,7 @@ export function readTail(dir, n) {
     }
     if (pos > 0) lines = lines.slice(1); // the first piece may start mid-line
     out.endsWithNewline = size === 0 || buf[buf.length - 1] === 0x0a;
+    /** @type {JsonObject[]} */
     const events = [];
     lines.forEach((line, i) => {
       if (blankLine(line.bytes)) return;
@@ -140,7 +155,8 @@ export function readTail(dir, n) {
   }
 }
 
-/** The lease as found: {lease (null: no file; {} or the object when unusable), codes}. */
+/** The lease as found: {lease (null: no file; {} or the object when unusable), codes}.
+ * @param {string} dir @returns {import("./types.js").LeaseRead} */
 export function readLease(dir) {
   const path = join(dir, SENTINEL);
   let st;
@@ -165,7 +181,10 @@ export function readLease(dir) {
   return { lease: v, codes: [] };
 }
 
-/** The lease's state now (spec §7 table, first match). */
+/** The lease's state now (spec §7 table, first match).
+ * @param {JsonObject | null} lease
+ * @param {{now: number, ended: boolean, ownerAlive: boolean | null, staleSeconds: number}} opts
+ * @returns {import("./types.js").LeaseState} */
 export function leaseState(lease, { now, ended, ownerAlive, staleSeconds }) {
   if (lease === null) return { state: "none", age: null };
   const hb = parseTimestamp(lease.heartbeat);
@@ -178,7 +197,13 @@ export function leaseState(lease, { now, ended, ownerAlive, staleSeconds }) {
   return { state: "live", age };
 }
 
-/** Append one worklog event (spec §6); a torn last line is terminated first. */
+/**
+ * Append one worklog event (spec §6); a torn last line is terminated first.
+ * @param {string} dir @param {string} event
+ * @param {{ts: string, session?: string, step?: string | null, subStep?: string | null,
+ *   detail?: Record<string, unknown> | null}} opts
+ * @returns {import("./types.js").WorklogEvent}
+ */
 export function appendEvent(
   dir,
   event,
@@ -187,6 +212,7 @@ export function appendEvent(
   const path = join(dir, WORKLOG);
   const tail = readTail(dir, 1);
   if (tail.codes.includes("SR501")) throw new Error("the worklog cannot be read");
+  /** @type {import("./types.js").WorklogEvent} */
   const record = { v: 1, ts, seq: tail.lastSeq + 1, session, event };
   if (step !== null) record.step = step;
   if (subStep !== null) record.sub_step = subStep;

@@ -28,6 +28,8 @@ import { formatTimestamp, stamp } from "./timeutil.mjs";
 import { CURRENT, isKnown, newerThanKnown, schemaOf, versionOf } from "./versions.mjs";
 import { loadWorkflow, templateState } from "./workflow.mjs";
 
+/** @typedef {import("./types.js").StateDocument} StateDocument */
+
 export const BAK = `${STATE}.bak`;
 export const LOCK = `${STATE}.lock`;
 
@@ -40,7 +42,8 @@ export class Refused extends Error {
   }
 }
 
-/** Links among the session directory, state, .bak and lock that lead out of the root (SR105). */
+/** Links among the session directory, state, .bak and lock that lead out of the root (SR105).
+ * @param {string} dir @param {string} root */
 export function checkPaths(dir, root) {
   const rootReal = real(root) ?? resolve(root);
   for (const p of [dir, join(dir, STATE), join(dir, BAK), join(dir, LOCK)]) {
@@ -62,7 +65,7 @@ const WRITTEN_FILES = [LOCK, SENTINEL, WORKLOG, HANDOFF];
 
 /** checkPaths and the path policy for every file a writer opens (docs/spec.md §1): each must
  * be a regular file or absent, never a link out of the root. Runs before anything is opened;
- * throws Refused (SR105/SR103/SR102). */
+ * throws Refused (SR105/SR103/SR102). @param {string} dir @param {string} root */
 export function checkWritePaths(dir, root) {
   checkPaths(dir, root);
   const codes = WRITTEN_FILES.map((n) => checkTarget(join(dir, n), root, { write: true })).filter(
@@ -71,7 +74,8 @@ export function checkWritePaths(dir, root) {
   if (codes.length) throw new Refused(codes);
 }
 
-/** What bytes are as a state file: {status, doc, codes, version}. */
+/** What bytes are as a state file: {status, doc, codes, version}.
+ * @param {Uint8Array} data @returns {import("./types.js").Classified} */
 export function classify(data) {
   const parsed = readJsonBytes(data);
   if (parsed.value === null || isCorrupt(parsed.codes))
@@ -88,11 +92,13 @@ export function classify(data) {
   return { status: "ok", doc, codes: parsed.codes, version: v.raw };
 }
 
-/** A file worth keeping as .bak: it parses and passes its own version's schema. */
+/** A file worth keeping as .bak: it parses and passes its own version's schema.
+ * @param {Uint8Array} data */
 function validStateBytes(data) {
   const c = classify(data);
   if (c.status === "ok") return true;
-  return c.status === "needs_migration" && check(schemaOf(c.version), c.doc).length === 0;
+  // needs_migration always names the version it was found at
+  return c.status === "needs_migration" && check(schemaOf(String(c.version)), c.doc).length === 0;
 }
 
 /**
@@ -100,7 +106,9 @@ function validStateBytes(data) {
  * §5): it parses and passes the 3.0 schema, or it is an older or repairable state that migrate
  * (without salvage) turns into one. {document (null: unusable), migratedFrom (null: 3.0
  * already), problems (codes: why it is unusable)}.
- * @param {Buffer} data @param {{now?: number, projectHint?: string|null, sessionDir?: string|null}} [opts]
+ * @param {Uint8Array} data
+ * @param {{now?: number, projectHint?: string|null, sessionDir?: string|null}} [opts]
+ * @returns {import("./types.js").Backup}
  */
 export function usableBackup(
   data,
@@ -123,9 +131,10 @@ export function usableBackup(
   }
 }
 
-const dirName = (dir) => basename(real(dir) ?? resolve(dir));
+const dirName = (/** @type {string} */ dir) => basename(real(dir) ?? resolve(dir));
 
-/** Read the session's state; never throws for bad content. */
+/** Read the session's state; never throws for bad content.
+ * @param {string} dir @param {string} root @returns {import("./types.js").Loaded} */
 export function load(dir, root) {
   try {
     checkPaths(dir, root);
@@ -135,6 +144,7 @@ export function load(dir, root) {
     throw err;
   }
   const state = join(dir, STATE);
+  /** @type {import("./types.js").Classified} */
   let out;
   if (!lexists(state)) out = { status: "absent", doc: null, codes: [] };
   else {
@@ -147,17 +157,19 @@ export function load(dir, root) {
       };
     else out = classify(res.data);
   }
-  out.backupUsable = false;
+  let backupUsable = false;
   if ((out.status === "corrupt" || out.status === "absent") && lexists(join(dir, BAK))) {
     const b = readLimited(join(dir, BAK), { root });
-    out.backupUsable =
-      Boolean(b.data) && usableBackup(b.data, { projectHint: dirName(dir) }).document !== null;
+    backupUsable =
+      b.data !== undefined && usableBackup(b.data, { projectHint: dirName(dir) }).document !== null;
   }
-  return out;
+  return Object.assign(out, { backupUsable });
 }
 
+/** The bytes of a state as every writer writes it. @param {StateDocument} doc */
 export const serialize = (doc) => Buffer.from(`${JSON.stringify(doc, null, 2)}\n`);
 
+/** @param {string} dir */
 export function fsyncDir(dir) {
   try {
     const fd = openSync(dir, constants.O_RDONLY);
@@ -171,7 +183,8 @@ export function fsyncDir(dir) {
   }
 }
 
-/** A new temp file (O_EXCL, never following a link) in `dir` holding `data`, fsynced. */
+/** A new temp file (O_EXCL, never following a link) in `dir` holding `data`, fsynced.
+ * @param {string} dir @param {Uint8Array} data @param {string} [prefix] @returns {string} */
 export function writeTemp(dir, data, prefix = `.${STATE}.`) {
   for (;;) {
     const tmp = join(dir, `${prefix}${randomBytes(6).toString("hex")}.tmp`);
@@ -203,9 +216,11 @@ export function writeTemp(dir, data, prefix = `.${STATE}.`) {
   }
 }
 
+/** @type {Set<string | undefined>} */
 const NO_HARD_LINKS = new Set(["EPERM", "EXDEV", "ENOTSUP", "EMLINK", "EOPNOTSUPP"]);
 
-/** Make `dst` an atomic copy of `src` (a hard link to a staging name, renamed over dst). */
+/** Make `dst` an atomic copy of `src` (a hard link to a staging name, renamed over dst).
+ * @param {string} src @param {string} dst */
 function keepAs(src, dst) {
   try {
     const a = lstatSync(src);
@@ -221,7 +236,7 @@ function keepAs(src, dst) {
   try {
     linkSync(src, staging);
   } catch (err) {
-    if (!NO_HARD_LINKS.has(/** @type {any} */ (err).code)) throw err;
+    if (!NO_HARD_LINKS.has(/** @type {NodeJS.ErrnoException} */ (err).code)) throw err;
     staging = writeTemp(dir, readFileSync(src));
   }
   try {
@@ -245,7 +260,7 @@ function keepAs(src, dst) {
 
 /** An OS refusal while writing (disk full, read-only, a directory in the way): SR163. */
 function writeFailed(/** @type {unknown} */ err) {
-  const e = /** @type {any} */ (err);
+  const e = /** @type {NodeJS.ErrnoException | null | undefined} */ (err);
   if (e && typeof e.code === "string" && typeof e.syscall === "string") {
     return new Refused(
       ["SR163"],
@@ -256,7 +271,9 @@ function writeFailed(/** @type {unknown} */ err) {
 }
 
 /** Replace the state with `data`; with `rotate`, the current file becomes .bak if it is a
- * valid state (or, with `always`, whatever it is: the pre-migration file). */
+ * valid state (or, with `always`, whatever it is: the pre-migration file).
+ * @param {string} dir @param {Uint8Array} data
+ * @param {{rotate: boolean, always?: boolean, currentValid?: boolean | null}} opts */
 export function replaceState(dir, data, { rotate, always = false, currentValid = null }) {
   const state = join(dir, STATE);
   let tmp;
@@ -283,7 +300,9 @@ export function replaceState(dir, data, { rotate, always = false, currentValid =
   fsyncDir(dir);
 }
 
-/** Append a worklog event after a write; a failure is SR505 (the state is already written). */
+/** Append a worklog event after a write; a failure is SR505 (the state is already written).
+ * @param {string} dir @param {string} event @param {Parameters<typeof appendEvent>[2]} opts
+ * @returns {string[]} */
 export function logEvent(dir, event, opts) {
   try {
     appendEvent(dir, event, opts);
@@ -293,7 +312,14 @@ export function logEvent(dir, event, opts) {
   }
 }
 
-/** recover (spec §5): {status, codes}. */
+/**
+ * recover (spec §5): {status, codes}.
+ * @param {string} dir @param {string} root
+ * @param {{now: number, workflow?: string|null, project?: string|null}} opts
+ * @returns {{status: "none" | "restored_backup" | "recreated" | "refused", codes: string[],
+ *   keptAs?: string | null, migratedFrom?: string | null, preMigrationKeptAs?: string | null,
+ *   backupProblems?: string[]}}
+ */
 export function recover(dir, root, { now, workflow = null, project = null }) {
   try {
     checkWritePaths(dir, root);
@@ -304,7 +330,12 @@ export function recover(dir, root, { now, workflow = null, project = null }) {
   return withLock(dir, () => recoverLocked(dir, root, { now, workflow, project }));
 }
 
-/** recover's work, under the lock. @param {string} dir @param {string} root @param {{now: number, workflow?: string|null, project?: string|null}} opts */
+/**
+ * recover's work, under the lock.
+ * @param {string} dir @param {string} root
+ * @param {{now: number, workflow?: string|null, project?: string|null}} opts
+ * @returns {ReturnType<typeof recover>}
+ */
 function recoverLocked(dir, root, { now, workflow = null, project = null }) {
   const current = load(dir, root);
   if (current.status !== "corrupt" && current.status !== "absent")
@@ -367,7 +398,8 @@ function recoverLocked(dir, root, { now, workflow = null, project = null }) {
 }
 
 /** The session directory relative to the repository root, POSIX; null when it is outside
- * (what a bare artifact name is resolved against, spec §4, §9). */
+ * (what a bare artifact name is resolved against, spec §4, §9).
+ * @param {string} dir @param {string | null | undefined} root @returns {string | null} */
 export function repoRelative(dir, root) {
   if (!root) return null;
   const rel = relative(resolve(root), resolve(dir));
@@ -377,7 +409,9 @@ export function repoRelative(dir, root) {
 
 /** The pre-migration file of a `version` state (the state, or a `.bak` that recover migrates:
  * `source`), kept for good beside the state (spec §1, §5, §9.1 step 7); never over an existing
- * file. Returns its path when this call made it. */
+ * file. Returns its path when this call made it.
+ * @param {string} dir @param {string} version @param {string} [source] @returns {string | null}
+ */
 export function keepPreMigration(dir, version, source = STATE) {
   const name = join(dir, `00-session-state.v${version}.json`);
   if (lexists(name)) return null;
@@ -385,12 +419,17 @@ export function keepPreMigration(dir, version, source = STATE) {
     linkSync(join(dir, source), name);
     return name;
   } catch (err) {
-    if (/** @type {any} */ (err).code === "EEXIST") return null;
+    if (/** @type {NodeJS.ErrnoException} */ (err).code === "EEXIST") return null;
     throw new Refused(["SR163"], `the pre-migration file could not be kept: ${err}`);
   }
 }
 
-/** The .bak to restore (3.0, or an older state migrated), or why there is none. */
+/** The .bak to restore (3.0, or an older state migrated), or why there is none.
+ * @param {string} dir
+ * @param {string} root
+ * @param {number} now
+ * @returns {import("./types.js").Backup}
+ */
 function backupOf(dir, root, now) {
   if (!lexists(join(dir, BAK))) return { document: null, migratedFrom: null, problems: [] };
   const res = readLimited(join(dir, BAK), { root });

@@ -14,7 +14,15 @@ const PROJECT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const DECISION_ID = /^D([0-9]+)$/;
 const DONE = ["complete", "skipped"];
 
-/** @typedef {{code: string, message: string, pointer: string}} Problem */
+/**
+ * @typedef {import("./types.js").Diagnostic} Problem
+ * @typedef {import("./types.js").StateDocument} StateDocument
+ */
+/**
+ * @typedef {import("./types.js").JsonObject} JsonObject
+ * @typedef {import("./types.js").Workflow} Workflow
+ */
+/** @typedef {import("./types.js").StepDef} StepDef */
 
 export class TransitionError extends Error {
   /** @param {Problem[]} problems */
@@ -29,25 +37,26 @@ export class TransitionError extends Error {
 const refuse = (code, message, pointer = "") => new TransitionError([{ code, message, pointer }]);
 const esc = (/** @type {string} */ s) => s.replace(/~/g, "~0").replace(/\//g, "~1");
 const ptr = (/** @type {string[]} */ ...parts) => parts.map((p) => `/${esc(String(p))}`).join("");
-const isObject = (/** @type {unknown} */ v) =>
-  v !== null && typeof v === "object" && !Array.isArray(v);
-const clone = (/** @type {any} */ v) => structuredClone(v);
+/** @param {unknown} v @returns {v is JsonObject} */
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+/** @param {StateDocument} v */
+const clone = (v) => structuredClone(v);
 const isInt = (/** @type {unknown} */ v) => typeof v === "number" && Number.isInteger(v);
 const repr = (/** @type {unknown} */ v) => JSON.stringify(v);
 
-/** @param {string} key @param {any} step @param {any} sdef */
+/** @param {string} key @param {JsonObject | undefined} step @param {StepDef | null} sdef */
 function label(key, step, sdef) {
   const name = sdef ? sdef.name : step?.name;
   return typeof name === "string" && name ? `${key} (${name})` : key;
 }
 
-/** @param {any} doc */
+/** @param {StateDocument} doc */
 function stepsOf(doc) {
   if (!isObject(doc.steps)) doc.steps = {};
   return doc.steps;
 }
 
-/** @param {any} wf @param {string} key */
+/** @param {Workflow} wf @param {string} key */
 function checkKey(wf, key) {
   if (typeof key !== "string" || !STEP_KEY.test(key)) {
     throw refuse(
@@ -76,10 +85,15 @@ const newStep = (name, agent) => ({
   context_files_used: [],
 });
 
-/** @param {any} sdef */
+/** @param {StepDef} sdef */
 const agentOf = (sdef) => (sdef.agents.length === 1 ? sdef.agents[0] : "");
 
-/** The step record to change (a workflow step missing from the document is added). @param {any} doc @param {any} wf @param {string} key */
+/**
+ * The step record to change (a workflow step missing from the document is added).
+ * @param {StateDocument} doc
+ * @param {Workflow} wf
+ * @param {string} key
+ */
 function existing(doc, wf, key) {
   checkKey(wf, key);
   const steps = stepsOf(doc);
@@ -121,7 +135,7 @@ function checkPaths(paths, pointer) {
   return out;
 }
 
-/** @param {any[]} target @param {string[]} values */
+/** @param {unknown[]} target @param {string[]} values */
 function appendUnique(target, values) {
   const seen = new Set(
     target.filter((p) => typeof p === "string").map((p) => normalize(p.replace(/\\/g, "/"))),
@@ -137,7 +151,10 @@ function appendUnique(target, values) {
 
 /**
  * A fresh state for `wf`: every step pending, revision 0 (the store makes it 1).
- * @param {any} wf @param {string} project @param {number} now microseconds since the epoch
+ * @param {Workflow} wf @param {string} project @param {number} now microseconds since the epoch
+ * @param {(wf: Workflow, project: string, now: string) => StateDocument} templateState
+ *   workflow.mjs's
+ * @returns {StateDocument}
  */
 export function initState(wf, project, now, templateState) {
   if (typeof project !== "string" || !PROJECT.test(project)) {
@@ -153,7 +170,7 @@ export function initState(wf, project, now, templateState) {
 /**
  * Step start: pending → in_progress (see the reference for the rules on restart, re-run,
  * another step in progress and earlier steps not done).
- * @param {any} doc @param {any} wf @param {string} key @param {number} now
+ * @param {StateDocument} doc @param {Workflow} wf @param {string} key @param {number} now
  * @param {{force?: boolean, orphaned?: boolean, name?: string|null}} [opts]
  */
 export function start(doc, wf, key, now, { force = false, orphaned = false, name = null } = {}) {
@@ -228,7 +245,7 @@ export function start(doc, wf, key, now, { force = false, orphaned = false, name
 
 /**
  * Sub-step done: record the checkpoint and append artifacts and context files (deduplicated).
- * @param {any} doc @param {any} wf @param {string} key @param {string} subStep
+ * @param {StateDocument} doc @param {Workflow} wf @param {string} key @param {string} subStep
  * @param {{artifacts?: string[], contextFiles?: string[]}} [opts]
  */
 export function checkpoint(doc, wf, key, subStep, { artifacts = [], contextFiles = [] } = {}) {
@@ -274,7 +291,13 @@ export function checkpoint(doc, wf, key, subStep, { artifacts = [], contextFiles
   return out;
 }
 
-/** Step done: in_progress → complete. @param {any} doc @param {any} wf @param {string} key @param {number} now */
+/**
+ * Step done: in_progress → complete.
+ * @param {StateDocument} doc
+ * @param {Workflow} wf
+ * @param {string} key
+ * @param {number} now
+ */
 export function complete(doc, wf, key, now) {
   const out = clone(doc);
   const step = existing(out, wf, key);
@@ -303,7 +326,14 @@ export function complete(doc, wf, key, now) {
   return out;
 }
 
-/** pending or in_progress → skipped. @param {any} doc @param {any} wf @param {string} key @param {string} reason @param {{force?: boolean}} [opts] */
+/**
+ * pending or in_progress → skipped.
+ * @param {StateDocument} doc
+ * @param {Workflow} wf
+ * @param {string} key
+ * @param {string} reason
+ * @param {{force?: boolean}} [opts]
+ */
 export function skip(doc, wf, key, reason, { force = false } = {}) {
   const out = clone(doc);
   const step = existing(out, wf, key);
@@ -329,13 +359,19 @@ export function skip(doc, wf, key, reason, { force = false } = {}) {
   return out;
 }
 
-/** Decision made: decisions[key] = value (checked against the workflow's keys and enum). @param {any} doc @param {any} wf @param {string} key @param {unknown} value */
+/**
+ * Decision made: decisions[key] = value (checked against the workflow's keys and enum).
+ * @param {StateDocument} doc
+ * @param {Workflow} wf
+ * @param {string} key
+ * @param {unknown} value
+ */
 export function setDecision(doc, wf, key, value) {
   if (typeof key !== "string" || !key)
     throw refuse("SR710", "the decision key is empty", "/decisions");
   // A workflow that lists its decision keys accepts only those (SR422); one with none, any key.
-  if (wf.decisions.length > 0 && !wf.decisions.some((/** @type {any} */ d) => d.key === key)) {
-    const keys = wf.decisions.map((/** @type {any} */ d) => d.key).join(", ");
+  if (wf.decisions.length > 0 && !wf.decisions.some((d) => d.key === key)) {
+    const keys = wf.decisions.map((d) => d.key).join(", ");
     throw refuse(
       "SR422",
       `decision key ${repr(key)} is not defined by workflow ${repr(wf.id)}; its keys: ${keys}`,
@@ -362,7 +398,7 @@ export function setDecision(doc, wf, key, value) {
   return out;
 }
 
-/** @param {any} doc */
+/** @param {StateDocument} doc */
 export function nextDecisionId(doc) {
   let highest = 0;
   if (Array.isArray(doc.decision_log)) {
@@ -378,9 +414,9 @@ export function nextDecisionId(doc) {
 
 /**
  * Append a decision to decision_log with the next id (D001, ...).
- * @param {any} doc
+ * @param {StateDocument} doc
  * @param {{title: string, choice: string, rationale: string, step?: string|null, alternatives?: string[]}} entry
- * @param {number} now @param {any} [wf]
+ * @param {number} now @param {Workflow | null} [wf]
  */
 export function logDecision(
   doc,
@@ -412,7 +448,11 @@ export function logDecision(
   return out;
 }
 
-/** Challenger finding: add `title` to open_findings (once). @param {any} doc @param {string} title */
+/**
+ * Challenger finding: add `title` to open_findings (once).
+ * @param {StateDocument} doc
+ * @param {string} title
+ */
 export function addFinding(doc, title) {
   if (typeof title !== "string" || !title.trim())
     throw refuse("SR710", "the finding title is empty", "/open_findings");
@@ -422,7 +462,11 @@ export function addFinding(doc, title) {
   return out;
 }
 
-/** Remove `title` from open_findings; refused when it is not open. @param {any} doc @param {string} title */
+/**
+ * Remove `title` from open_findings; refused when it is not open.
+ * @param {StateDocument} doc
+ * @param {string} title
+ */
 export function resolveFinding(doc, title) {
   const findings = doc.open_findings;
   if (!Array.isArray(findings) || !findings.includes(title)) {
@@ -440,7 +484,10 @@ export function resolveFinding(doc, title) {
 
 /**
  * An orchestrator gate in one document: complete A, record decisions, start B.
- * @param {any} doc @param {any} wf @param {string} completeKey @param {string} startKey
+ * @param {StateDocument} doc
+ * @param {Workflow} wf
+ * @param {string} completeKey
+ * @param {string} startKey
  * @param {Record<string, unknown>} decisions @param {number} now @param {{force?: boolean}} [opts]
  */
 export function transition(doc, wf, completeKey, startKey, decisions, now, { force = false } = {}) {

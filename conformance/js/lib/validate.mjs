@@ -13,9 +13,22 @@ import { check } from "./schema.mjs";
 import { readLease, scanWorklog, STATE, tempFiles } from "./session.mjs";
 import { loadWorkflow, WorkflowError } from "./workflow.mjs";
 
+/**
+ * validate's options: now (µs), the workflow to check against (default the state's own, else
+ * apex), the clock skew allowed (s), the size limit (bytes), the repository root, whether
+ * listed artifacts must exist (rules.mjs RuleOptions) and, for one document, its session
+ * directory.
+ * @typedef {{now: number, workflow?: string | null, skew?: number, maxSize?: number,
+ *   root?: string | null, checkArtifacts?: boolean, sessionDir?: string | null}} ValidateOptions
+ */
+/** @typedef {{path: string, codes: string[], version: string | null, workflow: string | null}}
+ *   FileReport */
+
 const SKIP_DIRS = new Set([".git", ".archive", "node_modules", ".venv", "__pycache__", ".nox"]);
 
-/** Check one state document given as bytes. `opts`: {workflow, now, skew, root, sessionDir, checkArtifacts}. */
+/** Check one state document given as bytes.
+ * @param {Uint8Array} data @param {ValidateOptions} opts @returns {string[]}
+ */
 export function validateDocument(data, opts) {
   const parsed = readJsonBytes(data);
   const codes = [...parsed.codes];
@@ -43,6 +56,7 @@ export function validateDocument(data, opts) {
   return codes;
 }
 
+/** @param {string} path @returns {{files: string[], codes: string[]}} */
 function discover(path) {
   let st;
   try {
@@ -51,7 +65,9 @@ function discover(path) {
     return { files: [path], codes: [] };
   }
   if (!st.isDirectory()) return { files: [path], codes: [] };
+  /** @type {string[]} */
   const found = [];
+  /** @param {string} dir @param {number} depth */
   const walk = (dir, depth) => {
     let entries;
     try {
@@ -69,6 +85,7 @@ function discover(path) {
   return found.length ? { files: found, codes: [] } : { files: [], codes: ["SR101"] };
 }
 
+/** @param {string} name @param {ValidateOptions} opts @returns {string[]} */
 function validateFile(name, opts) {
   const res = readLimited(name, { maxSize: opts.maxSize, root: opts.root });
   if (!res.data) return res.codes;
@@ -96,6 +113,8 @@ function validateFile(name, opts) {
 /**
  * validate, file by file: [{path, codes, version, workflow}] for the path (a file, or a
  * directory searched for state files; none found is one entry with SR101).
+
+ * @param {string} path @param {ValidateOptions} opts @returns {FileReport[]}
  */
 export function validateReport(path, opts) {
   const { files, codes } = discover(path);
@@ -122,7 +141,9 @@ export function validateReport(path, opts) {
 }
 validateReport.discover = discover;
 
-/** validate: every code found for the path (a file, or a directory searched for state files). */
+/** validate: every code found for the path (a file, or a directory searched for state files).
+ * @param {string} path @param {ValidateOptions} opts @returns {string[]}
+ */
 export function validate(path, opts) {
   const { files, codes } = discover(path);
   for (const f of files) codes.push(...validateFile(f, opts));
@@ -133,6 +154,7 @@ export function validate(path, opts) {
  * validate `-`: one document given as bytes (standard input), named `name` in messages; no
  * session directory, so none of the session's other files is checked (the reference's
  * `validate_bytes`). The same shape as one entry of `validateReport`.
+ * @param {Buffer} data @param {string} name @param {any} opts
  */
 export function validateBytesReport(data, name, opts) {
   const codes = [...new Set(validateDocument(data, { ...opts, checkArtifacts: false }))].sort();

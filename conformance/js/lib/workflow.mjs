@@ -7,7 +7,13 @@ import { compileFragment, check, getSchemaDir } from "./schema.mjs";
 import { CURRENT } from "./versions.mjs";
 import { parseYaml, YamlError } from "./yaml.mjs";
 
-/** The ids of the built-in workflows: the `*.yaml` files of the schema directory's workflows/. */
+/**
+ * @typedef {import("./types.js").Workflow} Workflow
+ * @typedef {import("./types.js").JsonObject} JsonObject
+ */
+
+/** The ids of the built-in workflows: the `*.yaml` files of the schema directory's workflows/.
+ * @returns {string[]} */
 export function builtins() {
   try {
     return readdirSync(join(getSchemaDir(), "workflows"))
@@ -21,17 +27,21 @@ export function builtins() {
 const MAX_BYTES = 1 << 20;
 
 export class WorkflowError extends Error {
+  /** @param {string[]} codes @param {string} message */
   constructor(codes, message) {
     super(message);
     this.codes = codes;
   }
 }
 
+/** @type {Map<string, Workflow | WorkflowError>} */
 const cache = new Map();
 
+/** A built-in workflow by id, or a definition file by path; throws WorkflowError (cached,
+ * either way). @param {string} spec @returns {Workflow} */
 export function loadWorkflow(spec) {
   if (cache.has(spec)) {
-    const hit = cache.get(spec);
+    const hit = /** @type {Workflow | WorkflowError} */ (cache.get(spec));
     if (hit instanceof WorkflowError) throw hit;
     return hit;
   }
@@ -45,6 +55,7 @@ export function loadWorkflow(spec) {
   }
 }
 
+/** @param {string} spec @returns {Workflow} */
 function load(spec) {
   let path = spec;
   if (builtins().includes(spec)) path = join(getSchemaDir(), "workflows", `${spec}.yaml`);
@@ -81,13 +92,15 @@ function load(spec) {
   return build(raw);
 }
 
+/** @param {JsonObject} raw a definition that passed schema/workflow/1.json @returns {string[]} */
 function semanticProblems(raw) {
+  /** @type {string[]} */
   const out = [];
   const keys = new Set();
   for (const s of raw.steps) {
     if (keys.has(s.key)) out.push(`step key ${s.key} is defined twice`);
     keys.add(s.key);
-    const ids = (s.checkpoints ?? []).map((c) => c.id);
+    const ids = (s.checkpoints ?? []).map((/** @type {JsonObject} */ c) => c.id);
     if (new Set(ids).size !== ids.length)
       out.push(`a checkpoint is defined twice in step ${s.key}`);
     const reviewAt = s.review_checkpoint;
@@ -103,23 +116,28 @@ function semanticProblems(raw) {
   return out;
 }
 
+/** @param {JsonObject} raw a definition that passed schema/workflow/1.json @returns {Workflow} */
 function build(raw) {
-  const steps = raw.steps.map((s) => ({
+  /** @type {import("./types.js").StepDef[]} */
+  const steps = raw.steps.map((/** @type {JsonObject} */ s) => ({
     key: s.key,
     name: s.name,
     agents: s.agents,
     reviewed: Boolean(s.review_audited),
     reviewAt: s.review_checkpoint ?? null,
     optional: Boolean(s.optional),
-    checkpoints: (s.checkpoints ?? []).map((c) => c.id),
-    after: Object.fromEntries((s.checkpoints ?? []).map((c) => [c.id, c.after ?? null])),
+    checkpoints: (s.checkpoints ?? []).map((/** @type {JsonObject} */ c) => c.id),
+    after: Object.fromEntries(
+      (s.checkpoints ?? []).map((/** @type {JsonObject} */ c) => [c.id, c.after ?? null]),
+    ),
     legacy: s.legacy_checkpoints ?? {},
     budget: s.budget
       ? { max: s.budget.max_startup_files, files: s.budget.startup_files ?? [] }
       : null,
     gate: s.gate ?? null,
   }));
-  const wf = {
+  /** @type {Omit<Workflow, "fragment">} */
+  const base = {
     id: raw.id,
     sessionDir: typeof raw.session_dir === "string" ? raw.session_dir : "agent-output/{project}",
     freeSteps: Boolean(raw.free_steps),
@@ -127,13 +145,13 @@ function build(raw) {
     review: raw.review ?? null,
     steps,
     stepKeys: steps.map((s) => s.key),
-    decisions: raw.decisions.map((d) => ({
+    decisions: raw.decisions.map((/** @type {JsonObject} */ d) => ({
       key: d.key,
       required: Boolean(d.required),
       enum: d.enum,
       legacyTopLevel: Boolean(d.legacy_top_level),
     })),
-    fields: raw.fields.map((f) => ({
+    fields: raw.fields.map((/** @type {JsonObject} */ f) => ({
       name: f.name,
       required: Boolean(f.required),
       schema: f.schema ?? {},
@@ -143,14 +161,18 @@ function build(raw) {
       return steps.find((s) => s.key === key) ?? null;
     },
   };
-  wf.fragment = compileFragment(fragmentSchema(wf));
+  /** @type {Workflow} */
+  const wf = Object.assign(base, { fragment: compileFragment(fragmentSchema(base)) });
   return wf;
 }
 
-/** The JSON Schema of a state's workflow-specific parts: its fields and decisions. */
+/** The JSON Schema of a state's workflow-specific parts: its fields and decisions.
+ * @param {Pick<Workflow, "fields" | "decisions">} wf */
 function fragmentSchema(wf) {
+  /** @type {Record<string, object>} */
   const properties = {};
   for (const f of wf.fields) properties[f.name] = f.schema;
+  /** @type {Record<string, object>} */
   const dprops = {};
   for (const d of wf.decisions) dprops[d.key] = d.enum !== undefined ? { enum: d.enum } : {};
   properties.decisions = {
@@ -165,8 +187,11 @@ function fragmentSchema(wf) {
   };
 }
 
-/** A fresh current-version state for this workflow, every step pending (spec §5). */
+/** A fresh current-version state for this workflow, every step pending (spec §5).
+ * @param {Workflow} wf @param {string} project @param {string} now
+ * @returns {import("./types.js").StateDocument} */
 export function templateState(wf, project, now) {
+  /** @type {Record<string, object>} */
   const steps = {};
   for (const s of wf.steps) {
     steps[s.key] = {
@@ -180,6 +205,7 @@ export function templateState(wf, project, now) {
       context_files_used: [],
     };
   }
+  /** @type {Record<string, string>} */
   const decisions = {};
   for (const d of wf.decisions) if (d.required) decisions[d.key] = "";
   return {

@@ -39,7 +39,20 @@ export const MAX_ATTEMPTS = 5;
 const LEASE_TAIL_EVENTS = 200;
 const DEFAULT_STALE_SECONDS = 300;
 
-/** @typedef {{code: string, message: string, pointer?: string, file?: string}} Problem */
+/**
+ * @typedef {import("./types.js").Problem} Problem
+ * @typedef {import("./types.js").StateDocument} StateDocument
+ */
+/**
+ * @typedef {import("./types.js").JsonObject} JsonObject
+ * @typedef {import("./types.js").Workflow} Workflow
+ */
+/**
+ * @typedef {import("./types.js").WorklogEvent} WorklogEvent
+ * @typedef {import("./types.js").Loaded} Loaded
+ */
+/** The lease as a write sees it: its state now and the parsed lease file (null: none).
+ * @typedef {import("./types.js").LeaseState & {sentinel: JsonObject | null}} LeaseSeen */
 
 /** A write was refused; `problems` say why and what to do (nothing was written, except SR505). */
 export class WriteError extends Error {
@@ -54,8 +67,8 @@ export class WriteError extends Error {
 
 /** @param {string} code @param {string} message @param {string} [file] */
 const fail = (code, message, file = "") => new WriteError([{ code, message, file }]);
-const isObject = (/** @type {unknown} */ v) =>
-  v !== null && typeof v === "object" && !Array.isArray(v);
+/** @param {unknown} v @returns {v is JsonObject} */
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 const sameJson = (/** @type {unknown} */ a, /** @type {unknown} */ b) =>
   JSON.stringify(a) === JSON.stringify(b);
 
@@ -78,7 +91,11 @@ const asciiJson = (/** @type {unknown} */ v) =>
     (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );
 
-/** Replace the lease file atomically (temp file + rename, never following a link). @param {string} dir @param {object} sentinel */
+/**
+ * Replace the lease file atomically (temp file + rename, never following a link).
+ * @param {string} dir
+ * @param {import("./types.js").LeaseFile | JsonObject} sentinel
+ */
 export function writeSentinel(dir, sentinel) {
   const tmp = writeTemp(dir, Buffer.from(`${asciiJson(sentinel)}\n`), `.${SENTINEL}.`);
   try {
@@ -94,7 +111,8 @@ export function writeSentinel(dir, sentinel) {
   fsyncDir(dir);
 }
 
-/** Whether the lease's owner pid runs on this host; null when unknowable. @param {any} sent */
+/** Whether the lease's owner pid runs on this host; null when unknowable.
+ * @param {JsonObject | null} sent @returns {boolean | null} */
 export function ownerAlive(sent) {
   if (!sent) return null;
   const pid = sent.pid;
@@ -103,12 +121,12 @@ export function ownerAlive(sent) {
     process.kill(pid, 0);
     return true;
   } catch (err) {
-    const code = /** @type {any} */ (err).code;
+    const code = /** @type {NodeJS.ErrnoException} */ (err).code;
     return code === "ESRCH" ? false : code === "EPERM" ? true : null;
   }
 }
 
-/** The lease of the session directory now. @param {Context} ctx */
+/** The lease of the session directory now. @param {Context} ctx @returns {LeaseSeen} */
 export function currentLease(ctx) {
   const path = join(ctx.dir, SENTINEL);
   const { lease: sent, codes } = readLease(ctx.dir);
@@ -129,10 +147,11 @@ export function currentLease(ctx) {
   let ended = false;
   if (sent !== null && !codes.length) {
     ended = readTail(ctx.dir, LEASE_TAIL_EVENTS).events.some(
-      (/** @type {any} */ e) => e.event === "session_end" && e.session === sent.session,
+      (e) => e.event === "session_end" && e.session === sent.session,
     );
   }
   const usable = sent !== null && !codes.length ? sent : null;
+  /** @type {import("./types.js").LeaseState} */
   const judged =
     usable === null
       ? { state: sent === null ? "none" : "unreadable", age: null }
@@ -149,8 +168,11 @@ export function currentLease(ctx) {
  * What a write does about the lease: keep it, create one, adopt an implicit one (the same user,
  * now naming a session: spec §7), or take over (SR511 when a live lease of another session is
  * in the way).
- * @param {{state: string, age: number|null, sentinel: any}} lease
- * @param {{session?: string|null, claim?: boolean, takeover?: boolean, file?: string, mint?: () => string}} opts
+ * @param {LeaseSeen} lease
+ * @param {{session?: string|null, claim?: boolean, takeover?: boolean, file?: string,
+ *   mint?: () => string}} opts
+ * @returns {{action: "keep" | "create" | "adopt" | "takeover", session: string, lease: LeaseSeen,
+ *   orphaned: boolean}}
  */
 export function planLease(
   lease,
@@ -162,7 +184,7 @@ export function planLease(
   }
   if (session !== null && session === holder)
     return { action: "keep", session: holder, lease, orphaned: false };
-  const implicit = lease.sentinel.implicit === true;
+  const implicit = lease.sentinel?.implicit === true; // (a holder: the lease is there)
   if (lease.state === "idle") {
     // an implicit lease gone quiet: the same user's next write goes on with it (no takeover,
     // no crash); a named session or `session start` adopts it
@@ -191,6 +213,7 @@ export function planLease(
  * @param {string|null} session @param {string} file
  */
 function refuseLive(lease, session, file) {
+  /** @type {any} */
   const s = isObject(lease.sentinel) ? lease.sentinel : {};
   const holder = String(s.session);
   const age = lease.age === null ? "" : `, heartbeat ${Math.round(lease.age)} s ago`;
@@ -198,8 +221,8 @@ function refuseLive(lease, session, file) {
   const holderText = `session ${s.session} (owner ${s.owner || "?"}${proc}${age})`;
   let at = "";
   try {
-    if (typeof s.heartbeat === "string")
-      at = ` at ${formatTimestamp(parseTimestamp(s.heartbeat) + DEFAULT_STALE_SECONDS * 1e6)}`;
+    const hb = typeof s.heartbeat === "string" ? parseTimestamp(s.heartbeat) : null;
+    if (hb !== null) at = ` at ${formatTimestamp(hb + DEFAULT_STALE_SECONDS * 1e6)}`;
   } catch {
     at = "";
   }
@@ -227,7 +250,11 @@ function refuseLive(lease, session, file) {
   ]);
 }
 
-/** The lease plan of a write with `ctx`. @param {Context} ctx @param {{claim?: boolean, takeover?: boolean, file?: string}} [opts] */
+/**
+ * The lease plan of a write with `ctx`.
+ * @param {Context} ctx
+ * @param {{claim?: boolean, takeover?: boolean, file?: string}} [opts]
+ */
 const planFor = (ctx, opts = {}) =>
   planLease(currentLease(ctx), {
     session: ctx.session ?? null,
@@ -236,21 +263,25 @@ const planFor = (ctx, opts = {}) =>
     ...opts,
   });
 
+/** @typedef {ReturnType<typeof planLease>} LeasePlan */
+
 class LeaseChanged extends Error {}
 
 /**
  * Write the new lease of `plan` under the lock and log `takeover` (or `session_start`: when
  * `logStart`, and always for an adoption, naming the implicit session adopted). `implicit`:
  * the caller named no session, so a lease it creates is implicit (spec §7).
- * @param {Context} ctx @param {any} plan @param {{logStart: boolean, pid?: number|null, owner?: string|null, implicit?: boolean}} opts
+ * @param {Context} ctx
+ * @param {LeasePlan} plan
+ * @param {{logStart: boolean, pid?: number|null, owner?: string|null, implicit?: boolean}} opts
  */
 function acquire(ctx, plan, { logStart, pid = null, owner = null, implicit = false }) {
   const ts = formatTimestamp(ctx.now);
-  /** @type {object[]} */
+  /** @type {WorklogEvent[]} */
   const events = [];
   withLock(ctx.dir, () => {
     if (!sameJson(readLease(ctx.dir).lease, plan.lease.sentinel)) throw new LeaseChanged();
-    /** @type {Record<string, unknown>} */
+    /** @type {import("./types.js").LeaseFile} */
     const sentinel = {
       v: 1,
       session: plan.session,
@@ -286,27 +317,32 @@ function acquire(ctx, plan, { logStart, pid = null, owner = null, implicit = fal
   return events;
 }
 
-/** @type {{sentinel: object, logged: boolean}|null} the lease the running write created */
+/** @typedef {{sentinel: import("./types.js").LeaseFile, logged: boolean}} Created */
+/** @type {Created | null} the lease the running write created */
 let created = null;
 
 /**
  * Run a write; a lease it created (there was none, or it had ended) is removed again when the
  * write is refused, logging `session_end` with `detail.reason` `write_refused` if its start was
- * logged: a failed write leaves no lease behind (spec §7). @template T @param {Context} ctx @param {() => T} fn @returns {T}
+ * logged: a failed write leaves no lease behind (spec §7).
+ * @template T
+ * @param {Context} ctx
+ * @param {() => T} fn
+ * @returns {T}
  */
 function noLeaseLeftOnFailure(ctx, fn) {
   created = null;
   try {
     return fn();
   } catch (err) {
-    const mine = created;
+    const mine = /** @type {Created | null} */ (created); // (set by acquire, inside fn)
     if (err instanceof WriteError && mine !== null) {
       withLock(ctx.dir, () => {
         if (!sameJson(readLease(ctx.dir).lease, mine.sentinel)) return;
         if (mine.logged)
           appendEvent(ctx.dir, "session_end", {
             ts: formatTimestamp(ctx.now),
-            session: /** @type {any} */ (mine.sentinel).session,
+            session: mine.sentinel.session,
             detail: { reason: "write_refused" },
           });
         unlinkSync(join(ctx.dir, SENTINEL));
@@ -318,7 +354,11 @@ function noLeaseLeftOnFailure(ctx, fn) {
   }
 }
 
-/** Refresh the heartbeat of `session`'s lease (if it still holds it). @param {Context} ctx @param {string} session */
+/**
+ * Refresh the heartbeat of `session`'s lease (if it still holds it).
+ * @param {Context} ctx
+ * @param {string} session
+ */
 function refresh(ctx, session) {
   withLock(ctx.dir, () => {
     const { lease: sent } = readLease(ctx.dir);
@@ -330,10 +370,11 @@ function refresh(ctx, session) {
 /**
  * Write `doc` as the session's state: one whole-document atomic write under the lock.
  * `expectedRevision`: the revision the caller read (SR162 when the file has another).
- * @param {string} dir @param {any} doc
- * @param {{now: number, root?: string|null, expectedRevision?: number|null, workflow?: any, event?: string|null,
- *   step?: string|null, subStep?: string|null, detail?: object|null, session?: string, allow?: string[]}} opts
- * @returns {{document: any, revision: number, event: object|null}}
+ * @param {string} dir @param {StateDocument} doc
+ * @param {{now: number, root?: string|null, expectedRevision?: number|null, workflow?: string|null,
+ *   event?: string|null, step?: string|null, subStep?: string|null,
+ *   detail?: Record<string, unknown>|null, session?: string, allow?: string[]}} opts
+ * @returns {{document: StateDocument, revision: number, event: WorklogEvent|null}}
  */
 export function save(dir, doc, opts) {
   const root = opts.root ?? dir;
@@ -375,7 +416,7 @@ export function save(dir, doc, opts) {
     }
     const onDisk =
       ["ok", "invalid"].includes(current.status) && Number.isInteger(current.doc?.revision)
-        ? current.doc.revision
+        ? current.doc?.revision
         : 0;
     const expected = opts.expectedRevision ?? null;
     if (expected !== null && expected !== onDisk) {
@@ -425,7 +466,7 @@ export function save(dir, doc, opts) {
       } catch (err) {
         throw fail(
           "SR505",
-          `the state was written (revision ${out.revision}) but its worklog event could not be appended: ${/** @type {any} */ (err).message}`,
+          `the state was written (revision ${out.revision}) but its worklog event could not be appended: ${/** @type {Error} */ (err).message}`,
           join(dir, WORKLOG),
         );
       }
@@ -434,7 +475,12 @@ export function save(dir, doc, opts) {
   });
 }
 
-/** @param {any} doc @param {string|null} spec @param {string} fallback */
+/**
+ * @param {StateDocument | null} doc
+ * @param {string|null} spec
+ * @param {string} fallback
+ * @returns {Workflow}
+ */
 function workflowOf(doc, spec, fallback) {
   const own = doc ? doc.workflow : undefined;
   let name = spec;
@@ -456,7 +502,11 @@ function workflowOf(doc, spec, fallback) {
   }
 }
 
-/** SR161 (with the right advice) unless the loaded state may be changed. @param {Context} ctx @param {any} loaded */
+/** SR161 (with the right advice) unless the loaded state may be changed.
+ * @param {Context} ctx
+ * @param {Loaded} loaded
+ * @returns {asserts loaded is Loaded & {status: "ok"}}
+ */
 function refuseUnwritable(ctx, loaded) {
   if (loaded.status === "ok") return;
   const f = join(ctx.dir, STATE);
@@ -494,15 +544,19 @@ function refuseUnwritable(ctx, loaded) {
 }
 
 /**
- * @typedef {{revision: number, document: any, session: string, event: object|null, events: object[],
- *   step: string|null, lease: string, previousSession: string|null, attempts: number}} WriteResult
+ * @typedef {{revision: number, document: StateDocument, session: string, event: WorklogEvent|null,
+ *   events: WorklogEvent[], step: string|null, lease: LeasePlan["action"],
+ *   previousSession: string|null,
+ *   attempts: number}} WriteResult
  */
 
 /**
  * Load, check, build, acquire the lease, save (one write, one event), refresh the heartbeat;
  * retried from the load when another writer saved first.
  * @param {Context} ctx
- * @param {(doc: any, wf: any, orphaned: boolean) => {document: any, event: string, step?: string|null, subStep?: string|null, detail?: object|null}} build
+ * @param {(doc: StateDocument, wf: Workflow, orphaned: boolean) =>
+ *   {document: StateDocument, event: string,
+ *   step?: string|null, subStep?: string|null, detail?: Record<string, unknown>|null}} build
  * @returns {WriteResult}
  */
 export function writeState(ctx, build) {
@@ -513,8 +567,9 @@ export function writeState(ctx, build) {
 function writeOnce(ctx, build) {
   const root = ctx.root ?? ctx.dir;
   const sentinelPath = join(ctx.dir, SENTINEL);
-  /** @type {object[]} */
+  /** @type {WorklogEvent[]} */
   let before = [];
+  /** @type {LeasePlan | null} */
   let acquired = null;
   let orphanSeen = false;
   /** @type {Problem[]} */
@@ -603,7 +658,12 @@ export function init(ctx, project, { workflow = null } = {}) {
   return noLeaseLeftOnFailure(ctx, () => initOnce(ctx, project, workflow));
 }
 
-/** @param {Context} ctx @param {string} project @param {string|null} workflow @returns {WriteResult} */
+/**
+ * @param {Context} ctx
+ * @param {string} project
+ * @param {string|null} workflow
+ * @returns {WriteResult}
+ */
 function initOnce(ctx, project, workflow) {
   const state = join(ctx.dir, STATE);
   const wf = workflowOf(null, workflow, ctx.defaultWorkflow ?? "apex");
@@ -638,6 +698,7 @@ function initOnce(ctx, project, workflow) {
       state,
     );
   }
+  /** @type {WorklogEvent[]} */
   let before = [];
   if (plan.action !== "keep") {
     try {
@@ -686,7 +747,8 @@ function initOnce(ctx, project, workflow) {
  * session holds it (refreshing the heartbeat), adopt an implicit one, take over an orphaned one,
  * or a live one with `takeover` (logging `takeover`). A live lease of another session: SR511.
  * @param {Context} ctx @param {{takeover?: boolean, owner?: string|null, pid?: number|null}} [opts]
- * @returns {{session: string, action: "created"|"kept"|"adopted"|"takeover", events: object[]}}
+ * @returns {{session: string, action: "created"|"kept"|"adopted"|"takeover",
+ *   events: WorklogEvent[]}}
  */
 export function sessionStart(ctx, { takeover = false, owner = null, pid = null } = {}) {
   mkdirSync(ctx.dir, { recursive: true });
@@ -728,7 +790,7 @@ export function sessionStart(ctx, { takeover = false, owner = null, pid = null }
  * `session end`: log `session_end` for the lease's session (unless it ended already) and remove
  * the sentinel; an orphan's end names why. Refused (SR511) for a live lease of another session
  * named explicitly. @param {Context} ctx
- * @returns {{session: string|null, action: "ended"|"none", events: object[]}}
+ * @returns {{session: string|null, action: "ended"|"none", events: WorklogEvent[]}}
  */
 export function sessionEnd(ctx) {
   return withLock(ctx.dir, () => {
@@ -740,7 +802,7 @@ export function sessionEnd(ctx) {
     // another session's live lease, or an explicit one for a caller naming none: SR511
     if (lease.state === "live" && session !== holder)
       planLease(lease, { session, file: join(ctx.dir, SENTINEL) });
-    /** @type {object[]} */
+    /** @type {WorklogEvent[]} */
     const events = [];
     if (lease.state !== "ended") {
       /** @type {Record<string, unknown>|null} */
@@ -764,7 +826,12 @@ export function sessionEnd(ctx) {
 
 // --- the write moments (builds as the reference's, event details included) ----------------
 
-/** Moment 1, a step starts. @param {Context} ctx @param {string} key @param {{force?: boolean, name?: string|null}} [opts] */
+/**
+ * Moment 1, a step starts.
+ * @param {Context} ctx
+ * @param {string} key
+ * @param {{force?: boolean, name?: string|null}} [opts]
+ */
 export const startStep = (ctx, key, { force = false, name = null } = {}) => {
   // a step handed over at a gate (transition) that recorded nothing since starts without
   // costing an attempt, even after an orphan (spec §4, §10 SR712)
@@ -790,7 +857,13 @@ export const startStep = (ctx, key, { force = false, name = null } = {}) => {
   });
 };
 
-/** Moment 2, a sub-step checkpoint. @param {Context} ctx @param {string} key @param {string} subStep @param {{artifacts?: string[], contextFiles?: string[]}} [opts] */
+/**
+ * Moment 2, a sub-step checkpoint.
+ * @param {Context} ctx
+ * @param {string} key
+ * @param {string} subStep
+ * @param {{artifacts?: string[], contextFiles?: string[]}} [opts]
+ */
 export const checkpointStep = (ctx, key, subStep, { artifacts = [], contextFiles = [] } = {}) =>
   writeState(ctx, (doc, wf) => {
     const document = T.checkpoint(doc, wf, key, subStep, { artifacts, contextFiles });
@@ -817,7 +890,13 @@ export const completeStep = (ctx, key) =>
     step: key,
   }));
 
-/** Skip a pending or in-progress step. @param {Context} ctx @param {string} key @param {string} reason @param {{force?: boolean}} [opts] */
+/**
+ * Skip a pending or in-progress step.
+ * @param {Context} ctx
+ * @param {string} key
+ * @param {string} reason
+ * @param {{force?: boolean}} [opts]
+ */
 export const skipStep = (ctx, key, reason, { force = false } = {}) =>
   writeState(ctx, (doc, wf) => {
     /** @type {Record<string, unknown>} */
@@ -831,7 +910,12 @@ export const skipStep = (ctx, key, reason, { force = false } = {}) =>
     };
   });
 
-/** Moment 4, a decision: decisions[key] = value. @param {Context} ctx @param {string} key @param {unknown} value */
+/**
+ * Moment 4, a decision: decisions[key] = value.
+ * @param {Context} ctx
+ * @param {string} key
+ * @param {unknown} value
+ */
 export const decide = (ctx, key, value) =>
   writeState(ctx, (doc, wf) => {
     const document = T.setDecision(doc, wf, key, value);
@@ -842,7 +926,12 @@ export const decide = (ctx, key, value) =>
     return { document, event: "decision", detail };
   });
 
-/** Moment 4, a logged decision (decision_log). @param {Context} ctx @param {{title: string, choice: string, rationale: string, step?: string|null, alternatives?: string[]}} entry */
+/**
+ * Moment 4, a logged decision (decision_log).
+ * @param {Context} ctx
+ * @param {{title: string, choice: string, rationale: string, step?: string|null,
+ *   alternatives?: string[]}} entry
+ */
 export const logDecision = (ctx, entry) =>
   writeState(ctx, (doc, wf) => {
     const document = T.logDecision(doc, entry, ctx.now, wf);
@@ -855,7 +944,12 @@ export const logDecision = (ctx, entry) =>
     };
   });
 
-/** Moment 5, a review finding opened or resolved. @param {Context} ctx @param {"add"|"resolve"} action @param {string} title */
+/**
+ * Moment 5, a review finding opened or resolved.
+ * @param {Context} ctx
+ * @param {"add"|"resolve"} action
+ * @param {string} title
+ */
 export const finding = (ctx, action, title) =>
   writeState(ctx, (doc) => {
     if (action === "add") {
@@ -868,7 +962,14 @@ export const finding = (ctx, action, title) =>
     return { document: T.resolveFinding(doc, title), event: "finding_resolve", detail: { title } };
   });
 
-/** An orchestrator gate in one write. @param {Context} ctx @param {string} completeKey @param {string} startKey @param {Record<string, unknown>} decisions @param {{force?: boolean}} [opts] */
+/**
+ * An orchestrator gate in one write.
+ * @param {Context} ctx
+ * @param {string} completeKey
+ * @param {string} startKey
+ * @param {Record<string, unknown>} decisions
+ * @param {{force?: boolean}} [opts]
+ */
 export const transition = (ctx, completeKey, startKey, decisions, { force = false } = {}) =>
   writeState(ctx, (doc, wf) => {
     const document = T.transition(doc, wf, completeKey, startKey, decisions, ctx.now, { force });

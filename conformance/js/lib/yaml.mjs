@@ -6,6 +6,8 @@
 
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument } from "yaml";
 
+/** @typedef {import("yaml").ParsedNode} Node @typedef {import("./types.js").Json} Json */
+
 export class YamlError extends Error {
   /**
    * @param {string} code
@@ -59,16 +61,17 @@ export function parseYaml(text) {
   // The reference reads events in order and stops at the first refusal: an anchor, alias or
   // tag before a syntax error is reported, not the syntax error.
   const firstError = doc.errors.length ? doc.errors[0].pos[0] : Infinity;
-  /** @type {unknown[]} */
+  /** @type {(Node | null | undefined)[]} */
   const stack = [doc.contents];
-  /** @type {{offset: number, error: YamlError} | null} */
+  /** @typedef {{offset: number, error: YamlError}} Refusal */
+  /** @type {Refusal | null} */
   let refusal = null;
   const note = (/** @type {number} */ offset, /** @type {YamlError} */ error) => {
     if (offset < firstError && (refusal === null || offset < refusal.offset))
       refusal = { offset, error };
   };
   while (stack.length) {
-    const node = /** @type {any} */ (stack.pop());
+    const node = stack.pop();
     if (node === null || node === undefined) continue;
     const offset = node.range ? node.range[0] : 0;
     if (isAlias(node)) {
@@ -99,7 +102,8 @@ export function parseYaml(text) {
     if (isMap(node)) for (const pair of node.items) stack.push(pair.key, pair.value);
     else if (isSeq(node)) stack.push(...node.items);
   }
-  if (refusal !== null) throw refusal.error;
+  const first = /** @type {Refusal | null} */ (refusal); // (set by note(), in the loop)
+  if (first !== null) throw first.error;
   if (doc.errors.length) {
     const e = doc.errors[0];
     throw new YamlError("SR400", `invalid YAML: ${e.message}`, ...at(e.pos[0]));
@@ -109,11 +113,12 @@ export function parseYaml(text) {
 
 /**
  * Nodes to plain values, iteratively (no recursion limit to hit on deep nesting).
- * @param {any} root
+ * @param {Node | null | undefined} root
  * @param {(offset: number) => number[]} at
  */
 function construct(root, at) {
-  const make = (/** @type {any} */ node) => {
+  /** @param {Node | null | undefined} node @returns {Json} the value built from parsed input */
+  const make = (node) => {
     if (node === null || node === undefined) return null; // an empty document or value
     if (isMap(node)) return {};
     if (isSeq(node)) return [];
@@ -121,10 +126,10 @@ function construct(root, at) {
     throw new YamlError("SR400", "invalid YAML: an unexpected node");
   };
   const result = make(root);
-  /** @type {[any, any][]} */
+  /** @type {[Node | null | undefined, Json][]} */
   const stack = [[root, result]];
   while (stack.length) {
-    const [node, target] = /** @type {[any, any]} */ (stack.pop());
+    const [node, target] = /** @type {[Node | null | undefined, Json]} */ (stack.pop());
     if (isSeq(node)) {
       for (const child of node.items) {
         const value = make(child);
@@ -134,7 +139,7 @@ function construct(root, at) {
     } else if (isMap(node)) {
       const seen = new Set();
       for (const pair of node.items) {
-        const keyNode = /** @type {any} */ (pair.key);
+        const keyNode = pair.key;
         const key = make(keyNode);
         if (key !== null && typeof key === "object") {
           throw new YamlError(

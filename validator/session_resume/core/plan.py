@@ -123,6 +123,24 @@ def _open_gate(doc: Mapping[str, Any], key: str, wf: Workflow, action: str) -> A
     return None
 
 
+def gate_after(doc: Mapping[str, Any], key: str, wf: Workflow) -> Any:
+    """The gate of complete step ``key`` while it is still open: the next step in workflow
+    order that is neither complete nor skipped is still pending (none started it, no
+    `transition` handed over); else None."""
+    steps = as_dict(doc.get("steps"))
+    order = ordered_step_keys(dict(steps), wf)
+    if as_dict(steps.get(key)).get("status") != "complete" or key not in order:
+        return None
+    later = [
+        k
+        for k in order[order.index(key) + 1 :]
+        if as_dict(steps.get(k)).get("status") not in ("complete", "skipped")
+    ]
+    if not later or as_dict(steps.get(later[0])).get("status") != "pending":
+        return None
+    return _gate(doc, wf.step(key), wf)
+
+
 def _gate(doc: Mapping[str, Any], sdef: StepDef | None, wf: Workflow) -> Any:
     if sdef is None or not isinstance(sdef.gate, dict):
         return None
@@ -217,7 +235,9 @@ def commands(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:
     key = plan["step"]
     out: list[dict[str, str]] = []
     if action in ("start", "restart_step"):
-        out.append(cmd(f"session-resume start {key}", _start_when(plan.get("open_gate"))))
+        gate = plan.get("open_gate")
+        out += gate_decisions(gate, gate["step"]) if gate else []
+        out.append(cmd(f"session-resume start {key}", _start_when(gate)))
     cps: Sequence[Mapping[str, Any]] = plan["checkpoints"]
     audit = plan["review_audit"]
     audit_cmd = None
@@ -240,7 +260,7 @@ def commands(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:
         out.append(cmd(c["write"], after(c["after"], f"the work of checkpoint {c['id']}")))
     if at == len(ids) and audit_cmd is not None:
         out.append(audit_cmd)
-    out += _gate_decisions(plan, key)
+    out += gate_decisions(plan.get("gate"), key)
     last = cps[-1]["id"] if cps else None
     out.append(
         cmd(
@@ -248,11 +268,11 @@ def commands(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:
             f"after checkpoint {last}" if last else "after the step's remaining work",
         )
     )
-    out.append(cmd(SESSION_END, _end_when(plan.get("gate"))))
+    out.append(cmd(SESSION_END, end_when(plan.get("gate"))))
     return out
 
 
-def _end_when(gate: Mapping[str, Any] | None) -> str:
+def end_when(gate: Mapping[str, Any] | None) -> str:
     """``when`` of ``session end``: when the agent stops, or, at a gate that ends the chat
     (``session_break``), right after the gate."""
     if gate and gate.get("session_break"):
@@ -260,10 +280,10 @@ def _end_when(gate: Mapping[str, Any] | None) -> str:
     return "when you stop"
 
 
-def _gate_decisions(plan: Mapping[str, Any], key: str) -> list[dict[str, str]]:
-    """The writes of the step's gate decisions that are required and still empty (else
-    `complete` warns, SR717): each only with the user's choice, which replaces VALUE."""
-    gate = plan.get("gate")
+def gate_decisions(gate: Mapping[str, Any] | None, key: str) -> list[dict[str, str]]:
+    """The writes of the decisions of step ``key``'s gate that are required and still empty
+    (else `complete` warns, SR717, or the next step starts without them): each only with the
+    user's choice, which replaces VALUE."""
     if not gate:
         return []
     out = []

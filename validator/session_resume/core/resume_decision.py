@@ -122,6 +122,15 @@ def decide(
         )
         _missing_deliverables(out, snap, workflow)
         _unrecorded_checkpoint(out, snap, workflow)
+        if out["action"] == "offer_rerun" and key is not None:
+            # A complete step whose gate is still open: its empty required decisions first
+            # (only with the user's choice), and the end of the chat the gate may ask for.
+            gate = plan_rules.gate_after(snap.document, key, workflow)
+            decisions = plan_rules.gate_decisions(gate, key) if gate is not None else []
+            if gate is not None and (decisions or opts.session is not None):
+                end = plan_rules.cmd(plan_rules.SESSION_END, plan_rules.end_when(gate))
+                out["commands"][:0] = [*decisions, end]
+                out["gate_open"] = gate["id"]
         if out["action"] in plan_rules.WORKING and key is not None:
             plan = plan_rules.build(
                 snap.document, key, workflow, action=out["action"], sub=out["sub_step"]
@@ -132,7 +141,7 @@ def decide(
     writes = any(is_writer(c["run"]) for c in out["commands"] + out["alternatives"])
     new = opts.session is None and writes
     out["session"] = {"id": opts.session, "new": new}
-    if new and out["plan"] is not None:
+    if new and (out["plan"] is not None or out.get("gate_open")):
         out["commands"].insert(0, plan_rules.cmd(plan_rules.SESSION_START))
     facts = _facts(out, snap, now, workflow, opts)
     out["reasons"] = [explain(c, facts) for c in dict.fromkeys(out["reasons"])]
@@ -263,6 +272,7 @@ def _facts(
         "step_keys": wf.step_keys,
         "action": out["action"],
         "state_codes": snap.state_codes,
+        "gate_open": out.pop("gate_open", None),
     }
 
 
@@ -382,7 +392,8 @@ def _judge_lease(
                 plan_rules.cmd(f"{again} --session {shlex.quote(holder)}", yours_test(holder)),
                 plan_rules.cmd(
                     again,
-                    f"{wait}write nothing to this session before; then follow the new answer",
+                    f"{wait}write nothing to this session before; then follow the new answer "
+                    "(the same session still live then: ask the user)",
                 ),
                 plan_rules.cmd("session-resume session start --takeover", plan_rules.CONSENT),
             ],

@@ -84,9 +84,15 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
         "read the files listed, then do each checkpoint's work before its write",
     ),
     "SR704": lambda f: (
-        f"{_step(f)} is complete",
-        "nothing to do for it; run it again only if the user asks (the command needs their "
-        "consent)",
+        f"{_step(f)} is complete"
+        + (f"; its {f['gate_open']} is still open" if f.get("gate_open") else ""),
+        (
+            f"finish {f['gate_open']} as the commands say (its empty decisions only with the "
+            "user's choice), and no other work on this step; "
+            if f.get("gate_open")
+            else "nothing to do for it; "
+        )
+        + "run it again only if the user asks (the command needs their consent)",
     ),
     "SR705": lambda f: (
         f"{_step(f)} was skipped",
@@ -130,10 +136,11 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
         f"the worklog records checkpoint {f.get('worklog_checkpoint')} of {_step(f)}, later "
         f"than the state's {f.get('sub_step') or 'start of the step'} (an older `.bak` was "
         "restored, or the state lost a write): its work may be on disk",
-        f"check the step's deliverable for the work of {f.get('worklog_checkpoint')}; if it is "
-        f"there, record it again with `session-resume checkpoint {f.get('step')} "
-        f"{f.get('worklog_checkpoint')}` and go on from the next command after that "
-        "checkpoint's; if not, redo that work first",
+        f"check whether the work of {f.get('worklog_checkpoint')} is done: read the files it "
+        "writes (the step's deliverable, even where `briefing.load` does not list it). If it "
+        f"is there, run the `checkpoint {f.get('step')} {f.get('worklog_checkpoint')}` line "
+        "of `commands` now (with `--artifact` per file it wrote); if not, or if that work "
+        "leaves nothing on disk, redo it first, then run that line",
     ),
     "SR715": lambda f: (
         f"completed earlier steps list deliverables that are not on disk: "

@@ -2,12 +2,22 @@
 // the coded notes and the x-legacy aside) and the error. Mirrors Python's
 // core/migration/context.py.
 
+/**
+ * @typedef {import("../types.js").Json} Json
+ * @typedef {import("../types.js").JsonObject} JsonObject
+ */
+/** @typedef {import("../types.js").Diagnostic} Diagnostic */
+
 export const LEGACY = "x-legacy";
 
+/** @param {unknown} v @returns {v is JsonObject} */
 export const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
-export const clone = (v) => (v === undefined ? undefined : structuredClone(v));
+/** @template T @param {T} v @returns {T} */
+export const clone = (v) => (v === undefined ? v : structuredClone(v));
+/** @param {object} o @param {PropertyKey} k */
 export const has = (o, k) => Object.hasOwn(o, k);
 
+/** Equal JSON values (key order aside). @param {Json} a @param {Json} b @returns {boolean} */
 export function deepEqual(a, b) {
   if (a === b) return true;
   if (typeof a !== typeof b || a === null || b === null || typeof a !== "object") return false;
@@ -18,12 +28,14 @@ export function deepEqual(a, b) {
   return ka.length === kb.length && ka.every((k) => has(b, k) && deepEqual(a[k], b[k]));
 }
 
-/** Equal values with the same key order (a renamed or reordered key is a change). */
+/** Equal values with the same key order (a renamed or reordered key is a change).
+ * @param {JsonObject} a @param {JsonObject} b */
 export const sameShape = (a, b) =>
   deepEqual(a, b) && Object.keys(a).join("\0") === Object.keys(b).join("\0");
 
 /** A migration was refused; `diagnostics` ({code, message, pointer}) say why. */
 export class MigrationError extends Error {
+  /** @param {Diagnostic[]} diagnostics */
   constructor(diagnostics) {
     super(diagnostics.map((d) => `${d.code} ${d.message}`).join("; "));
     this.diagnostics = diagnostics;
@@ -31,13 +43,18 @@ export class MigrationError extends Error {
   }
 }
 
-/** A step's own x-legacy object, copied (a non-object value there is not reused). */
+/** A step's own x-legacy object, copied (a non-object value there is not reused).
+ * @param {JsonObject} obj @returns {JsonObject} */
 export function legacyOf(obj) {
   return isObject(obj[LEGACY]) ? { ...obj[LEGACY] } : {};
 }
 
 export class Context {
-  /** @param {{now: number, workflow?: any, projectHint?: string|null, salvage?: boolean, file?: string, fromVersion?: string|null, sessionDir?: string|null}} o */
+  /**
+   * @param {{now: number, workflow?: import("../types.js").Workflow | null,
+   *   projectHint?: string|null,
+   *   salvage?: boolean, file?: string, fromVersion?: string|null, sessionDir?: string|null}} o
+   */
   constructor({
     now,
     workflow = null,
@@ -57,21 +74,32 @@ export class Context {
     this.projectHint = projectHint;
     this.salvage = salvage;
     this.file = file;
+    /** @type {Diagnostic[]} */
     this.notes = [];
   }
 
-  /** SR150: a change worth knowing. */
+  /** SR150: a change worth knowing. @param {string} message @param {string} [pointer] */
   note(message, pointer = "") {
     this.notes.push({ code: "SR150", message, pointer });
   }
 
-  /** SR151 without an aside (the value was kept by the caller). */
+  /**
+   * SR151 without an aside (the value was kept by the caller).
+   * @param {string} message
+   * @param {string} [pointer]
+   */
   kept(message, pointer = "") {
     this.notes.push({ code: "SR151", message, pointer });
   }
 
   /** Keep a value 3.0 has no place for under doc["x-legacy"][key] (key_2, key_3… when that
-   * slot holds another value): SR151, never dropped. */
+   * slot holds another value): SR151, never dropped.
+   * @param {JsonObject} doc
+   * @param {string} key
+   * @param {Json} value
+   * @param {string} why
+   * @param {string} [pointer]
+   */
   aside(doc, key, value, why, pointer = "") {
     if (!isObject(doc[LEGACY])) doc[LEGACY] = {};
     const legacy = doc[LEGACY];
@@ -85,13 +113,14 @@ export class Context {
     this.kept(`${why}; kept as ${LEGACY}.${k}`, pointer);
   }
 
-  /** Set out["x-legacy"][name] (creating the object), as Python's setdefault does. */
+  /** Set out["x-legacy"][name] (creating the object), as Python's setdefault does.
+   * @param {JsonObject} out @param {string} name @param {Json} value */
   legacySet(out, name, value) {
     if (!isObject(out[LEGACY])) out[LEGACY] = {};
     out[LEGACY][name] = value;
   }
 }
 
-/** RFC 6901 pointer from parts. */
+/** RFC 6901 pointer from parts. @param {(string | number)[]} parts */
 export const pointer = (parts) =>
   parts.map((p) => `/${String(p).replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");

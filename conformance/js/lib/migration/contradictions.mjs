@@ -9,11 +9,18 @@ import { formatTimestamp, parseTimestamp } from "../timeutil.mjs";
 import { isInt, tsValue } from "./values.mjs";
 import { deepEqual, has, isObject, LEGACY, legacyOf, MigrationError, pointer } from "./context.mjs";
 
+/**
+ * @typedef {import("../types.js").JsonObject} JsonObject
+ * @typedef {import("./context.mjs").Context} Context
+ */
+/** @typedef {import("../types.js").Workflow} Workflow */
+
 // The semantic errors a migration refuses to write (and salvage resolves).
 export const CONTRADICTIONS = ["SR301", "SR302", "SR303", "SR304", "SR306", "SR307"];
 
 /** revision + 1, updated the migration time, the original updated kept as x-legacy.updated.
- * In the document, so the dry-run patch holds them too. */
+ * In the document, so the dry-run patch holds them too.
+ * @param {JsonObject} original @param {JsonObject} doc @param {Context} ctx */
 export function finish(original, doc, ctx) {
   const prev = doc.revision;
   doc.revision = (isInt(prev) ? prev : 0) + 1;
@@ -31,7 +38,8 @@ const quoted = (raw) =>
   typeof raw === "string" && !/['\\\x00-\x1f\x7f]/.test(raw) ? `'${raw}'` : JSON.stringify(raw);
 
 /** Settle what a rule can, then refuse (SR152, one per contradiction, naming --salvage) or,
- * with ctx.salvage, resolve the rest. */
+ * with ctx.salvage, resolve the rest.
+ * @param {JsonObject} doc @param {Workflow | null} wf @param {Context} ctx */
 export function settle(doc, wf, ctx) {
   if (ctx.salvage) salvage(doc, wf, ctx);
   currentStep(doc, ctx);
@@ -49,7 +57,8 @@ export function settle(doc, wf, ctx) {
   );
 }
 
-/** The codes of CONTRADICTIONS in doc, once per occurrence. */
+/** The codes of CONTRADICTIONS in doc, once per occurrence.
+ * @param {JsonObject} doc @param {Workflow | null} wf @returns {string[]} */
 export function contradictions(doc, wf) {
   const found = checkState(doc, wf, {
     now: null,
@@ -62,7 +71,8 @@ export function contradictions(doc, wf) {
   return found.filter((c) => CONTRADICTIONS.includes(c));
 }
 
-/** SR307: the one in-progress step says more than the counter (docs/spec.md §9.4). */
+/** SR307: the one in-progress step says more than the counter (docs/spec.md §9.4).
+ * @param {JsonObject} doc @param {Context} ctx */
 function currentStep(doc, ctx) {
   const steps = doc.steps;
   if (!isObject(steps)) return;
@@ -88,7 +98,13 @@ function currentStep(doc, ctx) {
   doc.current_step = want;
 }
 
-/** Move step[name] to the step's x-legacy (name_2… when that slot holds another value). */
+/** Move step[name] to the step's x-legacy (name_2… when that slot holds another value).
+ * @param {JsonObject} step
+ * @param {string} key
+ * @param {string} name
+ * @param {Context} ctx
+ * @param {string} why
+ */
 function move(step, key, name, ctx, why) {
   const legacy = legacyOf(step);
   let slot = name;
@@ -103,9 +119,11 @@ function move(step, key, name, ctx, why) {
   );
 }
 
-const set = (step, name) => step[name] !== null && step[name] !== undefined;
+const set = (/** @type {JsonObject} */ step, /** @type {string} */ name) =>
+  step[name] !== null && step[name] !== undefined;
 
-/** One deterministic resolution per contradiction (docs/spec.md §9.4). */
+/** One deterministic resolution per contradiction (docs/spec.md §9.4).
+ * @param {JsonObject} doc @param {Workflow | null} wf @param {Context} ctx */
 function salvage(doc, wf, ctx) {
   const steps = doc.steps;
   if (!isObject(steps)) return;

@@ -25,6 +25,16 @@ import {
   VERSION,
 } from "./values.mjs";
 
+/**
+ * @typedef {import("../types.js").Json} Json
+ * @typedef {import("../types.js").JsonObject} JsonObject
+ */
+/**
+ * @typedef {import("../types.js").Workflow} Workflow
+ * @typedef {import("./context.mjs").Context} Context
+ */
+
+/** @param {JsonObject} doc @param {Context} ctx */
 export function repairReviewAudit(doc, ctx) {
   const audit = doc.review_audit;
   if (audit === undefined || audit === null) return;
@@ -33,6 +43,7 @@ export function repairReviewAudit(doc, ctx) {
     ctx.aside(doc, "review_audit", audit, "review_audit is not an object", "/review_audit");
     return;
   }
+  /** @type {JsonObject} */
   const fixed = {};
   for (const [key, entry0] of Object.entries(audit)) {
     let entry = entry0;
@@ -59,10 +70,15 @@ const PASS_NAME = /^(?:pass_?)?([0-9]+)$/;
 
 /** `skipped` holds pass numbers. Upstream wrote strings: "2" and "pass_3" are the pass numbers
  * 2 and 3 (SR150); a name such as "challenger-review" names no pass and moves to the entry's
- * x-legacy.skipped (SR151; docs/spec.md §9.2). */
+ * x-legacy.skipped (SR151; docs/spec.md §9.2).
+ * @param {string} key @param {JsonObject} entry @param {Context} ctx @returns {JsonObject}
+ */
 function skipped(key, entry, ctx) {
-  const items = entry.skipped;
+  /** @type {Json[]} */
+  const items = entry.skipped; // an array: the caller checked
+  /** @type {number[]} */
   const ints = [];
+  /** @type {Json[]} */
   const named = [];
   for (const x of items) {
     const m = typeof x === "string" ? PASS_NAME.exec(x) : null;
@@ -72,6 +88,7 @@ function skipped(key, entry, ctx) {
   }
   if (deepEqual(ints, items)) return entry;
   const ptr = pointer(["review_audit", key, "skipped"]);
+  /** @type {JsonObject} */
   const out = { ...entry, skipped: ints };
   if (items.some((x) => typeof x === "string" && PASS_NAME.test(x))) {
     ctx.note(`review_audit ${key}: skipped pass names converted to pass numbers`, ptr);
@@ -89,6 +106,7 @@ function skipped(key, entry, ctx) {
   return out;
 }
 
+/** @param {JsonObject} item @returns {string} */
 function findingText(item) {
   if (item.type === "circuit_breaker") {
     const parts = [String(item.failure_category || "failure")];
@@ -101,6 +119,7 @@ function findingText(item) {
   return JSON.stringify(item);
 }
 
+/** @param {JsonObject} doc @param {Context} ctx */
 export function repairFindings(doc, ctx) {
   const findings = doc.open_findings;
   if (findings === undefined || findings === null) {
@@ -113,9 +132,13 @@ export function repairFindings(doc, ctx) {
     doc.open_findings = [];
     return;
   }
+  /** @type {string[]} */
   const out = [];
+  /** @type {JsonObject[]} */
   const resolved = [];
+  /** @type {JsonObject[]} */
   const converted = [];
+  /** @type {string[]} */
   const duplicates = [];
   findings.forEach((item, i) => {
     let text;
@@ -162,6 +185,7 @@ export function repairFindings(doc, ctx) {
   if (!deepEqual(out, findings)) doc.open_findings = out;
 }
 
+/** @param {JsonObject} doc @param {Workflow | null} wf @param {Context} ctx */
 export function repairDecisions(doc, wf, ctx) {
   let dec = doc.decisions;
   if (dec === undefined || dec === null) {
@@ -207,7 +231,9 @@ export function repairDecisions(doc, wf, ctx) {
 }
 
 /** A top-level field the workflow keeps twice (mirrors_decision, an upstream ambiguity): fill
- * the empty copy from the other; report a disagreement. */
+ * the empty copy from the other; report a disagreement.
+ * @param {JsonObject} doc @param {JsonObject} dec @param {Workflow} wf @param {Context} ctx
+ */
 function mirroredFields(doc, dec, wf, ctx) {
   for (const f of wf.fields) {
     if (f.mirrors === null) continue;
@@ -226,14 +252,16 @@ function mirroredFields(doc, dec, wf, ctx) {
   }
 }
 
-const stepOk = (step) =>
+const stepOk = (/** @type {Json} */ step) =>
   step === undefined ||
   step === null ||
   (isInt(step) && step >= 0) ||
   (typeof step === "string" && STEP_KEY.test(step));
 
 /** A decision's step as 3.0 writes it: "3.5" and the number 3.5 are the step key "3_5", 2.0
- * is 2 (docs/spec.md §9.2); anything else moves to x-legacy-step. */
+ * is 2 (docs/spec.md §9.2); anything else moves to x-legacy-step.
+ * @param {JsonObject} e
+ */
 function logStep(e) {
   const step = e.step;
   if (typeof step === "number" && !isInt(step)) {
@@ -252,6 +280,7 @@ function logStep(e) {
   }
 }
 
+/** @param {JsonObject} e */
 function entryIsV3(e) {
   return (
     ["id", "title", "choice", "rationale"].every((k) => typeof e[k] === "string" && e[k]) &&
@@ -261,6 +290,7 @@ function entryIsV3(e) {
   );
 }
 
+/** @param {JsonObject} doc @param {Context} ctx */
 export function repairDecisionLog(doc, ctx) {
   const log = doc.decision_log;
   if (log === undefined || log === null) return;
@@ -273,6 +303,7 @@ export function repairDecisionLog(doc, ctx) {
     .filter((e) => isObject(e) && typeof e.id === "string" && DECISION_ID.test(e.id))
     .map((e) => Number(e.id.slice(1)));
   let next = Math.max(0, ...used) + 1;
+  /** @type {JsonObject[]} */
   const out = [];
   let changed = false;
   log.forEach((entry, i) => {
@@ -312,7 +343,9 @@ export function repairDecisionLog(doc, ctx) {
 }
 
 /** title, choice, rationale from the apex-recall {decision, rationale, step, timestamp} and the
- * docs-site {key, value, reason} shapes (docs/spec.md §9.2). */
+ * docs-site {key, value, reason} shapes (docs/spec.md §9.2).
+ * @param {JsonObject} e
+ */
 function toEntryShape(e) {
   if (!has(e, "title")) {
     const title = e.decision || e.key;

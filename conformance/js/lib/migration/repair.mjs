@@ -16,6 +16,21 @@ import {
 import { repairCurrentStep, repairSteps } from "./steps.mjs";
 import { legacyTopLevelKeys, PROJECT, tsValue, VERSION } from "./values.mjs";
 
+/**
+ * @typedef {import("../types.js").Json} Json
+ * @typedef {import("../types.js").JsonObject} JsonObject
+ */
+/**
+ * @typedef {import("../types.js").Workflow} Workflow
+ * @typedef {import("./context.mjs").Context} Context
+ */
+
+/**
+ * @param {JsonObject} doc
+ * @param {Context} ctx
+ * @param {{fromOld?: boolean}} [opts]
+ * @returns {JsonObject}
+ */
 export function repair(doc, ctx, { fromOld = false } = {}) {
   const out = clone(doc);
   const wf = chooseWorkflow(out, ctx);
@@ -39,7 +54,10 @@ export function repair(doc, ctx, { fromOld = false } = {}) {
 
 /** The state's own workflow (a built-in named by id: a state's field is never a path); for a
  * state that names none, the built-in that adopts unnamed states when its step names fit,
- * else the first built-in with free steps. `quiet`: the choice was noted already. */
+ * else the first built-in with free steps. `quiet`: the choice was noted already.
+ * @param {JsonObject} doc @param {Context} ctx @param {{quiet?: boolean}} [opts]
+ * @returns {Workflow | null}
+ */
 export function chooseWorkflow(doc, ctx, { quiet = false } = {}) {
   if (ctx.workflow) return ctx.workflow;
   let all;
@@ -72,6 +90,7 @@ export function chooseWorkflow(doc, ctx, { quiet = false } = {}) {
   return adopter;
 }
 
+/** @param {JsonObject} doc @param {Workflow | null} wf @param {Context} ctx */
 function topLevelExtras(doc, wf, ctx) {
   const known = new Set([...CORE_KEYS, ...(wf ? wf.fields.map((f) => f.name) : [])]);
   for (const key of Object.keys(doc)) {
@@ -83,6 +102,7 @@ function topLevelExtras(doc, wf, ctx) {
   }
 }
 
+/** @param {JsonObject} doc @param {Context} ctx */
 function fixProject(doc, ctx) {
   const p = doc.project;
   if (typeof p === "string" && PROJECT.test(p) && p.length <= 128) return;
@@ -95,6 +115,7 @@ function fixProject(doc, ctx) {
   }
 }
 
+/** @param {JsonObject} doc @param {Context} ctx */
 function fixUpdated(doc, ctx) {
   const raw = doc.updated;
   const [ts, ok] = tsValue(raw);

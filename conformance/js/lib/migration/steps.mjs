@@ -25,15 +25,28 @@ import {
   VERSION,
 } from "./values.mjs";
 
+/**
+ * @typedef {import("../types.js").Json} Json
+ * @typedef {import("../types.js").JsonObject} JsonObject
+ */
+/**
+ * @typedef {import("../types.js").Workflow} Workflow
+ * @typedef {import("../types.js").StepDef} StepDef
+ * @typedef {import("./context.mjs").Context} Context
+ */
+
 const LETTER_KEY = /^([0-9]+)([a-z])$/;
 
 /** Letter-suffixed step keys (3a, 3b: an execution plan's inserted steps) have no form in any
  * version: each becomes the next free sub-number of its step (3a -> 3_1, in key order), the
- * original key kept as the step's x-legacy.key (SR151; docs/spec.md §9.2). */
+ * original key kept as the step's x-legacy.key (SR151; docs/spec.md §9.2).
+ * @param {JsonObject} doc @param {Context} ctx
+ */
 export function renameLetterKeys(doc, ctx) {
   const steps = doc.steps;
   if (!isObject(steps) || !Object.keys(steps).some((k) => LETTER_KEY.test(k))) return;
   const taken = new Set(Object.keys(steps).map(newKey));
+  /** @type {JsonObject} */
   const out = {};
   for (const [key, step0] of Object.entries(steps)) {
     const m = LETTER_KEY.exec(key);
@@ -53,6 +66,10 @@ export function renameLetterKeys(doc, ctx) {
   doc.steps = out;
 }
 
+/**
+ * @param {JsonObject} doc @param {Workflow | null} wf @param {Context} ctx
+ * @returns {Record<string, JsonObject>}
+ */
 export function repairSteps(doc, wf, ctx) {
   renameLetterKeys(doc, ctx);
   let steps = doc.steps;
@@ -93,13 +110,17 @@ export function repairSteps(doc, wf, ctx) {
     renamed.set(k, step);
   }
   if (wf && !wf.freeSteps) renamed = addWorkflowSteps(renamed, wf, ctx);
+  /** @type {Record<string, JsonObject>} */
   const fixed = {};
   for (const [k, step] of renamed) fixed[k] = repairStep(k, step, wf, doc, ctx);
   if (!sameShape(fixed, steps)) doc.steps = fixed;
   return fixed;
 }
 
-/** The workflow's missing steps, added, and everything in workflow order. */
+/** The workflow's missing steps, added, and everything in workflow order.
+ * @param {Map<string, Json>} renamed @param {Workflow} wf @param {Context} ctx
+ * @returns {Map<string, Json>}
+ */
 function addWorkflowSteps(renamed, wf, ctx) {
   let lastStarted = -1;
   for (const [k, st] of renamed) {
@@ -125,13 +146,22 @@ function addWorkflowSteps(renamed, wf, ctx) {
       ctx.note(`step ${def.key} (${def.name}) added as pending`, pointer(["steps", def.key]));
     }
   });
-  const rank = (k) => (wf.stepKeys.includes(k) ? wf.stepKeys.indexOf(k) : wf.stepKeys.length);
+  const rank = (/** @type {string} */ k) =>
+    wf.stepKeys.includes(k) ? wf.stepKeys.indexOf(k) : wf.stepKeys.length;
   const order = [...renamed.keys()].sort(
     (a, b) => rank(a) - rank(b) || keyNum(a)[0] - keyNum(b)[0] || keyNum(a)[1] - keyNum(b)[1],
   );
   return new Map(order.map((k) => [k, renamed.get(k)]));
 }
 
+/**
+ * @param {string} key
+ * @param {Json} input
+ * @param {Workflow | null} wf
+ * @param {JsonObject} doc
+ * @param {Context} ctx
+ * @returns {JsonObject}
+ */
 function repairStep(key, input, wf, doc, ctx) {
   const def = wf ? wf.step(key) : null;
   const base = ["steps", key];
@@ -149,12 +179,21 @@ function repairStep(key, input, wf, doc, ctx) {
   stepSubStep(key, out, def, ctx, base);
   stepLists(key, out, step, ctx, base);
   stepUnknownFields(key, out, ctx, base);
+  /** @type {JsonObject} */
   const ordered = {};
   for (const k of STEP_FIELDS) ordered[k] = out[k];
   for (const k of Object.keys(out)) if (!has(ordered, k)) ordered[k] = out[k];
   return sameShape(ordered, step) ? step : ordered;
 }
 
+/**
+ * @param {string} key
+ * @param {JsonObject} out
+ * @param {StepDef | null} def
+ * @param {Context} ctx
+ * @param {string[]} base
+ * @param {boolean} fresh
+ */
 function stepNames(key, out, def, ctx, base, fresh) {
   if (typeof out.name !== "string" || out.name === "") {
     if (has(out, "name")) ctx.aside(out, "name", out.name, "name was not a string", pointer(base));
@@ -169,6 +208,13 @@ function stepNames(key, out, def, ctx, base, fresh) {
   }
 }
 
+/**
+ * @param {string} key
+ * @param {JsonObject} out
+ * @param {JsonObject} doc
+ * @param {Context} ctx
+ * @param {string[]} base
+ */
 function stepStatus(key, out, doc, ctx, base) {
   const status = out.status ?? null; // a missing status is kept as null, as the reference keeps it
   if (typeof status === "string" && STATUSES.includes(status)) return;
@@ -194,6 +240,13 @@ function stepStatus(key, out, doc, ctx, base) {
   }
 }
 
+/**
+ * @param {string} key
+ * @param {JsonObject} out
+ * @param {JsonObject} doc
+ * @param {Context} ctx
+ * @param {string[]} base
+ */
 function stepTimes(key, out, doc, ctx, base) {
   for (const name of ["started", "completed"]) {
     const raw = out[name];
@@ -227,6 +280,13 @@ function stepTimes(key, out, doc, ctx, base) {
   }
 }
 
+/**
+ * @param {string} key
+ * @param {JsonObject} out
+ * @param {StepDef | null} def
+ * @param {Context} ctx
+ * @param {string[]} base
+ */
 function stepSubStep(key, out, def, ctx, base) {
   const sub = out.sub_step;
   const ptr = pointer([...base, "sub_step"]);
@@ -253,6 +313,13 @@ function stepSubStep(key, out, def, ctx, base) {
   }
 }
 
+/**
+ * @param {string} key
+ * @param {JsonObject} out
+ * @param {JsonObject} step
+ * @param {Context} ctx
+ * @param {string[]} base
+ */
 function stepLists(key, out, step, ctx, base) {
   for (const name of ["artifacts", "context_files_used"]) {
     const value = out[name];
@@ -274,7 +341,9 @@ function stepLists(key, out, step, ctx, base) {
 }
 
 /** A listed path in the one form every write stores (docs/spec.md §4): normalised POSIX, a
- * bare name (no `/`) resolved against the session directory `dir` (null or "." : kept). */
+ * bare name (no `/`) resolved against the session directory `dir` (null or "." : kept).
+ * @param {string} path @param {string | null} dir @returns {string}
+ */
 export function oneForm(path, dir) {
   let p = path && !path.startsWith("/") ? posix.normalize(path) : path;
   if (p.length > 1 && p.endsWith("/")) p = p.slice(0, -1);
@@ -284,7 +353,13 @@ export function oneForm(path, dir) {
 }
 
 /** A 1.0 or 2.0 step's listed paths in the one form (docs/spec.md §9.2 rule 8.8); a later item
- * naming a file already listed is dropped. */
+ * naming a file already listed is dropped.
+ * @param {string} key
+ * @param {JsonObject} out
+ * @param {string} name
+ * @param {Context} ctx
+ * @param {string[]} base
+ */
 function oneFormList(key, out, name, ctx, base) {
   const seen = new Set();
   const fixed = [];
@@ -306,7 +381,9 @@ function oneFormList(key, out, name, ctx, base) {
     out[name] = fixed;
 }
 
-/** Unknown step fields move to x-legacy (3.0 steps are closed). */
+/** Unknown step fields move to x-legacy (3.0 steps are closed).
+ * @param {string} key @param {JsonObject} out @param {Context} ctx @param {string[]} base
+ */
 function stepUnknownFields(key, out, ctx, base) {
   for (const k of Object.keys(out)) {
     if (STEP_FIELDS.includes(k) || STEP_OPTIONAL.includes(k) || k.startsWith("x-")) continue;
@@ -320,6 +397,7 @@ function stepUnknownFields(key, out, ctx, base) {
   }
 }
 
+/** @param {JsonObject} doc @param {Record<string, JsonObject>} steps @param {Context} ctx */
 export function repairCurrentStep(doc, steps, ctx) {
   const cur = doc.current_step;
   // JSON cannot tell 2.0 from 2 here: an integral number is the step number

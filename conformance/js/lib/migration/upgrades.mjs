@@ -7,6 +7,12 @@ import { renameLetterKeys } from "./steps.mjs";
 
 /** 1.0 -> 2.0: v2 only added the (never exercised) lock/claim fields, so this sets the version
  * and drops the informal "$schema": "session-state-v1" marker. */
+/**
+ * @typedef {import("../types.js").JsonObject} JsonObject
+ * @typedef {import("./context.mjs").Context} Context
+ */
+
+/** @param {JsonObject} doc @param {Context} ctx @returns {JsonObject} */
 export function v1ToV2(doc, ctx) {
   const out = clone(doc);
   const marker = out.$schema;
@@ -23,7 +29,8 @@ export function v1ToV2(doc, ctx) {
   return out;
 }
 
-/** Whether a v2 lock or claim holds anything (zero retries and an empty event log do not count). */
+/** Whether a v2 lock or claim holds anything (zero retries and an empty event log do not count).
+ * @param {unknown} v @returns {boolean} */
 function hasContent(v) {
   if (Array.isArray(v)) return v.length > 0;
   if (isObject(v)) {
@@ -35,7 +42,8 @@ function hasContent(v) {
 }
 
 /** 2.0 -> 3.0: remove lock, stale_threshold_ms and every claim (upstream's mandatory rules),
- * then normalise every shape 3.0 fixes (the repair pass). */
+ * then normalise every shape 3.0 fixes (the repair pass).
+ * @param {JsonObject} doc @param {Context} ctx @returns {JsonObject} */
 export function v2ToV3(doc, ctx) {
   const out = clone(doc);
   for (const key of ["lock", "stale_threshold_ms"]) {

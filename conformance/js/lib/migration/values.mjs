@@ -10,6 +10,7 @@ export const DOTTED_KEY = /^([0-9]+)\.([0-9]+)$/;
 export const STEP_KEY = /^[0-9]+(_[0-9]+)?$/;
 export const DECISION_ID = /^D[0-9]{3,}$/;
 export const PROJECT = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+/** @type {Record<string, string>} */
 export const COMPLEXITY = { low: "simple", medium: "standard", high: "complex" };
 export const RESOLVED = ["resolved", "closed", "done", "fixed", "wontfix", "won't fix"];
 export const STATUSES = ["pending", "in_progress", "complete", "skipped"];
@@ -26,15 +27,16 @@ export const STEP_FIELDS = [
 export const STEP_OPTIONAL = ["attempts", "telemetry", "skip_reason"];
 export const MAX_STEP = 2 ** 53; // beyond it a number is no step number
 
+/** @param {unknown} v @returns {v is number} */
 export const isInt = (v) => typeof v === "number" && Number.isInteger(v);
 
-/** "3.5" -> "3_5"; any other key unchanged. */
+/** "3.5" -> "3_5"; any other key unchanged. @param {string} key */
 export function newKey(key) {
   const m = DOTTED_KEY.exec(key);
   return m ? `${m[1]}_${m[2]}` : key;
 }
 
-/** A step key's numeric order: "3_5" -> [3, 5]. */
+/** A step key's numeric order: "3_5" -> [3, 5]. @param {string} key @returns {[number, number]} */
 export function keyNum(key) {
   const [a, b] = key.split("_");
   return [Number(a), Number(b ?? 0)];
@@ -46,12 +48,14 @@ export function keyNum(key) {
 const ISO =
   /^(\d{4})-?(\d{2})-?(\d{2})[T ](\d{2})(?::?(\d{2})(?::?(\d{2})(?:[.,]\d+)?)?)?(Z|[+-]\d{2}(?::?\d{2})?)$/;
 
+/** @param {number} year @param {number} month */
 function daysIn(year, month) {
   if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
   return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
-/** Microseconds of an ISO date-time with a zone, or null (not one, or not a real instant). */
+/** Microseconds of an ISO date-time with a zone, or null (not one, or not a real instant).
+ * @param {string} value */
 function isoInstant(value) {
   const m = ISO.exec(value);
   if (!m) return null;
@@ -72,7 +76,8 @@ function isoInstant(value) {
 }
 
 /** A timestamp in the protocol's form: [value or null, whether the input was usable]. An
- * offset is converted to Z, second precision. */
+ * offset is converted to Z, second precision.
+ * @param {unknown} value @returns {[string | null, boolean]} */
 export function tsValue(value) {
   if (value === null || value === undefined || value === "") return [null, true];
   if (typeof value !== "string") return [null, false];
@@ -81,14 +86,17 @@ export function tsValue(value) {
   return micros === null ? [null, false] : [formatTimestamp(micros), true];
 }
 
+/** @type {Set<string> | null} */
 let legacyKeys = null;
-/** Top-level keys of old states that some built-in workflow keeps in `decisions`. */
+/** Top-level keys of old states that some built-in workflow keeps in `decisions`.
+ * @returns {Set<string>} */
 export function legacyTopLevelKeys() {
   if (legacyKeys === null) {
-    legacyKeys = new Set();
+    const keys = new Set();
+    legacyKeys = keys;
     for (const name of builtins()) {
       try {
-        for (const d of loadWorkflow(name).decisions) if (d.legacyTopLevel) legacyKeys.add(d.key);
+        for (const d of loadWorkflow(name).decisions) if (d.legacyTopLevel) keys.add(d.key);
       } catch (err) {
         if (!(err instanceof WorkflowError)) throw err;
       }
