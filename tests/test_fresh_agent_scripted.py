@@ -770,9 +770,11 @@ def test_start_after_an_open_gate_waits_for_it(tmp_path: Path) -> None:
     assert runs[0] == ("now", ["session", "start"])
     when, (verb, key) = runs[1]
     assert (verb, key) == ("start", "3")
+    # its decision is recorded; the state never records the approval itself
+    assert gate["decisions"][0]["value"]
     assert when == (
-        "after the user approved Gate 2 of step 2 and its decisions (architecture_pattern) "
-        "are recorded"
+        "after the user approved Gate 2 of step 2 (ask once, unless the user already approved "
+        "it in this conversation)"
     )
     text = _plain(repo, T0, "resume", "agent-output/demo").stdout
     assert text.index("Gate 2 (approval") < text.index("session-resume start 3")

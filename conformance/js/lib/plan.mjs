@@ -172,9 +172,13 @@ function openGate(doc, key, wf, action) {
 /** @param {Plan["open_gate"]} g */
 function startWhen(g) {
   if (!g) return NOW;
-  const keys = g.decisions.map((d) => d.key);
-  const decided = keys.length ? ` and its decisions (${keys.join(", ")}) are recorded` : "";
-  return `after the user approved ${g.id} of step ${g.step}${decided}`;
+  const empty = g.decisions
+    .filter((d) => d.required && (d.value === null || d.value === undefined || d.value === ""))
+    .map((d) => d.key);
+  if (empty.length)
+    return `after the user approved ${g.id} of step ${g.step} and its decisions (${empty.join(", ")}) are recorded`;
+  // the state records a gate's decisions, never its approval
+  return `after the user approved ${g.id} of step ${g.step} (ask once, unless the user already approved it in this conversation)`;
 }
 
 /** The plan for step `key` of the usable state `doc` (a working action).

@@ -304,9 +304,17 @@ def _start_when(gate: Mapping[str, Any] | None) -> str:
     """``when`` of the step's start: now, or after the gate still open before it."""
     if gate is None:
         return NOW
-    keys = [d["key"] for d in gate["decisions"]]
-    decided = f" and its decisions ({', '.join(keys)}) are recorded" if keys else ""
-    return f"after the user approved {gate['id']} of step {gate['step']}{decided}"
+    empty = [d["key"] for d in gate["decisions"] if d["required"] and d["value"] in (None, "")]
+    if empty:
+        return (
+            f"after the user approved {gate['id']} of step {gate['step']} and its decisions "
+            f"({', '.join(empty)}) are recorded"
+        )
+    # the state records a gate's decisions, never its approval
+    return (
+        f"after the user approved {gate['id']} of step {gate['step']} (ask once, unless the "
+        "user already approved it in this conversation)"
+    )
 
 
 def alternatives(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:

@@ -183,6 +183,28 @@ def add_session_args(p: argparse.ArgumentParser, *, project: bool = True) -> Non
         p.add_argument("--project", metavar="NAME", help=PROJECT_HELP)
 
 
+def add_reading_args(p: argparse.ArgumentParser) -> None:
+    """The options of the commands that read a session as `resume` does (`resume`, `report`):
+    the clock, the workflow, the caller's session, the stale threshold, the format, the root."""
+    p.add_argument("--now", metavar="TIMESTAMP", help="the current time (default: clock)")
+    p.add_argument("--workflow", metavar="NAME|PATH")
+    p.add_argument(
+        "--session",
+        metavar="ID",
+        default=os.environ.get("SESSION_RESUME_SESSION") or None,
+        help="this agent's session id (env SESSION_RESUME_SESSION); its own lease "
+        "is not reported as another live session",
+    )
+    p.add_argument(
+        "--stale-after",
+        type=int,
+        metavar="SECONDS",
+        help="heartbeat age after which a session is orphaned (default 300)",
+    )
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.add_argument("--root", metavar="DIR")
+
+
 def session_of(
     args: argparse.Namespace,
     *,

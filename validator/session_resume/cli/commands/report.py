@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from session_resume.cli.commands.common import (
+    add_reading_args,
     add_session_args,
     emit_json,
     read_options,
@@ -34,18 +34,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "worklog events, and the recommended action with the exact command. Reads only.",
     )
     add_session_args(p)
-    p.add_argument("--now", metavar="TIMESTAMP")
-    p.add_argument("--workflow", metavar="NAME|PATH")
-    p.add_argument(
-        "--session",
-        metavar="ID",
-        default=os.environ.get("SESSION_RESUME_SESSION") or None,
-        help="this agent's session id (env SESSION_RESUME_SESSION); its own lease is not "
-        "reported as another live session",
-    )
-    p.add_argument("--stale-after", type=int, metavar="SECONDS")
-    p.add_argument("--format", choices=["text", "json"], default="text")
-    p.add_argument("--root", metavar="DIR")
+    add_reading_args(p)
     p.set_defaults(func=run, step=None)
 
 

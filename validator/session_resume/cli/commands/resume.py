@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
-from session_resume.cli.commands.common import add_session_args, emit_json, read_options
+from session_resume.cli.commands.common import (
+    add_reading_args,
+    add_session_args,
+    emit_json,
+    read_options,
+)
 from session_resume.records import replace
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
@@ -24,31 +28,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "resume",
         help="decide how to resume: the action, step, checkpoint and files to skip",
-        description="Read the session directory and answer what to do now: fresh_start, "
-        "needs_recovery, migrate_first, refuse_newer_version, start, restart_step, "
-        "resume_from_checkpoint, offer_rerun, next_step, prerequisites_incomplete, "
-        "session_active, workflow_complete. Without --step it answers for the orchestrator "
+        description="Read the session directory and answer what to do now (the action, with "
+        "the plan and the commands in order): fresh_start, needs_recovery, migrate_first, "
+        "refuse_newer_version, invalid_state, start, restart_step, resume_from_checkpoint, "
+        "continue_step, offer_rerun, next_step, prerequisites_incomplete, session_active, "
+        "workflow_complete, unknown_step. Without --step it answers for the orchestrator "
         "(the step to run next). Reads only; writes nothing.",
     )
     add_session_args(p)
     p.add_argument("--step", metavar="KEY", help="the step asking (default: orchestrator)")
-    p.add_argument("--now", metavar="TIMESTAMP", help="the current time (default: clock)")
-    p.add_argument("--workflow", metavar="NAME|PATH")
-    p.add_argument(
-        "--session",
-        metavar="ID",
-        default=os.environ.get("SESSION_RESUME_SESSION"),
-        help="this agent's session id (env SESSION_RESUME_SESSION); its own lease "
-        "is not reported as another live session",
-    )
-    p.add_argument(
-        "--stale-after",
-        type=int,
-        metavar="SECONDS",
-        help="heartbeat age after which a session is orphaned (default 300)",
-    )
-    p.add_argument("--format", choices=["text", "json"], default="text")
-    p.add_argument("--root", metavar="DIR")
+    add_reading_args(p)
     p.set_defaults(func=run)
 
 
