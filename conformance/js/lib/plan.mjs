@@ -302,7 +302,8 @@ export function planAlternatives(plan, action) {
     return [
       cmd(
         `session-resume skip ${plan.step} --reason "optional step not needed"`,
-        "only if the user decides to skip this optional step, instead of the commands",
+        "only if the user decides to skip this optional step: instead of its start and its " +
+          "work (a `session start` the commands begin with still comes first)",
       ),
     ];
   }

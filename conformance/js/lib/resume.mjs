@@ -23,7 +23,7 @@ import { isWithin, real } from "./files.mjs";
 import { repairCommand } from "./migrate.mjs";
 import { explain } from "./resumemessages.mjs";
 import { orderedKeys, pathProblem } from "./rules.mjs";
-import { leaseState, readLease, readTail, tempFiles } from "./session.mjs";
+import { endedIn, leaseState, readLease, readTail, tempFiles } from "./session.mjs";
 import { load } from "./store.mjs";
 import { tsValue } from "./migration/values.mjs";
 import { formatTimestamp, parseTimestamp } from "./timeutil.mjs";
@@ -51,9 +51,7 @@ export function snapshot(dir, root, ownerAlive) {
   const loaded = load(dir, root);
   const { lease } = readLease(dir);
   const tail = readTail(dir, TAIL_EVENTS);
-  const ended =
-    lease !== null &&
-    tail.events.some((e) => e.event === "session_end" && e.session === lease.session);
+  const ended = lease !== null && endedIn(tail.events, lease.session);
   const doc = loaded.status === "ok" ? loaded.doc : null;
   /** @type {Snapshot["mtimes"]} */
   const mtimes = {};
@@ -187,7 +185,14 @@ export function decide(snap, step, now, wf, opts) {
   const writes = [...out.commands, ...out.alternatives].some((c) => isWriter(c.run));
   const fresh = (opts.session ?? null) === null && writes;
   out.session = { id: opts.session ?? null, new: fresh };
-  if (fresh && (out.plan !== null || gateOpen)) out.commands.unshift(cmd(SESSION_START));
+  // the first command takes the lease whenever the caller does not hold it live already: a
+  // new id, or a named one whose lease ended, went stale or is another's implicit one
+  const holds =
+    (opts.session ?? null) !== null &&
+    out.lease !== null &&
+    out.lease.state === "live" &&
+    out.lease.session === opts.session;
+  if (writes && !holds && (out.plan !== null || gateOpen)) out.commands.unshift(cmd(SESSION_START));
   const facts = factsOf(out, snap, now, wf, opts);
   out.reasons = [...new Set(/** @type {string[]} */ (out.reasons))].map((c) => explain(c, facts));
   out.warnings = [...new Set(/** @type {string[]} */ (out.warnings))].map((c) => explain(c, facts));

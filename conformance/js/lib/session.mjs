@@ -98,6 +98,19 @@ export function scanWorklog(dir) {
   return out;
 }
 
+/** Whether `events` (a worklog tail) hold a `session_end` of `session` after its latest
+ * `session_start` (one taking the same id again after its end makes it live again, spec §7).
+ * @param {import("./types.js").Tail["events"]} events @param {unknown} session @returns {boolean}
+ */
+export function endedIn(events, session) {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if (e.session === session && (e.event === "session_end" || e.event === "session_start"))
+      return e.event === "session_end";
+  }
+  return false;
+}
+
 /**
  * The last `n` events, read backwards from the end of the file in chunks (never the whole
  * file). Returns {events, codes, lastSeq, endsWithNewline, exists}.

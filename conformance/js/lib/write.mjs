@@ -13,6 +13,7 @@ import { withLock } from "./lock.mjs";
 import { startedAtGate } from "./resume.mjs";
 import {
   appendEvent,
+  endedIn,
   leaseState,
   readLease,
   readTail,
@@ -146,9 +147,7 @@ export function currentLease(ctx) {
   }
   let ended = false;
   if (sent !== null && !codes.length) {
-    ended = readTail(ctx.dir, LEASE_TAIL_EVENTS).events.some(
-      (e) => e.event === "session_end" && e.session === sent.session,
-    );
+    ended = endedIn(readTail(ctx.dir, LEASE_TAIL_EVENTS).events, sent.session);
   }
   const usable = sent !== null && !codes.length ? sent : null;
   /** @type {import("./types.js").LeaseState} */

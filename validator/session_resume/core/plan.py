@@ -325,7 +325,8 @@ def alternatives(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:
         return [
             cmd(
                 f"session-resume skip {plan['step']} --reason {reason}",
-                "only if the user decides to skip this optional step, instead of the commands",
+                "only if the user decides to skip this optional step: instead of its start and its "
+                "work (a `session start` the commands begin with still comes first)",
             )
         ]
     return []

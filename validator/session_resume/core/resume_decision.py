@@ -141,7 +141,15 @@ def decide(
     writes = any(is_writer(c["run"]) for c in out["commands"] + out["alternatives"])
     new = opts.session is None and writes
     out["session"] = {"id": opts.session, "new": new}
-    if new and (out["plan"] is not None or out.get("gate_open")):
+    lease = out["lease"] or {}
+    holds = (
+        opts.session is not None
+        and lease.get("state") == "live"
+        and lease.get("session") == opts.session
+    )
+    # the first command takes the lease whenever the caller does not hold it live already:
+    # a new id, or a named one whose lease ended, went stale or is another's implicit one
+    if writes and not holds and (out["plan"] is not None or out.get("gate_open")):
         out["commands"].insert(0, plan_rules.cmd(plan_rules.SESSION_START))
     facts = _facts(out, snap, now, workflow, opts)
     out["reasons"] = [explain(c, facts) for c in dict.fromkeys(out["reasons"])]

@@ -52,6 +52,14 @@ def do_resume(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
                     "again when the lease goes stale (the call's `when` names the time), or "
                     "take over only with the user's consent (the calls below)"
                 )
+    # the server takes its lease at its first write: no call starts a session but a takeover
+    out["commands"] = [
+        c
+        for c in out["commands"]
+        if not (
+            c["run"].startswith("session-resume session start ") and "--takeover" not in c["run"]
+        )
+    ]
     for e in out["reasons"] + out["warnings"]:
         e["message"], e["hint"] = tool_text(e["message"]), tool_text(e["hint"])
     return as_tool_calls(out, where)

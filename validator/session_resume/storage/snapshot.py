@@ -65,9 +65,7 @@ def _take(
     ended = False
     if sent is not None:
         sid = sent.get("session")
-        ended = any(
-            e.get("event") == "session_end" and e.get("session") == sid for e in tail.events
-        )
+        ended = worklog.ended_in(tail.events, sid)
     artifacts: dict[str, float | None] = {}
     doc = loaded.document if loaded.status == "ok" else None
     backup = _backup_document(d, root) if doc is None and loaded.backup_usable else None

@@ -210,10 +210,10 @@ def _tail_from(fd: int, name: str, n: int, out: Tail) -> Tail:
 
 
 def session_ended(path: str | os.PathLike[str], session: Any, n: int) -> bool:
-    """Whether the last ``n`` events (those :func:`read_tail` returns) hold a ``session_end``
-    of ``session``: the same answer, without parsing a line that cannot hold that event. Its
-    name is in a line either as the bytes ``session_end`` or through a JSON escape (a
-    backslash); the tail is parsed only when one of its lines has either."""
+    """Whether the last ``n`` events (those :func:`read_tail` returns) end ``session``
+    (:func:`ended_in`): the same answer, without parsing a line that cannot hold a
+    ``session_end``. Its name is in a line either as the bytes ``session_end`` or through a
+    JSON escape (a backslash); the tail is parsed only when one of its lines has either."""
     try:
         fd = _open_read(os.fspath(path), None)
     except OSError:
@@ -228,10 +228,17 @@ def session_ended(path: str | os.PathLike[str], session: Any, n: int) -> bool:
         return False
     finally:
         os.close(fd)
-    return any(
-        e.get("event") == "session_end" and e.get("session") == session
-        for e in read_tail(path, n).events
-    )
+    return ended_in(read_tail(path, n).events, session)
+
+
+def ended_in(events: Sequence[dict[str, Any]], session: Any) -> bool:
+    """Whether ``events`` (a worklog tail) hold a ``session_end`` of ``session`` after its
+    latest ``session_start``: one taking the same id again after its end makes it live again
+    (docs/spec.md §7)."""
+    for e in reversed(events):
+        if e.get("session") == session and e.get("event") in ("session_end", "session_start"):
+            return bool(e.get("event") == "session_end")
+    return False
 
 
 def _tail_has(fd: int, size: int, want: int, needles: tuple[bytes, ...]) -> bool:
