@@ -172,9 +172,7 @@ function openGate(doc, key, wf, action) {
 /** @param {Plan["open_gate"]} g */
 function startWhen(g) {
   if (!g) return NOW;
-  const empty = g.decisions
-    .filter((d) => d.required && (d.value === null || d.value === undefined || d.value === ""))
-    .map((d) => d.key);
+  const empty = emptyRequired(g).map((d) => d.key);
   if (empty.length)
     return `after the user approved ${g.id} of step ${g.step} and its decisions (${empty.join(", ")}) are recorded`;
   // the state records a gate's decisions, never its approval
@@ -216,15 +214,22 @@ export function buildPlan(doc, key, wf, { action, sub }) {
  */
 export function gateDecisions(g, key) {
   if (!g) return [];
-  return g.decisions
-    .filter((d) => d.required && (d.value === null || d.value === undefined || d.value === ""))
-    .map((d) => {
-      const allowed = d.allowed ? ` (one of: ${d.allowed.join(", ")})` : "";
-      return cmd(
-        `session-resume decide ${d.key} VALUE`,
-        `only with the user's choice of ${d.key} at ${g.id} of step ${key}${allowed}, which replaces VALUE`,
-      );
-    });
+  return emptyRequired(g).map((d) => {
+    const allowed = d.allowed ? ` (one of: ${d.allowed.join(", ")})` : "";
+    return cmd(
+      `session-resume decide ${d.key} VALUE`,
+      `only with the user's choice of ${d.key} at ${g.id} of step ${key}${allowed}, which replaces VALUE`,
+    );
+  });
+}
+
+/** The gate's decisions the workflow requires and the state leaves empty.
+ * @param {NonNullable<Plan["gate"]>} g
+ */
+function emptyRequired(g) {
+  return g.decisions.filter(
+    (d) => d.required && (d.value === null || d.value === undefined || d.value === ""),
+  );
 }
 
 /** The gate of complete step `key` while it is still open: the next step in workflow order

@@ -282,14 +282,7 @@ function unrecordedCheckpoint(out, snap, wf) {
   const ids = def.checkpoints;
   const steps = isObject(snap.doc?.steps) ? snap.doc.steps : {};
   const st = isObject(steps[out.step]) ? steps[out.step] : {};
-  const at = ids.indexOf(st.sub_step);
-  let later = null;
-  for (const e of snap.lastEvents) {
-    if (e.step !== out.step) continue;
-    if (e.event === "step_start") later = null;
-    else if (e.event === "checkpoint" && ids.includes(e.sub_step) && ids.indexOf(e.sub_step) > at)
-      later = e.sub_step;
-  }
+  const later = worklogCheckpointAfter(snap.lastEvents, out.step, ids, st.sub_step);
   if (later !== null) {
     /** @type {any} */ (out).worklog_checkpoint = later;
     // the reason of a `continue_step` already
@@ -297,20 +290,23 @@ function unrecordedCheckpoint(out, snap, wf) {
   }
 }
 
-/** SR718's condition for a step with no checkpoint in the state: the worklog's tail records a
- *  checkpoint of step `key` (one of `ids`, its workflow checkpoints) after the step's latest
- *  step_start (or with no start in the tail).
+/** The latest checkpoint of step `key` (one of `ids`, its workflow checkpoints) that the
+ *  worklog's tail records after the step's latest step_start and later in `ids` than `sub`
+ *  (any, when `sub` is not one of them); null when there is none (SR718).
  * @param {Snapshot["lastEvents"]} events @param {string} key @param {string[]} ids
- * @returns {boolean}
+ * @param {unknown} sub @returns {string | null}
  */
-function checkpointedSinceStart(events, key, ids) {
-  for (let i = events.length - 1; i >= 0; i--) {
-    const ev = events[i];
-    if (ev.step !== key) continue;
-    if (ev.event === "step_start") return false;
-    if (ev.event === "checkpoint" && ids.includes(ev.sub_step)) return true;
+function worklogCheckpointAfter(events, key, ids, sub) {
+  const at = ids.indexOf(/** @type {string} */ (sub));
+  /** @type {string | null} */
+  let later = null;
+  for (const e of events) {
+    if (e.step !== key) continue;
+    if (e.event === "step_start") later = null;
+    else if (e.event === "checkpoint" && ids.includes(e.sub_step) && ids.indexOf(e.sub_step) > at)
+      later = e.sub_step;
   }
-  return false;
+  return later;
 }
 
 /**
@@ -556,7 +552,7 @@ function stepAction(out, steps, order, key, wf, orchestrator, events = [], own =
     Object.assign(out, { action: "start", reasons: ["SR712"] });
     return;
   }
-  if (noSubStep && def && checkpointedSinceStart(events, key, def.checkpoints)) {
+  if (noSubStep && def && worklogCheckpointAfter(events, key, def.checkpoints, null) !== null) {
     // A `.bak` from before the step's first checkpoint was restored: the work the worklog
     // records may be on disk, so the step goes on (SR718 says how), no restart.
     Object.assign(out, { action: "continue_step", reasons: ["SR718"] });

@@ -287,24 +287,28 @@ def gate_decisions(gate: Mapping[str, Any] | None, key: str) -> list[dict[str, s
     if not gate:
         return []
     out = []
-    for d in gate["decisions"]:
-        if d["required"] and d["value"] in (None, ""):
-            allowed = f" (one of: {', '.join(d['allowed'])})" if d["allowed"] else ""
-            out.append(
-                cmd(
-                    f"session-resume decide {d['key']} VALUE",
-                    f"only with the user's choice of {d['key']} at {gate['id']} of step "
-                    f"{key}{allowed}, which replaces VALUE",
-                )
+    for d in _empty_required(gate):
+        allowed = f" (one of: {', '.join(d['allowed'])})" if d["allowed"] else ""
+        out.append(
+            cmd(
+                f"session-resume decide {d['key']} VALUE",
+                f"only with the user's choice of {d['key']} at {gate['id']} of step "
+                f"{key}{allowed}, which replaces VALUE",
             )
+        )
     return out
+
+
+def _empty_required(gate: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The gate's decisions the workflow requires and the state leaves empty."""
+    return [d for d in gate["decisions"] if d["required"] and d["value"] in (None, "")]
 
 
 def _start_when(gate: Mapping[str, Any] | None) -> str:
     """``when`` of the step's start: now, or after the gate still open before it."""
     if gate is None:
         return NOW
-    empty = [d["key"] for d in gate["decisions"] if d["required"] and d["value"] in (None, "")]
+    empty = [d["key"] for d in _empty_required(gate)]
     if empty:
         return (
             f"after the user approved {gate['id']} of step {gate['step']} and its decisions "

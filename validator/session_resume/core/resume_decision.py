@@ -221,21 +221,8 @@ def _unrecorded_checkpoint(out: dict[str, Any], snap: Snapshot, wf: Workflow) ->
     sdef = wf.step(key) if key is not None else None
     if out["action"] not in plan_rules.WORKING or sdef is None:
         return
-    ids = [c.id for c in sdef.checkpoints]
     sub = as_dict(as_dict((snap.document or {}).get("steps")).get(key)).get("sub_step")
-    at = ids.index(sub) if sub in ids else -1
-    later: str | None = None
-    for e in snap.last_events:
-        if e.get("step") != key:
-            continue
-        if e.get("event") == "step_start":
-            later = None  # a (re)start: what came before is another attempt's
-        elif (
-            e.get("event") == "checkpoint"
-            and e.get("sub_step") in ids
-            and ids.index(e["sub_step"]) > at
-        ):
-            later = e["sub_step"]
+    later = _worklog_checkpoint_after(snap.last_events, key, sdef.checkpoint_ids, sub)
     if later is not None:
         out["worklog_checkpoint"] = later
         if "SR718" not in out["reasons"]:  # the reason of a `continue_step` already
@@ -544,7 +531,11 @@ def _step_action(
         # Handed over at a gate (`transition`), no work recorded: a start, not a restart.
         out.update(action="start", reasons=["SR712"])
         return
-    if sub is None and sdef is not None and _checkpointed_since_start(events, key, sdef):
+    if (
+        sub is None
+        and sdef is not None
+        and _worklog_checkpoint_after(events, key, sdef.checkpoint_ids, None) is not None
+    ):
         # A `.bak` from before the step's first checkpoint was restored: the work the
         # worklog records may be on disk, so the step goes on (SR718 says how), no restart.
         out.update(action="continue_step", reasons=["SR718"])
@@ -564,18 +555,26 @@ def _step_action(
         out["next_checkpoint"] = ids[pos + 1] if pos + 1 < len(ids) else None
 
 
-def _checkpointed_since_start(events: tuple[dict[str, Any], ...], key: str, sdef: Any) -> bool:
-    """SR718's condition for a step with no checkpoint in the state: the worklog's tail
-    records a checkpoint of step ``key`` (one of its workflow checkpoints) after the step's
-    latest `step_start` (or with no start in the tail)."""
-    for ev in reversed(events):
-        if ev.get("step") != key:
+def _worklog_checkpoint_after(
+    events: tuple[dict[str, Any], ...], key: str, ids: list[str], sub: Any
+) -> str | None:
+    """The latest checkpoint of step ``key`` (one of ``ids``, its workflow checkpoints) that
+    the worklog's tail records after the step's latest `step_start` and later in ``ids`` than
+    ``sub`` (any, when ``sub`` is not one of them); None when there is none (SR718)."""
+    at = ids.index(sub) if sub in ids else -1
+    later: str | None = None
+    for e in events:
+        if e.get("step") != key:
             continue
-        if ev.get("event") == "step_start":
-            return False
-        if ev.get("event") == "checkpoint" and ev.get("sub_step") in sdef.checkpoint_ids:
-            return True
-    return False
+        if e.get("event") == "step_start":
+            later = None  # a (re)start: what came before is another attempt's
+        elif (
+            e.get("event") == "checkpoint"
+            and e.get("sub_step") in ids
+            and ids.index(e["sub_step"]) > at
+        ):
+            later = e["sub_step"]
+    return later
 
 
 def _with_orphan(
