@@ -88,6 +88,9 @@ class Options:
     session: str | None = None  # the caller's session id; its own lease is not "active"
     stale_seconds: int = DEFAULT_STALE_SECONDS
     takeover: bool = False
+    # The front end holds the session itself (the MCP server takes its lease at its first
+    # write and keeps the heartbeat): no command starts or names a session, but a takeover.
+    front_end_session: bool = False
 
 
 def decide(
@@ -149,7 +152,12 @@ def decide(
     )
     # the first command takes the lease whenever the caller does not hold it live already:
     # a new id, or a named one whose lease ended, went stale or is another's implicit one
-    if writes and not holds and (out["plan"] is not None or out.get("gate_open")):
+    if (
+        writes
+        and not holds
+        and not opts.front_end_session
+        and (out["plan"] is not None or out.get("gate_open"))
+    ):
         out["commands"].insert(0, plan_rules.cmd(plan_rules.SESSION_START))
     facts = _facts(out, snap, now, workflow, opts)
     out["reasons"] = [explain(c, facts) for c in dict.fromkeys(out["reasons"])]
@@ -257,6 +265,7 @@ def _facts(
         "lease": lease,
         "session": lease.get("session"),
         "stale_seconds": opts.stale_seconds,
+        "front_end_session": opts.front_end_session,
         "session_rel": snap.session_rel,
         "orphan_step": (out.get("orphan") or {}).get("step"),
         "temp_files": list(snap.temp_files),
@@ -384,7 +393,15 @@ def _judge_lease(
             action="session_active",
             reasons=["SR511"],
             commands=[
-                plan_rules.cmd(f"{again} --session {shlex.quote(holder)}", yours_test(holder)),
+                *(
+                    []
+                    if opts.front_end_session  # the holder is never the front end's session
+                    else [
+                        plan_rules.cmd(
+                            f"{again} --session {shlex.quote(holder)}", yours_test(holder)
+                        )
+                    ]
+                ),
                 plan_rules.cmd(
                     again,
                     f"{wait}write nothing to this session before; then follow the new answer "

@@ -40,7 +40,13 @@ def _goes_stale(f: Mapping[str, Any]) -> str:
     )
 
 
-def _sr511_hint(holder: Any) -> str:
+def _sr511_hint(holder: Any, front_end_session: bool = False) -> str:
+    if front_end_session:  # the holder is never the front end's own session
+        return (
+            f"session {holder} is not yours: write nothing; ask again when the lease goes "
+            "stale (its `when` names the time), or take over only with the user's "
+            "consent (the commands below)"
+        )
     return (
         f"session {holder} is yours only if its id appears earlier in this conversation or "
         f"in your notes (a `session start` you ran printed it): then ask again with "
@@ -150,7 +156,7 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
     ),
     "SR511": lambda f: (
         f"{_holder(f)} holds a live lease on this session directory{_goes_stale(f)}",
-        _sr511_hint((f.get("lease") or {}).get("session")),
+        _sr511_hint((f.get("lease") or {}).get("session"), bool(f.get("front_end_session"))),
     ),
     "SR512": lambda f: (
         f"{_holder(f)} left its lease without ending: it stopped "

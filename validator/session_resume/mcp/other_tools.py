@@ -3,7 +3,6 @@ budget, report, session_start and session_end, each one call into ``services``."
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 from session_resume.core.codes import diag
@@ -34,32 +33,10 @@ def do_resume(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     is not another live session; the plan's commands are this server's tool calls
     (``{tool, arguments, when}``) and the codes' words name tools."""
     where: dict[str, Any] = {k: a[k] for k in ("project", "session_dir") if k in a}
-    out = _resume(rt, a)
+    out = resume_service.resume(
+        rt.session_dir(a), step=a.get("step"), front_end_session=True, **_read_options(rt, a)
+    )
     out["session"]["id"] = rt.keeper.session  # the server's own (None until it takes one)
-    if out["action"] == "session_active":
-        # Another session holds the lease, never this server's (it asks as its own session):
-        # the CLI's "ask again naming the holder if it is yours" has no call here.
-        holder = (out.get("lease") or {}).get("session")
-        out["commands"] = [
-            c
-            for c in out["commands"]
-            if not c["run"].endswith(f" --session {shlex.quote(str(holder))}")
-        ]
-        for e in out["reasons"]:
-            if e["code"] == "SR511":
-                e["hint"] = (
-                    f"session {holder} is not this server's: write nothing; call `resume` "
-                    "again when the lease goes stale (the call's `when` names the time), or "
-                    "take over only with the user's consent (the calls below)"
-                )
-    # the server takes its lease at its first write: no call starts a session but a takeover
-    out["commands"] = [
-        c
-        for c in out["commands"]
-        if not (
-            c["run"].startswith("session-resume session start ") and "--takeover" not in c["run"]
-        )
-    ]
     for e in out["reasons"] + out["warnings"]:
         e["message"], e["hint"] = tool_text(e["message"]), tool_text(e["hint"])
     return as_tool_calls(out, where)
@@ -76,10 +53,6 @@ def _read_options(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
         "session": rt.keeper.session,
         "stale_seconds": rt.stale_seconds,
     }
-
-
-def _resume(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
-    return resume_service.resume(rt.session_dir(a), step=a.get("step"), **_read_options(rt, a))
 
 
 def do_report(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:

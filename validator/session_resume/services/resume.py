@@ -75,11 +75,13 @@ def resume(
     default_workflow: str | None = None,
     session: str | None = None,
     stale_seconds: int = DEFAULT_STALE_SECONDS,
+    front_end_session: bool = False,
 ) -> dict[str, Any]:
     """The resume decision (schema/decision/2.json) for ``step`` (None: the orchestrator),
     with its briefing, its plan and runnable commands. When the caller names no session and
     the commands write, a new session id is chosen here and every writer names it; the first
-    command of a plan (`session start`) takes it (docs/spec.md §10.3)."""
+    command of a plan (`session start`) takes it (docs/spec.md §10.3). ``front_end_session``:
+    the caller holds its session itself (the MCP server): no command starts or names one."""
     if not session_dir.is_dir():
         raise ServiceError([diag("SR100", "no such session directory", file=str(session_dir))], 2)
     session = session or None
@@ -95,7 +97,9 @@ def resume(
         dict.fromkeys(f for s in wf.steps for f in (s.budget.startup_files if s.budget else ()))
     )
     snap = replace(snap, files=session_files(session_dir, inputs))
-    opts = Options(session=session, stale_seconds=stale_seconds)
+    opts = Options(
+        session=session, stale_seconds=stale_seconds, front_end_session=front_end_session
+    )
     result = decide(snap, step, now, wf, opts)
     result["session_dir"] = str(session_dir)
     project = _project_of(snap.document or snap.backup_document, session_dir, root, spec)
