@@ -287,7 +287,7 @@ def test_another_live_session_is_left_alone(tmp_path: Path) -> None:
         "by a `session start` you ran; if you cannot find it there, it is not yours",
         f"at or after {stale} (when the lease goes stale unless its holder writes again); "
         "write nothing to this session before; then follow the new answer (the same session "
-        "still live then: ask the user)",
+        "still live then: ask the user whether to wait longer or take over)",
         "only with the user's consent",
     ]
     assert [shlex.split(c["run"])[1] for c in ans["commands"]] == ["resume", "resume", "session"]

@@ -94,3 +94,39 @@ def test_an_open_gate_after_complete_is_never_dropped(tmp_path: Path) -> None:
     assert " decide " not in " ".join(
         c["run"] for c in _answer(tmp_path, "--session", "s1")["commands"]
     )
+
+
+def test_the_gate_says_what_passes_it_and_the_tier_where_it_is_decided(tmp_path: Path) -> None:
+    """Fresh-agent review 3: after `complete` no command records the gate, and "tier standard
+    (complexity unset)" left the agent guessing. The plan's gate says that the user's approval
+    passes it and only the next step's `start` or `skip` records it; the review audit names
+    the gate where its tier is decided; a complete step has no next checkpoint."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    for argv in (["init", "demo", "--session", "s1"], ["session", "start", *S]):
+        assert run_cli(*argv, *NOW, cwd=tmp_path).returncode == 0
+    for argv in (["start", "1"], ["complete", "1"], ["start", "2"]):
+        assert run_cli(*argv, *S, *NOW, cwd=tmp_path).returncode == 0
+    ans = _answer(tmp_path, "--session", "s1")
+    plan = ans["plan"]
+    assert plan["gate"]["rule"] == (
+        "ask the user's approval (show the deliverables and open findings); only the next "
+        "step's `start` or `skip` records it"
+    )
+    audit = plan["review_audit"]
+    assert (audit["tier"], audit["tier_decided"], audit["tier_gate"]) == (
+        "standard",
+        False,
+        "Gate 2.5",
+    )
+    text = run_cli("resume", "agent-output/demo", "--session", "s1", *NOW, cwd=tmp_path).stdout
+    assert "tier standard (the default until complexity is decided at Gate 2.5)" in text
+    assert f"Gate 2 (approval) after `complete`: {plan['gate']['rule']}" in text
+    assert "now null" not in text
+    assert run_cli("complete", "2", *S, *NOW, cwd=tmp_path).returncode == 0
+    done = _answer(tmp_path, "--step", "2", "--session", "s1")
+    assert done["action"] == "offer_rerun"
+    assert done["briefing"]["next_checkpoint"] is None
+    assert (
+        "only the next step's `start` or `skip` records the approval"
+        in (done["reasons"][0]["hint"])
+    )

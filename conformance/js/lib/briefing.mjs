@@ -64,7 +64,9 @@ export function build(doc, key, wf, { action, exists, events, sessionRel }) {
   if (FRESH.includes(action)) sub = null;
   /** @type {string | null} */
   let next = null;
-  if (sub === null) next = ids.length && FRESH.includes(action) ? ids[0] : null;
+  // a complete step (offer_rerun) has no next checkpoint: nothing is next
+  if (sub === null)
+    next = ids.length && FRESH.includes(action) && action !== "offer_rerun" ? ids[0] : null;
   else if (ids.includes(sub)) next = ids[ids.indexOf(sub) + 1] ?? null;
   const [load, skip] = loadAndSkip(def, artifacts, exists, sessionRel, action);
   return {

@@ -31,7 +31,9 @@ export const WORKING = ["start", "restart_step", "resume_from_checkpoint", "cont
 export const SESSION_START = "session-resume session start";
 export const SESSION_END = "session-resume session end";
 const FINDINGS_RULE =
-  "none blocks `complete`; fix each must-fix one and `finding resolve TITLE` it; show the rest at the gate";
+  "each is must-fix: fix it, then `finding resolve TITLE`; show the user any left at the gate";
+const GATE_RULE =
+  "ask the user's approval (show the deliverables and open findings); only the next step's `start` or `skip` records it";
 const ARTIFACT_RULE = "a checkpoint write takes `--artifact PATH` per file its work wrote";
 
 /** @param {unknown} v @returns {v is JsonObject} */
@@ -96,11 +98,32 @@ function review(doc, key, def, wf) {
     tier: typeof tier === "string" ? tier : null,
     tier_decision: decision,
     tier_decided: decided,
+    tier_gate: decidingGate(decision, wf, key),
     passes,
     recorded,
     before: def.reviewAt,
     write,
   };
+}
+
+/** The gate whose decisions include `decision` (the review tier's): the first from step `key`
+ * on in workflow order (one before it has passed undecided), else an earlier one.
+ * @param {unknown} decision @param {Workflow} wf @param {string} key @returns {string | null} */
+function decidingGate(decision, wf, key) {
+  const at = Math.max(
+    0,
+    wf.steps.findIndex((s) => s.key === key),
+  );
+  for (const s of [...wf.steps.slice(at), ...wf.steps.slice(0, at)]) {
+    const g = s.gate;
+    if (
+      g &&
+      typeof g.id === "string" &&
+      (g.decisions || []).includes(/** @type {string} */ (decision))
+    )
+      return g.id;
+  }
+  return null;
 }
 
 /**
@@ -121,6 +144,7 @@ function gate(doc, def, wf) {
         d && Array.isArray(d.enum) && d.enum.length ? d.enum.filter((v) => v !== "") : null;
       return { key: k, allowed, required: d ? d.required : false, value: decisions[k] ?? null };
     }),
+    rule: GATE_RULE,
   };
 }
 

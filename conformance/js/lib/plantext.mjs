@@ -97,17 +97,19 @@ function finish(p) {
   if (audit !== null && audit !== undefined) {
     if (audit.recorded !== null && audit.recorded !== undefined)
       lines.push("  review audit: recorded");
-    else if (!audit.tier_decided)
+    else if (!audit.tier_decided) {
       // else its command above says it all
+      const at = audit.tier_gate ? ` at ${audit.tier_gate}` : "";
       lines.push(
-        `  review audit: tier ${str(audit.tier)} (${str(audit.tier_decision)} unset), ${str(audit.passes)} challenger passes`,
+        `  review audit: tier ${str(audit.tier)} (the default until ${str(audit.tier_decision)} is decided${at}), ${str(audit.passes)} challenger passes`,
       );
+    }
   }
   lines.push(`  findings: ${p.open_findings.rule}`);
   const gateOf = p.gate;
   // a session break is said by `session end`'s condition
   if (gateOf !== null && gateOf !== undefined)
-    lines.push(...gate(gateOf, "after `complete`", false));
+    lines.push(...gate(gateOf, `after \`complete\`: ${gateOf.rule}`, false));
   const nxt = p.next_step;
   if (nxt !== null && nxt !== undefined) {
     const opt = nxt.optional ? "optional" : "required";
@@ -128,7 +130,8 @@ function gate(g, where, brk = true) {
   const lines = [`  ${str(g.id)} (${str(g.kind)}${note}) ${where}`];
   for (const d of g.decisions || []) {
     const allowed = d.allowed?.length ? d.allowed.map(str).join(" | ") : "free text";
-    lines.push(`    decide ${d.key} (${allowed}); now ${dumps(d.value)}`);
+    const now = d.value === null || d.value === undefined ? "not decided" : `now ${dumps(d.value)}`;
+    lines.push(`    decide ${d.key} (${allowed}); ${now}`);
   }
   return lines;
 }

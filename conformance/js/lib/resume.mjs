@@ -384,7 +384,7 @@ function decideAction(snap, step, now, wf, opts) {
         ),
         cmd(
           again,
-          `${wait}write nothing to this session before; then follow the new answer (the same session still live then: ask the user)`,
+          `${wait}write nothing to this session before; then follow the new answer (the same session still live then: ask the user whether to wait longer or take over)`,
         ),
         cmd("session-resume session start --takeover", CONSENT),
       ],

@@ -227,11 +227,15 @@ export interface Gate {
   kind: GateDef["kind"] | null;
   session_break: boolean;
   decisions: { key: string; allowed: unknown[] | null; required: boolean; value: unknown }[];
+  /** What passing the gate takes (prose). */
+  rule: string;
 }
 export interface Review {
   tier: string | null;
   tier_decision: string | null;
   tier_decided: boolean;
+  /** The gate whose decisions include the tier's decision (null: none). */
+  tier_gate: string | null;
   passes: number | null;
   recorded: JsonObject | null;
   /** The checkpoint the audit is recorded just before (null: before `complete`). */

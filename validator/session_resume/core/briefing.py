@@ -84,8 +84,8 @@ def build(
     fresh = ("start", "restart_step", "offer_rerun", "continue_step")
     if action in fresh:
         sub = None
-    if sub is None:
-        nxt = ids[0] if ids and action in fresh else None
+    if sub is None:  # a complete step (offer_rerun) has no next checkpoint: nothing is next
+        nxt = ids[0] if ids and action in fresh and action != "offer_rerun" else None
     else:
         pos = ids.index(sub) if sub in ids else None
         nxt = ids[pos + 1] if pos is not None and pos + 1 < len(ids) else None

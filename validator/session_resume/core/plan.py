@@ -43,8 +43,11 @@ WORKING = ("start", "restart_step", "resume_from_checkpoint", "continue_step")
 SESSION_START = "session-resume session start"
 SESSION_END = "session-resume session end"
 FINDINGS_RULE = (
-    "none blocks `complete`; fix each must-fix one and `finding resolve TITLE` it; show the "
-    "rest at the gate"
+    "each is must-fix: fix it, then `finding resolve TITLE`; show the user any left at the gate"
+)
+GATE_RULE = (
+    "ask the user's approval (show the deliverables and open findings); only the next step's "
+    "`start` or `skip` records it"
 )
 ARTIFACT_RULE = "a checkpoint write takes `--artifact PATH` per file its work wrote"
 
@@ -97,11 +100,24 @@ def _review(doc: Mapping[str, Any], key: str, sdef: StepDef | None, wf: Workflow
         "tier": tier if isinstance(tier, str) else None,
         "tier_decision": decision if isinstance(decision, str) else None,
         "tier_decided": isinstance(value, str) and value in passes_by,
+        "tier_gate": _deciding_gate(decision, wf, key),
         "passes": passes if isinstance(passes, int) else None,
         "recorded": recorded if isinstance(recorded, dict) else None,
         "before": sdef.review_checkpoint,
         "write": write,
     }
+
+
+def _deciding_gate(decision: Any, wf: Workflow, key: str) -> str | None:
+    """The gate whose decisions include ``decision`` (the review tier's): the first from step
+    ``key`` on in workflow order (one before it has passed undecided), else an earlier one."""
+    steps = list(wf.steps)
+    at = next((i for i, s in enumerate(steps) if s.key == key), 0)
+    for s in steps[at:] + steps[:at]:
+        gate = s.gate if isinstance(s.gate, dict) else {}
+        if decision in (gate.get("decisions") or []) and isinstance(gate.get("id"), str):
+            return str(gate["id"])
+    return None
 
 
 def _open_gate(doc: Mapping[str, Any], key: str, wf: Workflow, action: str) -> Any:
@@ -163,6 +179,7 @@ def _gate(doc: Mapping[str, Any], sdef: StepDef | None, wf: Workflow) -> Any:
         "kind": sdef.gate.get("kind"),
         "session_break": bool(sdef.gate.get("session_break")),
         "decisions": out,
+        "rule": GATE_RULE,
     }
 
 

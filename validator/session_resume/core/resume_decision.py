@@ -405,7 +405,8 @@ def _judge_lease(
                 plan_rules.cmd(
                     again,
                     f"{wait}write nothing to this session before; then follow the new answer "
-                    "(the same session still live then: ask the user)",
+                    "(the same session still live then: ask the user whether to wait longer or "
+                    "take over)",
                 ),
                 plan_rules.cmd("session-resume session start --takeover", plan_rules.CONSENT),
             ],

@@ -77,15 +77,17 @@ def _finish(p: Mapping[str, Any]) -> list[str]:
         if audit.get("recorded") is not None:
             lines.append("  review audit: recorded")
         elif not audit.get("tier_decided"):  # else its command above says it all
+            at = f" at {audit['tier_gate']}" if audit.get("tier_gate") else ""
             lines.append(
-                f"  review audit: tier {audit.get('tier')} ({audit.get('tier_decision')} "
-                f"unset), {audit.get('passes')} challenger passes"
+                f"  review audit: tier {audit.get('tier')} (the default until "
+                f"{audit.get('tier_decision')} is decided{at}), {audit.get('passes')} "
+                "challenger passes"
             )
     f = p["open_findings"]
     lines.append(f"  findings: {f['rule']}")
     gate = p.get("gate")
     if gate is not None:  # a session break is said by `session end`'s condition
-        lines += _gate(gate, "after `complete`", brk=False)
+        lines += _gate(gate, f"after `complete`: {gate['rule']}", brk=False)
     nxt = p.get("next_step")
     if nxt is not None:
         opt = "optional" if nxt.get("optional") else "required"
@@ -105,8 +107,9 @@ def _gate(gate: Mapping[str, Any], where: str, brk: bool = True) -> list[str]:
     lines = [f"  {gate.get('id')} ({gate.get('kind')}{note}) {where}"]
     for d in gate.get("decisions") or []:
         allowed = " | ".join(map(str, d["allowed"])) if d.get("allowed") else "free text"
-        now = json.dumps(d.get("value"), ensure_ascii=False)
-        lines.append(f"    decide {d['key']} ({allowed}); now {now}")
+        value = d.get("value")
+        now = "not decided" if value is None else "now " + json.dumps(value, ensure_ascii=False)
+        lines.append(f"    decide {d['key']} ({allowed}); {now}")
     return lines
 
 
