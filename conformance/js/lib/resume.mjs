@@ -228,6 +228,7 @@ function factsOf(out, snap, now, wf, opts) {
     temp_files: [...snap.tempFiles],
     missing: out.missing ?? [],
     prereq_missing: out.prereq_missing ?? [],
+    short: out.short ?? null,
     worklog_checkpoint: out.worklog_checkpoint ?? null,
     workflow: wf.id,
     step_keys: wf.stepKeys,
@@ -237,6 +238,7 @@ function factsOf(out, snap, now, wf, opts) {
   };
   delete out.missing;
   delete out.prereq_missing;
+  delete out.short;
   delete out.worklog_checkpoint;
   delete out.gate_open;
   return facts;
@@ -269,6 +271,40 @@ function missingDeliverables(out, snap, wf) {
   if (lost.length) {
     /** @type {any} */ (out).prereq_missing = [...new Set(lost)];
     out.warnings.push("SR715");
+  }
+  if (st.status === "pending") completedShort(out, snap, steps, before, wf);
+}
+
+/** SR716 (spec §10): the step to start follows a complete step (skipped ones passed over)
+ *  whose last run, as the worklog's tail records it (its latest `step_start`, then its
+ *  `step_complete`), recorded no checkpoint or not its last one.
+ * @param {Decision} out @param {Snapshot} snap @param {JsonObject} steps
+ * @param {string[]} before @param {Workflow} wf
+ */
+function completedShort(out, snap, steps, before, wf) {
+  const done = before.filter((k) => !(isObject(steps[k]) && steps[k].status === "skipped"));
+  const key = done.length ? done[done.length - 1] : null;
+  if (key === null || !isObject(steps[key]) || steps[key].status !== "complete") return;
+  const def = wf.steps.find((s) => s.key === key);
+  const ids = def ? def.checkpoints : [];
+  let started = false;
+  /** @type {string | null} */
+  let last = null;
+  /** @type {string | null} */
+  let at = null;
+  for (const e of snap.lastEvents) {
+    if (e.step !== key) continue;
+    if (e.event === "step_start") [started, last, at] = [true, null, null];
+    else if (e.event === "checkpoint" && ids.includes(e.sub_step)) last = e.sub_step;
+    else if (e.event === "step_complete" && started) at = last ?? "";
+  }
+  if (ids.length && at !== null && at !== ids[ids.length - 1]) {
+    /** @type {any} */ (out).short = {
+      step: key,
+      sub_step: at || null,
+      unrecorded: ids.includes(at) ? ids.slice(ids.indexOf(at) + 1) : ids,
+    };
+    out.warnings.push("SR716");
   }
 }
 

@@ -121,6 +121,10 @@ const WORDS = {
     `completed earlier steps list deliverables that are not on disk: ${paths(f, "prereq_missing")}`,
     "restore them (version control) before relying on them; if they cannot be restored, ask the user before re-running the step that wrote them (`start STEP --force`)",
   ],
+  SR716: (f) => [
+    `step ${f.short.step} was completed ${f.short.sub_step ? `at checkpoint ${f.short.sub_step}` : "with no checkpoint recorded"}: ${f.short.unrecorded.join(", ")} never recorded`,
+    `tell the user at the gate before the next step starts (that work may be missing); re-run step ${f.short.step} only with the user's consent (\`start ${f.short.step} --force\`)`,
+  ],
   SR511: (f) => [
     `${holder(f)} holds a live lease on this session directory${goesStale(f)}`,
     sr511Hint(f.lease?.session),

@@ -77,8 +77,6 @@ NOT_PRODUCIBLE: dict[str, str] = {
     "SR514": "no session lease: the session ping/end commands only",
     "SR515": "the lease write failing (disk full): the write and session commands only "
     "(tests/test_full_disk.py fills a tmpfs)",
-    "SR716": "a step completed with checkpoints not recorded: `complete` and `transition` only "
-    "(tests/test_fresh_agent_scripted.py)",
     "SR717": "a step completed with its gate's required decisions empty: `complete` and "
     "`transition` only (tests/test_fresh_agent_scripted.py)",
     "SR185": "`--project NAME` held by two built-in workflows' session directories: the CLI's "

@@ -1004,10 +1004,13 @@ _ALL = [
         "completed-with-checkpoints-missing",
         W,
         "`complete` (or `transition`) completed a step whose later checkpoints were never "
-        "recorded: the state says the step is done, its record says its work stopped earlier.",
+        "recorded: the state says the step is done, its record says its work stopped earlier. "
+        "`resume` says it again for the step to start after it, while the worklog's tail holds "
+        "that run.",
         "`complete 1` with `sub_step` phase_1_discovery: 4 of apex's 5 checkpoints not recorded",
-        "If that work was not done, reopen the step (`session-resume start STEP --force`), do "
-        "it and record each checkpoint after its work; if it was, say so in the handoff.",
+        "Tell the user at the gate. If that work was not done, reopen the step only with the "
+        "user's consent (`session-resume start STEP --force`), do it and record each "
+        "checkpoint after its work; if it was, say so in the handoff.",
     ),
     Code(
         "SR717",

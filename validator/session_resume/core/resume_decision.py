@@ -219,6 +219,35 @@ def _missing_deliverables(out: dict[str, Any], snap: Snapshot, wf: Workflow) -> 
     if lost:
         out["prereq_missing"] = list(dict.fromkeys(lost))
         out["warnings"].append("SR715")
+    if as_dict(st).get("status") == "pending":
+        _completed_short(out, snap, steps, before, wf)
+
+
+def _completed_short(
+    out: dict[str, Any], snap: Snapshot, steps: dict[str, Any], before: list[str], wf: Workflow
+) -> None:
+    """SR716 (docs/spec.md §10): the step to start follows a complete step (skipped ones
+    passed over) whose last run, as the worklog's tail records it (its latest `step_start`,
+    then its `step_complete`), recorded no checkpoint or not its last one."""
+    done = [k for k in before if as_dict(steps.get(k)).get("status") != "skipped"]
+    if not done or as_dict(steps.get(done[-1])).get("status") != "complete":
+        return
+    key, sdef = done[-1], wf.step(done[-1])
+    ids = list(sdef.checkpoint_ids) if sdef is not None else []
+    started, last, at = False, None, None
+    for e in snap.last_events:
+        if e.get("step") != key:
+            continue
+        if e.get("event") == "step_start":
+            started, last, at = True, None, None
+        elif e.get("event") == "checkpoint" and e.get("sub_step") in ids:
+            last = e["sub_step"]
+        elif e.get("event") == "step_complete" and started:
+            at = last if last is not None else ""
+    if ids and at is not None and at != ids[-1]:
+        rest = ids[ids.index(at) + 1 :] if at in ids else ids
+        out["short"] = {"step": key, "sub_step": at or None, "unrecorded": rest}
+        out["warnings"].append("SR716")
 
 
 def _unrecorded_checkpoint(out: dict[str, Any], snap: Snapshot, wf: Workflow) -> None:
@@ -271,6 +300,7 @@ def _facts(
         "temp_files": list(snap.temp_files),
         "missing": out.pop("missing", []),
         "prereq_missing": out.pop("prereq_missing", []),
+        "short": out.pop("short", None),
         "worklog_checkpoint": out.pop("worklog_checkpoint", None),
         "workflow": wf.id,
         "step_keys": wf.step_keys,

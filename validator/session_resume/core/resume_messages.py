@@ -156,6 +156,18 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
         "restore them (version control) before relying on them; if they cannot be restored, "
         "ask the user before re-running the step that wrote them (`start STEP --force`)",
     ),
+    "SR716": lambda f: (
+        f"step {f['short']['step']} was completed "
+        + (
+            f"at checkpoint {f['short']['sub_step']}"
+            if f["short"]["sub_step"]
+            else "with no checkpoint recorded"
+        )
+        + f": {', '.join(f['short']['unrecorded'])} never recorded",
+        "tell the user at the gate before the next step starts (that work may be missing); "
+        f"re-run step {f['short']['step']} only with the user's consent "
+        f"(`start {f['short']['step']} --force`)",
+    ),
     "SR511": lambda f: (
         f"{_holder(f)} holds a live lease on this session directory{_goes_stale(f)}",
         _sr511_hint((f.get("lease") or {}).get("session"), bool(f.get("front_end_session"))),
