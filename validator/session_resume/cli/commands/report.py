@@ -76,11 +76,7 @@ def run(args: argparse.Namespace) -> int:
             f"do not work on this session before the recommended command{src}.\n"
         )
     w(f"state file: {rep['state']}    workflow: {rep['workflow']}\n")
-    if rep["current_step"] is not None:
-        cp = rep["sub_step"] or "none recorded yet"
-        w(f"step: {rep['current_step']}    checkpoint: {cp}\n\n")
-    else:
-        w("step: none in progress\n\n")
+    w(_step_line(rep) + "\n\n")
     if rep["steps"]:
         w("steps:\n")
         for s in rep["steps"]:
@@ -103,3 +99,19 @@ def run(args: argparse.Namespace) -> int:
     for c in r["commands"]:
         w(f"  [{c['when']}] {c['run']}\n")
     return 0
+
+
+def _step_line(rep: dict[str, Any]) -> str:
+    """The header's step: in progress with its last checkpoint, not started, or done, as the
+    step list below says."""
+    key = rep["current_step"]
+    if key is None:
+        return "step: none in progress"
+    st = next((s for s in rep["steps"] if s["key"] == key), None)
+    status = st["status"] if st else None
+    name = f" ({st['name']})" if st and st["name"] else ""
+    if status == "pending":
+        return f"step: {key}{name}    not started (pending)"
+    if status in ("complete", "skipped"):
+        return f"step: {key}{name}    {status}"
+    return f"step: {key}{name}    checkpoint: {rep['sub_step'] or 'none recorded yet'}"
