@@ -1,5 +1,6 @@
 """`report` agrees with the state it lists (issue 26 point 11): its header names the step's
-recorded checkpoint (or that the step has not started).
+recorded checkpoint (or that the step has not started), and its last events say what the
+worklog recorded.
 
 Every command runs the real CLI in a subprocess."""
 
@@ -69,3 +70,12 @@ def test_a_pending_step_is_not_started(tmp_path: Path) -> None:
     assert "3  pending     Design" in text
     assert _header(text) == "step: 3 (Design)    not started (pending)"
     assert "checkpoint: none recorded yet" not in text
+
+
+def test_last_events_say_what_findings_and_decisions_recorded(tmp_path: Path) -> None:
+    repo = _held(tmp_path)
+    text = _ok(repo, T0, "report", "agent-output/demo", "--session", "chat-1").stdout
+    events = text.split("last events:\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert any(e.endswith(' finding_add title="No RTO stated"') for e in events), events
+    assert any(e.endswith(" decision key=region value=swedencentral") for e in events), events
+    assert any(e.endswith(" checkpoint 1 phase_1_discovery") for e in events), events

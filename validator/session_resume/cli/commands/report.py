@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from session_resume.cli.commands.common import (
@@ -92,8 +93,9 @@ def run(args: argparse.Namespace) -> int:
     if rep["last_events"]:
         w("\nlast events:\n")
         for e in rep["last_events"]:
-            where = " ".join(str(e[k]) for k in ("step", "sub_step") if e.get(k))
-            w(f"  #{e.get('seq')} {e.get('ts')} {e.get('event')} {where}\n")
+            where = [str(e[k]) for k in ("step", "sub_step") if e.get(k)]
+            said = " ".join([*where, _detail(e.get("event"), e.get("detail"))]).strip()
+            w(f"  #{e.get('seq')} {e.get('ts')} {e.get('event')} {said}".rstrip() + "\n")
     r = rep["recommended"]
     w(f"\nrecommended: {r['action']}\n")
     for c in r["commands"]:
@@ -115,3 +117,36 @@ def _step_line(rep: dict[str, Any]) -> str:
     if status in ("complete", "skipped"):
         return f"step: {key}{name}    {status}"
     return f"step: {key}{name}    checkpoint: {rep['sub_step'] or 'none recorded yet'}"
+
+
+# what each event's detail says, by the keys the writers record (core/changes.py,
+# services/leases.py); an event of another writer shows its detail's scalar values
+_DETAIL_KEYS = {
+    "decision": ("key", "value", "id", "title", "choice"),
+    "finding_add": ("title",),
+    "finding_resolve": ("title",),
+    "review_audit": ("complexity", "passes_planned", "passes_executed"),
+    "step_skip": ("reason",),
+    "step_start": ("completed", "attempts"),
+    "session_start": ("adopted", "note"),
+    "session_end": ("reason",),
+}
+
+
+def _detail(event: object, detail: object) -> str:
+    """A worklog event's detail in a few words: ``key=value`` pairs, long values cut (the
+    worklog holds it whole; ``--format json`` shows it)."""
+    if not isinstance(detail, dict):
+        return ""
+    keys = _DETAIL_KEYS.get(event) if isinstance(event, str) else None
+    keys = keys or tuple(detail)[:4]  # another writer's event: its first few values
+    parts = []
+    for k in keys:
+        v = detail.get(k)
+        if v is None or isinstance(v, (dict, list)):
+            continue
+        if isinstance(v, str) and len(v) > 60:
+            v = v[:57] + "..."
+        plain = isinstance(v, str) and v and not any(c.isspace() or c == '"' for c in v)
+        parts.append(f"{k}={v if plain else json.dumps(v, ensure_ascii=False)}")
+    return " ".join(parts)
