@@ -1,6 +1,6 @@
-"""`report` agrees with the state it lists (issue 26 point 11): its header names the step's
-recorded checkpoint (or that the step has not started), and its last events say what the
-worklog recorded.
+"""`report` agrees with the state it lists and with `resume` (issue 26 point 11): its header
+names the step's recorded checkpoint (or that the step has not started), its last events say
+what the worklog recorded, and its recommended commands are `resume`'s for the same call.
 
 Every command runs the real CLI in a subprocess."""
 
@@ -10,6 +10,7 @@ import json
 import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from session_resume.storage import store
 
@@ -59,7 +60,7 @@ def test_session_active_header_names_the_recorded_checkpoint(tmp_path: Path) -> 
     assert rep["current_step"] == "1" and rep["sub_step"] == "phase_1_discovery"
 
 
-def test_a_pending_step_is_not_started(tmp_path: Path) -> None:
+def test_a_pending_step_is_not_started_and_its_skip_is_offered(tmp_path: Path) -> None:
     (tmp_path / ".git").mkdir()
     d = tmp_path / "agent-output" / "demo"
     d.mkdir(parents=True)
@@ -70,6 +71,8 @@ def test_a_pending_step_is_not_started(tmp_path: Path) -> None:
     assert "3  pending     Design" in text
     assert _header(text) == "step: 3 (Design)    not started (pending)"
     assert "checkpoint: none recorded yet" not in text
+    skip = [ln for ln in text.splitlines() if ln.startswith("  instead, ") and " skip 3 " in ln]
+    assert len(skip) == 1, text
 
 
 def test_last_events_say_what_findings_and_decisions_recorded(tmp_path: Path) -> None:
@@ -79,3 +82,40 @@ def test_last_events_say_what_findings_and_decisions_recorded(tmp_path: Path) ->
     assert any(e.endswith(' finding_add title="No RTO stated"') for e in events), events
     assert any(e.endswith(" decision key=region value=swedencentral") for e in events), events
     assert any(e.endswith(" checkpoint 1 phase_1_discovery") for e in events), events
+
+
+def _recommended(answer: dict[str, Any]) -> list[dict[str, str]]:
+    """The commands with the answer's own session id (chosen anew on each call) as ``ID``."""
+    sid = answer["session"]["id"]
+    return [
+        {"run": c["run"].replace(sid, "ID") if sid else c["run"], "when": c["when"]}
+        for c in answer["commands"] + answer["alternatives"]
+    ]
+
+
+def test_session_active_commands_are_resumes_for_the_same_call(tmp_path: Path) -> None:
+    repo = _held(tmp_path)
+    t = T0 + timedelta(minutes=1)
+    for named in ((), ("--session", "chat-2")):
+        for fmt in ("json", "text"):
+            argv = ("agent-output/demo", *named, "--format", fmt)
+            rep = _ok(repo, t, "report", *argv).stdout
+            ans = _ok(repo, t, "resume", *argv).stdout
+            if fmt == "text":
+                # the text forms list the same command lines, in the same order
+                runs = [ln.split("] ", 1)[1] for ln in rep.splitlines() if ln.startswith("  [")]
+                want = [
+                    ln.split("] ", 1)[1]
+                    for ln in ans.splitlines()
+                    if ln[:1].isdigit() and ". [" in ln
+                ]
+                if not named:  # each call chooses its own new id
+                    runs = [r.rsplit(" --session ", 1)[0] for r in runs]
+                    want = [r.rsplit(" --session ", 1)[0] for r in want]
+                assert runs == want and len(runs) == 3
+                continue
+            report, resume = json.loads(rep)["recommended"], json.loads(ans)
+            assert report["action"] == resume["action"] == "session_active"
+            assert _recommended(report) == _recommended(resume)
+            wait = report["commands"][1]["run"]
+            assert wait.endswith(f" --session {report['session']['id']} --format json"), wait

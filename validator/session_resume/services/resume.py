@@ -192,7 +192,9 @@ def report(session_dir: Path, *, root: Path | None = None, **options: Any) -> di
         "temp_files": list(snap.temp_files),
         "recommended": {
             "action": decision["action"],
+            "session": decision["session"],
             "commands": decision["commands"],
+            "alternatives": decision["alternatives"],
             "reasons": decision["reasons"],
             "warnings": decision["warnings"],
         },

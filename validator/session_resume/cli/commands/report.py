@@ -12,7 +12,7 @@ from session_resume.cli.commands.common import (
     emit_json,
     read_options,
 )
-from session_resume.cli.commands.suggest import complete_answer, naming_of
+from session_resume.cli.commands.resume import complete_decision
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
 
@@ -46,8 +46,8 @@ def build(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     rep = build(args)
-
-    complete_answer(rep, naming_of(args))  # runnable as printed: --root, the session
+    # the recommended commands are resume's for the same call, completed the same way
+    complete_decision(rep, rep["recommended"], args)
     if args.format == "json":
         emit_json(rep)
         return 0
@@ -100,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
     w(f"\nrecommended: {r['action']}\n")
     for c in r["commands"]:
         w(f"  [{c['when']}] {c['run']}\n")
+    for c in r["alternatives"]:
+        w(f"  instead, [{c['when']}] {c['run']}\n")
     return 0
 
 
