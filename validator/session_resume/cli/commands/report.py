@@ -12,7 +12,7 @@ from session_resume.cli.commands.common import (
     emit_json,
     read_options,
 )
-from session_resume.cli.commands.resume import complete_decision
+from session_resume.cli.commands.suggest import complete_decision
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
 

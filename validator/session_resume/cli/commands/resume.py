@@ -11,15 +11,12 @@ from session_resume.cli.commands.common import (
     emit_json,
     read_options,
 )
-from session_resume.records import replace
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-    from session_resume.cli.commands.suggest import Naming
 
 
 COMMAND_NAMES = ("resume",)
@@ -48,38 +45,15 @@ def decision_for(args: argparse.Namespace) -> dict[str, Any]:
     return resume_service.resume(session_dir, step=args.step, **options)
 
 
-def complete_decision(
-    answer: dict[str, Any], decision: dict[str, Any], args: argparse.Namespace
-) -> Naming:
-    """Make ``answer`` (a resume answer, or a report holding one as ``decision``) runnable as
-    printed for this call, the same way for both: every command completed with the session
-    directory, ``--root`` and the session (the caller's, else the one the decision chose);
-    asked in JSON, a `resume` it names is asked in JSON too. Returns the naming used."""
-    # lazy: the CLI imports only what the command it runs needs
-    from session_resume.cli.commands.suggest import complete_answer, naming_of
-
-    naming = naming_of(args)
-    chosen = decision.get("session")
-    if naming.session is None and isinstance(chosen, dict) and isinstance(chosen.get("id"), str):
-        # the id the answer chose for this agent (spec.md §10.3): its hints name it too
-        naming = replace(naming, session=chosen["id"])
-    complete_answer(answer, naming)  # runnable as printed: --root, the session
-    if args.format == "json":
-        for c in decision["commands"] + decision["alternatives"]:
-            # asked in JSON, asked again in JSON: the command repeats the form this answer had
-            if c["run"].startswith("session-resume resume "):
-                c["run"] += " --format json"
-    return naming
-
-
 def run(args: argparse.Namespace) -> int:
     result = decision_for(args)
+    # lazy: the CLI imports only what the command it runs needs
+    from session_resume.cli.commands.suggest import complete_decision, complete_text
+
     naming = complete_decision(result, result, args)
     if args.format == "json":
         emit_json(result)
     else:
-        from session_resume.cli.commands.suggest import complete_text
-
         sys.stdout.write(complete_text(render_text(clean_tree(result)), naming))
     return 0
 
