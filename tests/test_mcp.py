@@ -193,6 +193,23 @@ def test_tool_list_and_each_input_schema(tmp_path: Path) -> None:
         assert {"project", "session_dir"} <= set(schemas[name]["properties"]), name
 
 
+def test_mcp_help_names_every_tool_the_server_lists(tmp_path: Path) -> None:
+    """`session-resume mcp --help` lists the tools from the server's registry: exactly the
+    ones the SDK's client is given (it once omitted review_audit)."""
+    root = _repo(tmp_path)
+
+    async def go() -> Any:
+        async with server(root) as c:
+            return await c.list_tools()
+
+    listed = [t.name for t in run(go).tools]
+    proc = run_cli("mcp", "--help", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    flat = " ".join(proc.stdout.split())  # argparse wraps lines at spaces only
+    named = flat.split("Serve the session-resume tools (", 1)[1].split(")", 1)[0].split(", ")
+    assert named == listed and "review_audit" in named
+
+
 def test_skill_reference_names_only_real_tools() -> None:
     assert mcp_tool_names() <= set(tools())
     assert {"start", "checkpoint", "complete", "decide", "finding", "transition"} <= (
