@@ -210,6 +210,16 @@ def test_mcp_help_names_every_tool_the_server_lists(tmp_path: Path) -> None:
     assert named == listed and "review_audit" in named
 
 
+def test_reference_names_the_sdk_attribute_of_a_tool_error() -> None:
+    """The reference says how a refusal looks from the Python SDK too: `is_error`, the name
+    its `CallToolResult` gives the protocol's `isError`."""
+    from mcp_types import CallToolResult
+
+    assert "is_error" in CallToolResult.model_fields
+    ref = (REPO / "docs" / "skills" / "apex" / "references" / "mcp-tools.md").read_text()
+    assert "tool error (`isError`; the Python SDK's `CallToolResult.is_error`)" in ref
+
+
 def test_skill_reference_names_only_real_tools() -> None:
     assert mcp_tool_names() <= set(tools())
     assert {"start", "checkpoint", "complete", "decide", "finding", "transition"} <= (
