@@ -193,6 +193,33 @@ def test_tool_list_and_each_input_schema(tmp_path: Path) -> None:
         assert {"project", "session_dir"} <= set(schemas[name]["properties"]), name
 
 
+def test_mcp_help_names_every_tool_the_server_lists(tmp_path: Path) -> None:
+    """`session-resume mcp --help` lists the tools from the server's registry: exactly the
+    ones the SDK's client is given (it once omitted review_audit)."""
+    root = _repo(tmp_path)
+
+    async def go() -> Any:
+        async with server(root) as c:
+            return await c.list_tools()
+
+    listed = [t.name for t in run(go).tools]
+    proc = run_cli("mcp", "--help", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    flat = " ".join(proc.stdout.split())  # argparse wraps lines at spaces only
+    named = flat.split("Serve the session-resume tools (", 1)[1].split(")", 1)[0].split(", ")
+    assert named == listed and "review_audit" in named
+
+
+def test_reference_names_the_sdk_attribute_of_a_tool_error() -> None:
+    """The reference says how a refusal looks from the Python SDK too: `is_error`, the name
+    its `CallToolResult` gives the protocol's `isError`."""
+    from mcp_types import CallToolResult
+
+    assert "is_error" in CallToolResult.model_fields
+    ref = (REPO / "docs" / "skills" / "apex" / "references" / "mcp-tools.md").read_text()
+    assert "tool error (`isError`; the Python SDK's `CallToolResult.is_error`)" in ref
+
+
 def test_skill_reference_names_only_real_tools() -> None:
     assert mcp_tool_names() <= set(tools())
     assert {"start", "checkpoint", "complete", "decide", "finding", "transition"} <= (

@@ -8,6 +8,8 @@ import json
 import re
 import shlex
 
+from session_resume.mcp.schemas import INPUT_SCHEMAS
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -54,7 +56,7 @@ def tool_call(run: str, where: dict[str, Any]) -> dict[str, Any]:
             i += 2
             continue
         if a.startswith("--"):
-            key = a[2:].replace("-", "_")
+            key = argument_name(tool, a) or a[2:].replace("-", "_")
             flag = i + 1 >= len(argv) or argv[i + 1].startswith("--")
             if flag:
                 args[key] = True
@@ -63,7 +65,14 @@ def tool_call(run: str, where: dict[str, Any]) -> dict[str, Any]:
             value: Any = argv[i + 1]
             if key.startswith("passes") and re.fullmatch(r"[0-9]+", value):
                 value = int(value)
-            args[key] = value
+            kind = _property(tool, key).get("type")
+            if kind == "array":  # a repeated option (`--artifact PATH`): the list argument
+                args.setdefault(key, []).append(value)
+            elif kind == "object" and "=" in value:  # `--decision K=V`: `{"decisions": {K: V}}`
+                k, _, v = value.partition("=")
+                args.setdefault(key, {})[k] = v
+            else:
+                args[key] = value
             i += 2
             continue
         pos.append(a)
@@ -74,9 +83,31 @@ def tool_call(run: str, where: dict[str, Any]) -> dict[str, Any]:
             args["sub_step"] = pos[1]
     elif tool == "decide" and len(pos) > 1:
         args.update(key=pos[0], value=pos[1])
+    elif tool == "finding" and pos:
+        args["action"] = pos[0]
+        if len(pos) > 1:
+            args["title"] = pos[1]
     elif tool == "init" and pos:
         args = {"project": pos[0]}
     return {"tool": tool, "arguments": args}
+
+
+def _property(tool: str, name: str) -> dict[str, Any]:
+    props = INPUT_SCHEMAS.get(tool, {}).get("properties", {})
+    found = props.get(name)
+    return found if isinstance(found, dict) else {}
+
+
+def argument_name(tool: str | None, option: str) -> str | None:
+    """The argument a CLI option (``--artifact``) is over MCP (``artifacts``): its name with
+    ``_`` for ``-``, or the plural a list argument takes, for ``tool`` (None: any tool); None
+    when no tool takes it (``--session``, ``--root``: the server's own)."""
+    name = option.lstrip("-").replace("-", "_")
+    tools = [tool] if tool is not None else list(INPUT_SCHEMAS)
+    for candidate in (name, name + "s"):
+        if any(candidate in INPUT_SCHEMAS.get(t, {}).get("properties", {}) for t in tools):
+            return candidate
+    return None
 
 
 def as_tool_calls(decision: dict[str, Any], where: dict[str, Any]) -> dict[str, Any]:
@@ -98,16 +129,41 @@ def as_tool_calls(decision: dict[str, Any], where: dict[str, Any]) -> dict[str, 
             for k in ("start", "skip", "transition"):
                 if nxt[k] is not None:
                     nxt[k] = tool_call(nxt[k], where)
-        plan["artifacts_rule"] = "a checkpoint call takes `artifacts` per file its work wrote"
+    _prose_as_tools(decision)
     return decision
+
+
+# The answer's prose: the texts the tool writes (a code's words, a command's `when`, the
+# plan's rules, why a file is loaded or skipped), which may name CLI commands. Not prose: the
+# arguments of a call, and what the state records (decisions, the log, findings' titles,
+# review audits, worklog events), kept as recorded.
+_PROSE = frozenset({"message", "hint", "when", "rule", "artifacts_rule", "why", "reason"})
+_RECORDED = frozenset(
+    {"arguments", "decisions", "decision_log", "open_findings", "review_audit", "last_events"}
+)
+
+
+def _prose_as_tools(node: Any) -> None:
+    """Every prose text below ``node`` (a resume answer) through :func:`tool_text`."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if isinstance(v, str) and k in _PROSE:
+                node[k] = tool_text(v)
+            elif k not in _RECORDED or (k == "open_findings" and isinstance(v, dict)):
+                _prose_as_tools(v)
+    elif isinstance(node, list):
+        for v in node:
+            _prose_as_tools(v)
 
 
 _CLI = re.compile(r"`session-resume ([^`]*)`")
 
 
 def tool_text(message: str) -> str:
-    """A message or hint with each `session-resume COMMAND ...` named as the tool it is
-    (refusals over MCP name tools, not CLI commands)."""
+    """A message or hint with each `session-resume COMMAND ...` named as the tool it is, with
+    its arguments, and the CLI commands and options named without `session-resume ` as calls
+    and arguments (:func:`_bare_words`): refusals and answers over MCP name tools, not CLI
+    commands."""
 
     def sub(m: re.Match[str]) -> str:
         words = m.group(1).split()
@@ -119,10 +175,69 @@ def tool_text(message: str) -> str:
             return f"the `{tool}` tool{extra}"
         if words[0] == "ping":
             return "no call (this server keeps the heartbeat)"
-        tool = TOOL_OF.get(words[0], words[0].replace("-", "_"))
-        return f"the `{tool}` tool"
+        try:
+            call = tool_call("session-resume " + m.group(1), {})
+        except ValueError:  # unbalanced quotes: the tool alone
+            return f"the `{TOOL_OF.get(words[0], words[0].replace('-', '_'))}` tool"
+        shown = json.dumps(call["arguments"], ensure_ascii=False)
+        return f"the `{call['tool']}` tool" + (f" with `{shown}`" if call["arguments"] else "")
 
-    return _DECISION.sub(_decisions_argument, _CLI.sub(sub, message))
+    return _bare_words(_DECISION.sub(_decisions_argument, _CLI.sub(sub, message)))
+
+
+# the CLI's commands that a text names without `session-resume ` (`start STEP --force`)
+_COMMAND_WORDS = frozenset({*TOOL_OF, "finding", "session", "ping"})
+_OPTION = re.compile(r"(?<![\w`-])--([a-z][a-z-]*)")
+
+
+def _bare_words(text: str) -> str:
+    """``text`` with the CLI commands and options it names without `session-resume ` written
+    as this server's calls: `start STEP --force` as `start {"step": "STEP", "force": true}`,
+    `--artifact` and an unquoted --step as the argument (`artifacts`, `step`). Other
+    quoted text (`git log --oneline`, a file name) is kept."""
+    if "--" not in text and "`" not in text:
+        return text
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: the last part is prose, not a span
+        parts[-2:] = [parts[-2] + "`" + parts[-1]]
+    out = []
+    for i, part in enumerate(parts):
+        if i % 2 == 0:
+            out.append(_OPTION.sub(lambda m: _option_words(m.group(1), None), part))
+        else:
+            out.append(_span_words(part))
+    return "".join(out)
+
+
+def _option_words(option: str, value: str | None) -> str:
+    name = argument_name(None, option)
+    if name is None:
+        return "this server's own session" if option == "session" else f"`{option}`"
+    if value and any(_property(t, name).get("type") == "array" for t in INPUT_SCHEMAS):
+        return f"`{name}: [{value}]`"
+    return f"`{name}: {value}`" if value else f"`{name}`"
+
+
+def _span_words(span: str) -> str:
+    """A quoted span as the call it names (with its backticks), or as it was."""
+    if span.startswith("--"):
+        option, _, value = span[2:].partition(" ")
+        return _option_words(option, value or None)
+    words = span.split()
+    if not words or words[0] not in _COMMAND_WORDS or "{" in span:
+        return f"`{span}`"
+    if words[0] == "session":
+        return "`session_start`" if words[1:2] == ["start"] else "`session_end`"
+    if words[0] == "ping":
+        return "no call (this server keeps the heartbeat)"
+    if len(words) == 1:  # `complete`, `resume`: already the tool's name
+        return f"`{TOOL_OF.get(span, span)}`"
+    try:
+        call = tool_call("session-resume " + span, {})
+    except ValueError:  # unbalanced quotes: not a command line
+        return f"`{span}`"
+    shown = json.dumps(call["arguments"], ensure_ascii=False)
+    return f"`{call['tool']} {shown}`"
 
 
 # `--decision KEY=VALUE ...`: the `transition` command's option, over MCP its `decisions`

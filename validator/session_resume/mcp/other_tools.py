@@ -8,7 +8,7 @@ from pathlib import Path
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.validation import ValidateOptions
-from session_resume.mcp.calls import as_tool_calls, tool_text
+from session_resume.mcp.calls import as_tool_calls
 from session_resume.mcp.runtime import Runtime, Tool
 from session_resume.records import replace
 from session_resume.services import maintenance
@@ -37,8 +37,7 @@ def do_resume(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
         rt.session_dir(a), step=a.get("step"), front_end_session=True, **_read_options(rt, a)
     )
     out["session"]["id"] = rt.keeper.session  # the server's own (None until it takes one)
-    for e in out["reasons"] + out["warnings"]:
-        e["message"], e["hint"] = tool_text(e["message"]), tool_text(e["hint"])
+    # the codes' words and the plan's other prose name tools (as_tool_calls)
     return as_tool_calls(out, where)
 
 

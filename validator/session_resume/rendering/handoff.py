@@ -196,11 +196,17 @@ def _skill_facts(
         {"label": md_inline("Workflow"), "value": md_inline(f"{wf.id} (version {wf.version})")}
     ]
     declared = {d.key for d in wf.decisions}
+    tier = _recorded_tier(doc, wf)
     for fact in wf.handoff_facts:
         name = fact.value
         if name in doc or name in decisions or name in declared:
-            value = doc.get(name) or decisions.get(name) or fact.missing
-            facts.append({"label": md_inline(fact.label), "value": md_inline(value)})
+            value = doc.get(name) or decisions.get(name)
+            if not value and tier is not None and name == tier[0]:
+                # the decision is unset, but a review audit recorded the tier it ran with
+                value = f"{tier[1]} (recorded by the review audit of step {tier[2]})"
+            facts.append(
+                {"label": md_inline(fact.label), "value": md_inline(value or fact.missing)}
+            )
     if sdef is None:
         if target:
             facts.append(
@@ -208,7 +214,7 @@ def _skill_facts(
             )
         return facts
     facts.append(
-        {"label": md_inline(f"Step {sdef.key} agent"), "value": md_inline(" or ".join(sdef.agents))}
+        {"label": md_inline(f"Step {sdef.key} agent"), "value": md_inline(_agent(doc, wf, sdef))}
     )
     if sdef.budget is not None:
         files = ", ".join(sdef.budget.startup_files) or "none"
@@ -251,6 +257,51 @@ def _skill_facts(
             )
         facts.append({"label": md_inline(f"Step {sdef.key} review"), "value": md_inline(text)})
     return facts
+
+
+def _recorded_tier(doc: dict[str, Any], wf: Workflow) -> tuple[str, str, str] | None:
+    """(the workflow's tier decision, the tier, the step) of the latest review audit, in
+    workflow order, that records a tier; None when none does or the workflow has no tiers."""
+    review = wf.raw.get("review")
+    decision = review.get("tier_decision") if isinstance(review, dict) else None
+    audits = doc.get("review_audit")
+    if not isinstance(decision, str) or not isinstance(audits, dict):
+        return None
+    steps = doc.get("steps") if isinstance(doc.get("steps"), dict) else {}
+    for key in reversed(ordered_step_keys(steps or {}, wf)):
+        entry = audits.get(f"step_{key}")
+        tier = entry.get("complexity") if isinstance(entry, dict) else None
+        if isinstance(tier, str) and tier:
+            return decision, tier, key
+    return None
+
+
+def _agent(doc: dict[str, Any], wf: Workflow, sdef: StepDef) -> str:
+    """The agent that runs the step: the one the state records; else, when the workflow's
+    agents are one per value of a decision (`iac_tool`: the Bicep and the Terraform agent),
+    the one for the value decided, or the one naming no value; else the workflow's first
+    (the others are older ids it still accepts: apex step 3's `03-Design`)."""
+    steps = doc.get("steps") if isinstance(doc.get("steps"), dict) else {}
+    record = (steps or {}).get(sdef.key)
+    agent = record.get("agent") if isinstance(record, dict) else None
+    if isinstance(agent, str) and agent in sdef.agents:
+        return agent
+    decisions = doc.get("decisions") if isinstance(doc.get("decisions"), dict) else {}
+    for d in wf.decisions:
+        values = [v for v in d.enum or () if isinstance(v, str) and v]
+        named = {a: [v for v in values if v in a] for a in sdef.agents}
+        if sum(1 for vs in named.values() if vs) < 2:
+            continue  # not one agent per value of this decision
+        chosen = doc.get(d.key) or (decisions or {}).get(d.key)
+        if isinstance(chosen, str) and chosen:
+            by_value = [a for a, vs in named.items() if chosen in vs]
+            if len(by_value) == 1:
+                return by_value[0]
+        general = [a for a, vs in named.items() if not vs]
+        if len(general) == 1:
+            return general[0]
+        return " or ".join(sdef.agents) + f" (by {d.key}, not decided yet)"
+    return sdef.agents[0]
 
 
 def render_handoff(

@@ -166,6 +166,11 @@ def report(session_dir: Path, *, root: Path | None = None, **options: Any) -> di
                 incomplete.append(
                     {"path": path, "why": f"missing (listed by step {k}, {st.get('status')})"}
                 )
+    current = decision["step"] or _running(doc)
+    # the step's own last checkpoint when the decision names none (`session_active`, a
+    # complete step offered again): the header agrees with the step list below it
+    recorded = as_dict(as_dict(doc.get("steps")).get(current)).get("sub_step") if current else None
+    recorded = recorded if isinstance(recorded, str) else None
     problem = None
     if snap.state_status != "ok":
         problem = {
@@ -183,15 +188,17 @@ def report(session_dir: Path, *, root: Path | None = None, **options: Any) -> di
         "crashed": orphan is not None,
         "orphan": orphan,
         "lease": decision["lease"],
-        "current_step": decision["step"] or _running(doc),
-        "sub_step": decision["sub_step"] or (orphan or {}).get("sub_step"),
+        "current_step": current,
+        "sub_step": decision["sub_step"] or (orphan or {}).get("sub_step") or recorded,
         "steps": steps,
         "possibly_incomplete": incomplete,
         "last_events": list(snap.last_events),
         "temp_files": list(snap.temp_files),
         "recommended": {
             "action": decision["action"],
+            "session": decision["session"],
             "commands": decision["commands"],
+            "alternatives": decision["alternatives"],
             "reasons": decision["reasons"],
             "warnings": decision["warnings"],
         },

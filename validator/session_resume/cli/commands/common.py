@@ -19,6 +19,7 @@ from session_resume.storage.config import Config, ConfigError, find_root, load_c
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 
@@ -74,9 +75,17 @@ class ArgumentParser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", HelpFormatter)
+        # a description made only when the help is shown (from what building the parser
+        # must not import: `mcp` lists the server's tools)
+        self.lazy_description: Callable[[], str] | None = kwargs.pop("lazy_description", None)
         super().__init__(*args, **kwargs)
         self.register("action", None, _store)
         self.register("action", "store", _store)
+
+    def format_help(self) -> str:
+        if self.lazy_description is not None:
+            self.description = self.lazy_description()
+        return super().format_help()
 
 
 def now_from(value: str | None) -> datetime:

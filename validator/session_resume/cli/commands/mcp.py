@@ -14,6 +14,7 @@ from session_resume.core.codes import diag
 from session_resume.services.errors import ServiceError
 
 SERVER_MODULE = "session_resume.mcp.server"
+TOOLS_MODULE = "session_resume.mcp.tools"  # the tools' registry (no MCP SDK import)
 
 
 COMMAND_NAMES = ("mcp",)
@@ -24,13 +25,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p = sub.add_parser(
         "mcp",
         help="serve the protocol as MCP tools over stdio (extra session-resume[mcp])",
-        description="Serve the session-resume tools (resume, init, start, checkpoint, "
-        "complete, skip, decide, finding, transition, validate, migrate, recover, "
-        "render_handoff, budget, report, session_start, session_end), the skill docs as "
-        "resources and a `resume` prompt over stdio with the Model Context Protocol. The "
-        "server process owns the lease of the sessions it writes to (its pid and host), "
-        "keeps the heartbeat fresh and ends them when the client closes stdin. Needs the "
-        "optional extra: pip install 'session-resume[mcp]'.",
+        lazy_description=_description,
     )
     p.add_argument(
         "--root",
@@ -47,6 +42,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "stale threshold, the server's writes leave the heartbeat to this timer",
     )
     p.set_defaults(func=run)
+
+
+def _description() -> str:
+    """The help's description, naming every tool the server registers (read from its
+    registry, by name, only when the help is shown: the registry imports the services)."""
+    registry = importlib.import_module(TOOLS_MODULE)
+    names = ", ".join(registry.tools())
+    return (
+        f"Serve the session-resume tools ({names}), the skill docs as resources and a "
+        "`resume` prompt over stdio with the Model Context Protocol. The server process owns "
+        "the lease of the sessions it writes to (its pid and host), keeps the heartbeat fresh "
+        "and ends them when the client closes stdin. Needs the optional extra: pip install "
+        "'session-resume[mcp]'."
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from session_resume.cli.commands.common import (
@@ -11,7 +12,7 @@ from session_resume.cli.commands.common import (
     emit_json,
     read_options,
 )
-from session_resume.cli.commands.suggest import complete_answer, naming_of
+from session_resume.cli.commands.suggest import complete_decision
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
 
@@ -45,8 +46,8 @@ def build(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     rep = build(args)
-
-    complete_answer(rep, naming_of(args))  # runnable as printed: --root, the session
+    # the recommended commands are resume's for the same call, completed the same way
+    complete_decision(rep, rep["recommended"], args)
     if args.format == "json":
         emit_json(rep)
         return 0
@@ -76,11 +77,7 @@ def run(args: argparse.Namespace) -> int:
             f"do not work on this session before the recommended command{src}.\n"
         )
     w(f"state file: {rep['state']}    workflow: {rep['workflow']}\n")
-    if rep["current_step"] is not None:
-        cp = rep["sub_step"] or "none recorded yet"
-        w(f"step: {rep['current_step']}    checkpoint: {cp}\n\n")
-    else:
-        w("step: none in progress\n\n")
+    w(_step_line(rep) + "\n\n")
     if rep["steps"]:
         w("steps:\n")
         for s in rep["steps"]:
@@ -96,10 +93,62 @@ def run(args: argparse.Namespace) -> int:
     if rep["last_events"]:
         w("\nlast events:\n")
         for e in rep["last_events"]:
-            where = " ".join(str(e[k]) for k in ("step", "sub_step") if e.get(k))
-            w(f"  #{e.get('seq')} {e.get('ts')} {e.get('event')} {where}\n")
+            where = [str(e[k]) for k in ("step", "sub_step") if e.get(k)]
+            said = " ".join([*where, _detail(e.get("event"), e.get("detail"))]).strip()
+            w(f"  #{e.get('seq')} {e.get('ts')} {e.get('event')} {said}".rstrip() + "\n")
     r = rep["recommended"]
     w(f"\nrecommended: {r['action']}\n")
     for c in r["commands"]:
         w(f"  [{c['when']}] {c['run']}\n")
+    for c in r["alternatives"]:
+        w(f"  instead, [{c['when']}] {c['run']}\n")
     return 0
+
+
+def _step_line(rep: dict[str, Any]) -> str:
+    """The header's step: in progress with its last checkpoint, not started, or done, as the
+    step list below says."""
+    key = rep["current_step"]
+    if key is None:
+        return "step: none in progress"
+    st = next((s for s in rep["steps"] if s["key"] == key), None)
+    status = st["status"] if st else None
+    name = f" ({st['name']})" if st and st["name"] else ""
+    if status == "pending":
+        return f"step: {key}{name}    not started (pending)"
+    if status in ("complete", "skipped"):
+        return f"step: {key}{name}    {status}"
+    return f"step: {key}{name}    checkpoint: {rep['sub_step'] or 'none recorded yet'}"
+
+
+# what each event's detail says, by the keys the writers record (core/changes.py,
+# services/leases.py); an event of another writer shows its detail's scalar values
+_DETAIL_KEYS = {
+    "decision": ("key", "value", "id", "title", "choice"),
+    "finding_add": ("title",),
+    "finding_resolve": ("title",),
+    "review_audit": ("complexity", "passes_planned", "passes_executed"),
+    "step_skip": ("reason",),
+    "step_start": ("completed", "attempts"),
+    "session_start": ("adopted", "note"),
+    "session_end": ("reason",),
+}
+
+
+def _detail(event: object, detail: object) -> str:
+    """A worklog event's detail in a few words: ``key=value`` pairs, long values cut (the
+    worklog holds it whole; ``--format json`` shows it)."""
+    if not isinstance(detail, dict):
+        return ""
+    keys = _DETAIL_KEYS.get(event) if isinstance(event, str) else None
+    keys = keys or tuple(detail)[:4]  # another writer's event: its first few values
+    parts = []
+    for k in keys:
+        v = detail.get(k)
+        if v is None or isinstance(v, (dict, list)):
+            continue
+        if isinstance(v, str) and len(v) > 60:
+            v = v[:57] + "..."
+        plain = isinstance(v, str) and v and not any(c.isspace() or c == '"' for c in v)
+        parts.append(f"{k}={v if plain else json.dumps(v, ensure_ascii=False)}")
+    return " ".join(parts)

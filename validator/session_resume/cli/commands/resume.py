@@ -11,7 +11,6 @@ from session_resume.cli.commands.common import (
     emit_json,
     read_options,
 )
-from session_resume.records import replace
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
 
@@ -49,19 +48,10 @@ def decision_for(args: argparse.Namespace) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     result = decision_for(args)
     # lazy: the CLI imports only what the command it runs needs
-    from session_resume.cli.commands.suggest import complete_answer, complete_text, naming_of
+    from session_resume.cli.commands.suggest import complete_decision, complete_text
 
-    naming = naming_of(args)
-    chosen = result.get("session")
-    if naming.session is None and isinstance(chosen, dict) and isinstance(chosen.get("id"), str):
-        # the id the answer chose for this agent (spec.md §10.3): its hints name it too
-        naming = replace(naming, session=chosen["id"])
-    complete_answer(result, naming)  # runnable as printed: --root, the session
+    naming = complete_decision(result, result, args)
     if args.format == "json":
-        for c in result["commands"] + result["alternatives"]:
-            # asked in JSON, asked again in JSON: the command repeats the form this answer had
-            if c["run"].startswith("session-resume resume "):
-                c["run"] += " --format json"
         emit_json(result)
     else:
         sys.stdout.write(complete_text(render_text(clean_tree(result)), naming))

@@ -23,6 +23,10 @@ from session_resume.cli.parser import KNOWN, build_parser
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.records import record, replace
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 SUGGESTED = re.compile(r"`(session-resume [^`\n]+)`")
 PLACEHOLDERS = frozenset({"DIR", "PATH", "PATH|DIR", "SESSION_DIR"})
 
@@ -196,6 +200,27 @@ def complete_answer(doc: object, naming: Naming) -> None:
     elif isinstance(doc, list):
         for v in doc:
             complete_answer(v, naming)
+
+
+def complete_decision(
+    answer: dict[str, Any], decision: dict[str, Any], args: argparse.Namespace
+) -> Naming:
+    """Make ``answer`` (a resume answer, or a report holding one as ``decision``) runnable as
+    printed for this call, the same way for both: every command completed with the session
+    directory, ``--root`` and the session (the caller's, else the one the decision chose);
+    asked in JSON, a `resume` it names is asked in JSON too. Returns the naming used."""
+    naming = naming_of(args)
+    chosen = decision.get("session")
+    if naming.session is None and isinstance(chosen, dict) and isinstance(chosen.get("id"), str):
+        # the id the answer chose for this agent (spec.md §10.3): its hints name it too
+        naming = replace(naming, session=chosen["id"])
+    complete_answer(answer, naming)  # runnable as printed: --root, the session
+    if args.format == "json":
+        for c in decision["commands"] + decision["alternatives"]:
+            # asked in JSON, asked again in JSON: the command repeats the form this answer had
+            if c["run"].startswith("session-resume resume "):
+                c["run"] += " --format json"
+    return naming
 
 
 def print_refusal(args: argparse.Namespace, diagnostics: list[Diagnostic]) -> None:
