@@ -10,28 +10,14 @@ import importlib.util
 import sys
 
 from session_resume.cli.commands.common import config_for, root_of
+from session_resume.cli.parser import Command
 from session_resume.core.codes import diag
 from session_resume.services.errors import ServiceError
 
 SERVER_MODULE = "session_resume.mcp.server"
 
 
-COMMAND_NAMES = ("mcp",)
-COMMAND_ORDER = 120
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser(
-        "mcp",
-        help="serve the protocol as MCP tools over stdio (extra session-resume[mcp])",
-        description="Serve the session-resume tools (resume, init, start, checkpoint, "
-        "complete, skip, decide, finding, transition, validate, migrate, recover, "
-        "render_handoff, budget, report, session_start, session_end), the skill docs as "
-        "resources and a `resume` prompt over stdio with the Model Context Protocol. The "
-        "server process owns the lease of the sessions it writes to (its pid and host), "
-        "keeps the heartbeat fresh and ends them when the client closes stdin. Needs the "
-        "optional extra: pip install 'session-resume[mcp]'.",
-    )
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--root",
         metavar="DIR",
@@ -47,6 +33,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "stale threshold, the server's writes leave the heartbeat to this timer",
     )
     p.set_defaults(func=run)
+
+
+COMMANDS = (
+    Command(
+        "mcp",
+        order=120,
+        help="serve the protocol as MCP tools over stdio (extra session-resume[mcp])",
+        description="Serve the session-resume tools (resume, init, start, checkpoint, "
+        "complete, skip, decide, finding, transition, validate, migrate, recover, "
+        "render_handoff, budget, report, session_start, session_end), the skill docs as "
+        "resources and a `resume` prompt over stdio with the Model Context Protocol. The "
+        "server process owns the lease of the sessions it writes to (its pid and host), "
+        "keeps the heartbeat fresh and ends them when the client closes stdin. Needs the "
+        "optional extra: pip install 'session-resume[mcp]'.",
+        arguments=_arguments,
+    ),
+)
 
 
 def run(args: argparse.Namespace) -> int:

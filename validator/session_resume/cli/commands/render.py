@@ -15,22 +15,13 @@ from session_resume.cli.commands.common import (
     relpath,
     session_of,
 )
+from session_resume.cli.parser import Command
 from session_resume.rendering.skill import skill_name_problem
 from session_resume.services import rendering
 from session_resume.services.context import load_workflow_or_fail
 
-COMMAND_NAMES = ("render",)
-COMMAND_ORDER = 80
 
-
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser(
-        "render",
-        help="render 00-handoff.md of a session, or the SKILL.md docs of a workflow",
-        description="Render a file from the templates: `render handoff DIR` writes the "
-        "session's 00-handoff.md from its state; `render skill --workflow W --out DIR` writes "
-        "SKILL.md and references/*.md (and with --digest SKILL.digest.md) for workflow W.",
-    )
+def _arguments(p: argparse.ArgumentParser) -> None:
     rsub = p.add_subparsers(dest="render_what", metavar="WHAT", required=True)
 
     h = rsub.add_parser(
@@ -74,6 +65,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     s.add_argument("--digest", action="store_true", help="also write SKILL.digest.md")
     s.add_argument("--format", choices=["text", "json"], default="text")
     s.set_defaults(func=run_skill)
+
+
+COMMANDS = (
+    Command(
+        "render",
+        order=80,
+        help="render 00-handoff.md of a session, or the SKILL.md docs of a workflow",
+        description="Render a file from the templates: `render handoff DIR` writes the "
+        "session's 00-handoff.md from its state; `render skill --workflow W --out DIR` writes "
+        "SKILL.md and references/*.md (and with --digest SKILL.digest.md) for workflow W.",
+        arguments=_arguments,
+    ),
+)
 
 
 def run_handoff(args: argparse.Namespace) -> int:
