@@ -9,6 +9,7 @@ from session_resume.cli.commands.common import (
     PROJECT_HELP,
     config_for,
     emit_json,
+    reading_of,
     root_of,
     session_of,
 )
@@ -53,13 +54,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         cfg = config_for(args.root)
         root, session_dir = root_of(args.root, cfg), None
-    out = budget_service.budget(
-        args.step,
-        root=root,
-        session_dir=session_dir,
-        workflow=args.workflow,
-        default_workflow=cfg.workflow,
-    )
+    out = budget_service.budget(args.step, reading_of(args, cfg, root), session_dir=session_dir)
     used = out["do_not_reread"]
     warnings = out["warnings"]
     if args.format == "json":

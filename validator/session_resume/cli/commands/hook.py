@@ -314,14 +314,10 @@ def plan_text(session_dir: Path, sessions: Sessions, session: str | None) -> str
     # lazy: the resume service and its text, for session-start only
     from session_resume.cli.commands.resume import render_text
     from session_resume.services import resume as resume_service
+    from session_resume.services.context import Reading
 
-    result = resume_service.resume(
-        session_dir,
-        now=datetime.now(UTC),
-        root=sessions.root,
-        default_workflow=sessions.workflow,
-        session=session,
-    )
+    reading = Reading(root=sessions.root, default_workflow=sessions.workflow)
+    result = resume_service.resume(session_dir, reading, now=datetime.now(UTC), session=session)
     return str(render_text(clean_tree(result)))
 
 

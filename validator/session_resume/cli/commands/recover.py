@@ -11,6 +11,7 @@ from session_resume.cli.commands.common import (
     emit_json,
     now_from,
     print_diagnostics,
+    reading_of,
     relpath,
     session_of,
 )
@@ -53,13 +54,8 @@ COMMANDS = (
 
 def run(args: argparse.Namespace) -> int:
     cfg, root, session_dir = session_of(args, workflow=args.workflow, project_with_dir=True)
-    res = maintenance.recover(
-        session_dir,
-        now=now_from(args.now),
-        workflow=args.workflow or cfg.workflow,
-        project=args.project,
-        root=root,
-    )
+    reading = reading_of(args, cfg, root)
+    res = maintenance.recover(session_dir, reading, now=now_from(args.now), project=args.project)
 
     naming = naming_of(args, relpath(session_dir) if not args.dir else None)
     for listed in (res.diagnostics, res.backup_problems, res.problems):

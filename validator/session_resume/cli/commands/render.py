@@ -12,6 +12,7 @@ from session_resume.cli.commands.common import (
     add_session_args,
     emit_json,
     now_from,
+    reading_of,
     relpath,
     session_of,
 )
@@ -85,10 +86,8 @@ def run_handoff(args: argparse.Namespace) -> int:
     out = None if args.out in (None, "-") else Path(args.out)
     res = rendering.render_handoff(
         session_dir,
+        reading_of(args, cfg, root),
         now=now_from(args.now),
-        root=root,
-        workflow=args.workflow,
-        default_workflow=cfg.workflow,
         out=out,
         write=args.out != "-",
     )

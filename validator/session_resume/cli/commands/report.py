@@ -42,8 +42,8 @@ COMMANDS = (
 
 
 def build(args: argparse.Namespace) -> dict[str, Any]:
-    session_dir, options = read_options(args)
-    return resume_service.report(session_dir, **options)
+    session_dir, reading, options = read_options(args)
+    return resume_service.report(session_dir, reading, **options)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -45,8 +45,8 @@ COMMANDS = (
 
 
 def decision_for(args: argparse.Namespace) -> dict[str, Any]:
-    session_dir, options = read_options(args)
-    return resume_service.resume(session_dir, step=args.step, **options)
+    session_dir, reading, options = read_options(args)
+    return resume_service.resume(session_dir, reading, step=args.step, **options)
 
 
 def run(args: argparse.Namespace) -> int:
