@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from session_resume.core.workflow import pending_step
+
 REPO = Path(__file__).resolve().parents[1]
 
 # --- test tiers ---------------------------------------------------------------------------
@@ -63,22 +65,9 @@ _APEX_NAMES = [
 ]
 
 
-def pending(name: str, agent: str) -> dict[str, Any]:
-    return {
-        "name": name,
-        "agent": agent,
-        "status": "pending",
-        "sub_step": None,
-        "started": None,
-        "completed": None,
-        "artifacts": [],
-        "context_files_used": [],
-    }
-
-
 def apex_state() -> dict[str, Any]:
     """A valid apex state: step 1 complete, step 2 in progress at phase_2_waf."""
-    steps = {k: pending(n, a) for k, n, a in _APEX_NAMES}
+    steps = {k: pending_step(n, a) for k, n, a in _APEX_NAMES}
     steps["1"].update(
         status="complete",
         started="2026-03-02T09:00:00Z",

@@ -1,7 +1,8 @@
-"""One registry of CLI commands (issue 31): each command module declares its names
-(``COMMAND_NAMES``) and its parser-building function; ``cli/command_table.py`` is derived
-from those declarations by docgen, and ``session-resume COMMAND`` imports only that command's
-module. The output formats of ``validate`` are one table too (``reporters.REPORTERS``)."""
+"""One registry of CLI commands (issue 31): each command module declares its commands as
+data (``COMMANDS``, ``cli.parser.Command`` records: name, order, help, description and the
+function adding its arguments); ``cli/command_table.py`` is derived from those declarations by
+docgen, and ``session-resume COMMAND`` imports only that command's module. The output formats
+of ``validate`` are one table too (``reporters.REPORTERS``)."""
 
 from __future__ import annotations
 
@@ -14,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from session_resume.cli.command_table import COMMANDS
-from session_resume.cli.parser import KNOWN, build_parser
+from session_resume.cli.command_table import COMMAND_MODULES
+from session_resume.cli.parser import KNOWN, build_parser, declared
 from session_resume.docgen.commands import CommandDeclarationError, command_table, declarations
 from session_resume.reporters import REPORTERS
 
 from conftest import REPO
 
 PACKAGE = REPO / "validator" / "session_resume"
-MODULE_OF = {name: module for module, _, names in COMMANDS for name in names}
+MODULE_OF = {name: f"session_resume.cli.commands.{m}" for name, m in COMMAND_MODULES.items()}
 
 
 def _choices(parser: argparse.ArgumentParser) -> list[str]:
@@ -33,10 +34,14 @@ def _choices(parser: argparse.ArgumentParser) -> list[str]:
 
 
 def test_the_full_parser_has_exactly_the_registered_commands_in_order() -> None:
-    """What the modules' builders register is what they declare: a name missing from a
-    declaration (as `review-audit` once was from the hand-kept table) fails here."""
-    assert _choices(build_parser()) == [n for _, _, names in COMMANDS for n in names]
+    """The parser has the table's commands, and each module declares exactly the table's
+    commands of that module: a command missing from the table (as `review-audit` once was from
+    the hand-kept one) fails here."""
+    assert _choices(build_parser()) == list(COMMAND_MODULES)
     assert set(MODULE_OF) == KNOWN
+    for module in set(COMMAND_MODULES.values()):
+        names = {c.name for c in declared(module)}
+        assert names == {n for n, m in COMMAND_MODULES.items() if m == module}, module
 
 
 @pytest.mark.parametrize("name", sorted(KNOWN))
@@ -77,33 +82,58 @@ def _package_copy(tmp_path: Path) -> Path:
     return pkg
 
 
-def test_a_command_module_without_its_names_is_refused(tmp_path: Path) -> None:
+def _extra(pkg: Path, source: str) -> None:
+    (pkg / "cli" / "commands" / "extra.py").write_text(source, encoding="utf-8")
+
+
+def test_a_command_module_without_its_records_is_refused(tmp_path: Path) -> None:
     pkg = _package_copy(tmp_path)
-    (pkg / "cli" / "commands" / "extra.py").write_text(
-        "def add_parser(sub):\n    sub.add_parser('extra')\n", encoding="utf-8"
-    )
-    with pytest.raises(CommandDeclarationError, match="declares no COMMAND_NAMES"):
+    _extra(pkg, "def add_parser(sub):\n    sub.add_parser('extra')\n")
+    with pytest.raises(CommandDeclarationError, match="declares no COMMANDS"):
+        declarations(pkg)
+    _extra(pkg, 'EXTRA = Command("extra", order=1, help="", arguments=print)\n')
+    with pytest.raises(CommandDeclarationError, match="a Command outside the module's COMMANDS"):
+        declarations(pkg)
+
+
+@pytest.mark.parametrize("record", ["NAME, order=1", '"extra"', '"extra", order=ORDER'])
+def test_a_record_whose_name_or_order_is_not_literal_is_refused(
+    tmp_path: Path, record: str
+) -> None:
+    pkg = _package_copy(tmp_path)
+    _extra(pkg, f'COMMANDS = (Command({record}, help="", arguments=print),)\n')
+    with pytest.raises(CommandDeclarationError, match="must be a string literal"):
         declarations(pkg)
 
 
 def test_a_name_declared_twice_is_refused(tmp_path: Path) -> None:
     pkg = _package_copy(tmp_path)
-    (pkg / "cli" / "commands" / "extra.py").write_text(
-        'COMMAND_NAMES = ("resume",)\n\n\ndef add_parser(sub):\n    pass\n', encoding="utf-8"
-    )
+    _extra(pkg, 'COMMANDS = (Command("resume", order=1, help="", arguments=print),)\n')
     with pytest.raises(CommandDeclarationError, match="'resume' declared by"):
         declarations(pkg)
 
 
 def test_a_new_command_module_joins_the_table_in_its_place(tmp_path: Path) -> None:
     pkg = _package_copy(tmp_path)
-    (pkg / "cli" / "commands" / "extra.py").write_text(
-        'COMMAND_NAMES = ("extra",)\nCOMMAND_ORDER = 15\n\n\ndef add_parsers(sub):\n    pass\n',
-        encoding="utf-8",
+    _extra(
+        pkg,
+        'COMMANDS = (\n    Command("extra", order=15, help="", arguments=print),\n'
+        '    Command(name="more", order=15, help="", arguments=print),\n)\n',
     )
     rows = declarations(pkg)
-    assert [r[0].rsplit(".", 1)[1] for r in rows[:4]] == ["validate", "migrate", "extra", "recover"]
-    assert rows[2] == ("session_resume.cli.commands.extra", "add_parsers", ("extra",))
+    assert [m for _, m in rows[:5]] == ["validate", "migrate", "extra", "extra", "recover"]
+    assert rows[2:4] == [("extra", "extra"), ("more", "extra")]
+
+
+def test_the_parser_builds_each_subparser_from_its_record() -> None:
+    """`sub.add_parser(name, help=..., description=...)` is written once, in ``Command``: the
+    record's help and description are what ``--help`` prints."""
+    parser = build_parser("archive")
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    (record,) = declared("archive")
+    help_of = {a.dest: a.help for a in sub._choices_actions}
+    assert help_of == {"archive": record.help}
+    assert sub.choices["archive"].description == record.description
 
 
 def test_every_output_format_is_in_the_one_reporter_table() -> None:

@@ -1,13 +1,51 @@
 // Type declarations of the session-resume library API (index.mjs). Checked by
-// `npm run typecheck` (tsc --noEmit over this file and test/types-check.ts).
+// `npm run typecheck` (tsc --noEmit over this file and test/types-check.ts). The shapes the
+// library itself is checked against (lib/types.d.ts, with its JSDoc) are imported from there,
+// not declared twice: the resume decision (schema/decision/2.json), workflows, the worklog.
 
-/** Microseconds since the Unix epoch: the clock every operation takes as an input. */
-export type Micros = number;
+import type {
+  Briefing,
+  Classified,
+  Code,
+  Command,
+  Decision,
+  Diagnostic,
+  Explained,
+  Loaded,
+  Micros,
+  Plan,
+  Problem,
+  Workflow,
+  WorklogEvent,
+} from "./lib/types.js";
 
-/** A stable diagnostic code of the protocol, e.g. "SR121" (docs/codes/). */
-export type Code = string;
+export type {
+  Briefing,
+  Checkpoint,
+  Classified,
+  Code,
+  Command,
+  DecisionDef,
+  Explained,
+  FieldDef,
+  Gate,
+  GateDef,
+  LeaseStateName,
+  Loaded,
+  LoadStatus,
+  Micros,
+  NextStep,
+  Orphan,
+  Plan,
+  Problem,
+  Review,
+  ReviewDef,
+  StepDef,
+  Workflow,
+  WorklogEvent,
+} from "./lib/types.js";
 
-/** A JSON object as read from a state file. */
+/** A JSON object as read from a state file (its members unchecked: test before use). */
 export type StateDocument = Record<string, unknown>;
 
 export interface ValidateOptions {
@@ -33,11 +71,7 @@ export function validateDocument(
 ): Code[];
 
 /** A note of a migration: SR150 (a change), SR151 (a value kept under x-legacy), SR152 (a refusal). */
-export interface MigrationNote {
-  code: Code;
-  message: string;
-  pointer: string;
-}
+export type MigrationNote = Diagnostic;
 export interface MigrateResult {
   status: "migrated" | "current" | "refused";
   codes: Code[];
@@ -100,48 +134,22 @@ export function recover(
   opts: { now: Micros; root: string; workflow?: string | null; project?: string | null },
 ): RecoverResult;
 
-export interface ResumeDecision {
-  decision_version: 1;
-  action: string;
-  step: string | null;
-  step_name: string | null;
-  sub_step: string | null;
-  next_checkpoint: string | null;
-  skip_files: string[];
-  startup_files: string[];
-  reasons: Code[];
-  warnings: Code[];
-  orphan: Record<string, unknown> | null;
-  lease: Record<string, unknown> | null;
-  commands: string[];
-  now: string;
-  workflow: string;
-  next_step: string | null;
-  incomplete: string[];
+/** The resume decision (schema/decision/2.json) as resume() and decideResume() return it:
+ * every reason and warning a code with its words, each command `{run, when}`, the plan of a
+ * working answer, its alternatives and the session the commands name. */
+export interface ResumeDecision
+  extends Omit<
+    Decision,
+    "reasons" | "warnings" | "briefing" | "plan" | "alternatives" | "session"
+  > {
+  reasons: Explained[];
+  warnings: Explained[];
   /** What a fresh agent needs from the state (docs/spec.md §10); null when the state cannot be used as it is. */
   briefing: Briefing | null;
+  plan: Plan | null;
+  alternatives: Command[];
+  session: { id: string | null; new: boolean };
   [key: string]: unknown;
-}
-export interface Checkpoint {
-  id: string;
-  after: string | null;
-}
-export interface Briefing {
-  step: string | null;
-  optional: boolean;
-  decisions: Record<string, unknown>;
-  open_findings: unknown[];
-  decision_log: Record<string, unknown>[];
-  review_audit: Record<string, unknown> | null;
-  review_audited: boolean;
-  artifacts: { path: string; exists: boolean }[];
-  last_checkpoint: Checkpoint | null;
-  next_checkpoint: Checkpoint | null;
-  last_events: Record<string, unknown>[];
-  /** Files to read now, each with why. */
-  load: { path: string; why: string }[];
-  /** Files not to read, each with the reason. */
-  skip: { path: string; reason: string }[];
 }
 /** The resume decision for a session directory (spec §10). */
 export function resume(
@@ -166,23 +174,8 @@ export function decideResume(
   opts: { session?: string | null; staleSeconds?: number; takeover?: boolean },
 ): ResumeDecision;
 
-export interface Loaded {
-  status:
-    | "absent"
-    | "ok"
-    | "invalid"
-    | "corrupt"
-    | "needs_migration"
-    | "too_new"
-    | "bad_version"
-    | "refused";
-  doc: StateDocument | null;
-  codes: Code[];
-  version?: string;
-  backupUsable: boolean;
-}
 export function load(dir: string, root: string): Loaded;
-export function classify(data: Uint8Array): Omit<Loaded, "backupUsable">;
+export function classify(data: Uint8Array): Classified;
 export function serialize(doc: StateDocument): Uint8Array;
 export class Refused extends Error {
   codes: Code[];
@@ -199,26 +192,6 @@ export class YamlError extends Error {
   column: number | null;
 }
 
-export interface StepDef {
-  key: string;
-  name: string;
-  agents: string[];
-  reviewed: boolean;
-  optional: boolean;
-  checkpoints: string[];
-  legacy: Record<string, string>;
-  budget: { max: number; files: string[] } | null;
-}
-export interface Workflow {
-  id: string;
-  sessionDir: string;
-  freeSteps: boolean;
-  steps: StepDef[];
-  stepKeys: string[];
-  decisions: { key: string; required: boolean; enum?: unknown[] }[];
-  fields: { name: string; required: boolean; schema: object }[];
-  step(key: string): StepDef | null;
-}
 /** A built-in workflow by id (schema/workflows/<id>.yaml) or a definition file by path. */
 export function loadWorkflow(spec: string): Workflow;
 /** The ids of the built-in workflows (discovered from schema/workflows/*.yaml). */
@@ -260,16 +233,6 @@ export interface Context {
   /** The id a write uses when it must choose one itself (an implicit lease, a takeover naming none); default a random one. */
   newSession?: string | null;
 }
-export interface WorklogEvent {
-  v: 1;
-  ts: string;
-  seq: number;
-  session: string;
-  event: string;
-  step?: string;
-  sub_step?: string;
-  detail?: Record<string, unknown>;
-}
 export interface WriteResult {
   revision: number;
   document: StateDocument;
@@ -280,12 +243,6 @@ export interface WriteResult {
   lease: "keep" | "create" | "adopt" | "takeover";
   previousSession: string | null;
   attempts: number;
-}
-export interface Problem {
-  code: Code;
-  message: string;
-  pointer?: string;
-  file?: string;
 }
 /** A write was refused; nothing was written (except SR505: the state was, its event was not). */
 export class WriteError extends Error {

@@ -11,7 +11,6 @@ import os
 import sys
 from collections.abc import Sequence
 
-from session_resume.cli.command_table import COMMANDS
 from session_resume.cli.commands.common import (
     UsageError,
     diag_json,
@@ -29,7 +28,7 @@ if TYPE_CHECKING:
     from session_resume.core.diagnostics import Diagnostic
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-__all__ = ["COMMANDS", "KNOWN", "build_parser", "main"]
+__all__ = ["KNOWN", "build_parser", "main"]
 
 
 # Arguments naming paths that must exist (every command but `init`, which creates its session

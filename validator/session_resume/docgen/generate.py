@@ -81,7 +81,7 @@ def js_codes() -> str:
 def cli_reference(root: Path | None = None) -> str:
     # the command table as the declarations give it now, not as last generated
     package = (root or Path(__file__).parents[3]) / "validator" / "session_resume"
-    parser = build_parser(commands=tuple(declarations(package)))
+    parser = build_parser(table=dict(declarations(package)))
     parser.formatter_class = argparse.HelpFormatter
     lines = [GENERATED, "", "# CLI reference", "", "```text", _help(parser), "```", ""]
     for name, p in _subcommands(parser, "session-resume"):

@@ -14,6 +14,7 @@ from session_resume.records import replace
 from session_resume.services import maintenance
 from session_resume.services import resume as resume_service
 from session_resume.services.budget import budget
+from session_resume.services.context import Reading
 from session_resume.services.errors import ServiceError
 from session_resume.services.leases import SessionResult
 from session_resume.services.rendering import render_handoff
@@ -34,28 +35,31 @@ def do_resume(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     (``{tool, arguments, when}``) and the codes' words name tools."""
     where: dict[str, Any] = {k: a[k] for k in ("project", "session_dir") if k in a}
     out = resume_service.resume(
-        rt.session_dir(a), step=a.get("step"), front_end_session=True, **_read_options(rt, a)
+        rt.session_dir(a),
+        _reading(rt, a),
+        step=a.get("step"),
+        front_end_session=True,
+        **_read_options(rt),
     )
     out["session"]["id"] = rt.keeper.session  # the server's own (None until it takes one)
     # the codes' words and the plan's other prose name tools (as_tool_calls)
     return as_tool_calls(out, where)
 
 
-def _read_options(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
-    """The options `resume` and `report` read a session with: the server's clock, root,
-    configured workflow, session and staleness, and the call's workflow."""
-    return {
-        "now": rt.clock(),
-        "root": rt.root,
-        "workflow": a.get("workflow"),
-        "default_workflow": rt.workflow,
-        "session": rt.keeper.session,
-        "stale_seconds": rt.stale_seconds,
-    }
+def _reading(rt: Runtime, a: dict[str, Any]) -> Reading:
+    """How a read tool reads the session: under the server's root, with the call's workflow,
+    else the state's, else the configured one."""
+    return Reading(root=rt.root, workflow=a.get("workflow"), default_workflow=rt.workflow)
+
+
+def _read_options(rt: Runtime) -> dict[str, Any]:
+    """The rest of what `resume` and `report` read a session with: the server's clock, its
+    session and staleness."""
+    return {"now": rt.clock(), "session": rt.keeper.session, "stale_seconds": rt.stale_seconds}
 
 
 def do_report(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
-    return resume_service.report(rt.session_dir(a), **_read_options(rt, a))
+    return resume_service.report(rt.session_dir(a), _reading(rt, a), **_read_options(rt))
 
 
 def do_validate(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
@@ -135,13 +139,8 @@ def do_recover(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     ctx = rt.context(a)
     _existing(ctx.session_dir)
     rt.keeper.ensure(ctx)
-    res = maintenance.recover(
-        ctx.session_dir,
-        now=ctx.now,
-        workflow=a.get("workflow"),
-        project=a.get("project"),
-        root=rt.root,
-    )
+    reading = Reading(root=rt.root, workflow=a.get("workflow"))  # the call's, not the configured
+    res = maintenance.recover(ctx.session_dir, reading, now=ctx.now, project=a.get("project"))
     return {
         "ok": not any(p.severity.value == "error" for p in res.problems),
         "action": res.action,
@@ -154,14 +153,7 @@ def do_recover(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
 
 def do_render_handoff(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     write = bool(a.get("write", True))
-    res = render_handoff(
-        rt.session_dir(a),
-        now=rt.clock(),
-        root=rt.root,
-        workflow=a.get("workflow"),
-        default_workflow=rt.workflow,
-        write=write,
-    )
+    res = render_handoff(rt.session_dir(a), _reading(rt, a), now=rt.clock(), write=write)
     return {
         "ok": True,
         "path": str(res.path) if res.path is not None else None,
@@ -173,13 +165,7 @@ def do_render_handoff(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
 
 def do_budget(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
 
-    return budget(
-        a["step"],
-        root=rt.root,
-        session_dir=rt.session_dir(a),
-        workflow=a.get("workflow"),
-        default_workflow=rt.workflow,
-    )
+    return budget(a["step"], _reading(rt, a), session_dir=rt.session_dir(a))
 
 
 def do_session_start(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:

@@ -5,12 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from session_resume.core.codes import diag
-from session_resume.core.workflow import (
-    DEFAULT_WORKFLOW,
-    WorkflowError,
-    state_workflow_spec,
-)
-from session_resume.services.context import load_workflow_or_fail
+from session_resume.services.context import Reading, load_workflow_or_fail
 from session_resume.services.errors import ServiceError
 from session_resume.storage.store import load
 
@@ -20,28 +15,21 @@ if TYPE_CHECKING:
 
 
 def budget(
-    step: str,
-    *,
-    root: Path,
-    session_dir: Path | None = None,
-    project: str | None = None,
-    workflow: str | None = None,
-    default_workflow: str | None = None,
+    step: str, reading: Reading, *, session_dir: Path | None = None, project: str | None = None
 ) -> dict[str, Any]:
     """The step's context budget (``max_startup_files``, ``startup_files``) and the context
-    files its state already records (``do_not_reread``), with SR415 when over budget."""
+    files its state already records (``do_not_reread``), with SR415 when over budget. The
+    session: ``session_dir``, else ``project``'s directory under the root, else none."""
     doc: dict[str, Any] = {}
-    spec = workflow or default_workflow or DEFAULT_WORKFLOW
+    spec = reading.spec_for(None)
     if session_dir is None and project:
-        session_dir = root / load_workflow_or_fail(spec).session_dir.replace("{project}", project)
+        pattern = load_workflow_or_fail(spec).session_dir.replace("{project}", project)
+        session_dir = (reading.root or Path.cwd()) / pattern
     if session_dir is not None:
-        loaded = load(session_dir, root=root)
+        loaded = load(session_dir, root=reading.root)
         if loaded.status == "ok" and loaded.document:
             doc = loaded.document
-            try:
-                spec = workflow or state_workflow_spec(doc.get("workflow"), default_workflow)
-            except WorkflowError as exc:
-                raise ServiceError(exc.diagnostics, 2) from None
+            spec = reading.spec_for(doc)
     wf = load_workflow_or_fail(spec)
     sdef = wf.step(step)
     if sdef is None and not wf.free_steps:

@@ -1,10 +1,12 @@
 """Where, when and as whom a write happens: the :class:`WriteContext` every write service
-takes, and how a front end builds one from a session directory or a project name."""
+takes, and how a front end builds one from a session directory or a project name; and how a
+read finds a session's workflow: the :class:`Reading` of the read services."""
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
@@ -70,6 +72,27 @@ class WriteContext:
     @property
     def sentinel_path(self) -> str:
         return str(self.session_dir / SENTINEL_FILE)
+
+
+@record(frozen=True)
+class Reading:
+    """Under which root a service that reads a session (``resume``, ``report``, ``budget``,
+    ``render_handoff``, ``recover``) reads it, and with which workflow: ``workflow``, the one
+    the caller names (``--workflow``, a tool's argument), else the one the state names, else
+    ``default_workflow`` (the project's configured one; none: the built-in default)."""
+
+    root: Path | None = None
+    workflow: str | None = None
+    default_workflow: str | None = None
+
+    def spec_for(self, doc: Mapping[str, object] | None) -> str:
+        """The workflow that reads the state ``doc`` (None: no state); a state naming a
+        workflow that is neither built in nor the configured one: ServiceError, exit 2."""
+        try:
+            own = (doc or {}).get("workflow")
+            return self.workflow or state_workflow_spec(own, self.default_workflow)
+        except WorkflowError as exc:
+            raise ServiceError(exc.diagnostics, 2) from None
 
 
 def make_session_dir(ctx: WriteContext) -> None:

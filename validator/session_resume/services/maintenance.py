@@ -9,6 +9,7 @@ from pathlib import Path
 
 from session_resume.core.diagnostics import Diagnostic, Severity
 from session_resume.records import field, record
+from session_resume.services.context import Reading
 from session_resume.services.errors import ServiceError
 from session_resume.storage import archive as archive_store
 from session_resume.storage import state_repair, store
@@ -17,15 +18,12 @@ from session_resume.storage.state_repair import MigrateOutcome, RecoverResult
 
 
 def recover(
-    session_dir: Path,
-    *,
-    now: datetime,
-    workflow: str | None = None,
-    project: str | None = None,
-    root: Path | None = None,
+    session_dir: Path, reading: Reading, *, now: datetime, project: str | None = None
 ) -> RecoverResult:
     """Restore a corrupt or missing state from a valid ``.bak``, else recreate it from the
-    workflow template; the corrupt file is kept as ``*.corrupt-<stamp>``."""
+    template of the reading's workflow (the caller's, else the configured one); the corrupt
+    file is kept as ``*.corrupt-<stamp>``."""
+    workflow, root = reading.spec_for(None), reading.root
     try:
         return state_repair.recover(
             session_dir, now=now, workflow=workflow, project=project, root=root

@@ -11,9 +11,8 @@ from pathlib import Path, PurePosixPath
 from session_resume.core.codes import diag
 from session_resume.core.handoff_rules import HANDOFF
 from session_resume.core.resume_decision import Snapshot, decide
-from session_resume.core.workflow import WorkflowError, state_workflow_spec
 from session_resume.records import record
-from session_resume.services.context import load_workflow_or_fail
+from session_resume.services.context import Reading, load_workflow_or_fail
 from session_resume.services.errors import ServiceError
 from session_resume.storage import store, worklog
 from session_resume.storage.held import HeldDir, StoreError
@@ -34,11 +33,9 @@ class HandoffResult:
 
 def render_handoff(
     session_dir: Path,
+    reading: Reading,
     *,
     now: datetime,
-    root: Path | None = None,
-    workflow: str | None = None,
-    default_workflow: str | None = None,
     out: Path | None = None,
     write: bool = True,
 ) -> HandoffResult:
@@ -48,6 +45,7 @@ def render_handoff(
 
     if not session_dir.is_dir():
         raise ServiceError([diag("SR100", "no such session directory", file=str(session_dir))], 2)
+    root = reading.root
     loaded = store.load(session_dir, root=root)
     if loaded.status != "ok" or loaded.document is None:
         why = {
@@ -61,11 +59,7 @@ def render_handoff(
         )
         raise ServiceError([*why, hint], 1)
     doc = loaded.document
-    try:
-        spec = workflow or state_workflow_spec(doc.get("workflow"), default_workflow)
-    except WorkflowError as exc:
-        raise ServiceError(exc.diagnostics, 2) from None
-    wf = load_workflow_or_fail(spec)
+    wf = load_workflow_or_fail(reading.spec_for(doc))
     # the decision the handoff describes sees the worklog, as `resume` does: a step handed
     # over at a gate is a start (SR712), never "Restart" (no lease: it describes the state)
     tail = worklog.read_tail(session_dir / worklog.WORKLOG, 10)

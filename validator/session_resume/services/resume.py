@@ -12,10 +12,9 @@ from session_resume.core.codes import diag
 from session_resume.core.jsonread import as_dict
 from session_resume.core.lease import DEFAULT_STALE_SECONDS, new_session_id
 from session_resume.core.resume_decision import Options, decide, is_writer
-from session_resume.core.workflow import WorkflowError, load_workflow, state_workflow_spec
 from session_resume.records import replace
 from session_resume.rendering.plan_text import plan_text
-from session_resume.services.context import session_dir_for_project
+from session_resume.services.context import Reading, load_workflow_or_fail, session_dir_for_project
 from session_resume.services.errors import ServiceError
 from session_resume.storage.snapshot import session_files, take
 
@@ -67,12 +66,10 @@ def _project_of(doc: dict[str, Any] | None, session_dir: Path, root: Path | None
 
 def resume(
     session_dir: Path,
+    reading: Reading,
     *,
     now: datetime,
-    root: Path | None = None,
     step: str | None = None,
-    workflow: str | None = None,
-    default_workflow: str | None = None,
     session: str | None = None,
     stale_seconds: int = DEFAULT_STALE_SECONDS,
     front_end_session: bool = False,
@@ -85,14 +82,9 @@ def resume(
     if not session_dir.is_dir():
         raise ServiceError([diag("SR100", "no such session directory", file=str(session_dir))], 2)
     session = session or None
-    snap = take(session_dir, root=root)
-    try:
-        spec = workflow or state_workflow_spec(
-            (snap.document or {}).get("workflow"), default_workflow
-        )
-        wf = load_workflow(spec)
-    except WorkflowError as exc:
-        raise ServiceError(exc.diagnostics, 2) from None
+    snap = take(session_dir, root=reading.root)
+    spec = reading.spec_for(snap.document)
+    wf = load_workflow_or_fail(spec)
     inputs = tuple(
         dict.fromkeys(f for s in wf.steps for f in (s.budget.startup_files if s.budget else ()))
     )
@@ -102,7 +94,7 @@ def resume(
     )
     result = decide(snap, step, now, wf, opts)
     result["session_dir"] = str(session_dir)
-    project = _project_of(snap.document or snap.backup_document, session_dir, root, spec)
+    project = _project_of(snap.document or snap.backup_document, session_dir, reading.root, spec)
     sid = session or (new_session_id() if result["session"]["new"] else None)
     result["session"]["id"] = sid
     fill = {"project": project, "session": sid}
@@ -137,13 +129,12 @@ def _running(doc: dict[str, Any]) -> str | None:
     )
 
 
-def report(session_dir: Path, *, root: Path | None = None, **options: Any) -> dict[str, Any]:
+def report(session_dir: Path, reading: Reading, **options: Any) -> dict[str, Any]:
     """The crash report: whether a session crashed, where it stopped, what may be
     incomplete, the last events and the recommended action. ``options``: the rest of
-    :func:`resume`'s keywords (``now``, ``workflow``, ``default_workflow``, ``session``,
-    ``stale_seconds``), passed on to it."""
-    decision = resume(session_dir, root=root, **options)
-    snap = take(session_dir, root=root, last_events=10)
+    :func:`resume`'s keywords (``now``, ``session``, ``stale_seconds``), passed on to it."""
+    decision = resume(session_dir, reading, **options)
+    snap = take(session_dir, root=reading.root, last_events=10)
     doc = snap.document or snap.backup_document or {}
     steps = [
         {

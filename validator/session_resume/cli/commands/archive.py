@@ -11,21 +11,11 @@ from session_resume.cli.commands.common import (
     now_from,
     session_of,
 )
+from session_resume.cli.parser import Command
 from session_resume.services import maintenance
 
-COMMAND_NAMES = ("archive",)
-COMMAND_ORDER = 70
 
-
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser(
-        "archive",
-        help="archive the session's files and keep the newest N archives",
-        description="Move the session's protocol files (state, .bak, handoff, worklog, lease, "
-        "kept corrupt files) into .archive/<UTC stamp>_<session>/ inside the session "
-        "directory, then delete archives beyond --keep (the only thing ever deleted). "
-        "Artifacts are not touched.",
-    )
+def _arguments(p: argparse.ArgumentParser) -> None:
     add_session_args(p)
     p.add_argument("--keep", type=int, help="archives to keep (default 5 or archive_keep)")
     p.add_argument("--prune-only", action="store_true", help="only apply the retention")
@@ -33,6 +23,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--format", choices=["text", "json"], default="text")
     p.add_argument("--root", metavar="DIR")
     p.set_defaults(func=run)
+
+
+COMMANDS = (
+    Command(
+        "archive",
+        order=70,
+        help="archive the session's files and keep the newest N archives",
+        description="Move the session's protocol files (state, .bak, handoff, worklog, lease, "
+        "kept corrupt files) into .archive/<UTC stamp>_<session>/ inside the session "
+        "directory, then delete archives beyond --keep (the only thing ever deleted). "
+        "Artifacts are not touched.",
+        arguments=_arguments,
+    ),
+)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,25 +9,16 @@ from session_resume.cli.commands.common import (
     PROJECT_HELP,
     config_for,
     emit_json,
+    reading_of,
     root_of,
     session_of,
 )
+from session_resume.cli.parser import Command
 from session_resume.reporters.text import clean_tree
 from session_resume.services import budget as budget_service
 
-COMMAND_NAMES = ("budget",)
-COMMAND_ORDER = 60
 
-
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser(
-        "budget",
-        help="what a step may load at startup, and what its earlier session recorded loading",
-        description="Print the step's context budget from the workflow (the files it may load "
-        "at startup and their maximum count), the files the session that worked on the step "
-        "recorded as loaded (context_files_used: a new chat has loaded none of them; `resume` "
-        "says what to read), and SR415 when the recorded context exceeds the budget.",
-    )
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("step", metavar="STEP")
     where = p.add_mutually_exclusive_group()
     where.add_argument(
@@ -43,19 +34,27 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.set_defaults(func=run)
 
 
+COMMANDS = (
+    Command(
+        "budget",
+        order=60,
+        help="what a step may load at startup, and what its earlier session recorded loading",
+        description="Print the step's context budget from the workflow (the files it may load "
+        "at startup and their maximum count), the files the session that worked on the step "
+        "recorded as loaded (context_files_used: a new chat has loaded none of them; `resume` "
+        "says what to read), and SR415 when the recorded context exceeds the budget.",
+        arguments=_arguments,
+    ),
+)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.session_dir or args.project:
         cfg, root, session_dir = session_of(args, dir_attr="session_dir", workflow=args.workflow)
     else:
         cfg = config_for(args.root)
         root, session_dir = root_of(args.root, cfg), None
-    out = budget_service.budget(
-        args.step,
-        root=root,
-        session_dir=session_dir,
-        workflow=args.workflow,
-        default_workflow=cfg.workflow,
-    )
+    out = budget_service.budget(args.step, reading_of(args, cfg, root), session_dir=session_dir)
     used = out["do_not_reread"]
     warnings = out["warnings"]
     if args.format == "json":

@@ -12,6 +12,7 @@ from pathlib import Path
 from session_resume.core.diagnostics import Diagnostic, FileReport
 from session_resume.records import replace
 from session_resume.reporters.text import render_text
+from session_resume.services.context import Reading
 from session_resume.services.errors import ServiceError
 from session_resume.storage.config import Config, ConfigError, find_root, load_config
 
@@ -328,18 +329,25 @@ def _with_dir(args: argparse.Namespace, directory: str, dir_option: str | None) 
     return shlex.join(["session-resume", *out])
 
 
-def read_options(args: argparse.Namespace) -> tuple[Path, dict[str, Any]]:
-    """The session directory `resume` and `report` read, and the options they pass to their
-    service, from the command line and the project configuration."""
+def reading_of(args: argparse.Namespace, cfg: Config, root: Path) -> Reading:
+    """How a read service reads the session: under ``root``, with the command's --workflow,
+    else the state's, else the configured one."""
+    return Reading(root=root, workflow=args.workflow, default_workflow=cfg.workflow)
+
+
+def read_options(args: argparse.Namespace) -> tuple[Path, Reading, dict[str, Any]]:
+    """The session directory `resume` and `report` read, how they read it, and the options
+    they pass to their service, from the command line and the project configuration."""
     cfg, root, session_dir = session_of(args, workflow=args.workflow)
-    return session_dir, {
-        "now": now_from(args.now),
-        "root": root,
-        "workflow": args.workflow,
-        "default_workflow": cfg.workflow,
-        "session": args.session,
-        "stale_seconds": args.stale_after or cfg.stale_after_seconds,
-    }
+    return (
+        session_dir,
+        reading_of(args, cfg, root),
+        {
+            "now": now_from(args.now),
+            "session": args.session,
+            "stale_seconds": args.stale_after or cfg.stale_after_seconds,
+        },
+    )
 
 
 def print_diagnostics(diags: list[Diagnostic], stream: Any = None, *, hints: bool = True) -> None:

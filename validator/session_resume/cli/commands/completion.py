@@ -5,23 +5,27 @@ from __future__ import annotations
 import argparse
 import sys
 
+from session_resume.cli.parser import Command
+
 SHELLS = ("bash", "zsh", "fish")
 
 
-COMMAND_NAMES = ("completion",)
-COMMAND_ORDER = 110
+def _arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("shell", choices=SHELLS, metavar="SHELL", help="bash, zsh or fish")
+    p.set_defaults(func=run)
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser(
+COMMANDS = (
+    Command(
         "completion",
+        order=110,
         help="print the shell completion script (bash, zsh, fish)",
         description='Print the completion script for SHELL. bash: `eval "$(session-resume '
         'completion bash)"` in ~/.bashrc; zsh: the same in ~/.zshrc; fish: '
         "`session-resume completion fish > ~/.config/fish/completions/session-resume.fish`.",
-    )
-    p.add_argument("shell", choices=SHELLS, metavar="SHELL", help="bash, zsh or fish")
-    p.set_defaults(func=run)
+        arguments=_arguments,
+    ),
+)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ import sys
 from datetime import UTC, datetime
 
 from session_resume.cli.commands.common import emit_json
+from session_resume.cli.parser import Command
 from session_resume.reporters.text import clean_tree
 from session_resume.services import hooks
 
@@ -56,21 +57,7 @@ COMPACTED = "Your context was compacted: the plan above is the truth."
 _COPILOT_KEYS = ("toolName", "toolArgs", "toolResult", "transcriptPath", "stopReason")
 
 
-COMMAND_NAMES = ("hook", "hooks")
-COMMAND_ORDER = 130
-
-
-def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser(
-        "hook",
-        help="answer an agent host's hook (VS Code, Claude Code, Copilot) from its JSON on stdin",
-        description="Read the host's hook input (JSON) on standard input and answer in its "
-        "format: session-start injects the resume plan of the session in progress, "
-        "pre-tool-use denies a file tool writing a protocol file, post-tool-use names the "
-        "checkpoint that records a new file, stop asks once for unrecorded work, pre-compact "
-        "notes the compaction in the worklog. Whatever the input, a hook that cannot decide "
-        "prints nothing and exits 0.",
-    )
+def _hook_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "event",
         nargs="?",
@@ -84,15 +71,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     )
     p.set_defaults(func=_run_parsed, format="json")
 
-    h = sub.add_parser(
-        "hooks",
-        help="install or uninstall the hook configuration of this repository",
-        description="Write the hooks' configuration: .github/hooks/session-resume.json (VS "
-        "Code and the Copilot agents) and a merge into .claude/settings.json (Claude Code) "
-        "that keeps every existing key and hook. A second install changes nothing; "
-        "uninstall removes exactly the entries install adds.",
-    )
-    actions = h.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+def _hooks_arguments(p: argparse.ArgumentParser) -> None:
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     for action, text in (("install", "write the configuration"), ("uninstall", "remove it")):
         a = actions.add_parser(action, help=text)
         a.add_argument(
@@ -106,6 +87,32 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         a.add_argument("--root", metavar="DIR", help="repository root (default: from .git)")
         a.add_argument("--format", choices=["text", "json"], default="text")
         a.set_defaults(func=_run_install)
+
+
+COMMANDS = (
+    Command(
+        "hook",
+        order=130,
+        help="answer an agent host's hook (VS Code, Claude Code, Copilot) from its JSON on stdin",
+        description="Read the host's hook input (JSON) on standard input and answer in its "
+        "format: session-start injects the resume plan of the session in progress, "
+        "pre-tool-use denies a file tool writing a protocol file, post-tool-use names the "
+        "checkpoint that records a new file, stop asks once for unrecorded work, pre-compact "
+        "notes the compaction in the worklog. Whatever the input, a hook that cannot decide "
+        "prints nothing and exits 0.",
+        arguments=_hook_arguments,
+    ),
+    Command(
+        "hooks",
+        order=130,
+        help="install or uninstall the hook configuration of this repository",
+        description="Write the hooks' configuration: .github/hooks/session-resume.json (VS "
+        "Code and the Copilot agents) and a merge into .claude/settings.json (Claude Code) "
+        "that keeps every existing key and hook. A second install changes nothing; "
+        "uninstall removes exactly the entries install adds.",
+        arguments=_hooks_arguments,
+    ),
+)
 
 
 # --- the hook ------------------------------------------------------------------------------
@@ -307,14 +314,10 @@ def plan_text(session_dir: Path, sessions: Sessions, session: str | None) -> str
     # lazy: the resume service and its text, for session-start only
     from session_resume.cli.commands.resume import render_text
     from session_resume.services import resume as resume_service
+    from session_resume.services.context import Reading
 
-    result = resume_service.resume(
-        session_dir,
-        now=datetime.now(UTC),
-        root=sessions.root,
-        default_workflow=sessions.workflow,
-        session=session,
-    )
+    reading = Reading(root=sessions.root, default_workflow=sessions.workflow)
+    result = resume_service.resume(session_dir, reading, now=datetime.now(UTC), session=session)
     return str(render_text(clean_tree(result)))
 
 

@@ -24,6 +24,7 @@ from session_resume.cli.commands.common import (
     session_of,
 )
 from session_resume.cli.commands.suggest import print_refusal
+from session_resume.cli.parser import Command
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.workflow import DEFAULT_WORKFLOW
 from session_resume.importers.common import ImportPlan, ImportRefused
@@ -36,11 +37,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-COMMAND_NAMES = ("import", "sync-todos")
-COMMAND_ORDER = 100
-
-
-def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _import_arguments(p: argparse.ArgumentParser) -> None:
     common = ArgumentParser(add_help=False)
     g = common.add_argument_group("import")
     g.add_argument("--to", required=True, metavar="DIR", help="the session directory to create")
@@ -59,17 +56,6 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     )
     g.add_argument("--format", choices=["text", "json"], default="text")
 
-    p = sub.add_parser(
-        "import",
-        help="import a session of another tool: session-tracker v2.1 or dotagent's checkpoint",
-        description="Turn another tool's resume files into a session of the current version: "
-        "the state, the "
-        "worklog (an `imported` event first, then the source's history) and, when the source "
-        "session was still running when it stopped, a lease whose heartbeat is its last "
-        "activity (so `resume` reports it orphaned). The source is only read. An existing "
-        "session in --to is refused unless --force, which archives it first. Mapping rules: "
-        "docs/importers.md.",
-    )
     isub = p.add_subparsers(dest="import_format", metavar="FORMAT", required=True)
     t = isub.add_parser(
         "session-tracker",
@@ -103,27 +89,48 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     )
     d.set_defaults(func=_guard(run_import))
 
-    s = sub.add_parser(
+
+def _sync_todos_arguments(p: argparse.ArgumentParser) -> None:
+    add_session_args(p)
+    p.add_argument("--file", metavar="PATH", help="read the list from PATH instead of stdin")
+    p.add_argument("--now", metavar="TIMESTAMP", help="the time of the write (default: clock)")
+    p.add_argument(
+        "--session",
+        metavar="ID",
+        help=f"this session's id (default: ${ENV_SESSION})",
+    )
+    p.add_argument("--root", metavar="DIR", help="repository root (default: from config/.git)")
+    p.add_argument("--dry-run", action="store_true", help="print the changes; write nothing")
+    p.add_argument("--format", choices=["text", "json"], default="text")
+    p.set_defaults(func=_guard(run_sync_todos))
+
+
+COMMANDS = (
+    Command(
+        "import",
+        order=100,
+        help="import a session of another tool: session-tracker v2.1 or dotagent's checkpoint",
+        description="Turn another tool's resume files into a session of the current version: "
+        "the state, the "
+        "worklog (an `imported` event first, then the source's history) and, when the source "
+        "session was still running when it stopped, a lease whose heartbeat is its last "
+        "activity (so `resume` reports it orphaned). The source is only read. An existing "
+        "session in --to is refused unless --force, which archives it first. Mapping rules: "
+        "docs/importers.md.",
+        arguments=_import_arguments,
+    ),
+    Command(
         "sync-todos",
+        order=100,
         help="merge a TodoWrite or Tasks list (stdin) into a generic session's steps",
         description="Read a TodoWrite list [{content, status, activeForm}] or a Tasks list "
         "[{id, subject, status}] and merge it into the steps of a generic session: new items "
         "become steps, statuses follow the list, nothing is deleted. Items are matched by id, "
         "then by any text they have had, their activeForm, or their position (a rename); the "
         "mapping is kept in the state's `x-todo-ids`. One atomic write, one `note` event.",
-    )
-    add_session_args(s)
-    s.add_argument("--file", metavar="PATH", help="read the list from PATH instead of stdin")
-    s.add_argument("--now", metavar="TIMESTAMP", help="the time of the write (default: clock)")
-    s.add_argument(
-        "--session",
-        metavar="ID",
-        help=f"this session's id (default: ${ENV_SESSION})",
-    )
-    s.add_argument("--root", metavar="DIR", help="repository root (default: from config/.git)")
-    s.add_argument("--dry-run", action="store_true", help="print the changes; write nothing")
-    s.add_argument("--format", choices=["text", "json"], default="text")
-    s.set_defaults(func=_guard(run_sync_todos))
+        arguments=_sync_todos_arguments,
+    ),
+)
 
 
 def _guard(fn: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:

@@ -10,6 +10,7 @@ import importlib.util
 import sys
 
 from session_resume.cli.commands.common import config_for, root_of
+from session_resume.cli.parser import Command
 from session_resume.core.codes import diag
 from session_resume.services.errors import ServiceError
 
@@ -17,16 +18,7 @@ SERVER_MODULE = "session_resume.mcp.server"
 TOOLS_MODULE = "session_resume.mcp.tools"  # the tools' registry (no MCP SDK import)
 
 
-COMMAND_NAMES = ("mcp",)
-COMMAND_ORDER = 120
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser(
-        "mcp",
-        help="serve the protocol as MCP tools over stdio (extra session-resume[mcp])",
-        lazy_description=_description,
-    )
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--root",
         metavar="DIR",
@@ -56,6 +48,17 @@ def _description() -> str:
         "and ends them when the client closes stdin. Needs the optional extra: pip install "
         "'session-resume[mcp]'."
     )
+
+
+COMMANDS = (
+    Command(
+        "mcp",
+        order=120,
+        help="serve the protocol as MCP tools over stdio (extra session-resume[mcp])",
+        description=_description,
+        arguments=_arguments,
+    ),
+)
 
 
 def run(args: argparse.Namespace) -> int:

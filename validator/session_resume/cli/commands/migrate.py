@@ -23,6 +23,7 @@ from session_resume.cli.commands.common import (
     session_of_project,
 )
 from session_resume.cli.commands.suggest import Naming, complete_diagnostics, naming_of
+from session_resume.cli.parser import Command
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.versions import CURRENT, KNOWN
 from session_resume.reporters.text import clean
@@ -31,19 +32,8 @@ from session_resume.storage.state_repair import MigrateOutcome
 from session_resume.storage.store import serialize
 from session_resume.terminal import progress
 
-COMMAND_NAMES = ("migrate",)
-COMMAND_ORDER = 10
 
-
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser(
-        "migrate",
-        help=f"migrate state files to schema {CURRENT} ({' → '.join(KNOWN)})",
-        description=f"Migrate state files to {CURRENT}, one version step at a time, each "
-        "validated. By default the file is replaced atomically and the pre-migration file is "
-        f"kept as .bak. Values {CURRENT} has no place for are kept under `x-legacy` (SR151), "
-        "never dropped.",
-    )
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "paths",
         nargs="*",
@@ -80,6 +70,20 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.add_argument("--now", metavar="TIMESTAMP", help="the migration time (default: clock)")
     p.add_argument("--root", metavar="DIR", help="repository root (links may not leave it)")
     p.set_defaults(func=run)
+
+
+COMMANDS = (
+    Command(
+        "migrate",
+        order=10,
+        help=f"migrate state files to schema {CURRENT} ({' → '.join(KNOWN)})",
+        description=f"Migrate state files to {CURRENT}, one version step at a time, each "
+        "validated. By default the file is replaced atomically and the pre-migration file is "
+        f"kept as .bak. Values {CURRENT} has no place for are kept under `x-legacy` (SR151), "
+        "never dropped.",
+        arguments=_arguments,
+    ),
+)
 
 
 def run(args: argparse.Namespace) -> int:

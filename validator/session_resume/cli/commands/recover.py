@@ -11,27 +11,17 @@ from session_resume.cli.commands.common import (
     emit_json,
     now_from,
     print_diagnostics,
+    reading_of,
     relpath,
     session_of,
 )
 from session_resume.cli.commands.suggest import complete_diagnostics, naming_of
+from session_resume.cli.parser import Command
 from session_resume.core.versions import CURRENT
 from session_resume.services import maintenance
 
-COMMAND_NAMES = ("recover",)
-COMMAND_ORDER = 20
 
-
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser(
-        "recover",
-        help="restore a corrupt state from .bak, or recreate it fresh",
-        description="If the state file is corrupt (zero bytes, bad JSON, ...) or missing: "
-        "restore .bak when it parses and validates, else create a fresh state from the "
-        "workflow's template with every step pending. The corrupt file is kept as "
-        "00-session-state.json.corrupt-<stamp>; a good .bak is never overwritten. Every "
-        "recovery is recorded in the worklog. A healthy state is left alone.",
-    )
+def _arguments(p: argparse.ArgumentParser) -> None:
     add_session_args(p, project=False)
     p.add_argument("--workflow", metavar="NAME|PATH", help="workflow for a fresh state")
     p.add_argument(
@@ -47,15 +37,25 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     p.set_defaults(func=run)
 
 
+COMMANDS = (
+    Command(
+        "recover",
+        order=20,
+        help="restore a corrupt state from .bak, or recreate it fresh",
+        description="If the state file is corrupt (zero bytes, bad JSON, ...) or missing: "
+        "restore .bak when it parses and validates, else create a fresh state from the "
+        "workflow's template with every step pending. The corrupt file is kept as "
+        "00-session-state.json.corrupt-<stamp>; a good .bak is never overwritten. Every "
+        "recovery is recorded in the worklog. A healthy state is left alone.",
+        arguments=_arguments,
+    ),
+)
+
+
 def run(args: argparse.Namespace) -> int:
     cfg, root, session_dir = session_of(args, workflow=args.workflow, project_with_dir=True)
-    res = maintenance.recover(
-        session_dir,
-        now=now_from(args.now),
-        workflow=args.workflow or cfg.workflow,
-        project=args.project,
-        root=root,
-    )
+    reading = reading_of(args, cfg, root)
+    res = maintenance.recover(session_dir, reading, now=now_from(args.now), project=args.project)
 
     naming = naming_of(args, relpath(session_dir) if not args.dir else None)
     for listed in (res.diagnostics, res.backup_problems, res.problems):

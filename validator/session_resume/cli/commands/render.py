@@ -12,25 +12,17 @@ from session_resume.cli.commands.common import (
     add_session_args,
     emit_json,
     now_from,
+    reading_of,
     relpath,
     session_of,
 )
+from session_resume.cli.parser import Command
 from session_resume.rendering.skill import skill_name_problem
 from session_resume.services import rendering
 from session_resume.services.context import load_workflow_or_fail
 
-COMMAND_NAMES = ("render",)
-COMMAND_ORDER = 80
 
-
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser(
-        "render",
-        help="render 00-handoff.md of a session, or the SKILL.md docs of a workflow",
-        description="Render a file from the templates: `render handoff DIR` writes the "
-        "session's 00-handoff.md from its state; `render skill --workflow W --out DIR` writes "
-        "SKILL.md and references/*.md (and with --digest SKILL.digest.md) for workflow W.",
-    )
+def _arguments(p: argparse.ArgumentParser) -> None:
     rsub = p.add_subparsers(dest="render_what", metavar="WHAT", required=True)
 
     h = rsub.add_parser(
@@ -76,15 +68,26 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     s.set_defaults(func=run_skill)
 
 
+COMMANDS = (
+    Command(
+        "render",
+        order=80,
+        help="render 00-handoff.md of a session, or the SKILL.md docs of a workflow",
+        description="Render a file from the templates: `render handoff DIR` writes the "
+        "session's 00-handoff.md from its state; `render skill --workflow W --out DIR` writes "
+        "SKILL.md and references/*.md (and with --digest SKILL.digest.md) for workflow W.",
+        arguments=_arguments,
+    ),
+)
+
+
 def run_handoff(args: argparse.Namespace) -> int:
     cfg, root, session_dir = session_of(args, workflow=args.workflow)
     out = None if args.out in (None, "-") else Path(args.out)
     res = rendering.render_handoff(
         session_dir,
+        reading_of(args, cfg, root),
         now=now_from(args.now),
-        root=root,
-        workflow=args.workflow,
-        default_workflow=cfg.workflow,
         out=out,
         write=args.out != "-",
     )

@@ -13,6 +13,7 @@ from session_resume.cli.commands.common import (
     read_options,
 )
 from session_resume.cli.commands.suggest import complete_decision
+from session_resume.cli.parser import Command
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
 
@@ -21,27 +22,29 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-COMMAND_NAMES = ("report",)
-COMMAND_ORDER = 50
-
-
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser(
-        "report",
-        help="crash report: orphan signature, where it stopped, what may be incomplete",
-        description="Report on a session directory: whether a session crashed (its lease left "
-        "behind without session_end, heartbeat stale or owner gone), the workflow, step and "
-        "checkpoint it was in, the step list, files that may be incomplete, the last 10 "
-        "worklog events, and the recommended action with the exact command. Reads only.",
-    )
+def _arguments(p: argparse.ArgumentParser) -> None:
     add_session_args(p)
     add_reading_args(p)
     p.set_defaults(func=run, step=None)
 
 
+COMMANDS = (
+    Command(
+        "report",
+        order=50,
+        help="crash report: orphan signature, where it stopped, what may be incomplete",
+        description="Report on a session directory: whether a session crashed (its lease left "
+        "behind without session_end, heartbeat stale or owner gone), the workflow, step and "
+        "checkpoint it was in, the step list, files that may be incomplete, the last 10 "
+        "worklog events, and the recommended action with the exact command. Reads only.",
+        arguments=_arguments,
+    ),
+)
+
+
 def build(args: argparse.Namespace) -> dict[str, Any]:
-    session_dir, options = read_options(args)
-    return resume_service.report(session_dir, **options)
+    session_dir, reading, options = read_options(args)
+    return resume_service.report(session_dir, reading, **options)
 
 
 def run(args: argparse.Namespace) -> int:

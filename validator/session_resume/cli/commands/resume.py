@@ -11,6 +11,7 @@ from session_resume.cli.commands.common import (
     emit_json,
     read_options,
 )
+from session_resume.cli.parser import Command
 from session_resume.reporters.text import clean_tree
 from session_resume.services import resume as resume_service
 
@@ -19,13 +20,17 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-COMMAND_NAMES = ("resume",)
-COMMAND_ORDER = 40
+def _arguments(p: argparse.ArgumentParser) -> None:
+    add_session_args(p)
+    p.add_argument("--step", metavar="KEY", help="the step asking (default: orchestrator)")
+    add_reading_args(p)
+    p.set_defaults(func=run)
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser(
+COMMANDS = (
+    Command(
         "resume",
+        order=40,
         help="decide how to resume: the action, step, checkpoint and files to skip",
         description="Read the session directory and answer what to do now (the action, with "
         "the plan and the commands in order): fresh_start, needs_recovery, migrate_first, "
@@ -33,16 +38,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "continue_step, offer_rerun, next_step, prerequisites_incomplete, session_active, "
         "workflow_complete, unknown_step. Without --step it answers for the orchestrator "
         "(the step to run next). Reads only; writes nothing.",
-    )
-    add_session_args(p)
-    p.add_argument("--step", metavar="KEY", help="the step asking (default: orchestrator)")
-    add_reading_args(p)
-    p.set_defaults(func=run)
+        arguments=_arguments,
+    ),
+)
 
 
 def decision_for(args: argparse.Namespace) -> dict[str, Any]:
-    session_dir, options = read_options(args)
-    return resume_service.resume(session_dir, step=args.step, **options)
+    session_dir, reading, options = read_options(args)
+    return resume_service.resume(session_dir, reading, step=args.step, **options)
 
 
 def run(args: argparse.Namespace) -> int:

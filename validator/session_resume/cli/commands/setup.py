@@ -8,16 +8,24 @@ import argparse
 import sys
 
 from session_resume.cli.commands.common import print_diagnostics
+from session_resume.cli.parser import Command
 from session_resume.services.errors import ServiceError
 
-COMMAND_NAMES = ("setup",)
-COMMAND_ORDER = 140
 EDITORS = ("vscode",)
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser(
+def _arguments(p: argparse.ArgumentParser) -> None:
+    editors = p.add_subparsers(dest="editor", metavar="EDITOR", required=True)
+    v = editors.add_parser("vscode", help="VS Code's json.schemas setting and a schema copy")
+    v.add_argument("--dry-run", action="store_true", help="print the changes, write nothing")
+    v.add_argument("--root", metavar="DIR", help="repository root (default: from .git)")
+    v.set_defaults(func=run)
+
+
+COMMANDS = (
+    Command(
         "setup",
+        order=140,
         help="set an editor up for this repository's state files (VS Code)",
         description="`setup vscode` copies the state schema to "
         ".vscode/session-resume/ and merges into .vscode/settings.json the `json.schemas` "
@@ -25,12 +33,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "hovers and completes them. Every other setting is kept; a second run changes "
         "nothing; a settings.json with comments or trailing commas is not rewritten (SR184: "
         "the message gives the entry to add by hand).",
-    )
-    editors = p.add_subparsers(dest="editor", metavar="EDITOR", required=True)
-    v = editors.add_parser("vscode", help="VS Code's json.schemas setting and a schema copy")
-    v.add_argument("--dry-run", action="store_true", help="print the changes, write nothing")
-    v.add_argument("--root", metavar="DIR", help="repository root (default: from .git)")
-    v.set_defaults(func=run)
+        arguments=_arguments,
+    ),
+)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -16,6 +16,7 @@ from session_resume.cli.commands.common import (
     resolve_path,
     session_of_project,
 )
+from session_resume.cli.parser import Command
 from session_resume.core.diagnostics import Diagnostic, FileReport
 from session_resume.reporters import REPORTERS
 from session_resume.services.errors import ServiceError
@@ -30,19 +31,9 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 
-COMMAND_NAMES = ("validate",)
-COMMAND_ORDER = 0
 
-
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    v = sub.add_parser(
-        "validate",
-        help="check state files against their schema, the semantic rules and the workflow",
-        description="Check state files: the schema of their own version, the "
-        "semantic rules and the workflow's checkpoint and budget rules. With no PATH, the state "
-        "files of the configured session root are checked.",
-    )
-    v.add_argument(
+def _arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
         "paths",
         nargs="*",
         metavar="PATH|DIR",
@@ -51,84 +42,97 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         "relative path is looked up under the repository root first, then the current "
         "directory",
     )
-    v.add_argument(
+    p.add_argument(
         "--project",
         metavar="NAME",
         help="the session of project NAME: the workflow's session_dir pattern (default "
         "agent-output/NAME) under the repository root",
     )
-    _workflow_arg(v)
-    v.add_argument("--strict", action="store_true", help="warnings also make a file invalid")
-    v.add_argument(
+    _workflow_arg(p)
+    p.add_argument("--strict", action="store_true", help="warnings also make a file invalid")
+    p.add_argument(
         "--check-artifacts", action="store_true", help="artifacts listed in the state must exist"
     )
-    v.add_argument(
+    p.add_argument(
         "--format",
         choices=tuple(REPORTERS),
         default="text",
         help="output format (default: text)",
     )
-    v.add_argument(
+    p.add_argument(
         "--select",
         action="append",
         metavar="CODES",
         help="comma-separated list of codes or prefixes to report (`SR3`, `SR301`, `ALL`); "
         "replaces the config's `select` (read errors, SR1xx, are always reported)",
     )
-    v.add_argument(
+    p.add_argument(
         "--ignore",
         action="append",
         metavar="CODES",
         help="comma-separated list of codes or prefixes not to report; an ignored error no "
         "longer fails the run; adds to the config's `ignore`",
     )
-    v.add_argument(
+    p.add_argument(
         "--exit-zero",
         action="store_true",
         help='exit with status code "0", even upon detecting invalid files',
     )
-    v.add_argument(
+    p.add_argument(
         "-q",
         "--quiet",
         action="store_true",
         help="text format: print the findings only, no summary line (nothing when all is valid)",
     )
-    v.add_argument(
+    p.add_argument(
         "--color",
         choices=("auto", "always", "never"),
         default="auto",
         help="colour the text output: auto (a terminal, unless NO_COLOR is set; FORCE_COLOR "
         "forces it), always or never",
     )
-    v.add_argument(
+    p.add_argument(
         "--stdin-filename",
         metavar="NAME",
         help="with PATH `-` (the document on standard input): the name used in messages",
     )
-    v.add_argument(
+    p.add_argument(
         "--now",
         metavar="TIMESTAMP",
         help="the current time for the future-timestamp rule (RFC 3339; default: clock)",
     )
-    v.add_argument(
+    p.add_argument(
         "--max-size",
         type=int,
         metavar="BYTES",
         help="refuse files larger than this (default: 8 MiB or the config's max_size)",
     )
-    v.add_argument(
+    p.add_argument(
         "--root",
         metavar="DIR",
         help="repository root that artifact paths are relative to (default: found "
         "from .session-resume.yaml, pyproject.toml or .git)",
     )
-    v.add_argument(
+    p.add_argument(
         "--docs-url",
         metavar="URL",
         help="base URL of the docs, for SARIF's helpUri (default: the config's docs_url, "
         "else the repository's docs/ on GitHub)",
     )
-    v.set_defaults(func=run, on_refusal=refused)
+    p.set_defaults(func=run, on_refusal=refused)
+
+
+COMMANDS = (
+    Command(
+        "validate",
+        order=0,
+        help="check state files against their schema, the semantic rules and the workflow",
+        description="Check state files: the schema of their own version, the "
+        "semantic rules and the workflow's checkpoint and budget rules. With no PATH, the state "
+        "files of the configured session root are checked.",
+        arguments=_arguments,
+    ),
+)
 
 
 def _workflow_arg(p: argparse.ArgumentParser) -> None:

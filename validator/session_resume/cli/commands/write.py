@@ -15,7 +15,6 @@ from pathlib import Path
 from session_resume.cli.commands.common import (
     DIR_HELP,
     PROJECT_HELP,
-    ArgumentParser,
     UsageError,
     config_for,
     config_near,
@@ -28,6 +27,7 @@ from session_resume.cli.commands.common import (
     resolve_path,
     root_of,
 )
+from session_resume.cli.parser import Command
 from session_resume.core.workflow import BUILTINS, DEFAULT_WORKFLOW
 from session_resume.core.write_moments import ReviewAudit
 from session_resume.services import leases, writes
@@ -53,17 +53,14 @@ if TYPE_CHECKING:
 # --- command line --------------------------------------------------------------------------
 
 
-def _common(project: bool = True) -> argparse.ArgumentParser:
-    p = ArgumentParser(add_help=False)
-    g = p.add_argument_group("session")
-    where = g.add_mutually_exclusive_group()
-    where.add_argument(
-        "--session-dir",
-        metavar="DIR",
-        help=DIR_HELP,
-    )
+def _session_options(p: argparse.ArgumentParser, project: bool = True) -> None:
+    """The options of every write: --session-dir (or --project) among the command's options,
+    the rest in the group "session"."""
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--session-dir", metavar="DIR", help=DIR_HELP)
     if project:
         where.add_argument("--project", metavar="NAME", help=PROJECT_HELP)
+    g = p.add_argument_group("session")
     g.add_argument("--root", metavar="DIR", help="repository root (default: from config/.git)")
     g.add_argument("--now", metavar="TIMESTAMP", help="the time of the write (default: clock)")
     g.add_argument("--format", choices=["text", "json"], default="text")
@@ -73,115 +70,49 @@ def _common(project: bool = True) -> argparse.ArgumentParser:
         help=f"this session's id (default: ${ENV_SESSION}); while a session started "
         "explicitly holds a live lease, a command that does not name it is refused (SR511)",
     )
-    return p
 
 
-COMMAND_NAMES = (
-    "init",
-    "start",
-    "checkpoint",
-    "complete",
-    "skip",
-    "decide",
-    "finding",
-    "review-audit",
-    "transition",
-    "session",
-    "ping",
-)
-COMMAND_ORDER = 30
-
-
-def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    common = _common()
-    common_init = _common(project=False)
-
-    p = sub.add_parser(
-        "init",
-        parents=[common_init],
-        help="create the session's state from the workflow template",
-        description="Create 00-session-state.json for PROJECT with every step pending "
-        "(revision 1). An existing state is refused unless --fresh, which first moves the "
-        "old session's files into .archive/<UTC stamp>_<project>/ (nothing is deleted).",
-    )
+def _init(p: argparse.ArgumentParser) -> None:
+    _session_options(p, project=False)
     p.add_argument("project", metavar="PROJECT")
     p.add_argument("--workflow", metavar="NAME|PATH", help=f"{', '.join(BUILTINS)} or a file")
     p.add_argument("--fresh", action="store_true", help="archive an existing session first")
     p.set_defaults(func=run_init)
-    _add_step_parsers(sub, common)
-    _add_record_parsers(sub, common)
-    _add_session_parsers(sub, common)
 
 
-def _add_step_parsers(
-    sub: argparse._SubParsersAction,  # type: ignore[type-arg]
-    common: argparse.ArgumentParser,
-) -> None:
-    """Write moments 1-3 and skip."""
-    p = sub.add_parser(
-        "start",
-        parents=[common],
-        help="write moment 1: a step starts (pending → in_progress)",
-        description="Set the step in_progress, started = now. A step already in progress is "
-        "restarted (after a crashed session: attempts + 1). Refused (SR710) when the step is "
-        "complete or skipped, another step is in progress, or earlier steps are neither "
-        "complete nor skipped, unless --force.",
-    )
+def _start(p: argparse.ArgumentParser) -> None:
+    _session_options(p)
     p.add_argument("step", metavar="STEP")
     p.add_argument("--force", action="store_true", help="re-run, or start out of order")
     p.add_argument("--name", help="name of a new step (free-steps workflows only)")
     p.set_defaults(func=run_start)
 
-    p = sub.add_parser(
-        "checkpoint",
-        parents=[common],
-        help="write moment 2: a sub-step checkpoint is reached",
-        description="Record SUB_STEP (a checkpoint id of the step in the workflow) for the "
-        "step in progress and append artifacts and context files (deduplicated, "
-        "repository-relative).",
-    )
+
+def _checkpoint(p: argparse.ArgumentParser) -> None:
+    _session_options(p)
     p.add_argument("step", metavar="STEP")
     p.add_argument("sub_step", metavar="SUB_STEP")
     p.add_argument("--artifact", action="append", default=[], metavar="PATH")
     p.add_argument("--context-file", action="append", default=[], metavar="PATH")
     p.set_defaults(func=run_checkpoint)
 
-    p = sub.add_parser(
-        "complete",
-        parents=[common],
-        help="write moment 3: a step is done (in_progress → complete)",
-        description="Use it when the step's work is done (its last checkpoint recorded) and "
-        "nothing starts the next step in the same write: it records the step complete "
-        "(status complete, completed = now; worklog `step_complete`). At an orchestrator gate "
-        "that also records the gate's decisions and starts the next step, use `transition`.",
-    )
+
+def _complete(p: argparse.ArgumentParser) -> None:
+    _session_options(p)
     p.add_argument("step", metavar="STEP")
     p.set_defaults(func=run_complete)
 
-    p = sub.add_parser(
-        "skip",
-        parents=[common],
-        help="skip a pending or in-progress step (optional steps; others with --force)",
-    )
+
+def _skip(p: argparse.ArgumentParser) -> None:
+    _session_options(p)
     p.add_argument("step", metavar="STEP")
     p.add_argument("--reason", required=True, help="why the step is skipped")
     p.add_argument("--force", action="store_true", help="skip a step that is not optional")
     p.set_defaults(func=run_skip)
 
 
-def _add_record_parsers(
-    sub: argparse._SubParsersAction,  # type: ignore[type-arg]
-    common: argparse.ArgumentParser,
-) -> None:
-    """Write moments 4 and 5 (decisions, findings) and the orchestrator's transition."""
-    p = sub.add_parser(
-        "decide",
-        parents=[common],
-        help="write moment 4: record a decision (decisions[KEY] = VALUE, or --log)",
-        description="`decide KEY VALUE` sets a decision (checked against the workflow's "
-        "allowed values). `decide --log --title T --choice C --rationale R` appends to "
-        "decision_log with the next id (D001, D002, ...).",
-    )
+def _decide(p: argparse.ArgumentParser) -> None:
+    _session_options(p)
     p.add_argument("key", nargs="?", metavar="KEY")
     p.add_argument("value", nargs="?", metavar="VALUE")
     p.add_argument("--log", action="store_true", help="append to decision_log instead")
@@ -192,22 +123,18 @@ def _add_record_parsers(
     p.add_argument("--alternative", action="append", default=[], metavar="TEXT")
     p.set_defaults(func=run_decide)
 
-    p = sub.add_parser("finding", help="write moment 5: open or resolve a review finding")
+
+def _finding(p: argparse.ArgumentParser) -> None:
     fsub = p.add_subparsers(dest="finding_action", metavar="ACTION", required=True)
     for action, text in (("add", "add an open finding"), ("resolve", "resolve a finding")):
-        fp = fsub.add_parser(action, parents=[common], help=text)
+        fp = fsub.add_parser(action, help=text)
+        _session_options(fp)
         fp.add_argument("title", metavar="TITLE")
         fp.set_defaults(func=run_finding, finding_action=action)
 
-    p = sub.add_parser(
-        "review-audit",
-        parents=[common],
-        help="write moment 6: record how a step's challenger review ran (review_audit)",
-        description="Set review_audit.step_STEP: --complexity and the pass counts are set; "
-        "--model, --skipped-pass and --skip-reason are appended (deduplicated). Checked against "
-        "the workflow: the step must be review-audited, the complexity one of the workflow's "
-        "values, skipped passes within those planned, and each skipped pass needs a reason.",
-    )
+
+def _review_audit(p: argparse.ArgumentParser) -> None:
+    _session_options(p)
     p.add_argument("step", metavar="STEP")
     p.add_argument("--complexity", metavar="TIER", help="e.g. simple, standard, complex")
     p.add_argument("--passes-planned", type=int, metavar="N")
@@ -217,15 +144,9 @@ def _add_record_parsers(
     p.add_argument("--skip-reason", action="append", default=[], metavar="TEXT")
     p.set_defaults(func=run_review_audit)
 
-    p = sub.add_parser(
-        "transition",
-        parents=[common],
-        help="an orchestrator gate in one write: complete A, record decisions, start B",
-        description="Use it at an orchestrator gate that hands over from step A to step B at "
-        "once: one write records A complete, the gate's decisions (--decision KEY=VALUE) and B "
-        "in progress (worklog: B's `step_start` naming A, so B's first resume is a start, not "
-        "a restart). To finish a step without starting another, use `complete`.",
-    )
+
+def _transition(p: argparse.ArgumentParser) -> None:
+    _session_options(p)
     p.add_argument("--complete", required=True, metavar="A", dest="complete_step")
     p.add_argument("--start", required=True, metavar="B", dest="start_step")
     p.add_argument("--decision", action="append", default=[], metavar="KEY=VALUE")
@@ -233,21 +154,16 @@ def _add_record_parsers(
     p.set_defaults(func=run_transition)
 
 
-def _add_session_parsers(
-    sub: argparse._SubParsersAction,  # type: ignore[type-arg]
-    common: argparse.ArgumentParser,
-) -> None:
-    """The lease: session start|end and ping."""
-    p = sub.add_parser("session", help="start or end a session (the lease 00-session.active)")
+def _session(p: argparse.ArgumentParser) -> None:
     ssub = p.add_subparsers(dest="session_action", metavar="ACTION", required=True)
     sp = ssub.add_parser(
         "start",
-        parents=[common],
         help="take the lease; prints the session id",
         description="Create the lease (00-session.active) and print the new session id "
         "(export it as SESSION_RESUME_SESSION). A live lease of another session refuses "
         "(SR511) unless --takeover; an orphaned one is taken over. Both are logged.",
     )
+    _session_options(sp)
     sp.add_argument(
         "--owner",
         help="who runs the session (default: $USER; without it, pid PID@HOST with --pid)",
@@ -257,15 +173,109 @@ def _add_session_parsers(
     )
     sp.add_argument("--takeover", action="store_true", help="take over a live lease (logged)")
     sp.set_defaults(func=run_session_start)
-    sp = ssub.add_parser("end", parents=[common], help="log session_end and remove the lease")
+    sp = ssub.add_parser("end", help="log session_end and remove the lease")
+    _session_options(sp)
     sp.set_defaults(func=run_session_end)
 
-    p = sub.add_parser(
-        "ping",
-        parents=[common],
-        help="refresh the lease's heartbeat (writes only the sentinel)",
-    )
+
+def _ping(p: argparse.ArgumentParser) -> None:
+    _session_options(p)
     p.set_defaults(func=run_ping)
+
+
+COMMANDS = (
+    Command(
+        "init",
+        order=30,
+        help="create the session's state from the workflow template",
+        description="Create 00-session-state.json for PROJECT with every step pending "
+        "(revision 1). An existing state is refused unless --fresh, which first moves the "
+        "old session's files into .archive/<UTC stamp>_<project>/ (nothing is deleted).",
+        arguments=_init,
+    ),
+    Command(
+        "start",
+        order=30,
+        help="write moment 1: a step starts (pending → in_progress)",
+        description="Set the step in_progress, started = now. A step already in progress is "
+        "restarted (after a crashed session: attempts + 1). Refused (SR710) when the step is "
+        "complete or skipped, another step is in progress, or earlier steps are neither "
+        "complete nor skipped, unless --force.",
+        arguments=_start,
+    ),
+    Command(
+        "checkpoint",
+        order=30,
+        help="write moment 2: a sub-step checkpoint is reached",
+        description="Record SUB_STEP (a checkpoint id of the step in the workflow) for the "
+        "step in progress and append artifacts and context files (deduplicated, "
+        "repository-relative).",
+        arguments=_checkpoint,
+    ),
+    Command(
+        "complete",
+        order=30,
+        help="write moment 3: a step is done (in_progress → complete)",
+        description="Use it when the step's work is done (its last checkpoint recorded) and "
+        "nothing starts the next step in the same write: it records the step complete "
+        "(status complete, completed = now; worklog `step_complete`). At an orchestrator gate "
+        "that also records the gate's decisions and starts the next step, use `transition`.",
+        arguments=_complete,
+    ),
+    Command(
+        "skip",
+        order=30,
+        help="skip a pending or in-progress step (optional steps; others with --force)",
+        arguments=_skip,
+    ),
+    Command(
+        "decide",
+        order=30,
+        help="write moment 4: record a decision (decisions[KEY] = VALUE, or --log)",
+        description="`decide KEY VALUE` sets a decision (checked against the workflow's "
+        "allowed values). `decide --log --title T --choice C --rationale R` appends to "
+        "decision_log with the next id (D001, D002, ...).",
+        arguments=_decide,
+    ),
+    Command(
+        "finding",
+        order=30,
+        help="write moment 5: open or resolve a review finding",
+        arguments=_finding,
+    ),
+    Command(
+        "review-audit",
+        order=30,
+        help="write moment 6: record how a step's challenger review ran (review_audit)",
+        description="Set review_audit.step_STEP: --complexity and the pass counts are set; "
+        "--model, --skipped-pass and --skip-reason are appended (deduplicated). Checked against "
+        "the workflow: the step must be review-audited, the complexity one of the workflow's "
+        "values, skipped passes within those planned, and each skipped pass needs a reason.",
+        arguments=_review_audit,
+    ),
+    Command(
+        "transition",
+        order=30,
+        help="an orchestrator gate in one write: complete A, record decisions, start B",
+        description="Use it at an orchestrator gate that hands over from step A to step B at "
+        "once: one write records A complete, the gate's decisions (--decision KEY=VALUE) and B "
+        "in progress (worklog: B's `step_start` naming A, so B's first resume is a start, not "
+        "a restart). To finish a step without starting another, use `complete`.",
+        arguments=_transition,
+    ),
+    Command(
+        "session",
+        order=30,
+        help="start or end a session (the lease 00-session.active)",
+        arguments=_session,
+    ),
+    Command(
+        "ping",
+        order=30,
+        help="refresh the lease's heartbeat (writes only the sentinel)",
+        arguments=_ping,
+    ),
+)
 
 
 def _usage(message: str) -> Exception:

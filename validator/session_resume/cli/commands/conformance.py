@@ -9,6 +9,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from session_resume.cli.parser import Command
 from session_resume.conformance.cases import CaseError, default_suite, load_suite
 from session_resume.conformance.lint import lint_suite, render
 from session_resume.conformance.report import badge, render_json, render_junit, render_text
@@ -23,19 +24,7 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
-COMMAND_NAMES = ("conformance",)
-COMMAND_ORDER = 90
-
-
-def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser(
-        "conformance",
-        help="certify an implementation: run the conformance suite through its adapter",
-        description="Run the conformance suite (conformance/cases) through an adapter process "
-        "that speaks the NDJSON adapter protocol (docs/conformance.md), compare codes, actions "
-        "and files, and report. `lint` checks the suite itself; `list` prints its cases. "
-        "Exit status: 0 no failures, 1 failures (or lint problems), 2 usage error.",
-    )
+def _arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "action",
         nargs="?",
@@ -82,6 +71,20 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
         help="keep each case's temporary directory (for debugging an adapter)",
     )
     p.set_defaults(func=run)
+
+
+COMMANDS = (
+    Command(
+        "conformance",
+        order=90,
+        help="certify an implementation: run the conformance suite through its adapter",
+        description="Run the conformance suite (conformance/cases) through an adapter process "
+        "that speaks the NDJSON adapter protocol (docs/conformance.md), compare codes, actions "
+        "and files, and report. `lint` checks the suite itself; `list` prints its cases. "
+        "Exit status: 0 no failures, 1 failures (or lint problems), 2 usage error.",
+        arguments=_arguments,
+    ),
+)
 
 
 def _write(path: str, text: str) -> None:
