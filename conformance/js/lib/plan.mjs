@@ -31,9 +31,9 @@ export const WORKING = ["start", "restart_step", "resume_from_checkpoint", "cont
 export const SESSION_START = "session-resume session start";
 export const SESSION_END = "session-resume session end";
 const FINDINGS_RULE =
-  "each is must-fix: fix it, then `finding resolve TITLE`; show the user any left at the gate";
+  "each is must-fix: fix it, then `finding resolve TITLE`; one only the user can settle stays open for the gate";
 const GATE_RULE =
-  "ask the user's approval (show the deliverables and open findings); only the next step's `start` or `skip` records it";
+  "ask the user's approval (show the deliverables and open findings); only the start of a later step records it";
 const ARTIFACT_RULE = "a checkpoint write takes `--artifact PATH` per file its work wrote";
 
 /** @param {unknown} v @returns {v is JsonObject} */

@@ -73,13 +73,13 @@ const WORDS = {
   ],
   SR703: (f) => [
     `${step(f)} is in progress after checkpoint ${str(f.sub_step)}`,
-    "read the files listed; redo first any recorded checkpoint's work they lack (without recording it again); then do each checkpoint's work before its write",
+    `read the files listed; redo first any work of the checkpoints up to ${str(f.sub_step)} they lack (not recorded again); then do each checkpoint's work before its write`,
   ],
   SR704: (f) => [
     `${step(f)} is complete${f.gate_open ? `; its ${f.gate_open} is still open` : ""}`,
     `${
       f.gate_open
-        ? `ask the user's approval of ${f.gate_open} (show the deliverables and open findings); record its empty decisions only with the user's choice; only the next step's \`start\` or \`skip\` records the approval; no other work on this step; `
+        ? `ask the user's approval of ${f.gate_open} (show the deliverables and open findings); record its empty decisions only with the user's choice; only the start of a later step records the approval; no other work on this step; `
         : "nothing to do for it; "
     }run it again only if the user asks (the command needs their consent)`,
   ],

@@ -43,11 +43,12 @@ WORKING = ("start", "restart_step", "resume_from_checkpoint", "continue_step")
 SESSION_START = "session-resume session start"
 SESSION_END = "session-resume session end"
 FINDINGS_RULE = (
-    "each is must-fix: fix it, then `finding resolve TITLE`; show the user any left at the gate"
+    "each is must-fix: fix it, then `finding resolve TITLE`; one only the user can settle "
+    "stays open for the gate"
 )
 GATE_RULE = (
-    "ask the user's approval (show the deliverables and open findings); only the next step's "
-    "`start` or `skip` records it"
+    "ask the user's approval (show the deliverables and open findings); only the start of a "
+    "later step records it"
 )
 ARTIFACT_RULE = "a checkpoint write takes `--artifact PATH` per file its work wrote"
 

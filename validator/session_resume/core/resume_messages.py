@@ -87,16 +87,17 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
     ),
     "SR703": lambda f: (
         f"{_step(f)} is in progress after checkpoint {f.get('sub_step')}",
-        "read the files listed; redo first any recorded checkpoint's work they lack (without "
-        "recording it again); then do each checkpoint's work before its write",
+        "read the files listed; redo first any work of the checkpoints up to "
+        f"{f.get('sub_step')} they lack (not recorded again); then do each "
+        "checkpoint's work before its write",
     ),
     "SR704": lambda f: (
         f"{_step(f)} is complete"
         + (f"; its {f['gate_open']} is still open" if f.get("gate_open") else ""),
         (
             f"ask the user's approval of {f['gate_open']} (show the deliverables and open "
-            "findings); record its empty decisions only with the user's choice; only the next "
-            "step's `start` or `skip` records the approval; no other work on this step; "
+            "findings); record its empty decisions only with the user's choice; only the start "
+            "of a later step records the approval; no other work on this step; "
             if f.get("gate_open")
             else "nothing to do for it; "
         )
