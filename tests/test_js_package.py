@@ -370,6 +370,13 @@ VALIDATE_CASES = [
     ("semantic", "two-in-progress"),
     ("schema", "many-errors-at-once"),
     ("schema", "status-uppercase"),
+    ("schema", "workflow-uppercase"),  # a state's workflow is never read as a path (SR403)
+    ("valid", "fixture-apex-minimal-core-as-built"),  # step 3_5 after 4: the text's key order
+    ("read", "bom-twice"),
+    ("read", "depth-10000-too-deep"),
+    ("resume", "garbage-before-session-end"),  # the worklog's lines
+    ("resume", "lease-bad-heartbeat-warning"),
+    ("handoff", "handoff-sections-out-of-order"),
 ]
 
 

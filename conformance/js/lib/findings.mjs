@@ -4,6 +4,8 @@
 // quotes them, since the reference's messages do (validate's output is compared byte for byte
 // with the reference's, tests/test_js_package.py).
 
+import { keysOf } from "./jsonread.mjs";
+
 /**
  * @typedef {import("./types.js").Found} Found
  */
@@ -119,6 +121,11 @@ function floatRepr(x) {
   return String(x);
 }
 
+/** Python's repr() of the number a JSON token writes: an int's is the token itself (any
+ * number of digits), a float's (a fraction or an exponent) its shortest form.
+ * @param {string} token */
+export const pyNumberRepr = (token) => (/[.eE]/.test(token) ? floatRepr(Number(token)) : token);
+
 /** A string as Python's repr() writes it. @param {string} s */
 export function strRepr(s) {
   const q = s.includes("'") && !s.includes('"') ? '"' : "'";
@@ -154,9 +161,8 @@ export function pyRepr(v) {
     return Number.isInteger(v) && Math.abs(v) < 1e16 ? String(v) : floatRepr(v);
   if (Array.isArray(v)) return `[${v.map(pyRepr).join(", ")}]`;
   if (typeof v === "object") {
-    const items = Object.entries(/** @type {object} */ (v)).map(
-      ([k, x]) => `${strRepr(k)}: ${pyRepr(x)}`,
-    );
+    const o = /** @type {Record<string, unknown>} */ (v);
+    const items = keysOf(o).map((k) => `${strRepr(k)}: ${pyRepr(o[k])}`);
     return `{${items.join(", ")}}`;
   }
   return String(v);
@@ -173,9 +179,8 @@ export function pyJson(v) {
   }
   if (typeof v === "boolean") return String(v);
   if (Array.isArray(v)) return `[${v.map(pyJson).join(", ")}]`;
-  const items = Object.entries(/** @type {object} */ (v)).map(
-    ([k, x]) => `${JSON.stringify(k)}: ${pyJson(x)}`,
-  );
+  const o = /** @type {Record<string, unknown>} */ (v);
+  const items = keysOf(o).map((k) => `${JSON.stringify(k)}: ${pyJson(o[k])}`);
   return `{${items.join(", ")}}`;
 }
 

@@ -36,6 +36,18 @@ const CORRUPT = new Set([
 
 class SyntaxFault extends Error {}
 
+/** Each parsed object's keys in the order of the text (JavaScript lists integer-like keys
+ * first; the reference's findings follow the text). @type {WeakMap<object, string[]>} */
+const KEY_ORDER = new WeakMap();
+
+/** The keys of `obj` in the order its text gave them (when this reader parsed it and no key
+ * was added or removed since), else Object.keys. @param {object} obj @returns {string[]} */
+export function keysOf(obj) {
+  const order = KEY_ORDER.get(obj);
+  const keys = Object.keys(obj);
+  return order && order.length === keys.length ? order : keys;
+}
+
 /** Whether `codes` hold one that makes a file corrupt. @param {string[]} codes */
 export function isCorrupt(codes) {
   return codes.some((c) => CORRUPT.has(c));
@@ -196,6 +208,7 @@ export function parseText(text) {
         if (list) list.push(key);
         else dupObjects.set(top.value, [key]);
       }
+      if (!top.keys.has(key)) KEY_ORDER.get(top.value)?.push(key);
       top.keys.add(key);
       Object.defineProperty(top.value, key, {
         value: v,
@@ -218,7 +231,13 @@ export function parseText(text) {
   function open(kind) {
     // depth of the values inside this container = number of open containers
     const frame = { keys: new Set(), key: undefined, keyOffset: 0 };
-    stack.push(kind === "array" ? { kind, value: [], ...frame } : { kind, value: {}, ...frame });
+    if (kind === "array") stack.push({ kind, value: [], ...frame });
+    else {
+      /** @type {JsonObject} */
+      const value = {};
+      KEY_ORDER.set(value, []);
+      stack.push({ kind, value, ...frame });
+    }
   }
 
   /** @returns {State} */
@@ -323,6 +342,9 @@ export function parseText(text) {
 /** Findings per document given a line and column, and listed per kind (the reference's). */
 export const MAX_LOCATED = 50;
 export const MAX_LISTED = 100;
+/** The nesting at which the reference's recursive reader gives up (about Python's recursion
+ * limit, less the frames below the parse). */
+const PY_RECURSION = 980;
 
 /** The offset of the first byte that does not start (or continue) a valid UTF-8 sequence,
  * as Python's decoder reports it (the start of the bad sequence), or -1.
@@ -378,7 +400,7 @@ function scanTree(root, dupObjects) {
     if (Array.isArray(node)) node.forEach((v, i) => void stack.push([v, [...path, i]]));
     else if (node !== null && typeof node === "object") {
       for (const k of dupObjects.get(node) ?? []) dups.push([path, k]);
-      for (const [k, v] of Object.entries(node)) stack.push([v, [...path, k]]);
+      for (const k of keysOf(node)) stack.push([node[k], [...path, k]]);
     } else if (typeof node === "number" && !Number.isFinite(node)) nonFinite.push(path);
   }
   const key = (/** @type {(string | number)[]} */ p) => p.map(String);
@@ -458,7 +480,13 @@ function readFound(buf, requireObject, maxDepth) {
   }
   // maxDepth: the longest path (keys and indexes) from the top-level value to any value.
   if (parsed.maxDepth > maxDepth) {
-    found.push(finding("SR123", `the document nests deeper than ${maxDepth} levels`));
+    // the reference's reader recurses: a document this deep ends its parse before the depth
+    // is counted (Python's recursion limit, 1,000 frames)
+    const msg =
+      parsed.maxDepth >= PY_RECURSION
+        ? "the document nests too deeply to parse"
+        : `the document nests deeper than ${maxDepth} levels`;
+    found.push(finding("SR123", msg));
     return fail(text);
   }
   if (parsed.duplicates || parsed.nonFinite) {
@@ -613,6 +641,9 @@ export function pythonSyntaxError(text) {
   };
   /** @type {("object" | "array")[]} */
   const stack = [];
+  // json.loads refuses a text that still starts with a byte order mark
+  if (text.startsWith("\ufeff"))
+    return { message: "Unexpected UTF-8 BOM (decode using utf-8-sig)", index: 0 };
   try {
     ws();
     // a value starts at i; then what follows it in the container on top of the stack

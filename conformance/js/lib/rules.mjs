@@ -5,6 +5,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { isWithin, real } from "./files.mjs";
 import { Findings, found, pointerJoin, pyRepr } from "./findings.mjs";
+import { keysOf } from "./jsonread.mjs";
 import { explainErrors } from "./schema.mjs";
 import { looksLikeTimestamp, parseTimestamp } from "./timeutil.mjs";
 
@@ -162,7 +163,8 @@ export function checkStateFound(doc, wf, opts) {
   future(updated, ["updated"]);
   /** @type {string[]} */
   const running = [];
-  for (const [key, step] of Object.entries(steps)) {
+  for (const key of keysOf(steps)) {
+    const step = steps[key];
     if (!isObject(step)) continue;
     const base = ["steps", key];
     const status = step.status;
@@ -242,7 +244,7 @@ export function checkStateFound(doc, wf, opts) {
   }
   decisionLog(doc.decision_log, add);
   const fieldNames = new Set(wf ? wf.fields.map((f) => f.name) : []);
-  for (const k of Object.keys(doc)) {
+  for (const k of keysOf(doc)) {
     if (!CORE_KEYS.has(k) && !fieldNames.has(k) && !k.startsWith("x-"))
       add("SR330", `unknown top-level key ${pyRepr(k)}`, [k]);
   }
@@ -341,7 +343,7 @@ function checkWorkflow(doc, steps, wf) {
   };
   const id = pyRepr(wf.id);
   if (!wf.freeSteps) {
-    for (const key of Object.keys(steps)) {
+    for (const key of keysOf(steps)) {
       if (!wf.step(key)) {
         const msg = `is not a step of workflow ${id} (steps: ${wf.stepKeys.join(", ")})`;
         add("SR410", `step ${pyRepr(key)} ${msg}`, ["steps", key]);
@@ -354,7 +356,8 @@ function checkWorkflow(doc, steps, wf) {
       }
     }
   }
-  for (const [key, step] of Object.entries(steps)) {
+  for (const key of keysOf(steps)) {
+    const step = steps[key];
     const def = wf.step(key);
     if (!def || !isObject(step)) continue;
     const base = ["steps", key];
@@ -387,7 +390,7 @@ function checkWorkflow(doc, steps, wf) {
   }
   const audit = doc.review_audit;
   if (isObject(audit) && !wf.freeSteps) {
-    for (const k of Object.keys(audit)) {
+    for (const k of keysOf(audit)) {
       const def = k.startsWith("step_") ? wf.step(k.slice(5)) : null;
       if (!def?.reviewed) {
         const msg = `review_audit has ${pyRepr(k)} but workflow ${id} does not review that step`;

@@ -11,6 +11,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import Ajv2020Module from "ajv/dist/2020.js";
 import { found, pointerJoin, pointerSplit, pyJson, pyRepr, strRepr } from "./findings.mjs";
+import { keysOf } from "./jsonread.mjs";
 
 // ajv is CommonJS: its class is the default import's `default` (or the import itself)
 // ajv is CommonJS: its class is the default import's `default` (or the import itself)
@@ -294,11 +295,19 @@ export function explainErrors(errors, { override = null, prefix = "" } = {}) {
   );
   const more = kept.length > MAX_EXPLAINED;
   if (more) kept = kept.slice(0, MAX_EXPLAINED);
+  // a property not allowed: in the order of the object's text (the reference's engine lists
+  // them so; ajv, as JavaScript, lists integer-like keys first)
+  const place = (/** @type {import("ajv").ErrorObject} */ e) => {
+    const p = /** @type {Record<string, any>} */ (e.params);
+    const k = p.additionalProperty ?? p.unevaluatedProperty;
+    return k !== undefined && e.data && typeof e.data === "object" ? keysOf(e.data).indexOf(k) : 0;
+  };
   const keyed = kept.map((e) => ({
     e,
+    at: place(e),
     key: /** @type {[string[], string]} */ ([pointerSplit(e.instancePath), e.keyword]),
   }));
-  keyed.sort((a, b) => bySortKey(a.key, b.key));
+  keyed.sort((a, b) => bySortKey(a.key, b.key) || a.at - b.at);
   /** @type {import("./types.js").Found[]} */
   const out = [];
   const seen = new Set();

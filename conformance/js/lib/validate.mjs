@@ -5,7 +5,15 @@ import { lstatSync, readdirSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { checkSessionHandoffFound } from "./handoff.mjs";
 import { CODES } from "./codes.mjs";
-import { capped, found, pointerSplit, pyRepr, shellQuote, strRepr } from "./findings.mjs";
+import {
+  capped,
+  found,
+  pointerSplit,
+  pyNumberRepr,
+  pyRepr,
+  shellQuote,
+  strRepr,
+} from "./findings.mjs";
 import { isCorrupt, MAX_LOCATED, readJsonBytes } from "./jsonread.mjs";
 import { lineCol, locate } from "./locate.mjs";
 import { lexists, readLimited } from "./files.mjs";
@@ -14,7 +22,7 @@ import { usableBackup } from "./store.mjs";
 import { CURRENT, isKnown, KNOWN, newerThanKnown, schemaOf, versionOf } from "./versions.mjs";
 import { explain } from "./schema.mjs";
 import { readLease, scanWorklogFound, STATE, tempFiles } from "./session.mjs";
-import { loadWorkflow, WorkflowError } from "./workflow.mjs";
+import { builtins, loadWorkflow, WorkflowError } from "./workflow.mjs";
 
 /**
  * validate's options: now (µs), the workflow to check against (default the state's own, else
@@ -56,17 +64,41 @@ const ok = (list, strict) =>
  * @returns {Found[]}
  */
 export function validateFound(data, opts) {
+  return validateParts(data, opts).found;
+}
+
+/**
+ * validateFound's findings, and what the check learnt on the way: the document's version
+ * (null: unreadable, not a version, or one that does not exist) and the workflow it was
+ * checked against (null: none could be loaded), as the reference's FileReport names them.
+ * @param {Uint8Array} data @param {ValidateOptions & {file?: string, strict?: boolean,
+ *   positions?: boolean}} opts
+ * @returns {{found: Found[], version: string | null, workflow: string | null}}
+ */
+function validateParts(data, opts) {
   const parsed = readJsonBytes(data);
   /** @type {Found[]} */
   const out = [...parsed.found];
+  /** @type {string | null} */
+  let version = null;
+  /** @type {string | null} */
+  let workflow = null;
   const doc = parsed.value;
-  if (doc === null) return out;
+  if (doc === null) return { found: out, version, workflow };
   const v = versionOf(doc);
   const at = "/schema_version";
   if (v.invalid) {
-    const msg = `schema_version ${pyRepr(doc.schema_version)} is not a version string like ${strRepr(CURRENT)}`;
+    const raw = doc.schema_version;
+    // a number as the text writes it: 3.0 is a float to the reference, not the int 3
+    const at0 =
+      typeof raw === "number" && parsed.text ? locate(parsed.text, ["schema_version"]) : null;
+    const token =
+      at0 === null ? null : /^-?[0-9.eE+-]+/.exec(/** @type {string} */ (parsed.text).slice(at0));
+    const shown = token ? pyNumberRepr(token[0]) : pyRepr(raw);
+    const msg = `schema_version ${shown} is not a version string like ${strRepr(CURRENT)}`;
     out.push(found("SR142", msg, at));
   } else if (newerThanKnown(v.num)) {
+    version = v.raw;
     const msg = `schema version ${v.raw} is newer than this tool supports (${CURRENT})`;
     out.push(found("SR141", msg, at));
   } else if (!isKnown(v.raw)) {
@@ -74,6 +106,7 @@ export function validateFound(data, opts) {
       found("SR142", `schema version ${v.raw} does not exist (known: ${KNOWN.join(", ")})`, at),
     );
   } else if (v.raw !== CURRENT) {
+    version = v.raw;
     out.push(...explain(schemaOf(v.raw), doc, { prefix: `(v${v.raw} schema) ` }));
     const file = opts.file ? shellQuote(opts.file) : "PATH";
     out.push(
@@ -85,15 +118,28 @@ export function validateFound(data, opts) {
       ),
     );
   } else {
+    version = v.raw;
     out.push(...explain(schemaOf(CURRENT), doc));
     const own = typeof doc.workflow === "string" ? doc.workflow : null;
     let wf = null;
-    try {
-      wf = loadWorkflow(opts.workflow ?? own ?? "apex");
-    } catch (err) {
-      if (!(err instanceof WorkflowError)) throw err;
-      out.push(...err.codes.map((code) => found(code, err.message)));
+    const builtIn = builtins();
+    if (!opts.workflow && own !== null && !builtIn.includes(own)) {
+      // the field comes from an untrusted file: a built-in workflow, never a path (else a
+      // state could make the tool read any file it names; the reference's state_workflow_spec)
+      const named = strRepr([...own].slice(0, 80).join(""));
+      const msg =
+        `the state names workflow ${named}, which is neither built in (${builtIn.join(", ")}) ` +
+        "nor the project's configured workflow; a state's workflow field is never read as a path";
+      out.push(found("SR403", msg, "/workflow"));
+    } else {
+      try {
+        wf = loadWorkflow(opts.workflow ?? own ?? "apex");
+      } catch (err) {
+        if (!(err instanceof WorkflowError)) throw err;
+        out.push(...err.codes.map((code) => found(code, err.message)));
+      }
     }
+    workflow = wf ? wf.id : null;
     if (wf && own && own !== wf.id) {
       const msg = `the state names workflow ${strRepr(own)} but ${strRepr(wf.id)} is selected`;
       out.push(found("SR404", msg, "/workflow"));
@@ -102,7 +148,7 @@ export function validateFound(data, opts) {
   }
   if (parsed.text !== null && (opts.positions || !ok(out, Boolean(opts.strict))))
     addPositions(out, parsed.text);
-  return out;
+  return { found: out, version, workflow };
 }
 
 /** Line and column for the first MAX_LOCATED findings with a pointer and no place yet (each
@@ -150,12 +196,16 @@ function discover(path) {
 /** The findings of one state file on disk: the document's, the backup's (SR130) and the
  * session directory's other files', at most 100 of a code (the reference's `validate_file`).
  * @param {string} name @param {ValidateOptions & {strict?: boolean, positions?: boolean}} opts
- * @returns {Found[]} */
+ * @returns {{found: Found[], version: string | null, workflow: string | null}} */
 function validateFile(name, opts) {
   const res = readLimited(name, { maxSize: opts.maxSize, root: opts.root });
-  if (!res.data) return res.codes.map((code) => found(code, CODES[code]?.summary ?? ""));
+  if (!res.data) {
+    const unread = res.codes.map((code) => found(code, CODES[code]?.summary ?? ""));
+    return { found: unread, version: null, workflow: null };
+  }
   const sessionDir = dirname(name);
-  const out = validateFound(res.data, { ...opts, sessionDir, file: name });
+  const parts = validateParts(res.data, { ...opts, sessionDir, file: name });
+  const out = parts.found;
   if (isCorrupt(out.map((f) => f.code))) {
     const bak = `${name}.bak`;
     if (lexists(bak)) {
@@ -185,27 +235,7 @@ function validateFile(name, opts) {
     out.push(...(readLease(sessionDir).found ?? []));
     out.push(...checkSessionHandoffFound(sessionDir));
   }
-  return capped(out, (code) => CODES[code]?.severity ?? "error");
-}
-
-/** The version and workflow a report names for a document (null: unreadable or no version).
- * @param {Uint8Array | null | undefined} data @param {ValidateOptions} opts */
-function learnt(data, opts) {
-  let version = null;
-  let workflow = null;
-  if (data) {
-    const parsed = readJsonBytes(data);
-    if (parsed.value !== null && !isCorrupt(parsed.codes)) {
-      const v = versionOf(parsed.value);
-      version = v.invalid ? null : v.raw;
-      if (version === CURRENT)
-        workflow =
-          typeof parsed.value.workflow === "string"
-            ? parsed.value.workflow
-            : (opts.workflow ?? "apex");
-    }
-  }
-  return { version, workflow };
+  return { ...parts, found: capped(out, (code) => CODES[code]?.severity ?? "error") };
 }
 
 /**
@@ -222,10 +252,9 @@ export function validateReport(path, opts) {
     return [{ path, codes, found: none, version: null, workflow: null }];
   }
   return files.map((f) => {
-    const list = validateFile(f, opts);
-    const res = readLimited(f, { maxSize: opts.maxSize, root: opts.root });
+    const { found: list, version, workflow } = validateFile(f, opts);
     const codes = [...new Set(list.map((x) => x.code))].sort();
-    return { path: f, codes, found: list, ...learnt(res.data, opts) };
+    return { path: f, codes, found: list, version, workflow };
   });
 }
 validateReport.discover = discover;
@@ -235,7 +264,7 @@ validateReport.discover = discover;
  */
 export function validate(path, opts) {
   const { files, codes } = discover(path);
-  for (const f of files) codes.push(...validateFile(f, opts).map((x) => x.code));
+  for (const f of files) codes.push(...validateFile(f, opts).found.map((x) => x.code));
   return [...new Set(codes)].sort();
 }
 
@@ -247,10 +276,8 @@ export function validate(path, opts) {
  * @returns {FileReport}
  */
 export function validateBytesReport(data, name, opts) {
-  const list = capped(
-    validateFound(data, { ...opts, checkArtifacts: false, file: name }),
-    (code) => CODES[code]?.severity ?? "error",
-  );
+  const parts = validateParts(data, { ...opts, checkArtifacts: false, file: name });
+  const list = capped(parts.found, (code) => CODES[code]?.severity ?? "error");
   const codes = [...new Set(list.map((x) => x.code))].sort();
-  return { path: name, codes, found: list, ...learnt(data, opts) };
+  return { path: name, codes, found: list, version: parts.version, workflow: parts.workflow };
 }
