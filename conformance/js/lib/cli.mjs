@@ -3,8 +3,9 @@
 // and the same JSON output shapes (--format json), plus the write moments `init | start |
 // checkpoint | complete | skip | decide | finding | transition` (JSON shaped as the reference's).
 // Codes are the protocol's; the text summaries (resume's answer, the writers' lines, validate's
-// options and reports) are the reference's byte for byte, ported one to one (plantext.mjs,
-// resumemessages.mjs), while the validator's findings keep their catalogue words. It reads no
+// options and reports, the validator's findings with their words and places, the writers'
+// warnings) are the reference's byte for byte, ported one to one (plantext.mjs,
+// resumemessages.mjs, findings.mjs, locate.mjs). It reads no
 // config file: --root defaults to the working directory and --workflow to the state's own.
 
 import { randomBytes } from "node:crypto";
@@ -14,7 +15,6 @@ import { parseArgs } from "node:util";
 import { CODES, VERSION } from "./codes.mjs";
 import { findRoot, realOrAbsolute, rootNear } from "./config.mjs";
 import { DEFAULT_MAX_SIZE } from "./files.mjs";
-import { readJsonBytes } from "./jsonread.mjs";
 import { LockError } from "./lock.mjs";
 import { readLease, STATE, WORKLOG } from "./session.mjs";
 import { migrateDir, recoverDir, resumeDir } from "./operations.mjs";
@@ -45,7 +45,8 @@ const PROJECT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 class UsageError extends Error {}
 
-/** @typedef {{code: string, message?: string, file?: string, pointer?: string, line?: number|null, column?: number|null}} Found */
+/** @typedef {{code: string, message?: string, file?: string, pointer?: string, line?: number|null,
+ *   column?: number|null, hint?: string, severity?: string}} Found */
 
 /** The reference reader's words for the read errors whose message names nothing of the file
  * (core/jsonread.py). @type {Record<string, {message: string, line?: number, column?: number}>} */
@@ -62,13 +63,13 @@ export function diagnostic(d) {
   const fixed = READ_WORDS[d.code];
   return {
     code: d.code,
-    severity: entry?.severity ?? "error",
+    severity: d.severity ?? entry?.severity ?? "error",
     message: d.message ?? fixed?.message ?? entry?.summary ?? "",
     file: d.file ?? "",
     pointer: d.pointer ?? "",
     line: d.line ?? fixed?.line ?? null,
     column: d.column ?? fixed?.column ?? null,
-    hint: /** @type {any} */ (d).hint ?? entry?.fix ?? "",
+    hint: d.hint || entry?.fix || "",
   };
 }
 
@@ -221,52 +222,10 @@ function parse(argv, options, formats = ["text", "json"]) {
 
 // --- validate, resume, migrate, recover ------------------------------------------------------
 
-/**
- * The diagnostics of one code found in a file: a duplicate key (SR121) once per duplicate,
- * with its pointer, line and column (what the strict reader keeps its offsets for); others
- * once, for the whole file. @param {string} code @param {string} file
- * @param {Buffer} [data] the bytes, for a document that is no file (standard input)
- */
-function located(code, file, data) {
-  if (code === "SR130") {
-    // the reference's words: the backup by name, and the recover command for this directory
-    const d = diagnostic({
-      code,
-      file,
-      message: `the state file is corrupt, but ${basename(file)}.bak is a valid state`,
-    });
-    return [{ ...d, hint: `run \`session-resume recover ${quote(dirname(file))}\`` }];
-  }
-  if (code !== "SR121") return [diagnostic({ code, file })];
-  let text = null;
-  /** @type {{key: string, offset: number, pointer: string}[]} */
-  let dups = [];
-  try {
-    const parsed = readJsonBytes(data ?? readFileSync(file));
-    text = parsed.text;
-    dups = parsed.duplicateAt ?? [];
-  } catch {
-    // unreadable now: report the code without a place
-  }
-  if (text === null || !dups.length) return [diagnostic({ code, file })];
-  const at = /** @type {string} */ (text);
-  return dups.map((d) => {
-    const before = at.slice(0, d.offset);
-    const line = before.split("\n").length;
-    // columns count code points, as the reference's (SARIF columnKind unicodeCodePoints)
-    const column = [...before.slice(before.lastIndexOf("\n") + 1)].length + 1;
-    return diagnostic({
-      code,
-      file,
-      line,
-      column,
-      pointer: d.pointer,
-      message: `duplicate key '${d.key}'`,
-    });
-  });
-}
-
 const VALIDATE_FORMATS = ["text", "json", "github", "sarif"];
+// the formats that print every finding's place: the validator locates each one (the
+// reference's `needs_positions`); text and json locate a failing file's only
+const PLACED_FORMATS = ["github", "sarif"];
 
 /**
  * `validate --format json|sarif` refused before it checked anything (exit 2): still a report
@@ -420,6 +379,8 @@ function validateRun(v, positionals, maxSize) {
       root,
       maxSize,
       checkArtifacts: v["check-artifacts"],
+      strict: v.strict,
+      positions: PLACED_FORMATS.includes(v.format),
     }),
   );
   const reports = fileReports(files, v, selection);
@@ -449,16 +410,15 @@ function docsUrlOf(value) {
 /**
  * The reports of the files checked: each code found placed in its file, the ones this run
  * does not select dropped, and the file's validity from what is left (the reference's order).
- * @param {{path: string, codes: string[], version: string | null, workflow: string | null}[]} files
+ * @param {import("./validate.mjs").FileReport[]} files
  * @param {Record<string, any>} v @param {{select: string[] | null, ignore: string[]}} selection
- * @param {Buffer} [data] the bytes of a document that is no file (standard input)
  */
-function fileReports(files, v, selection, data) {
+function fileReports(files, v, selection) {
   const failing = ["error", ...(v.strict ? ["warning"] : [])];
   return files.map((f) => {
     const diagnostics = completeHints(
-      f.codes
-        .flatMap((/** @type {string} */ code) => located(code, f.path, data))
+      f.found
+        .map((x) => diagnostic({ ...x, file: x.file ?? f.path }))
         .filter((d) => kept(d.code, selection)),
       { dir: isDirectory(dirname(f.path) || ".") ? dirname(f.path) || "." : null, root: v.root },
     );
@@ -517,8 +477,15 @@ function validateStdin(v, paths, root, maxSize) {
   const now = nowFrom(v.now);
   const docsUrl = docsUrlOf(v["docs-url"]);
   const selection = selectionOf(v);
-  const file = validateBytesReport(data, name, { workflow: v.workflow, now, root, maxSize: limit });
-  return validateOutput(v, fileReports([file], v, selection, data), root, docsUrl);
+  const file = validateBytesReport(data, name, {
+    workflow: v.workflow,
+    now,
+    root,
+    maxSize: limit,
+    strict: v.strict,
+    positions: PLACED_FORMATS.includes(v.format),
+  });
+  return validateOutput(v, fileReports([file], v, selection), root, docsUrl);
 }
 
 /** At most `limit` bytes of standard input. @param {number} limit */
@@ -1171,6 +1138,7 @@ function emitWrite(res, format, text) {
       lease: res.lease,
     };
     if (res.previousSession !== null) out.previous_session = res.previousSession;
+    if (res.warnings?.length) out.warnings = warningsOf(res);
     emit(out);
     return EXIT_OK;
   }
@@ -1186,7 +1154,18 @@ function emitWrite(res, format, text) {
       `adopted the implicit lease of session ${res.previousSession} (logged); this is session ${res.session}\n`,
     );
   process.stdout.write(cleanLines(`${text} (revision ${res.revision}, session ${res.session})\n`));
+  // written anyway: what the write left unrecorded (SR716, SR717)
+  if (res.warnings?.length) printDiagnostics(warningsOf(res));
   return EXIT_OK;
+}
+
+/** A write's warnings as diagnostics, the commands they name runnable from where the user
+ * stands (the reference's `_suggested`). @param {W.WriteResult} res */
+function warningsOf(res) {
+  return completeHints(
+    res.warnings.map((w) => diagnostic(w)),
+    CALL.naming,
+  );
 }
 
 /** "step KEY (NAME)" as the state names it after the write (the reference's `_step_label`).

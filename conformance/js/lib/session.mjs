@@ -14,14 +14,18 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { parseLine, readJsonBytes } from "./jsonread.mjs";
+import { CODES } from "./codes.mjs";
 import { parseTimestamp } from "./timeutil.mjs";
 
 export const STATE = "00-session-state.json";
 export const WORKLOG = "00-worklog.jsonl";
 export const SENTINEL = "00-session.active";
 const FULL_SCAN_LIMIT = 16 * 1024 * 1024;
+/** The largest lease pid (a C int, as the reference's PID_MAX). */
+const PID_MAX = 2 ** 31 - 1;
 
 /** @typedef {import("./types.js").JsonObject} JsonObject */
+/** @typedef {import("./types.js").Found} Found */
 
 /** @param {unknown} v @returns {v is JsonObject} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -64,34 +68,71 @@ const blankLine = (/** @type {Buffer} */ b) =>
 /** Every line checked (validate): garbage SR503, torn last line SR502, seq order SR504.
  * @param {string} dir @returns {string[]} */
 export function scanWorklog(dir) {
+  return scanWorklogFound(dir).map((f) => f.code);
+}
+
+/** scanWorklog's findings in the reference's words (storage/worklog.py `scan`): the worklog
+ * named, the line numbered. @param {string} dir @returns {Found[]} */
+export function scanWorklogFound(dir) {
   const path = join(dir, WORKLOG);
+  /** @type {(code: string, message: string, line?: number) => Found} */
+  const at = (code, message, line) => ({
+    code,
+    message,
+    pointer: "",
+    file: path,
+    ...(line === undefined ? {} : { line }),
+  });
   let st;
   try {
     st = lstatSync(path);
   } catch {
     return [];
   }
+  if (!st.isFile()) return [at("SR501", "the worklog is not a regular file")];
   let data;
   try {
-    if (st.size > FULL_SCAN_LIMIT) return readTail(dir, 10).codes;
+    if (st.size > FULL_SCAN_LIMIT)
+      return readTail(dir, 10).codes.map((code) => at(code, CODES[code]?.summary ?? ""));
     data = readFileSync(path);
-  } catch {
-    return ["SR501"];
+  } catch (err) {
+    const why = /** @type {NodeJS.ErrnoException} */ (err).code ?? "an error";
+    return [at("SR501", `cannot read the worklog: ${why}`)];
   }
-  /** @type {string[]} */
+  /** @type {Found[]} */
   const out = [];
   let lastSeq = 0;
+  let lineNo = 0;
   for (const line of splitLines(data)) {
+    lineNo++;
     if (blankLine(line.bytes)) continue;
     const ev = parseLine(line.bytes);
     if (!isObject(ev)) {
       // A torn record (an append cut short, maybe terminated by the next append) starts as
       // every record is written; anything else is garbage.
-      out.push(!line.terminated || startsLikeRecord(line.bytes) ? "SR502" : "SR503");
+      if (line.terminated && startsLikeRecord(line.bytes))
+        out.push(
+          at(
+            "SR502",
+            "an incomplete worklog line (an append cut short by a crash); it is ignored",
+            lineNo,
+          ),
+        );
+      else if (line.terminated)
+        out.push(at("SR503", "a worklog line is not a JSON object", lineNo));
+      else
+        out.push(
+          at(
+            "SR502",
+            "the last worklog line is incomplete (a crash mid-append); it is ignored",
+            lineNo,
+          ),
+        );
       continue;
     }
     if (isIntSeq(ev.seq)) {
-      if (ev.seq <= lastSeq) out.push("SR504");
+      if (ev.seq <= lastSeq)
+        out.push(at("SR504", `seq ${ev.seq} does not increase (previous ${lastSeq})`, lineNo));
       lastSeq = Math.max(lastSeq, ev.seq);
     }
   }
@@ -172,26 +213,36 @@ export function readTail(dir, n) {
  * @param {string} dir @returns {import("./types.js").LeaseRead} */
 export function readLease(dir) {
   const path = join(dir, SENTINEL);
+  /** @param {JsonObject} lease @param {string} message */
+  const bad = (lease, message) => ({
+    lease,
+    codes: ["SR510"],
+    found: [{ code: "SR510", message, pointer: "", file: path }],
+  });
   let st;
   try {
     st = lstatSync(path);
   } catch {
-    return { lease: null, codes: [] };
+    return { lease: null, codes: [], found: [] };
   }
-  if (!st.isFile()) return { lease: {}, codes: ["SR510"] };
+  if (!st.isFile()) return bad({}, "the sentinel is not a regular file");
   let data;
   try {
     data = readFileSync(path);
-  } catch {
-    return { lease: {}, codes: ["SR510"] };
+  } catch (err) {
+    const why = /** @type {NodeJS.ErrnoException} */ (err).code ?? "an error";
+    return bad({}, `cannot read the sentinel: ${why}`);
   }
-  if (data.length > 64 * 1024) return { lease: {}, codes: ["SR510"] };
+  if (data.length > 64 * 1024) return bad({}, "the sentinel is larger than 64 KiB");
   const parsed = readJsonBytes(data);
-  if (parsed.value === null) return { lease: {}, codes: ["SR510"] };
+  if (parsed.value === null) return bad({}, "the sentinel is not a JSON object");
   const v = parsed.value;
+  const pid = v.pid;
+  if (pid !== undefined && pid !== null && !(Number.isInteger(pid) && pid > 0 && pid <= PID_MAX))
+    return bad({}, `the sentinel's pid is not a process id (1..${PID_MAX})`);
   if (typeof v.session !== "string" || parseTimestamp(v.heartbeat) === null)
-    return { lease: v, codes: ["SR510"] };
-  return { lease: v, codes: [] };
+    return bad(v, "the sentinel is not a valid lease (session, heartbeat)");
+  return { lease: v, codes: [], found: [] };
 }
 
 /** The lease's state now (spec §7 table, first match).

@@ -495,3 +495,67 @@ export function transition(doc, wf, completeKey, startKey, decisions, now, { for
   for (const [k, v] of Object.entries(decisions)) out = setDecision(out, wf, k, v);
   return start(out, wf, startKey, now, { force });
 }
+
+/**
+ * What completing step `key` of `doc` (the state before the write) leaves unrecorded
+ * (docs/spec.md §4; the reference's `completion_gaps`): SR716 for its checkpoints after
+ * `sub_step` (all of them when none was recorded), SR717 for required decisions its gate
+ * records that are still empty in `after` (the new document; default `doc`). Warnings: the
+ * write goes on.
+ * @param {StateDocument} doc @param {Workflow} wf @param {string} key
+ * @param {StateDocument | null} [after] @returns {import("./types.js").Found[]}
+ */
+export function completionGaps(doc, wf, key, after = null) {
+  /** @type {import("./types.js").Found[]} */
+  const out = [];
+  const def = wf.step(key);
+  if (!def) return out;
+  const steps = isObj(doc.steps) ? doc.steps : {};
+  const step = isObj(steps[key]) ? steps[key] : {};
+  const label = def.name ? `${key} (${def.name})` : key;
+  const ids = def.checkpoints;
+  const sub = step.sub_step;
+  const missing = ids.includes(sub)
+    ? ids.slice(ids.indexOf(sub) + 1)
+    : sub !== null && sub !== undefined
+      ? []
+      : ids;
+  if (missing.length) {
+    const done = ids.length - missing.length;
+    out.push({
+      code: "SR716",
+      message:
+        `step ${label} completed with ${done} of its ${ids.length} checkpoints recorded; ` +
+        `not recorded: ${missing.join(", ")}`,
+      pointer: `/steps/${escapePointer(key)}/sub_step`,
+      hint:
+        `if that work was not done, reopen the step (\`session-resume start ${key} ` +
+        `--force\`), do it and record each checkpoint after its work ` +
+        `(\`session-resume checkpoint ${key} ${missing[0]}\` first)`,
+    });
+  }
+  const gate = def.gate;
+  const keys = gate && Array.isArray(gate.decisions) ? gate.decisions : [];
+  const now = after ?? doc;
+  const decisions = isObj(now.decisions) ? now.decisions : {};
+  const required = new Set(wf.decisions.filter((d) => d.required).map((d) => d.key));
+  const empty = keys.filter(
+    (k) =>
+      required.has(k) &&
+      (!Object.hasOwn(decisions, k) || decisions[k] === null || decisions[k] === ""),
+  );
+  if (empty.length) {
+    out.push({
+      code: "SR717",
+      message: `step ${label} completed while ${gate?.id || "its gate"} still has no value for ${empty.join(", ")}`,
+      pointer: `/decisions/${escapePointer(empty[0])}`,
+      hint: `ask the user at ${gate?.id || "the gate"} and record each: \`session-resume decide ${empty[0]} VALUE\``,
+    });
+  }
+  return out;
+}
+
+/** @param {unknown} v @returns {v is import("./types.js").JsonObject} */
+const isObj = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
+/** @param {string} p */
+const escapePointer = (p) => p.replace(/~/g, "~0").replace(/\//g, "~1");

@@ -31,6 +31,19 @@ export interface Diagnostic {
   message: string;
   pointer: string;
 }
+/** A validator's finding (lib/findings.mjs): its code, words and place; the hint when the
+ * finding has one of its own (else the catalogue's fix), line and column once located, and a
+ * severity only where it is not the code's (a count of the findings not listed). */
+export interface Found {
+  code: Code;
+  message: string;
+  pointer: string;
+  hint?: string;
+  line?: number | null;
+  column?: number | null;
+  severity?: string;
+  file?: string;
+}
 /** A refused write's problem: a Diagnostic whose place may be a file. */
 export interface Problem {
   code: Code;
@@ -163,6 +176,8 @@ export interface Tail {
 export interface LeaseRead {
   lease: JsonObject | null;
   codes: Code[];
+  /** The codes' findings in the reference's words, the sentinel named. */
+  found?: Found[];
 }
 export type LeaseStateName =
   | "none"

@@ -3,15 +3,26 @@
 
 import { lstatSync, readdirSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
-import { checkSessionHandoff } from "./handoff.mjs";
-import { isCorrupt, readJsonBytes } from "./jsonread.mjs";
+import { checkSessionHandoffFound } from "./handoff.mjs";
+import { CODES } from "./codes.mjs";
+import {
+  capped,
+  found,
+  pointerSplit,
+  pyNumberRepr,
+  pyRepr,
+  shellQuote,
+  strRepr,
+} from "./findings.mjs";
+import { isCorrupt, MAX_LOCATED, readJsonBytes } from "./jsonread.mjs";
+import { lineCol, locate } from "./locate.mjs";
 import { lexists, readLimited } from "./files.mjs";
-import { checkState } from "./rules.mjs";
+import { checkStateFound } from "./rules.mjs";
 import { usableBackup } from "./store.mjs";
-import { CURRENT, isKnown, newerThanKnown, schemaOf, versionOf } from "./versions.mjs";
-import { check } from "./schema.mjs";
-import { readLease, scanWorklog, STATE, tempFiles } from "./session.mjs";
-import { loadWorkflow, WorkflowError } from "./workflow.mjs";
+import { CURRENT, isKnown, KNOWN, newerThanKnown, schemaOf, versionOf } from "./versions.mjs";
+import { explain } from "./schema.mjs";
+import { readLease, scanWorklogFound, STATE, tempFiles } from "./session.mjs";
+import { builtins, loadWorkflow, WorkflowError } from "./workflow.mjs";
 
 /**
  * validate's options: now (µs), the workflow to check against (default the state's own, else
@@ -21,8 +32,9 @@ import { loadWorkflow, WorkflowError } from "./workflow.mjs";
  * @typedef {{now: number, workflow?: string | null, skew?: number, maxSize?: number,
  *   root?: string | null, checkArtifacts?: boolean, sessionDir?: string | null}} ValidateOptions
  */
-/** @typedef {{path: string, codes: string[], version: string | null, workflow: string | null}}
- *   FileReport */
+/** @typedef {import("./types.js").Found} Found */
+/** @typedef {{path: string, codes: string[], found: Found[], version: string | null,
+ *   workflow: string | null}} FileReport */
 
 const SKIP_DIRS = new Set([".git", ".archive", "node_modules", ".venv", "__pycache__", ".nox"]);
 
@@ -30,30 +42,126 @@ const SKIP_DIRS = new Set([".git", ".archive", "node_modules", ".venv", "__pycac
  * @param {Uint8Array} data @param {ValidateOptions} opts @returns {string[]}
  */
 export function validateDocument(data, opts) {
+  return validateFound(data, opts).map((f) => f.code);
+}
+
+/** Whether findings leave a file valid (errors fail it; warnings too under --strict).
+ * @param {Found[]} list @param {boolean} strict */
+const ok = (list, strict) =>
+  !list.some((f) => {
+    const sev = f.severity ?? CODES[f.code]?.severity ?? "error";
+    return sev === "error" || (strict && sev === "warning");
+  });
+
+/**
+ * One state document's findings in the reference's words, order and places
+ * (core/validation.py `validate_parsed`): the reader's, the version's, the schema's, the
+ * workflow's and the rules'. Line and column are found (core/locate.py) for a file that
+ * fails, or for every finding when `positions` (a format that prints places: github, sarif).
+ * `file`: the name the hints quote.
+ * @param {Uint8Array} data @param {ValidateOptions & {file?: string, strict?: boolean,
+ *   positions?: boolean}} opts
+ * @returns {Found[]}
+ */
+export function validateFound(data, opts) {
+  return validateParts(data, opts).found;
+}
+
+/**
+ * validateFound's findings, and what the check learnt on the way: the document's version
+ * (null: unreadable, not a version, or one that does not exist) and the workflow it was
+ * checked against (null: none could be loaded), as the reference's FileReport names them.
+ * @param {Uint8Array} data @param {ValidateOptions & {file?: string, strict?: boolean,
+ *   positions?: boolean}} opts
+ * @returns {{found: Found[], version: string | null, workflow: string | null}}
+ */
+function validateParts(data, opts) {
   const parsed = readJsonBytes(data);
-  const codes = [...parsed.codes];
+  /** @type {Found[]} */
+  const out = [...parsed.found];
+  /** @type {string | null} */
+  let version = null;
+  /** @type {string | null} */
+  let workflow = null;
   const doc = parsed.value;
-  if (doc === null) return codes;
+  if (doc === null) return { found: out, version, workflow };
   const v = versionOf(doc);
-  if (v.invalid) codes.push("SR142");
-  else if (newerThanKnown(v.num)) codes.push("SR141");
-  else if (!isKnown(v.raw)) codes.push("SR142");
-  else if (v.raw !== CURRENT) {
-    codes.push(...check(schemaOf(v.raw), doc), "SR140");
+  const at = "/schema_version";
+  if (v.invalid) {
+    const raw = doc.schema_version;
+    // a number as the text writes it: 3.0 is a float to the reference, not the int 3
+    const at0 =
+      typeof raw === "number" && parsed.text ? locate(parsed.text, ["schema_version"]) : null;
+    const token =
+      at0 === null ? null : /^-?[0-9.eE+-]+/.exec(/** @type {string} */ (parsed.text).slice(at0));
+    const shown = token ? pyNumberRepr(token[0]) : pyRepr(raw);
+    const msg = `schema_version ${shown} is not a version string like ${strRepr(CURRENT)}`;
+    out.push(found("SR142", msg, at));
+  } else if (newerThanKnown(v.num)) {
+    version = v.raw;
+    const msg = `schema version ${v.raw} is newer than this tool supports (${CURRENT})`;
+    out.push(found("SR141", msg, at));
+  } else if (!isKnown(v.raw)) {
+    out.push(
+      found("SR142", `schema version ${v.raw} does not exist (known: ${KNOWN.join(", ")})`, at),
+    );
+  } else if (v.raw !== CURRENT) {
+    version = v.raw;
+    out.push(...explain(schemaOf(v.raw), doc, { prefix: `(v${v.raw} schema) ` }));
+    const file = opts.file ? shellQuote(opts.file) : "PATH";
+    out.push(
+      found(
+        "SR140",
+        `schema version ${v.raw} must be migrated to ${CURRENT}`,
+        "schema_version" in doc ? at : "",
+        `run \`session-resume migrate ${file}\` (\`--dry-run\` shows the changes)`,
+      ),
+    );
   } else {
-    codes.push(...check(schemaOf(CURRENT), doc));
+    version = v.raw;
+    out.push(...explain(schemaOf(CURRENT), doc));
     const own = typeof doc.workflow === "string" ? doc.workflow : null;
     let wf = null;
-    try {
-      wf = loadWorkflow(opts.workflow ?? own ?? "apex");
-    } catch (err) {
-      if (!(err instanceof WorkflowError)) throw err;
-      codes.push(...err.codes);
+    const builtIn = builtins();
+    if (!opts.workflow && own !== null && !builtIn.includes(own)) {
+      // the field comes from an untrusted file: a built-in workflow, never a path (else a
+      // state could make the tool read any file it names; the reference's state_workflow_spec)
+      const named = strRepr([...own].slice(0, 80).join(""));
+      const msg =
+        `the state names workflow ${named}, which is neither built in (${builtIn.join(", ")}) ` +
+        "nor the project's configured workflow; a state's workflow field is never read as a path";
+      out.push(found("SR403", msg, "/workflow"));
+    } else {
+      try {
+        wf = loadWorkflow(opts.workflow ?? own ?? "apex");
+      } catch (err) {
+        if (!(err instanceof WorkflowError)) throw err;
+        out.push(...err.codes.map((code) => found(code, err.message)));
+      }
     }
-    if (wf && own && own !== wf.id) codes.push("SR404");
-    codes.push(...checkState(doc, wf, opts));
+    workflow = wf ? wf.id : null;
+    if (wf && own && own !== wf.id) {
+      const msg = `the state names workflow ${strRepr(own)} but ${strRepr(wf.id)} is selected`;
+      out.push(found("SR404", msg, "/workflow"));
+    }
+    out.push(...checkStateFound(doc, wf, opts));
   }
-  return codes;
+  if (parsed.text !== null && (opts.positions || !ok(out, Boolean(opts.strict))))
+    addPositions(out, parsed.text);
+  return { found: out, version, workflow };
+}
+
+/** Line and column for the first MAX_LOCATED findings with a pointer and no place yet (each
+ * lookup rescans the text); the rest keep the pointer. @param {Found[]} list @param {string} text */
+function addPositions(list, text) {
+  let located = 0;
+  for (const f of list) {
+    if ((f.line === undefined || f.line === null) && f.pointer && located < MAX_LOCATED) {
+      located++;
+      const at = locate(text, pointerSplit(f.pointer));
+      if (at !== null) [f.line, f.column] = lineCol(text, at);
+    }
+  }
 }
 
 /** @param {string} path @returns {{files: string[], codes: string[]}} */
@@ -85,58 +193,68 @@ function discover(path) {
   return found.length ? { files: found, codes: [] } : { files: [], codes: ["SR101"] };
 }
 
-/** @param {string} name @param {ValidateOptions} opts @returns {string[]} */
+/** The findings of one state file on disk: the document's, the backup's (SR130) and the
+ * session directory's other files', at most 100 of a code (the reference's `validate_file`).
+ * @param {string} name @param {ValidateOptions & {strict?: boolean, positions?: boolean}} opts
+ * @returns {{found: Found[], version: string | null, workflow: string | null}} */
 function validateFile(name, opts) {
   const res = readLimited(name, { maxSize: opts.maxSize, root: opts.root });
-  if (!res.data) return res.codes;
+  if (!res.data) {
+    const unread = res.codes.map((code) => found(code, CODES[code]?.summary ?? ""));
+    return { found: unread, version: null, workflow: null };
+  }
   const sessionDir = dirname(name);
-  const codes = validateDocument(res.data, { ...opts, sessionDir });
-  if (isCorrupt(codes)) {
+  const parts = validateParts(res.data, { ...opts, sessionDir, file: name });
+  const out = parts.found;
+  if (isCorrupt(out.map((f) => f.code))) {
     const bak = `${name}.bak`;
     if (lexists(bak)) {
       const b = readLimited(bak, { maxSize: opts.maxSize, root: opts.root });
       // usable: the one definition recover and resume share (docs/spec.md §5): it passes the
       // current schema, or migrate turns it into a state that does
       const projectHint = basename(dirname(resolve(name)));
-      if (b.data && usableBackup(b.data, { projectHint }).document !== null) codes.push("SR130");
+      if (b.data && usableBackup(b.data, { projectHint }).document !== null) {
+        out.push(
+          found(
+            "SR130",
+            `the state file is corrupt, but ${basename(bak)} is a valid state`,
+            "",
+            `run \`session-resume recover ${shellQuote(dirname(name) || ".")}\``,
+          ),
+        );
+      }
     }
   }
   if (basename(name) === STATE) {
-    if (tempFiles(sessionDir).length) codes.push("SR170");
-    codes.push(...scanWorklog(sessionDir));
-    codes.push(...readLease(sessionDir).codes);
-    codes.push(...checkSessionHandoff(sessionDir));
+    for (const t of tempFiles(sessionDir).sort())
+      out.push({
+        ...found("SR170", "leftover temp file of an interrupted write"),
+        file: join(sessionDir, t),
+      });
+    out.push(...scanWorklogFound(sessionDir));
+    out.push(...(readLease(sessionDir).found ?? []));
+    out.push(...checkSessionHandoffFound(sessionDir));
   }
-  return codes;
+  return { ...parts, found: capped(out, (code) => CODES[code]?.severity ?? "error") };
 }
 
 /**
- * validate, file by file: [{path, codes, version, workflow}] for the path (a file, or a
- * directory searched for state files; none found is one entry with SR101).
-
- * @param {string} path @param {ValidateOptions} opts @returns {FileReport[]}
+ * validate, file by file: [{path, codes, found, version, workflow}] for the path (a file, or a
+ * directory searched for state files; none found is one entry with SR101): `found` the
+ * findings in the reference's words and order, `codes` their codes, sorted, each once.
+ * @param {string} path @param {ValidateOptions & {strict?: boolean, positions?: boolean}} opts
+ * @returns {FileReport[]}
  */
 export function validateReport(path, opts) {
   const { files, codes } = discover(path);
-  if (!files.length) return [{ path, codes, version: null, workflow: null }];
+  if (!files.length) {
+    const none = codes.map((code) => found(code, CODES[code]?.summary ?? ""));
+    return [{ path, codes, found: none, version: null, workflow: null }];
+  }
   return files.map((f) => {
-    const found = [...new Set(validateFile(f, opts))].sort();
-    let version = null;
-    let workflow = null;
-    const res = readLimited(f, { maxSize: opts.maxSize, root: opts.root });
-    if (res.data) {
-      const parsed = readJsonBytes(res.data);
-      if (parsed.value !== null && !isCorrupt(parsed.codes)) {
-        const v = versionOf(parsed.value);
-        version = v.invalid ? null : v.raw;
-        if (version === CURRENT)
-          workflow =
-            typeof parsed.value.workflow === "string"
-              ? parsed.value.workflow
-              : (opts.workflow ?? "apex");
-      }
-    }
-    return { path: f, codes: found, version, workflow };
+    const { found: list, version, workflow } = validateFile(f, opts);
+    const codes = [...new Set(list.map((x) => x.code))].sort();
+    return { path: f, codes, found: list, version, workflow };
   });
 }
 validateReport.discover = discover;
@@ -146,7 +264,7 @@ validateReport.discover = discover;
  */
 export function validate(path, opts) {
   const { files, codes } = discover(path);
-  for (const f of files) codes.push(...validateFile(f, opts));
+  for (const f of files) codes.push(...validateFile(f, opts).found.map((x) => x.code));
   return [...new Set(codes)].sort();
 }
 
@@ -155,20 +273,11 @@ export function validate(path, opts) {
  * session directory, so none of the session's other files is checked (the reference's
  * `validate_bytes`). The same shape as one entry of `validateReport`.
  * @param {Buffer} data @param {string} name @param {any} opts
+ * @returns {FileReport}
  */
 export function validateBytesReport(data, name, opts) {
-  const codes = [...new Set(validateDocument(data, { ...opts, checkArtifacts: false }))].sort();
-  let version = null;
-  let workflow = null;
-  const parsed = readJsonBytes(data);
-  if (parsed.value !== null && !isCorrupt(parsed.codes)) {
-    const v = versionOf(parsed.value);
-    version = v.invalid ? null : v.raw;
-    if (version === CURRENT)
-      workflow =
-        typeof parsed.value.workflow === "string"
-          ? parsed.value.workflow
-          : (opts.workflow ?? "apex");
-  }
-  return { path: name, codes, version, workflow };
+  const parts = validateParts(data, { ...opts, checkArtifacts: false, file: name });
+  const list = capped(parts.found, (code) => CODES[code]?.severity ?? "error");
+  const codes = [...new Set(list.map((x) => x.code))].sort();
+  return { path: name, codes, found: list, version: parts.version, workflow: parts.workflow };
 }

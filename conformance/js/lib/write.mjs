@@ -546,7 +546,7 @@ function refuseUnwritable(ctx, loaded) {
  * @typedef {{revision: number, document: StateDocument, session: string, event: WorklogEvent|null,
  *   events: WorklogEvent[], step: string|null, lease: LeasePlan["action"],
  *   previousSession: string|null,
- *   attempts: number}} WriteResult
+ *   attempts: number, warnings: import("./types.js").Found[]}} WriteResult
  */
 
 /**
@@ -555,7 +555,8 @@ function refuseUnwritable(ctx, loaded) {
  * @param {Context} ctx
  * @param {(doc: StateDocument, wf: Workflow, orphaned: boolean) =>
  *   {document: StateDocument, event: string,
- *   step?: string|null, subStep?: string|null, detail?: Record<string, unknown>|null}} build
+ *   step?: string|null, subStep?: string|null, detail?: Record<string, unknown>|null,
+ *   warnings?: import("./types.js").Found[]}} build
  * @returns {WriteResult}
  */
 export function writeState(ctx, build) {
@@ -635,6 +636,8 @@ function writeOnce(ctx, build) {
           ? (acquired.lease.sentinel?.session ?? null)
           : null,
       attempts: attempt,
+      // what the write left unrecorded (SR716, SR717): written anyway
+      warnings: (change.warnings ?? []).map((w) => ({ ...w, file: join(ctx.dir, STATE) })),
     };
   }
   throw new WriteError([
@@ -738,6 +741,7 @@ function initOnce(ctx, project, workflow) {
         ? (plan.lease.sentinel?.session ?? null)
         : null,
     attempts: 1,
+    warnings: [],
   };
 }
 
@@ -887,6 +891,7 @@ export const completeStep = (ctx, key) =>
     document: T.complete(doc, wf, key, ctx.now),
     event: "step_complete",
     step: key,
+    warnings: T.completionGaps(doc, wf, key),
   }));
 
 /**
@@ -979,5 +984,6 @@ export const transition = (ctx, completeKey, startKey, decisions, { force = fals
       attempts: document.steps[startKey].attempts ?? null,
     };
     if (force) detail.forced = true;
-    return { document, event: "step_start", step: startKey, detail };
+    const warnings = T.completionGaps(doc, wf, completeKey, document);
+    return { document, event: "step_start", step: startKey, detail, warnings };
   });
