@@ -147,3 +147,14 @@ def test_every_spelling_of_our_table_is_still_read(tmp_path: Path, table: str) -
     # top-level keys first: after a [table] header they would belong to that table
     (tmp_path / "pyproject.toml").write_text(table + '\n[project]\nname = "x"\n')
     assert load_config(tmp_path).workflow == "generic"
+
+
+def test_validate_of_a_file_loads_no_write_machinery(tmp_path: Path) -> None:
+    """`validate FILE` (the pre-commit hook's call, once per commit) reads one file: the store,
+    the services' write context and the lease rules they load are never imported (the read
+    services' `Reading` record once pulled them in at the CLI's import: 4 modules, +3 %)."""
+    root = _repo(tmp_path)
+    _run(root, COMMANDS["validate"])
+    modules = set(_run(root, COMMANDS["validate"])["modules"])  # type: ignore[arg-type]
+    unused = {"session_resume.storage.store", "session_resume.services.context"}
+    assert not modules & unused, sorted(modules & unused)

@@ -12,7 +12,6 @@ from pathlib import Path
 from session_resume.core.diagnostics import Diagnostic, FileReport
 from session_resume.records import replace
 from session_resume.reporters.text import render_text
-from session_resume.services.context import Reading
 from session_resume.services.errors import ServiceError
 from session_resume.storage.config import Config, ConfigError, find_root, load_config
 
@@ -22,6 +21,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
+
+    from session_resume.services.context import Reading
 
 
 class UsageError(Exception):
@@ -332,6 +333,9 @@ def _with_dir(args: argparse.Namespace, directory: str, dir_option: str | None) 
 def reading_of(args: argparse.Namespace, cfg: Config, root: Path) -> Reading:
     """How a read service reads the session: under ``root``, with the command's --workflow,
     else the state's, else the configured one."""
+    # lazy: the services' context loads the store, which `validate` of a file never needs
+    from session_resume.services.context import Reading
+
     return Reading(root=root, workflow=args.workflow, default_workflow=cfg.workflow)
 
 
