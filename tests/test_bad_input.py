@@ -17,6 +17,9 @@ from session_resume.core.jsonread import parse_json_bytes
 
 from conftest import apex_state, dump, run_cli
 
+# Test tier (README "Test tiers"): many CLI processes.
+pytestmark = pytest.mark.slow
+
 
 def _validate(path: Path, *extra: str) -> tuple[int, list[dict[str, object]]]:
     proc = run_cli(

@@ -23,6 +23,9 @@ from session_resume.cli.commands.hook import COMPACTED, PLAN_LIMIT, fit
 
 from conftest import REPO, run_cli
 
+# Test tier (README "Test tiers"): many CLI processes.
+pytestmark = pytest.mark.slow
+
 FIXTURES = REPO / "tests" / "fixtures" / "hooks"
 HOSTS = ("claude", "vscode", "copilot")
 STATE = "00-session-state.json"

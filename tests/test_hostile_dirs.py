@@ -29,6 +29,9 @@ from session_resume.storage import store, worklog
 
 from conftest import apex_state, dump, run_cli
 
+# Test tier (README "Test tiers"): many CLI processes.
+pytestmark = pytest.mark.slow
+
 NOW = "2026-03-03T12:00:00Z"
 CANARY = "decoy-canary-7f3a"
 HANDOFF = "00-handoff.md"

@@ -24,6 +24,9 @@ from session_resume.core.lease import hostname
 
 from conftest import run_cli
 
+# Test tier (README "Test tiers"): many CLI processes.
+pytestmark = pytest.mark.slow
+
 T0 = datetime(2026, 3, 2, 11, 0, tzinfo=UTC)
 P = ("--project", "demo")
 HOLDER = "chat-1"

@@ -31,6 +31,9 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS  # noqa: E402  (instal
 
 from session_resume.mcp.schemas import INPUT_SCHEMAS  # noqa: E402
 
+# Test tier (README "Test tiers"): runs `session-resume mcp` servers.
+pytestmark = pytest.mark.mcp
+
 CANARY = "decoy_canary_25m"
 STATE = "00-session-state.json"
 

@@ -34,6 +34,9 @@ import pytest
 from session_resume.cli.commands.suggest import PLACEHOLDERS, _subparser
 from session_resume.cli.main import main
 
+# Test tier (README "Test tiers"): many CLI processes.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 NOW = ["--now", "2026-11-22T12:00:00Z"]
 FIXTURES = REPO / "tests" / "fixtures" / "migrate"

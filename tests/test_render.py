@@ -28,6 +28,9 @@ from session_resume.storage.handoff_file import check_session_handoff
 
 from conftest import REPO, apex_state, dump, run_cli
 
+# Test tier (README "Test tiers"): many CLI processes.
+pytestmark = pytest.mark.slow
+
 NOW = datetime(2026, 3, 2, 11, 0, tzinfo=UTC)
 APEX = load_workflow("apex")
 EXAMPLE = REPO / "examples" / "agent-output" / "contoso-portal" / "00-session-state.json"

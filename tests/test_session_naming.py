@@ -17,6 +17,9 @@ import pytest
 
 from conftest import REPO, run_cli
 
+# Test tier (README "Test tiers"): many CLI processes.
+pytestmark = pytest.mark.slow
+
 FIXTURES = REPO / "tests" / "fixtures" / "migrate"
 NOW = ("--now", "2026-11-22T00:00:00Z")
 

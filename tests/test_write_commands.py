@@ -26,6 +26,9 @@ from session_resume.storage import store, worklog
 
 from conftest import apex_state, dump, run_cli
 
+# Test tier (README "Test tiers"): many CLI processes.
+pytestmark = pytest.mark.slow
+
 APEX = load_workflow("apex")
 GENERIC = load_workflow("generic")
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
