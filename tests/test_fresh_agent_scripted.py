@@ -173,6 +173,8 @@ def _repo(tmp_path: Path) -> tuple[Path, Path]:
     d = tmp_path / "agent-output" / "demo"
     d.mkdir(parents=True)
     (d / "01-requirements.md").write_text("requirements\n")
+    # step 2 is at phase_2_waf (conftest.apex_state): the workflow's deliverable is drafted
+    (d / "02-architecture-assessment.md").write_text("# WAF draft\n")
     return tmp_path, d
 
 
@@ -227,8 +229,12 @@ def test_crash_mid_step_with_a_killed_owner(tmp_path: Path) -> None:
     assert [e["id"] for e in b["decision_log"]] == ["D001"]
     assert b["last_checkpoint"]["id"] == "phase_2_waf" and b["last_checkpoint"]["after"]
     assert b["next_checkpoint"]["id"] == "phase_3_cost"
-    # no partial deliverable yet: the step's startup input within the budget, never the state
-    assert [f["path"] for f in b["load"]] == ["agent-output/demo/01-requirements.md"]
+    # the workflow's deliverable drafted by phase_2_waf (recorded as no artifact) first, then
+    # the step's startup input within the budget, never the state
+    assert [f["path"] for f in b["load"]] == [
+        "agent-output/demo/02-architecture-assessment.md",
+        "agent-output/demo/01-requirements.md",
+    ]
     assert "agent-output/demo/00-session-state.json" in [f["path"] for f in b["skip"]]
     state = agent.state()
     assert state["steps"]["2"]["status"] == "complete"
@@ -406,6 +412,7 @@ def test_missing_partial_deliverable_is_a_coded_warning(tmp_path: Path) -> None:
     doc = _seed(d)
     doc["steps"]["2"]["artifacts"] = ["agent-output/demo/02-architecture-assessment.md"]
     (d / store.STATE).write_bytes(dump(doc))
+    (d / "02-architecture-assessment.md").unlink()
     agent = FreshAgent(repo, d)
     first = agent.run_step()
     (w,) = [w for w in first["warnings"] if w["code"] == "SR714"]
@@ -419,6 +426,52 @@ def test_missing_partial_deliverable_is_a_coded_warning(tmp_path: Path) -> None:
 
 
 ANY_WHY = "startup input of this step (workflow budget)"
+
+
+def test_a_deliverable_never_recorded_and_missing_is_a_coded_warning(tmp_path: Path) -> None:
+    """Fresh-agent review 4's blocking gap: the state is past phase_2_waf (the checkpoint
+    whose work drafts 02-architecture-assessment.md, per the workflow's `deliverables`) but
+    records no artifact, and the file is gone: SR714 names it, the briefing says it is not on
+    disk, and the plan's writes record it from then on."""
+    repo, d = _repo(tmp_path)
+    _seed(d)
+    (d / "02-architecture-assessment.md").unlink()
+    ans = FreshAgent(repo, d).ask()
+    assert ans["action"] == "resume_from_checkpoint"
+    (w,) = [w for w in ans["warnings"] if w["code"] == "SR714"]
+    assert "agent-output/demo/02-architecture-assessment.md" in w["message"]
+    assert "record no checkpoint before it exists" in w["hint"]
+    skip = {f["path"]: f["reason"] for f in ans["briefing"]["skip"]}
+    assert skip["agent-output/demo/02-architecture-assessment.md"] == "listed but not on disk"
+    # with the draft back, no warning, and it is the first file to read
+    (d / "02-architecture-assessment.md").write_text("# WAF draft\n")
+    ans = FreshAgent(repo, d).ask()
+    assert "SR714" not in [w["code"] for w in ans["warnings"]]
+    assert ans["briefing"]["load"][0] == {
+        "path": "agent-output/demo/02-architecture-assessment.md",
+        "why": "partial deliverable of this step: continue it",
+    }
+
+
+def test_the_plan_s_write_records_the_deliverable_its_work_writes(tmp_path: Path) -> None:
+    """A fresh start of step 2: the write of phase_2_waf (whose work drafts the workflow's
+    deliverable) carries `--artifact 02-architecture-assessment.md`; followed, the state
+    lists the file, in its one repository-relative form."""
+    repo, d = _repo(tmp_path)
+    doc = _seed(d)
+    doc["steps"]["2"].update(status="pending", sub_step=None, started=None)
+    (d / store.STATE).write_bytes(dump(doc))
+    agent = FreshAgent(repo, d, step="2")
+    ans = agent.ask()
+    writes = {c["id"]: c["write"] for c in ans["plan"]["checkpoints"]}
+    assert writes["phase_2_waf"].startswith(
+        "session-resume checkpoint 2 phase_2_waf --artifact 02-architecture-assessment.md "
+    )
+    assert "--artifact" not in writes["phase_3_cost"]
+    agent.run_step()
+    state = agent.state()
+    assert "agent-output/demo/02-architecture-assessment.md" in state["steps"]["2"]["artifacts"]
+    agent.assert_valid()
 
 
 def test_own_session_without_session_is_told_how_to_know(tmp_path: Path) -> None:

@@ -35,8 +35,18 @@ const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v)
 const checkpoint = (def, id) =>
   id === null ? null : { id, after: def ? (def.after[id] ?? null) : null };
 
+/** The deliverables of `def` that exist once `sub` is recorded: written at it or at an earlier
+ * checkpoint (none for a `sub` that is not a checkpoint) (core/workflow.py `deliverables_due`).
+ * @param {import("./types.js").StepDef} def @param {string | null} sub
+ */
+export function deliverablesDue(def, sub) {
+  const reached = sub === null ? -1 : def.checkpoints.indexOf(sub);
+  if (reached < 0) return [];
+  return def.deliverables.filter((d) => def.checkpoints.indexOf(d.writtenAt) <= reached);
+}
+
 /** @param {string | null} sessionRel @param {string} name */
-const sessionPath = (sessionRel, name) =>
+export const sessionPath = (sessionRel, name) =>
   sessionRel !== null && sessionRel !== "" && sessionRel !== "." ? `${sessionRel}/${name}` : name;
 
 /**
@@ -68,7 +78,7 @@ export function build(doc, key, wf, { action, exists, events, sessionRel }) {
   if (sub === null)
     next = ids.length && FRESH.includes(action) && action !== "offer_rerun" ? ids[0] : null;
   else if (ids.includes(sub)) next = ids[ids.indexOf(sub) + 1] ?? null;
-  const [load, skip] = loadAndSkip(def, artifacts, exists, sessionRel, action);
+  const [load, skip] = loadAndSkip(def, artifacts, exists, sessionRel, action, sub);
   return {
     step: key,
     optional: def ? def.optional : false,
@@ -91,9 +101,10 @@ export function build(doc, key, wf, { action, exists, events, sessionRel }) {
  * rest, each with why.
  * @param {StepDef | null} def @param {Briefing["artifacts"]} artifacts
  * @param {Record<string, boolean>} exists @param {string | null} sessionRel @param {string} action
+ * @param {string | null} sub the recorded checkpoint (continuing)
  * @returns {[Briefing["load"], Briefing["skip"]]}
  */
-function loadAndSkip(def, artifacts, exists, sessionRel, action) {
+function loadAndSkip(def, artifacts, exists, sessionRel, action, sub) {
   /** @type {Briefing["load"]} */
   const load = [];
   /** @type {Briefing["skip"]} */
@@ -102,6 +113,14 @@ function loadAndSkip(def, artifacts, exists, sessionRel, action) {
     for (const a of artifacts) {
       if (a.exists) load.push({ path: a.path, why: WHY_PARTIAL });
       else skip.push({ path: a.path, reason: SKIP_MISSING });
+    }
+    // the workflow's deliverables its recorded checkpoint says exist, unless listed above
+    const listed = new Set([...load, ...skip].map((e) => e.path));
+    for (const d of def ? deliverablesDue(def, sub) : []) {
+      const path = sessionPath(sessionRel, d.file);
+      if (listed.has(path)) continue;
+      if (exists[d.file] === true) load.push({ path, why: WHY_PARTIAL });
+      else skip.push({ path, reason: SKIP_MISSING });
     }
   }
   if (

@@ -176,8 +176,13 @@ export function resumeDir(dir, opts) {
   const snap = snapshot(dir, opts.root, opts.ownerAlive ?? null);
   const own = snap.doc && typeof snap.doc.workflow === "string" ? snap.doc.workflow : null;
   const wf = loadWorkflow(opts.workflow ?? own ?? "apex");
-  // which startup inputs of the workflow's steps exist, for the briefing
-  const inputs = [...new Set(wf.steps.flatMap((s) => (s.budget ? s.budget.files : [])))];
+  // which startup inputs and deliverables of the workflow's steps exist (briefing, SR714/SR715)
+  const inputs = [
+    ...new Set([
+      ...wf.steps.flatMap((s) => (s.budget ? s.budget.files : [])),
+      ...wf.steps.flatMap((s) => s.deliverables.map((d) => d.file)),
+    ]),
+  ];
   snap.files = sessionFiles(dir, inputs);
   return decide(snap, opts.step ?? null, opts.now, wf, {
     session: opts.session ?? null,

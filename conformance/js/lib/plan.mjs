@@ -203,11 +203,24 @@ function startWhen(g) {
   return `after the user approved ${g.id} of step ${g.step} (ask once, unless the user already approved it in this conversation)`;
 }
 
+// Python's shlex.quote: the commands read the same in both implementations
+const shellQuote = (/** @type {string} */ s) =>
+  s === "" ? "''" : /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\"'\"'")}'`;
+
+/** A deliverable as `--artifact` takes it: a bare name is resolved against the session
+ * directory (spec §4); a nested one is given repository-relative.
+ * @param {string} file @param {string | null} sessionRel */
+function artifactArg(file, sessionRel) {
+  if (!file.includes("/") || sessionRel === null || sessionRel === "" || sessionRel === ".")
+    return file;
+  return `${sessionRel}/${file}`;
+}
+
 /** The plan for step `key` of the usable state `doc` (a working action).
  * @param {StateDocument} doc @param {string} key @param {Workflow} wf
- * @param {{action: string, sub: string | null}} opts @returns {Plan}
+ * @param {{action: string, sub: string | null, sessionRel?: string | null}} opts @returns {Plan}
  */
-export function buildPlan(doc, key, wf, { action, sub }) {
+export function buildPlan(doc, key, wf, { action, sub, sessionRel = null }) {
   const def = wf.step(key);
   const steps = isObject(doc.steps) ? doc.steps : {};
   const st = isObject(steps[key]) ? steps[key] : {};
@@ -220,7 +233,10 @@ export function buildPlan(doc, key, wf, { action, sub }) {
     checkpoints: remaining(def, action, sub).map((id) => ({
       id,
       after: def?.after[id] ?? "", // (no checkpoints remain without a def)
-      write: `session-resume checkpoint ${key} ${id}`,
+      write: `session-resume checkpoint ${key} ${id}${(def?.deliverables ?? [])
+        .filter((d) => d.writtenAt === id)
+        .map((d) => ` --artifact ${shellQuote(artifactArg(d.file, sessionRel))}`)
+        .join("")}`,
     })),
     artifacts_rule: ARTIFACT_RULE,
     review_audit: review(doc, key, def, wf),

@@ -4,7 +4,7 @@
 
 import { statSync } from "node:fs";
 import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { build } from "./briefing.mjs";
+import { build, deliverablesDue, sessionPath } from "./briefing.mjs";
 import {
   buildPlan,
   CONSENT,
@@ -177,7 +177,11 @@ export function decide(snap, step, now, wf, opts) {
       }
     }
     if (WORKING.includes(out.action) && out.step !== null) {
-      out.plan = buildPlan(snap.doc, out.step, wf, { action: out.action, sub: out.sub_step });
+      out.plan = buildPlan(snap.doc, out.step, wf, {
+        action: out.action,
+        sub: out.sub_step,
+        sessionRel: snap.sessionRel ?? null,
+      });
       out.commands = planCommands(out.plan, out.action);
       out.alternatives = planAlternatives(out.plan, out.action);
     }
@@ -247,8 +251,17 @@ function factsOf(out, snap, now, wf, opts) {
 const missing = (/** @type {Snapshot} */ snap, /** @type {unknown} */ p) =>
   typeof p === "string" && (snap.mtimes[p] === null || snap.mtimes[p] === undefined);
 
-/** SR714: the step continued after a checkpoint lists an artifact not on disk; SR715: a
- *  completed earlier step lists one (spec §10).
+/** The repository-relative paths of the deliverables in `due` that are not on disk.
+ * @param {Snapshot} snap @param {{file: string}[]} due @returns {string[]}
+ */
+const lostDeliverables = (snap, due) =>
+  due
+    .filter((d) => snap.files?.[d.file] !== true)
+    .map((d) => sessionPath(snap.sessionRel ?? null, d.file));
+
+/** SR714: the step continued after a checkpoint lists an artifact not on disk, or its
+ *  workflow deliverable written at or before that checkpoint is not; SR715: the same for a
+ *  completed earlier step, every deliverable of it (spec §10).
  * @param {Decision} out @param {Snapshot} snap a usable state's @param {Workflow} wf
  */
 function missingDeliverables(out, snap, wf) {
@@ -256,16 +269,25 @@ function missingDeliverables(out, snap, wf) {
   const key = out.step;
   if (key === null || !(key in steps)) return;
   const st = isObject(steps[key]) ? steps[key] : {};
-  const gone = (st.artifacts ?? []).filter((/** @type {unknown} */ p) => missing(snap, p));
-  if (out.action === "resume_from_checkpoint" && gone.length) {
-    /** @type {any} */ (out).missing = gone;
-    out.warnings.push("SR714");
+  if (out.action === "resume_from_checkpoint") {
+    const def = wf.step(key);
+    const sub = typeof st.sub_step === "string" ? st.sub_step : null;
+    const gone = (st.artifacts ?? []).filter((/** @type {unknown} */ p) => missing(snap, p));
+    for (const p of lostDeliverables(snap, def ? deliverablesDue(def, sub) : []))
+      if (!gone.includes(p)) gone.push(p);
+    if (gone.length) {
+      /** @type {any} */ (out).missing = gone;
+      out.warnings.push("SR714");
+    }
   }
   const order = orderedKeys(steps, wf);
   const before = order.includes(key) ? order.slice(0, order.indexOf(key)) : [];
   const lost = before.flatMap((k) =>
     isObject(steps[k]) && steps[k].status === "complete"
-      ? (steps[k].artifacts ?? []).filter((/** @type {unknown} */ p) => missing(snap, p))
+      ? [
+          ...(steps[k].artifacts ?? []).filter((/** @type {unknown} */ p) => missing(snap, p)),
+          ...lostDeliverables(snap, wf.step(k)?.deliverables ?? []),
+        ]
       : [],
   );
   if (lost.length) {

@@ -110,7 +110,7 @@ const WORDS = {
     "do not start it again: do the first checkpoint's work, then run its write",
   ],
   SR714: (f) => [
-    `${step(f)} recorded ${paths(f, "missing")} at a checkpoint, and it is not on disk`,
+    `${step(f)} is past checkpoint ${str(f.sub_step)}, but ${paths(f, "missing")} (recorded at a checkpoint, or a deliverable the workflow says its work wrote by then) is not on disk`,
     `resume after checkpoint ${str(f.sub_step)} as planned, but first write the missing file again (restore it from version control if it was committed, else redo the work of the checkpoints up to that one); record no checkpoint before it exists`,
   ],
   SR718: (f) => [
@@ -118,7 +118,7 @@ const WORDS = {
     `check whether the work of ${str(f.worklog_checkpoint)} is done: read the files it writes (the step's deliverable, even where \`briefing.load\` does not list it). If it is there, run the \`checkpoint ${str(f.step)} ${str(f.worklog_checkpoint)}\` line of \`commands\` now (with \`--artifact\` per file it wrote); if not, or if that work leaves nothing on disk, redo it first, then run that line`,
   ],
   SR715: (f) => [
-    `completed earlier steps list deliverables that are not on disk: ${paths(f, "prereq_missing")}`,
+    `deliverables of completed earlier steps (recorded, or named by the workflow) are not on disk: ${paths(f, "prereq_missing")}`,
     "restore them (version control) before relying on them; if they cannot be restored, ask the user before re-running the step that wrote them (`start STEP --force`)",
   ],
   SR716: (f) => [

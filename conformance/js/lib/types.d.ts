@@ -67,6 +67,8 @@ export interface StepDef {
   after: Record<string, string | null>;
   /** Legacy checkpoint id -> current id. */
   legacy: Record<string, string>;
+  /** The files the step writes (session-relative) and the checkpoint whose work first writes each. */
+  deliverables: { file: string; writtenAt: string }[];
   budget: { max: number; files: string[] } | null;
   gate: GateDef | null;
 }

@@ -92,11 +92,24 @@ function load(spec) {
   return build(raw);
 }
 
+/** Whether `path` names a file inside a directory as written: relative, `/`-separated, no
+ * empty, `.` or `..` component, no control character (core/workflow.py `_plain_relative`).
+ * @param {string} path */
+function plainRelative(path) {
+  return (
+    !path.includes("\\") &&
+    !path.includes(":") &&
+    path.split("/").every((p) => p !== "" && p !== "." && p !== "..") &&
+    [...path].every((c) => c.charCodeAt(0) >= 32 && c !== "\u007f")
+  );
+}
+
 /** @param {JsonObject} raw a definition that passed schema/workflow/1.json @returns {string[]} */
 function semanticProblems(raw) {
   /** @type {string[]} */
   const out = [];
   const keys = new Set();
+  const files = new Set(); // deliverables: one step writes each
   for (const s of raw.steps) {
     if (keys.has(s.key)) out.push(`step key ${s.key} is defined twice`);
     keys.add(s.key);
@@ -108,6 +121,18 @@ function semanticProblems(raw) {
       out.push(
         `review_checkpoint ${reviewAt} of step ${s.key} is not a checkpoint of a review_audited step`,
       );
+    for (const d of s.deliverables ?? []) {
+      if (!ids.includes(d.written_at))
+        out.push(
+          `deliverable ${d.file} of step ${s.key} is written at ${d.written_at}, not a checkpoint`,
+        );
+      if (!plainRelative(d.file))
+        out.push(
+          `deliverable ${d.file} of step ${s.key} must be a plain path inside the session directory`,
+        );
+      else if (files.has(d.file)) out.push(`deliverable ${d.file} is listed twice`);
+      files.add(d.file);
+    }
     for (const [old, current] of Object.entries(s.legacy_checkpoints ?? {})) {
       if (!ids.includes(current))
         out.push(`legacy checkpoint ${old} maps to ${current}, not a checkpoint`);
@@ -131,6 +156,10 @@ function build(raw) {
       (s.checkpoints ?? []).map((/** @type {JsonObject} */ c) => [c.id, c.after ?? null]),
     ),
     legacy: s.legacy_checkpoints ?? {},
+    deliverables: (s.deliverables ?? []).map((/** @type {JsonObject} */ d) => ({
+      file: d.file,
+      writtenAt: d.written_at,
+    })),
     budget: s.budget
       ? { max: s.budget.max_startup_files, files: s.budget.startup_files ?? [] }
       : null,

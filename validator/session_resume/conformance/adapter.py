@@ -28,6 +28,7 @@ from session_resume.core.workflow import WorkflowError, load_workflow, state_wor
 from session_resume.services import leases, writes
 from session_resume.services.context import WriteContext, session_dir_for_project
 from session_resume.services.errors import ServiceError
+from session_resume.services.resume import with_workflow_files
 from session_resume.services.validation import validate
 from session_resume.storage.snapshot import take
 from session_resume.storage.state_repair import migrate_session, recover
@@ -115,6 +116,7 @@ def op_resume(case: dict[str, Any]) -> dict[str, Any]:
     snap = records.replace(snap, owner_alive=a["owner_alive"])
     spec = a["workflow"] or state_workflow_spec((snap.document or {}).get("workflow"))
     wf = load_workflow(spec)
+    snap = with_workflow_files(snap, Path(session_dir(case)), wf)
     opts = Options(session=a["session"], stale_seconds=a["stale_seconds"], takeover=a["takeover"])
     return {"decision": decide(snap, a["step"], _now(case["now"]), wf, opts)}
 

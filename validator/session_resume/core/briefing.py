@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from session_resume.core.workflow import StepDef, Workflow
+from session_resume.core.workflow import Deliverable, StepDef, Workflow
 from session_resume.core.write_moments import one_form
 
 TYPE_CHECKING = False
@@ -43,7 +43,7 @@ def _cp(sdef: StepDef | None, cid: str | None) -> dict[str, Any] | None:
     return {"id": cid, "after": after}
 
 
-def _session_path(session_rel: str | None, name: str) -> str:
+def session_path(session_rel: str | None, name: str) -> str:
     return f"{session_rel}/{name}" if session_rel not in (None, "", ".") else name
 
 
@@ -90,7 +90,7 @@ def build(
         pos = ids.index(sub) if sub in ids else None
         nxt = ids[pos + 1] if pos is not None and pos + 1 < len(ids) else None
 
-    load, skip = _load_and_skip(st, sdef, artifacts, exists, session_rel, action)
+    load, skip = _load_and_skip(st, sdef, artifacts, exists, session_rel, action, sub)
     return {
         "step": key,
         "optional": bool(sdef.optional) if sdef is not None else False,
@@ -115,6 +115,7 @@ def _load_and_skip(
     exists: Mapping[str, bool],
     session_rel: str | None,
     action: str,
+    sub: str | None = None,
 ) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     """``load``: the step's existing artifacts (only when continuing it), then its startup
     inputs, at most the budget's ``max_startup_files`` (the briefing takes the state file's
@@ -128,6 +129,8 @@ def _load_and_skip(
                 load.append({"path": a["path"], "why": WHY_PARTIAL})
             else:
                 skip.append({"path": a["path"], "reason": SKIP_MISSING})
+        if sdef is not None:
+            _due_deliverables(sdef, sub, exists, session_rel, load, skip)
     if (
         sdef is None
         or sdef.budget is None
@@ -143,7 +146,7 @@ def _load_and_skip(
     budget = sdef.budget
     capacity = budget.max_startup_files
     for name in budget.startup_files:
-        path = _session_path(session_rel, name)
+        path = session_path(session_rel, name)
         if name in STATE_FILES:
             # the briefing replaces it: it never counts against the budget (a new chat has
             # loaded nothing, so the whole budget is for the files below)
@@ -159,9 +162,44 @@ def _load_and_skip(
     return load, skip
 
 
+def _due_deliverables(
+    sdef: StepDef,
+    sub: str | None,
+    exists: Mapping[str, bool],
+    session_rel: str | None,
+    load: list[dict[str, str]],
+    skip: list[dict[str, str]],
+) -> None:
+    """The workflow's deliverables of the step that its recorded checkpoint says exist and that
+    its artifacts do not list: a partial deliverable like a recorded one (first in ``load``,
+    after the recorded ones), or skipped as not on disk (docs/spec.md §10.1)."""
+    listed = {e["path"] for e in load} | {e["path"] for e in skip}
+    for d in sdef.deliverables_due(sub):
+        path = session_path(session_rel, d.file)
+        if path in listed:
+            continue
+        if exists.get(d.file):
+            load.append({"path": path, "why": WHY_PARTIAL})
+        else:
+            skip.append({"path": path, "reason": SKIP_MISSING})
+
+
 def briefing_paths(doc: Mapping[str, Any], key: str | None, wf: Workflow) -> tuple[str, ...]:
     """The startup inputs (session-directory-relative) whose existence the briefing needs."""
     sdef = wf.step(key) if key is not None else None
     if sdef is None or sdef.budget is None:
         return ()
     return tuple(f for f in sdef.budget.startup_files if f not in STATE_FILES)
+
+
+def lost(
+    session_rel: str | None, files: Mapping[str, bool], due: Sequence[Deliverable]
+) -> list[str]:
+    """The repository-relative paths of the deliverables in ``due`` not on disk (``files``:
+    whether each session-directory-relative name is a file there)."""
+    return [session_path(session_rel, d.file) for d in due if not files.get(d.file)]
+
+
+def deliverable_files(wf: Workflow) -> tuple[str, ...]:
+    """Every step's deliverables (session-directory-relative): whose existence resume needs."""
+    return tuple(d.file for s in wf.steps for d in s.deliverables)

@@ -984,8 +984,9 @@ _ALL = [
         "SR714",
         "checkpoint-artifact-missing",
         W,
-        "The step in progress recorded an artifact at a checkpoint that is not on disk: the "
-        "work up to that checkpoint has lost its file.",
+        "The step in progress recorded an artifact at a checkpoint that is not on disk, or a "
+        "deliverable the workflow says is written by its recorded checkpoint is not: the work "
+        "up to that checkpoint has lost its file.",
         '`artifacts: ["agent-output/p/02-architecture-assessment.md"]`, file deleted',
         "Write the file again (restore it from version control, or redo the work of the "
         "checkpoints up to `sub_step`) before the next checkpoint; then continue as planned.",
@@ -994,7 +995,8 @@ _ALL = [
         "SR715",
         "prerequisite-deliverable-missing",
         W,
-        "A completed earlier step lists a deliverable that is not on disk.",
+        "A deliverable of a completed earlier step (an artifact it recorded, or a file the "
+        "workflow names as its deliverable) is not on disk.",
         "step 1 complete with `agent-output/p/01-requirements.md`, file deleted",
         "Restore it (version control) before relying on it; re-run that step only with the "
         "user's consent (`session-resume start STEP --force`).",

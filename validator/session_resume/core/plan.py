@@ -13,6 +13,7 @@ or ``--session-dir``) and ``--session ID`` from the service, which knows them.
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Mapping, Sequence
 
 from session_resume.core.jsonread import as_dict, as_list
@@ -211,6 +212,14 @@ def _next(doc: Mapping[str, Any], key: str, wf: Workflow) -> Any:
     return None
 
 
+def _artifact_arg(file: str, session_rel: str | None) -> str:
+    """A deliverable as ``--artifact`` takes it: a bare name is resolved against the session
+    directory (docs/spec.md §4); a nested one is given repository-relative."""
+    if "/" not in file or session_rel in (None, "", "."):
+        return file
+    return f"{session_rel}/{file}"
+
+
 def build(
     doc: Mapping[str, Any],
     key: str,
@@ -218,8 +227,10 @@ def build(
     *,
     action: str,
     sub: str | None,
+    session_rel: str | None = None,
 ) -> dict[str, Any]:
-    """The plan for step ``key`` of the usable state ``doc`` (a working action)."""
+    """The plan for step ``key`` of the usable state ``doc`` (a working action). A
+    checkpoint's write records the workflow's deliverables its work first writes."""
     sdef = wf.step(key)
     steps = as_dict(doc.get("steps"))
     st = as_dict(steps.get(key))
@@ -233,7 +244,11 @@ def build(
             {
                 "id": c.id,
                 "after": c.after,
-                "write": f"session-resume checkpoint {key} {c.id}",
+                "write": f"session-resume checkpoint {key} {c.id}"
+                + "".join(
+                    f" --artifact {shlex.quote(_artifact_arg(d.file, session_rel))}"
+                    for d in (sdef.deliverables_at(c.id) if sdef is not None else [])
+                ),
             }
             for c in remaining(sdef, action, sub)
         ],

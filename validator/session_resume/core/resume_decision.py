@@ -136,7 +136,12 @@ def decide(
                 out["gate_open"] = gate["id"]
         if out["action"] in plan_rules.WORKING and key is not None:
             plan = plan_rules.build(
-                snap.document, key, workflow, action=out["action"], sub=out["sub_step"]
+                snap.document,
+                key,
+                workflow,
+                action=out["action"],
+                sub=out["sub_step"],
+                session_rel=snap.session_rel,
             )
             out["plan"] = plan
             out["commands"] = plan_rules.commands(plan, out["action"])
@@ -194,8 +199,9 @@ def is_writer(run: str) -> bool:
 
 
 def _missing_deliverables(out: dict[str, Any], snap: Snapshot, wf: Workflow) -> None:
-    """SR714: the step continued after a checkpoint lists an artifact not on disk; SR715: a
-    completed earlier step lists one (docs/spec.md §10, missing deliverables)."""
+    """SR714: the step continued after a checkpoint lists an artifact not on disk, or its
+    workflow deliverable written at or before that checkpoint is not; SR715: the same for a
+    completed earlier step, every deliverable of it (docs/spec.md §10, missing deliverables)."""
     doc = snap.document or {}
     steps = as_dict(doc.get("steps"))
     key = out["step"]
@@ -203,19 +209,22 @@ def _missing_deliverables(out: dict[str, Any], snap: Snapshot, wf: Workflow) -> 
         return
     st = as_dict(steps[key])
     if out["action"] == "resume_from_checkpoint":
+        sdef = wf.step(key)
+        due = sdef.deliverables_due(st.get("sub_step")) if sdef is not None else []
         gone = [p for p in st.get("artifacts") or [] if _missing(snap, p)]
+        gone += [p for p in briefing_rules.lost(snap.session_rel, snap.files, due) if p not in gone]
         if gone:
             out["missing"] = gone
             out["warnings"].append("SR714")
     order = ordered_step_keys(steps, wf)
     before = order[: order.index(key)] if key in order else []
-    lost = [
-        p
-        for k in before
-        if isinstance(steps[k], dict) and steps[k].get("status") == "complete"
-        for p in steps[k].get("artifacts") or []
-        if _missing(snap, p)
-    ]
+    lost: list[str] = []
+    for k in before:
+        if as_dict(steps[k]).get("status") != "complete":
+            continue
+        lost += [p for p in steps[k].get("artifacts") or [] if _missing(snap, p)]
+        sdef = wf.step(k)
+        lost += briefing_rules.lost(snap.session_rel, snap.files, sdef.deliverables if sdef else ())
     if lost:
         out["prereq_missing"] = list(dict.fromkeys(lost))
         out["warnings"].append("SR715")

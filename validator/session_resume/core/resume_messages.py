@@ -136,7 +136,9 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
         "do not start it again: do the first checkpoint's work, then run its write",
     ),
     "SR714": lambda f: (
-        f"{_step(f)} recorded {_paths(f, 'missing')} at a checkpoint, and it is not on disk",
+        f"{_step(f)} is past checkpoint {f.get('sub_step')}, but {_paths(f, 'missing')} "
+        "(recorded at a checkpoint, or a deliverable the workflow says its work wrote by "
+        "then) is not on disk",
         f"resume after checkpoint {f.get('sub_step')} as planned, but first write the missing "
         "file again (restore it from version control if it was committed, else redo the work "
         "of the checkpoints up to that one); record no checkpoint before it exists",
@@ -152,7 +154,8 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
         "leaves nothing on disk, redo it first, then run that line",
     ),
     "SR715": lambda f: (
-        f"completed earlier steps list deliverables that are not on disk: "
+        f"deliverables of completed earlier steps (recorded, or named by the workflow) are "
+        "not on disk: "
         f"{_paths(f, 'prereq_missing')}",
         "restore them (version control) before relying on them; if they cannot be restored, "
         "ask the user before re-running the step that wrote them (`start STEP --force`)",

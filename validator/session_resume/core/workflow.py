@@ -52,6 +52,15 @@ class Checkpoint:
 
 
 @record(frozen=True)
+class Deliverable:
+    """A file a step writes (relative to the session directory) and the checkpoint whose
+    work first writes it: from that checkpoint on it exists (docs/spec.md §10)."""
+
+    file: str
+    written_at: str
+
+
+@record(frozen=True)
 class Budget:
     max_startup_files: int
     startup_files: tuple[str, ...]
@@ -70,10 +79,24 @@ class StepDef:
     legacy_checkpoints: dict[str, str]
     budget: Budget | None
     review_checkpoint: str | None = None  # the audit is recorded just before it
+    deliverables: tuple[Deliverable, ...] = ()
 
     @property
     def checkpoint_ids(self) -> list[str]:
         return [c.id for c in self.checkpoints]
+
+    def deliverables_due(self, sub_step: str | None) -> list[Deliverable]:
+        """The deliverables that exist once ``sub_step`` is recorded: those written at it or
+        at an earlier checkpoint (none for a ``sub_step`` that is not a checkpoint)."""
+        ids = self.checkpoint_ids
+        if sub_step not in ids:
+            return []
+        reached = ids.index(sub_step)
+        return [d for d in self.deliverables if ids.index(d.written_at) <= reached]
+
+    def deliverables_at(self, checkpoint: str) -> list[Deliverable]:
+        """The deliverables the work of ``checkpoint`` first writes."""
+        return [d for d in self.deliverables if d.written_at == checkpoint]
 
     @property
     def default_agent(self) -> str:
@@ -346,6 +369,18 @@ def session_dir_escapes(pattern: str) -> bool:
     return pattern.startswith(("/", "\\")) or ":" in pattern or ".." in parts
 
 
+def _plain_relative(path: str) -> bool:
+    """Whether ``path`` names a file inside a directory as written: relative, ``/``-separated,
+    no empty, ``.`` or ``..`` component, no control character."""
+    parts = path.split("/")
+    return (
+        "\\" not in path
+        and ":" not in path
+        and all(p not in ("", ".", "..") for p in parts)
+        and all(ord(c) >= 32 and c != "\x7f" for c in path)
+    )
+
+
 def _semantic_problems(raw: dict[str, Any], file: str) -> list[Diagnostic]:
     out: list[Diagnostic] = []
 
@@ -353,6 +388,7 @@ def _semantic_problems(raw: dict[str, Any], file: str) -> list[Diagnostic]:
         out.append(diag("SR400", message, file=file, pointer=pointer_join(at)))
 
     seen: set[str] = set()
+    files: set[str] = set()  # deliverables: one step writes each
     if session_dir_escapes(raw["session_dir"]):
         problem(
             "session_dir must be a relative path inside the repository (no leading `/`, "
@@ -376,6 +412,23 @@ def _semantic_problems(raw: dict[str, Any], file: str) -> list[Diagnostic]:
                 "of a review_audited step",
                 ["steps", i, "review_checkpoint"],
             )
+        for j, d in enumerate(s.get("deliverables") or []):
+            at: list[str | int] = ["steps", i, "deliverables", j]
+            if d["written_at"] not in ids:
+                problem(
+                    f"deliverable {d['file']!r} of step {s['key']} is written at "
+                    f"{d['written_at']!r}, which is not a checkpoint of the step",
+                    [*at, "written_at"],
+                )
+            if not _plain_relative(d["file"]):
+                problem(
+                    f"deliverable {d['file']!r} of step {s['key']} must be a plain path inside "
+                    "the session directory (relative, `/`-separated, no `.` or `..` component)",
+                    [*at, "file"],
+                )
+            elif d["file"] in files:
+                problem(f"deliverable {d['file']!r} is listed twice", [*at, "file"])
+            files.add(d["file"])
         for old, new in (s.get("legacy_checkpoints") or {}).items():
             if new not in ids:
                 problem(
@@ -424,6 +477,9 @@ def _build(raw: dict[str, Any], file: str) -> Workflow:
                 ),
                 legacy_checkpoints=dict(s.get("legacy_checkpoints") or {}),
                 review_checkpoint=s.get("review_checkpoint"),
+                deliverables=tuple(
+                    Deliverable(d["file"], d["written_at"]) for d in s.get("deliverables") or []
+                ),
                 budget=Budget(
                     b["max_startup_files"], tuple(b.get("startup_files", [])), b.get("notes", "")
                 )

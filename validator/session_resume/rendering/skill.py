@@ -466,6 +466,9 @@ def _step_row(s: StepDef) -> dict[str, Any]:
             {"id": code(c.id, cell=True), "after": md_cell(c.after)} for c in s.checkpoints
         ],
         "checkpoint_chain": Escaped(" → ".join(code(c) for c in s.checkpoint_ids)),
+        "deliverables": Escaped(
+            ", ".join(f"{code(d.file)} (at {code(d.written_at)})" for d in s.deliverables)
+        ),
         "legacy": [
             {"old": code(o, cell=True), "new": code(n, cell=True)}
             for o, n in s.legacy_checkpoints.items()

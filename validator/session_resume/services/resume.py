@@ -8,6 +8,7 @@ import shlex
 from datetime import datetime
 from pathlib import Path
 
+from session_resume.core.briefing import deliverable_files
 from session_resume.core.codes import diag
 from session_resume.core.jsonread import as_dict
 from session_resume.core.lease import DEFAULT_STALE_SECONDS, new_session_id
@@ -21,6 +22,9 @@ from session_resume.storage.snapshot import session_files, take
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    from session_resume.core.resume_decision import Snapshot
+    from session_resume.core.workflow import Workflow
 
 
 __all__ = ["plan_text", "report", "resume", "runnable"]
@@ -85,10 +89,7 @@ def resume(
     snap = take(session_dir, root=reading.root)
     spec = reading.spec_for(snap.document)
     wf = load_workflow_or_fail(spec)
-    inputs = tuple(
-        dict.fromkeys(f for s in wf.steps for f in (s.budget.startup_files if s.budget else ()))
-    )
-    snap = replace(snap, files=session_files(session_dir, inputs))
+    snap = with_workflow_files(snap, session_dir, wf)
     opts = Options(
         session=session, stale_seconds=stale_seconds, front_end_session=front_end_session
     )
@@ -102,6 +103,14 @@ def resume(
         c["run"] = runnable(c["run"], session_dir, **fill)
     _fill_plan(result.get("plan"), session_dir, fill)
     return result
+
+
+def with_workflow_files(snap: Snapshot, session_dir: Path, wf: Workflow) -> Snapshot:
+    """``snap`` with whether each startup input and deliverable the workflow names is a file
+    in the session directory (the briefing's ``load`` and SR714/SR715 need them)."""
+    names = [f for s in wf.steps for f in (s.budget.startup_files if s.budget else ())]
+    names += deliverable_files(wf)
+    return replace(snap, files=session_files(session_dir, tuple(dict.fromkeys(names))))
 
 
 def _fill_plan(plan: dict[str, Any] | None, session_dir: Path, fill: dict[str, Any]) -> None:

@@ -2,9 +2,9 @@
 docgen/compiled.py). The key of each schema's canonical text -> its module."""
 
 INDEX = {
+    "043ed38c-24616": "_workflow_1",
     "15481005-644": "_fragment_apex",
     "1d862b07-24997": "_session_state_3_0",
-    "259ee8ea-22618": "_workflow_1",
     "67b7f44e-12687": "_session_state_1_0",
     "89c851b5-163": "_fragment_dotagent",
     "d85ce9e1-15581": "_session_state_2_0"
