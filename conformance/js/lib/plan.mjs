@@ -29,6 +29,8 @@ export const WRITERS = [
 ];
 export const WORKING = ["start", "restart_step", "resume_from_checkpoint", "continue_step"];
 export const SESSION_START = "session-resume session start";
+// An alternative's `when` once the commands begin with the session's start (spec §10.3)
+export const AFTER_SESSION_START = ", after the first command (`session start`)";
 export const SESSION_END = "session-resume session end";
 const FINDINGS_RULE =
   "each is must-fix: fix it, then `finding resolve TITLE`; one only the user can settle stays open for the gate";
@@ -348,7 +350,7 @@ export function planAlternatives(plan, action) {
       cmd(
         `session-resume skip ${plan.step} --reason "optional step not needed"`,
         "only if the user decides to skip this optional step: instead of its start and its " +
-          "work (a `session start` the commands begin with still comes first)",
+          "work",
       ),
     ];
   }

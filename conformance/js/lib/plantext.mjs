@@ -49,7 +49,10 @@ const PLAIN = /^[A-Za-z0-9._~$/-]+$/;
 
 /** A decision's value: bare when it is a plain word, else as JSON (quoted, escaped).
  * @param {unknown} v */
-const value = (v) => (typeof v === "string" && PLAIN.test(v) ? v : dumps(v));
+// a string that reads as a JSON or Python literal is quoted: bare, it would look unset or typed
+const LITERALS = ["none", "null", "true", "false", "nan"];
+const value = (v) =>
+  typeof v === "string" && PLAIN.test(v) && !LITERALS.includes(v.toLowerCase()) ? v : dumps(v);
 
 // A skip reason the text says once, in the state's heading, instead of per file.
 const CARRIED = "the briefing carries it";

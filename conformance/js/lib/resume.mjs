@@ -17,6 +17,7 @@ import {
   planCommands,
   SESSION_END,
   SESSION_START,
+  AFTER_SESSION_START,
   WORKING,
 } from "./plan.mjs";
 import { isWithin, real } from "./files.mjs";
@@ -196,7 +197,10 @@ export function decide(snap, step, now, wf, opts) {
     out.lease !== null &&
     out.lease.state === "live" &&
     out.lease.session === opts.session;
-  if (writes && !holds && (out.plan !== null || gateOpen)) out.commands.unshift(cmd(SESSION_START));
+  if (writes && !holds && (out.plan !== null || gateOpen)) {
+    out.commands.unshift(cmd(SESSION_START));
+    for (const alt of out.alternatives) alt.when += AFTER_SESSION_START;
+  }
   const facts = factsOf(out, snap, now, wf, opts);
   out.reasons = [...new Set(/** @type {string[]} */ (out.reasons))].map((c) => explain(c, facts));
   out.warnings = [...new Set(/** @type {string[]} */ (out.warnings))].map((c) => explain(c, facts));

@@ -53,7 +53,7 @@ function sr708(f) {
   const where = f.session_rel || "the session directory";
   return [
     `the state was last updated ${str(f.updated)}, ${str(f.age_days)} days before now (${str(f.now)}); the project may have moved on since`,
-    `before resuming, check that the work is still wanted (ask the user) and what changed since: \`git log --oneline --since=${str(f.updated)} -- ${where}\``,
+    `before resuming, ask the user whether the work is still wanted and what changed since; in a git repository with commits, this lists the commits since: \`git log --oneline --since=${str(f.updated)} -- ${where}\``,
   ];
 }
 

@@ -42,6 +42,8 @@ WRITERS = (
 # Actions whose answer is a plan for the step (the agent works on it now).
 WORKING = ("start", "restart_step", "resume_from_checkpoint", "continue_step")
 SESSION_START = "session-resume session start"
+# An alternative's `when` once the commands begin with the session's start (docs/spec.md §10.3)
+AFTER_SESSION_START = ", after the first command (`session start`)"
 SESSION_END = "session-resume session end"
 FINDINGS_RULE = (
     "each is must-fix: fix it, then `finding resolve TITLE`; one only the user can settle "
@@ -363,7 +365,7 @@ def alternatives(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:
             cmd(
                 f"session-resume skip {plan['step']} --reason {reason}",
                 "only if the user decides to skip this optional step: instead of its start and its "
-                "work (a `session start` the commands begin with still comes first)",
+                "work",
             )
         ]
     return []

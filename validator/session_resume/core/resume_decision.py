@@ -164,6 +164,8 @@ def decide(
         and (out["plan"] is not None or out.get("gate_open"))
     ):
         out["commands"].insert(0, plan_rules.cmd(plan_rules.SESSION_START))
+        for alt in out["alternatives"]:
+            alt["when"] += plan_rules.AFTER_SESSION_START
     facts = _facts(out, snap, now, workflow, opts)
     out["reasons"] = [explain(c, facts) for c in dict.fromkeys(out["reasons"])]
     out["warnings"] = [explain(c, facts) for c in dict.fromkeys(out["warnings"])]

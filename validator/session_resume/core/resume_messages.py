@@ -65,8 +65,9 @@ def _sr708(f: Mapping[str, Any]) -> tuple[str, str]:
     return (
         f"the state was last updated {f.get('updated')}, {f.get('age_days')} days before now "
         f"({f.get('now')}); the project may have moved on since",
-        f"before resuming, check that the work is still wanted (ask the user) and what changed "
-        f"since: `git log --oneline --since={f.get('updated')} -- {where}`",
+        "before resuming, ask the user whether the work is still wanted and what changed since; "
+        "in a git repository with commits, this lists the commits since: "
+        f"`git log --oneline --since={f.get('updated')} -- {where}`",
     )
 
 

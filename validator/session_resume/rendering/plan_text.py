@@ -27,12 +27,15 @@ def _codes(label: str, entries: Any) -> list[str]:
     return out
 
 
+_LITERALS = frozenset({"none", "null", "true", "false", "nan"})
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-~$/")
 
 
 def _value(v: Any) -> str:
-    """A decision's value: bare when it is a plain word, else as JSON (quoted, escaped)."""
-    if isinstance(v, str) and v and set(v) <= _PLAIN:
+    """A decision's value: bare when it is a plain word, else as JSON (quoted, escaped). A
+    string that reads as a JSON or Python literal (`None`, `null`, `true`) is quoted: bare, it
+    would look unset or typed."""
+    if isinstance(v, str) and v and set(v) <= _PLAIN and v.lower() not in _LITERALS:
         return v
     return json.dumps(v, ensure_ascii=False)
 

@@ -1,0 +1,76 @@
+"""Three words of the resume answer that fresh-agent review 4 found misleading when read
+literally: a decision whose value is the string "None" read as unset; SR708's `git log` hint
+failed in a repository with no commits; an optional step's skip said a `session start` "the
+commands begin with" comes first when they began with none."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from conftest import apex_state, dump, run_cli
+
+NOW = ("--now", "2026-03-20T12:00:00Z")  # 18 days after the state's last update
+
+
+def _repo(tmp_path: Path, doc: dict[str, Any]) -> Path:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    d = tmp_path / "agent-output" / "demo"
+    d.mkdir(parents=True)
+    (d / "01-requirements.md").write_text("# r\n")
+    (d / "02-architecture-assessment.md").write_text("# a\n")
+    (d / "00-session-state.json").write_bytes(dump(doc))
+    return d
+
+
+def _resume(repo: Path, *argv: str, fmt: str = "json") -> Any:
+    proc = run_cli("resume", "agent-output/demo", *argv, "--format", fmt, *NOW, cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout) if fmt == "json" else proc.stdout
+
+
+def test_a_decision_valued_none_reads_as_a_string(tmp_path: Path) -> None:
+    doc = apex_state()
+    assert doc["decisions"]["compliance"] == "None"  # the user's literal answer
+    _repo(tmp_path, doc)
+    text = _resume(tmp_path, fmt="text")
+    assert 'compliance="None"' in text and "compliance=None" not in text
+    assert "region=swedencentral" in text  # a plain word stays bare
+
+
+def test_the_stale_state_hint_runs_where_git_has_commits_and_asks_first(tmp_path: Path) -> None:
+    _repo(tmp_path, apex_state())
+    (w,) = [w for w in _resume(tmp_path)["warnings"] if w["code"] == "SR708"]
+    assert w["hint"].startswith("before resuming, ask the user")
+    assert "in a git repository with commits" in w["hint"]
+    git = w["hint"].rsplit("`", 2)[1]
+    # without commits git fails, and the hint says so before naming the command
+    assert subprocess.run(shlex.split(git), cwd=tmp_path, capture_output=True).returncode != 0
+    who = ["-c", "user.name=t", "-c", "user.email=t@t"]
+    for argv in (["add", "-A"], [*who, "commit", "-qm", "x"]):
+        subprocess.run(["git", *argv], cwd=tmp_path, check=True)
+    proc = subprocess.run(shlex.split(git), cwd=tmp_path, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_the_skip_alternative_names_the_session_start_only_when_the_commands_hold_one(
+    tmp_path: Path,
+) -> None:
+    doc = apex_state()
+    doc["steps"]["2"].update(status="complete", completed="2026-03-02T10:30:00Z")
+    doc["decisions"]["complexity"] = "standard"
+    _repo(tmp_path, doc)
+    ans = _resume(tmp_path, "--step", "3")
+    assert ans["commands"][0]["run"].startswith("session-resume session start ")
+    (alt,) = ans["alternatives"]
+    assert alt["when"].endswith(", after the first command (`session start`)"), alt
+    # the session taken (as that first command does), the list begins with no session start
+    assert run_cli(*shlex.split(ans["commands"][0]["run"])[1:], *NOW, cwd=tmp_path).returncode == 0
+    sid = ans["session"]["id"]
+    again = _resume(tmp_path, "--step", "3", "--session", sid)
+    assert not again["commands"][0]["run"].startswith("session-resume session start")
+    (alt,) = again["alternatives"]
+    assert "session start" not in alt["when"], alt
