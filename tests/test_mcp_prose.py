@@ -90,9 +90,21 @@ def test_an_mcp_resume_answer_names_no_cli_command_or_option(tmp_path: Path) -> 
 
     async def go() -> list[Any]:
         async with Client(params, read_timeout_seconds=60) as c:
-            return [await c.call_tool("resume", a) for a in asks]
+            got = [await c.call_tool("resume", a) for a in asks]
+            reports.extend([await c.call_tool("report", {"project": "mid"})])
+            return got
 
+    reports: list[Any] = []
     answers = anyio.run(go)
+    # the crash report's recommended commands too (they were CLI lines over MCP)
+    (rep,) = reports
+    assert not rep.is_error, rep.content
+    rec = rep.structured_content["recommended"]
+    assert rec["commands"] and all("tool" in c and "run" not in c for c in rec["commands"])
+    assert rec["commands"][0]["tool"] != "session_start"  # the server holds its session
+    for key, s in _strings(rec):
+        prose = GIT_SPAN.sub("", s)
+        assert "session-resume " not in prose and not OPTION.search(prose), (key, s)
     actions = []
     for ask, res in zip(asks, answers, strict=True):
         assert not res.is_error, res.content

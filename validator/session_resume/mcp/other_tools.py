@@ -59,7 +59,16 @@ def _read_options(rt: Runtime) -> dict[str, Any]:
 
 
 def do_report(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
-    return resume_service.report(rt.session_dir(a), _reading(rt, a), **_read_options(rt))
+    """The crash report; its recommended commands as this server's session takes them
+    (tool calls, no session start), as `resume` gives them."""
+    where: dict[str, Any] = {k: a[k] for k in ("project", "session_dir") if k in a}
+    out = resume_service.report(
+        rt.session_dir(a), _reading(rt, a), front_end_session=True, **_read_options(rt)
+    )
+    rec = out["recommended"]
+    rec["session"]["id"] = rt.keeper.session  # the server's own (None until it takes one)
+    as_tool_calls(rec, where)
+    return out
 
 
 def do_validate(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
@@ -231,7 +240,8 @@ OTHER_TOOLS = [
         "report",
         "Crash report",
         "Whether a session crashed, where it stopped, what may be incomplete, the last "
-        "events and the recommended action. Reads only.",
+        "events and the recommended action, whose commands are this server's tool calls "
+        "(as resume gives them). Reads only.",
         do_report,
         read_only=True,
     ),
