@@ -74,3 +74,24 @@ def test_the_skip_alternative_names_the_session_start_only_when_the_commands_hol
     assert not again["commands"][0]["run"].startswith("session-resume session start")
     (alt,) = again["alternatives"]
     assert "session start" not in alt["when"], alt
+
+
+def test_an_optional_step_s_start_waits_for_the_user_s_choice_and_the_tier_says_use_it(
+    tmp_path: Path,
+) -> None:
+    """Fresh-agent review 5: nothing said to ask before running an optional step, and the
+    review audit's printed tier looked like a guess while undecided."""
+    doc = apex_state()
+    doc["steps"]["2"].update(status="complete", completed="2026-03-02T10:30:00Z")
+    _repo(tmp_path, doc)
+    start = next(c for c in _resume(tmp_path, "--step", "3")["commands"] if " start 3" in c["run"])
+    assert start["when"].endswith(
+        ", and the user chose to run this optional step rather than skip it (ask once)"
+    ), start
+    mid = apex_state()  # step 2 at phase_2_waf, complexity not decided
+    (tmp_path / "agent-output" / "demo" / "00-session-state.json").write_bytes(dump(mid))
+    audit = next(c for c in _resume(tmp_path)["commands"] if " review-audit " in c["run"])
+    assert "--complexity standard" in audit["run"]
+    assert audit["when"].endswith(
+        "(tier standard until Gate 2.5 decides complexity: use it as printed)"
+    ), audit

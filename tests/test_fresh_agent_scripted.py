@@ -294,7 +294,8 @@ def test_another_live_session_is_left_alone(tmp_path: Path) -> None:
         f"at or after {stale} (when the lease goes stale unless its holder writes again); "
         "write nothing to this session before; then follow the new answer (the same session "
         "still live then: ask the user whether to wait longer or take over)",
-        "only with the user's consent",
+        "only with the user's consent, after telling them session other is live (its last "
+        f"heartbeat {ans['lease']['age_seconds']} s ago) and may be working now",
     ]
     assert [shlex.split(c["run"])[1] for c in ans["commands"]] == ["resume", "resume", "session"]
     assert ans["commands"][2]["run"] == (
@@ -827,7 +828,8 @@ def test_start_after_an_open_gate_waits_for_it(tmp_path: Path) -> None:
     assert gate["decisions"][0]["value"]
     assert when == (
         "after the user approved Gate 2 of step 2 (ask once, unless the user already approved "
-        "it in this conversation)"
+        "it in this conversation), and the user chose to run this optional step rather than "
+        "skip it (ask once)"
     )
     text = _plain(repo, T0, "resume", "agent-output/demo").stdout
     assert text.index("Gate 2 (approval") < text.index("session-resume start 3")

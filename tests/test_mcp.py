@@ -676,7 +676,11 @@ def test_eight_servers_one_lease_no_update_lost(tmp_path: Path) -> None:
         # take over with consent; no call or hint names a CLI option
         assert [(c["tool"], c["when"].split(" (")[0]) for c in ans["commands"]] == [
             ("resume", f"at or after {ans['commands'][0]['when'].split()[3]}"),
-            ("session_start", "only with the user's consent"),
+            (
+                "session_start",
+                "only with the user's consent, after telling them session "
+                f"{ans['lease']['session']} is live",
+            ),
         ]
         assert ans["commands"][1]["arguments"]["takeover"] is True
         assert "--session" not in ans["reasons"][0]["hint"]

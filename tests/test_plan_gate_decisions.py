@@ -119,7 +119,7 @@ def test_the_gate_says_what_passes_it_and_the_tier_where_it_is_decided(tmp_path:
         "Gate 2.5",
     )
     text = run_cli("resume", "agent-output/demo", "--session", "s1", *NOW, cwd=tmp_path).stdout
-    assert "tier standard (the default until complexity is decided at Gate 2.5)" in text
+    assert "(tier standard until Gate 2.5 decides complexity: use it as printed)" in text
     assert f"Gate 2 (approval) after `complete`: {plan['gate']['rule']}" in text
     assert "now null" not in text
     assert run_cli("complete", "2", *S, *NOW, cwd=tmp_path).returncode == 0

@@ -195,14 +195,26 @@ function openGate(doc, key, wf, action) {
   return null;
 }
 
-/** @param {Plan["open_gate"]} g */
-function startWhen(g) {
-  if (!g) return NOW;
+/** What the review audit's `when` adds while the tier is not decided (spec §10.3).
+ * @param {NonNullable<Plan["review_audit"]>} audit */
+function tierWords(audit) {
+  if (audit.tier_decided) return "";
+  const until = audit.tier_gate
+    ? `${audit.tier_gate} decides ${audit.tier_decision}`
+    : `${audit.tier_decision} is decided`;
+  return ` (tier ${audit.tier} until ${until}: use it as printed)`;
+}
+
+/** @param {Plan["open_gate"]} g @param {boolean} [optional] */
+function startWhen(g, optional = false) {
+  const chose = "the user chose to run this optional step rather than skip it (ask once)";
+  if (!g) return optional ? `only if ${chose}` : NOW;
   const empty = emptyRequired(g).map((d) => d.key);
-  if (empty.length)
-    return `after the user approved ${g.id} of step ${g.step} and its decisions (${empty.join(", ")}) are recorded`;
-  // the state records a gate's decisions, never its approval
-  return `after the user approved ${g.id} of step ${g.step} (ask once, unless the user already approved it in this conversation)`;
+  const when = empty.length
+    ? `after the user approved ${g.id} of step ${g.step} and its decisions (${empty.join(", ")}) are recorded`
+    : // the state records a gate's decisions, never its approval
+      `after the user approved ${g.id} of step ${g.step} (ask once, unless the user already approved it in this conversation)`;
+  return optional ? `${when}, and ${chose}` : when;
 }
 
 // Python's shlex.quote: the commands read the same in both implementations
@@ -291,16 +303,17 @@ export function gateAfter(doc, key, wf) {
   return gate(doc, wf.step(key), wf);
 }
 
-/** The plan as the ordered command list.
- * @param {Plan} plan @param {string} action @returns {Command[]}
+/** The plan as the ordered command list. `pending`: the step has not started (an optional
+ * one starts only once the user chose to run it; one a `transition` started was chosen).
+ * @param {Plan} plan @param {string} action @param {boolean} [pending] @returns {Command[]}
  */
-export function planCommands(plan, action) {
+export function planCommands(plan, action, pending = false) {
   /** @type {Command[]} */
   const out = [];
   if (action === "start" || action === "restart_step") {
     const g = plan.open_gate;
     if (g) out.push(...gateDecisions(g, g.step));
-    out.push(cmd(`session-resume start ${plan.step}`, startWhen(g)));
+    out.push(cmd(`session-resume start ${plan.step}`, startWhen(g, plan.optional && pending)));
   }
   const audit = plan.review_audit;
   let auditCmd = null;
@@ -308,9 +321,9 @@ export function planCommands(plan, action) {
     const p = audit.passes;
     auditCmd = cmd(
       audit.write,
-      p
+      (p
         ? `after ${p} challenger review pass${p !== 1 ? "es" : ""}`
-        : "after the challenger review has run",
+        : "after the challenger review has run") + tierWords(audit),
     );
   }
   // The audit goes just before the checkpoint whose work includes the review; first when that

@@ -47,10 +47,10 @@ function codes(label, entries) {
 
 const PLAIN = /^[A-Za-z0-9._~$/-]+$/;
 
-/** A decision's value: bare when it is a plain word, else as JSON (quoted, escaped).
- * @param {unknown} v */
 // a string that reads as a JSON or Python literal is quoted: bare, it would look unset or typed
 const LITERALS = ["none", "null", "true", "false", "nan"];
+/** A decision's value: bare when it is a plain word, else as JSON (quoted, escaped).
+ * @param {unknown} v */
 const value = (v) =>
   typeof v === "string" && PLAIN.test(v) && !LITERALS.includes(v.toLowerCase()) ? v : dumps(v);
 
@@ -98,15 +98,9 @@ function finish(p) {
   const lines = [`to finish step ${p.step}:`];
   const audit = p.review_audit;
   if (audit !== null && audit !== undefined) {
+    // else its command above says it all (its tier while undecided too)
     if (audit.recorded !== null && audit.recorded !== undefined)
       lines.push("  review audit: recorded");
-    else if (!audit.tier_decided) {
-      // else its command above says it all
-      const at = audit.tier_gate ? ` at ${audit.tier_gate}` : "";
-      lines.push(
-        `  review audit: tier ${str(audit.tier)} (the default until ${str(audit.tier_decision)} is decided${at}), ${str(audit.passes)} challenger passes`,
-      );
-    }
   }
   lines.push(`  findings: ${p.open_findings.rule}`);
   const gateOf = p.gate;

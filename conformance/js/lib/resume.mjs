@@ -183,7 +183,9 @@ export function decide(snap, step, now, wf, opts) {
         sub: out.sub_step,
         sessionRel: snap.sessionRel ?? null,
       });
-      out.commands = planCommands(out.plan, out.action);
+      const steps = isObject(snap.doc.steps) ? snap.doc.steps : {};
+      const pending = isObject(steps[out.step]) && steps[out.step].status === "pending";
+      out.commands = planCommands(out.plan, out.action, pending);
       out.alternatives = planAlternatives(out.plan, out.action);
     }
   }
@@ -448,7 +450,14 @@ function decideAction(snap, step, now, wf, opts) {
           again,
           `${wait}write nothing to this session before; then follow the new answer (the same session still live then: ask the user whether to wait longer or take over)`,
         ),
-        cmd("session-resume session start --takeover", CONSENT),
+        cmd(
+          "session-resume session start --takeover",
+          `${CONSENT}, after telling them session ${holder} is live${
+            out.lease?.age_seconds != null
+              ? ` (its last heartbeat ${out.lease.age_seconds} s ago)`
+              : ""
+          } and may be working now`,
+        ),
       ],
     });
   }

@@ -263,16 +263,20 @@ def build(
     }
 
 
-def commands(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:
+def commands(plan: Mapping[str, Any], action: str, pending: bool = False) -> list[dict[str, str]]:
     """The plan as the ordered command list: the step's start (when it is to start), each
     checkpoint's write after its work, the review audit after its passes, ``complete``
-    after the step's work, and ``session end`` when the session stops."""
+    after the step's work, and ``session end`` when the session stops. ``pending``: the
+    step has not started (an optional one starts only once the user chose to run it; one a
+    `transition` started was chosen)."""
     key = plan["step"]
     out: list[dict[str, str]] = []
     if action in ("start", "restart_step"):
         gate = plan.get("open_gate")
         out += gate_decisions(gate, gate["step"]) if gate else []
-        out.append(cmd(f"session-resume start {key}", _start_when(gate)))
+        out.append(
+            cmd(f"session-resume start {key}", _start_when(gate, plan["optional"] and pending))
+        )
     cps: Sequence[Mapping[str, Any]] = plan["checkpoints"]
     audit = plan["review_audit"]
     audit_cmd = None
@@ -283,7 +287,7 @@ def commands(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:
             if passes
             else "after the challenger review has run"
         )
-        audit_cmd = cmd(audit["write"], done)
+        audit_cmd = cmd(audit["write"], done + _tier_words(audit))
     # The audit goes just before the checkpoint whose work includes the review; first when
     # that checkpoint is already recorded; last (before `complete`) when the workflow names none.
     ids = [c["id"] for c in cps]
@@ -339,21 +343,37 @@ def _empty_required(gate: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [d for d in gate["decisions"] if d["required"] and d["value"] in (None, "")]
 
 
-def _start_when(gate: Mapping[str, Any] | None) -> str:
-    """``when`` of the step's start: now, or after the gate still open before it."""
+def _tier_words(audit: Mapping[str, Any]) -> str:
+    """What the review audit's `when` adds while the tier is not decided: the tier printed
+    is the default, to use as printed (docs/spec.md §10.3)."""
+    if audit["tier_decided"]:
+        return ""
+    until = (
+        f"{audit['tier_gate']} decides {audit['tier_decision']}"
+        if audit["tier_gate"]
+        else f"{audit['tier_decision']} is decided"
+    )
+    return f" (tier {audit['tier']} until {until}: use it as printed)"
+
+
+def _start_when(gate: Mapping[str, Any] | None, optional: bool = False) -> str:
+    """``when`` of the step's start: now, or after the gate still open before it; for an
+    optional step, once the user chose to run it rather than skip it."""
+    chose = "the user chose to run this optional step rather than skip it (ask once)"
     if gate is None:
-        return NOW
+        return f"only if {chose}" if optional else NOW
     empty = [d["key"] for d in _empty_required(gate)]
     if empty:
-        return (
+        when = (
             f"after the user approved {gate['id']} of step {gate['step']} and its decisions "
             f"({', '.join(empty)}) are recorded"
         )
-    # the state records a gate's decisions, never its approval
-    return (
-        f"after the user approved {gate['id']} of step {gate['step']} (ask once, unless the "
-        "user already approved it in this conversation)"
-    )
+    else:  # the state records a gate's decisions, never its approval
+        when = (
+            f"after the user approved {gate['id']} of step {gate['step']} (ask once, unless the "
+            "user already approved it in this conversation)"
+        )
+    return f"{when}, and {chose}" if optional else when
 
 
 def alternatives(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:

@@ -144,7 +144,8 @@ def decide(
                 session_rel=snap.session_rel,
             )
             out["plan"] = plan
-            out["commands"] = plan_rules.commands(plan, out["action"])
+            pending = as_dict(as_dict(snap.document.get("steps")).get(key)).get("status")
+            out["commands"] = plan_rules.commands(plan, out["action"], pending == "pending")
             out["alternatives"] = plan_rules.alternatives(plan, out["action"])
     writes = any(is_writer(c["run"]) for c in out["commands"] + out["alternatives"])
     new = opts.session is None and writes
@@ -449,10 +450,20 @@ def _judge_lease(
                     "(the same session still live then: ask the user whether to wait longer or "
                     "take over)",
                 ),
-                plan_rules.cmd("session-resume session start --takeover", plan_rules.CONSENT),
+                plan_rules.cmd(
+                    "session-resume session start --takeover",
+                    f"{plan_rules.CONSENT}, after telling them session {holder} is live"
+                    + _heartbeat_age(out["lease"])
+                    + " and may be working now",
+                ),
             ],
         )
     return lease
+
+
+def _heartbeat_age(lease: dict[str, Any] | None) -> str:
+    age = (lease or {}).get("age_seconds")
+    return f" (its last heartbeat {age} s ago)" if age is not None else ""
 
 
 def _own_session(lease: Lease, opts: Options) -> str | None:

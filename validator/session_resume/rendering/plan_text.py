@@ -76,16 +76,8 @@ def _state(b: Mapping[str, Any]) -> list[str]:
 def _finish(p: Mapping[str, Any]) -> list[str]:
     lines = [f"to finish step {p['step']}:"]
     audit = p.get("review_audit")
-    if audit is not None:
-        if audit.get("recorded") is not None:
-            lines.append("  review audit: recorded")
-        elif not audit.get("tier_decided"):  # else its command above says it all
-            at = f" at {audit['tier_gate']}" if audit.get("tier_gate") else ""
-            lines.append(
-                f"  review audit: tier {audit.get('tier')} (the default until "
-                f"{audit.get('tier_decision')} is decided{at}), {audit.get('passes')} "
-                "challenger passes"
-            )
+    if audit is not None and audit.get("recorded") is not None:  # else its command says it
+        lines.append("  review audit: recorded")
     f = p["open_findings"]
     lines.append(f"  findings: {f['rule']}")
     gate = p.get("gate")
