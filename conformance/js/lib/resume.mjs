@@ -324,7 +324,8 @@ function completedShort(out, snap, steps, before, wf) {
     if (e.step !== key) continue;
     if (e.event === "step_start") [started, last, at] = [true, null, null];
     else if (e.event === "checkpoint" && ids.includes(e.sub_step)) last = e.sub_step;
-    else if (e.event === "step_complete" && started) at = last ?? "";
+    // without its start in the tail, the checkpoints the tail holds are still the run's latest
+    else if (e.event === "step_complete" && (started || last !== null)) at = last ?? "";
   }
   if (ids.length && at !== null && at !== ids[ids.length - 1]) {
     /** @type {any} */ (out).short = {

@@ -239,8 +239,9 @@ def _completed_short(
     out: dict[str, Any], snap: Snapshot, steps: dict[str, Any], before: list[str], wf: Workflow
 ) -> None:
     """SR716 (docs/spec.md §10): the step to start follows a complete step (skipped ones
-    passed over) whose last run, as the worklog's tail records it (its latest `step_start`,
-    then its `step_complete`), recorded no checkpoint or not its last one."""
+    passed over) whose last run, as the worklog's tail records it (its latest `step_start`
+    or a checkpoint of it, then its `step_complete`), recorded no checkpoint or not its last
+    one."""
     done = [k for k in before if as_dict(steps.get(k)).get("status") != "skipped"]
     if not done or as_dict(steps.get(done[-1])).get("status") != "complete":
         return
@@ -254,7 +255,9 @@ def _completed_short(
             started, last, at = True, None, None
         elif e.get("event") == "checkpoint" and e.get("sub_step") in ids:
             last = e["sub_step"]
-        elif e.get("event") == "step_complete" and started:
+        elif e.get("event") == "step_complete" and (started or last is not None):
+            # without its start in the tail, the checkpoints the tail holds are still the
+            # run's latest (a later start would be in the tail too)
             at = last if last is not None else ""
     if ids and at is not None and at != ids[-1]:
         rest = ids[ids.index(at) + 1 :] if at in ids else ids
