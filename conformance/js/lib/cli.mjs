@@ -1476,6 +1476,7 @@ export function main(argv) {
   }
   const fn = /** @type {Record<string, (argv: string[]) => number>} */ (COMMANDS)[command];
   CALL.argv = argv;
+  CALL.values = {};
   if (!fn) {
     process.stderr.write(
       `session-resume: error: unknown command ${JSON.stringify(command)}\n${USAGE}`,
