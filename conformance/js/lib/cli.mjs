@@ -23,6 +23,7 @@ import {
   loadConfig,
   realOrAbsolute,
   sessionRootDir,
+  stateWorkflowSpec,
 } from "./config.mjs";
 import { LockError } from "./lock.mjs";
 import { readLease, STATE, WORKLOG } from "./session.mjs";
@@ -806,7 +807,7 @@ function cmdResume(argv) {
   if (decision.session) decision.session.id = sid;
   const fill = {
     root: v.root,
-    project: projectOf(decision, dir, root, v.workflow ?? cfg.workflow ?? undefined),
+    project: projectOf(decision, dir, root, v.workflow, cfg.workflow),
     session: sid,
   };
   // decision version 2: commands (and alternatives) are {run, when} objects
@@ -864,18 +865,22 @@ const quote = (/** @type {string} */ s) =>
  */
 
 /** The state's project when `dir` is that project's own directory (so --project names it).
- * @param {any} decision @param {string} dir @param {string} root @param {string | undefined} workflow */
-function projectOf(decision, dir, root, workflow) {
+ * @param {any} decision @param {string} dir @param {string} root @param {string | undefined} workflow
+ * @param {string | null} configured */
+function projectOf(decision, dir, root, workflow, configured) {
   let project = null;
+  let spec = null;
   try {
     const doc = JSON.parse(readFileSync(join(dir, STATE), "utf8"));
     project = doc && typeof doc.project === "string" ? doc.project : null;
+    // the workflow that read the state: --workflow, else its own, else the configured one
+    spec = workflow || stateWorkflowSpec(doc?.workflow ?? null, configured);
   } catch {
     return null;
   }
   if (project === null || !PROJECT.test(project)) return null;
   try {
-    return resolve(projectDir(project, root, workflow ?? decision.workflow ?? undefined)) ===
+    return resolve(projectDir(project, root, spec ?? decision.workflow ?? undefined)) ===
       resolve(dir)
       ? project
       : null;
