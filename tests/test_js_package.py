@@ -1448,3 +1448,46 @@ def test_cli_config_that_configures_nothing_matches_python(tmp_path: Path) -> No
         assert res["py"][0][0] == 0, res["py"]
         assert (res["py"][2][0] == 2 and "SR100" in res["py"][2][2]) is (n == 0), res["py"][2]
         assert out == []
+
+
+def test_cli_project_among_builtin_workflows_matches_python(tmp_path: Path) -> None:
+    """No workflow named or configured: `--project NAME` is the built-in workflow's directory
+    that holds the session (memory/NAME for a dotagent one); two holding one is refused with
+    SR185, listing this call's own command line with each directory (docs/config.md); a
+    configured workflow settles it. The same bytes from both CLIs, every format."""
+    common = ["--now", NOW, "--session", "s1"]
+    argvs = [
+        ["resume", "--project", "demo", *common],
+        ["validate", "--project", "demo", "--now", NOW, "--format", "json"],
+        ["validate", "--project", "demo", "--now", NOW, "--format", "sarif"],
+        ["start", "2", "--project", "demo", *common],
+        ["checkpoint", "2", "designs_written", "--project", "demo", *common, "--format", "json"],
+        ["recover", "--project", "demo", "--now", NOW],
+    ]
+    dotagent = REPO / "conformance/cases/valid/dotagent-in-progress/files"
+
+    def one(root: Path) -> None:
+        shutil.copytree(dotagent, root / "memory" / "demo")
+
+    out = _config_twins(tmp_path / "one", one, argvs, demo=None)
+    assert out[0][0] == 0 and "memory/demo" in out[0][1], out[0]
+    assert out[3][0] == 0, out[3]
+
+    def two(root: Path) -> None:
+        one(root)
+        shutil.copytree(
+            REPO / "conformance/cases/valid/apex-step-2-at-checkpoint/files",
+            root / "agent-output" / "demo",
+        )
+
+    out = _config_twins(tmp_path / "two", two, argvs[:5], demo=None)
+    assert all(rc == 2 for rc, _, _ in out), out
+    assert "SR185" in out[0][2] and "`session-resume resume agent-output/demo --now" in out[0][2]
+    assert "`session-resume start 2 --session-dir memory/demo --now" in out[3][2], out[3]
+    settled = _config_twins(
+        tmp_path / "settled",
+        lambda root: (two(root), _plant(root, {".session-resume.yaml": "workflow: dotagent\n"})),
+        argvs[:1],
+        demo=None,
+    )
+    assert settled[0][0] == 0 and "memory/demo" in settled[0][1], settled

@@ -156,20 +156,76 @@ function checkProject(name) {
     );
 }
 
-/** The session directory of `--project NAME` under the root. @param {string} name @param {string} root @param {string | null | undefined} workflow */
-function projectDir(name, root, workflow) {
+/** A refusal with coded diagnostics (exit 2), reported as the reference's ServiceError. */
+class Refusal extends Error {
+  /** @param {Found[]} diags */
+  constructor(diags) {
+    super(diags.map((d) => d.message).join("; "));
+    this.diags = diags;
+  }
+}
+
+/**
+ * The session directory of `--project NAME` under the root (the reference's `project_dir`):
+ * the session_dir of `workflow` (--workflow or the configured one); when neither names one,
+ * the built-in workflows' directory that holds the session (its state or .bak), refused
+ * (SR185) when two do, the default workflow's when none does. `dirOption`: how the command
+ * takes a directory (`--session-dir`, or null: a positional DIR), for the commands SR185 prints.
+ * @param {string} name @param {string} root @param {string | null | undefined} workflow
+ * @param {string | null} [dirOption]
+ */
+function projectDir(name, root, workflow, dirOption = null) {
   checkProject(name);
-  const wf = loadWorkflow(workflow ?? "apex");
-  return join(root, wf.sessionDir.replace("{project}", name));
+  const dirOf = (/** @type {string} */ spec) =>
+    join(root, loadWorkflow(spec).sessionDir.replace("{project}", name));
+  if (workflow) return dirOf(workflow);
+  /** @type {Map<string, string[]>} */
+  const found = new Map();
+  for (const spec of ["apex", ...builtins().filter((b) => b !== "apex")])
+    found.set(dirOf(spec), [...(found.get(dirOf(spec)) ?? []), spec]);
+  const held = [...found].filter(
+    ([d]) => lexists(join(d, STATE)) || lexists(join(d, `${STATE}.bak`)),
+  );
+  if (held.length === 1) return held[0][0];
+  if (held.length > 1) {
+    const where = held.map(([d, names]) => `${rel(d)} (${names.join(", ")})`).join(" and ");
+    const runs = held.map(([d]) => `\`${withDir(rel(d), dirOption)}\``).join(" or ");
+    throw new Refusal([
+      {
+        code: "SR185",
+        message: `--project ${name} names two sessions, ${where}; name one by its directory: ${runs} (nothing was done)`,
+      },
+    ]);
+  }
+  return [...found.keys()][0];
+}
+
+/** This call's command line with `--project NAME` replaced by `directory` (the reference's
+ * `_with_dir`). @param {string} directory @param {string | null} dirOption */
+function withDir(directory, dirOption) {
+  const words = dirOption === null ? [directory] : [dirOption, directory];
+  /** @type {string[]} */
+  const out = [];
+  let skip = false;
+  for (const w of CALL.argv) {
+    if (skip) skip = false;
+    else if (w === "--project") {
+      out.push(...words);
+      skip = true;
+    } else if (w.startsWith("--project=")) out.push(...words);
+    else out.push(w);
+  }
+  return ["session-resume", ...out].map(quote).join(" ");
 }
 
 /**
  * (configuration, repository root, session directory) of the session a command line names:
  * DIR or --project NAME (the session_dir of --workflow, else of the configured workflow).
  * @param {string | undefined} given @param {Record<string, any>} v
+ * @param {string | null} [dirOption] how the command takes a directory (for SR185)
  * @returns {{cfg: import("./config.mjs").Config, root: string, dir: string}}
  */
-function sessionOf(given, v) {
+function sessionOf(given, v, dirOption = null) {
   if (given && v.project)
     throw new UsageError("give the session directory DIR or --project NAME, not both");
   if (given) {
@@ -185,7 +241,7 @@ function sessionOf(given, v) {
     checkProject(v.project);
     const cfg = loadConfig(v.root || process.cwd());
     const root = v.root ? realOrAbsolute(v.root) : cfg.root;
-    return { cfg, root, dir: projectDir(v.project, root, v.workflow ?? cfg.workflow) };
+    return { cfg, root, dir: projectDir(v.project, root, v.workflow ?? cfg.workflow, dirOption) };
   }
   throw new UsageError("give the session directory DIR, or --project NAME");
 }
@@ -1138,10 +1194,11 @@ function context(v, project = null) {
     throw new UsageError("give the session with --session-dir DIR or --project NAME");
   // the reference's one rule: DIR under the root first, then the current directory; the root
   // found from the session directory upwards (--project: from the current directory)
-  const { cfg, root, dir } = sessionOf(v["session-dir"], {
-    ...v,
-    project: v["session-dir"] ? undefined : name,
-  });
+  const { cfg, root, dir } = sessionOf(
+    v["session-dir"],
+    { ...v, project: v["session-dir"] ? undefined : name },
+    "--session-dir",
+  );
   // how this call named its session: the commands a refusal prints are completed with it
   CALL.naming = { dir: v["session-dir"] ?? null, project: name, root: v.root ?? null, session };
   return {
@@ -1264,7 +1321,7 @@ const WRITE_COMMANDS = {
     return guarded(v.format, () => {
       const res = W.startStep(context(v), positionals[0], { force: v.force, name: v.name ?? null });
       const detail = /** @type {any} */ (res.event)?.detail ?? {};
-      const extra = detail.restart ? `, restarted (attempt ${detail.attempts})` : "";
+      const extra = detail.restart ? `, restarted (attempt ${detail.attempts ?? "None"})` : "";
       return emitWrite(res, v.format, `${stepLabel(res, positionals[0])}: in_progress${extra}`);
     });
   },
@@ -1395,8 +1452,8 @@ function guarded(format, fn) {
     return fn();
   } catch (err) {
     // a bad configuration: refused as the reference's writers refuse (exit 2)
-    if (err instanceof ConfigError)
-      return fail([diagnostic(err.diagnostic)], EXIT_USAGE, format, true);
+    if (err instanceof ConfigError || err instanceof Refusal)
+      return fail(refusalDiags(err), EXIT_USAGE, format, true);
     if (err instanceof W.WriteError || err instanceof WorkflowError || err instanceof LockError) {
       const problems =
         err instanceof W.WriteError
@@ -1455,12 +1512,16 @@ common options: --format text|json, --now TIMESTAMP, --root DIR; writers: --sess
 or --project NAME, --session ID. Exit codes: 0 ok, 1 invalid or refused, 2 usage, 3 internal.
 `;
 
-/** A bad configuration (exit 2), as the reference reports it: `validate --format json|sarif`
+/** @param {ConfigError | Refusal} err */
+const refusalDiags = (err) =>
+  err instanceof ConfigError ? [diagnostic(err.diagnostic)] : err.diags.map((d) => diagnostic(d));
+
+/** A bad configuration or another refusal (exit 2), as the reference reports it: `validate --format json|sarif`
  * writes its refusal report, any other `--format json` an `{"ok": false}` document; the
- * diagnostic on standard error. @param {string} command @param {ConfigError} err */
+ * diagnostic on standard error. @param {string} command @param {ConfigError | Refusal} err */
 function refusedConfig(command, err) {
   const v = CALL.values;
-  const diags = [diagnostic(err.diagnostic)];
+  const diags = refusalDiags(err);
   if (command === "validate")
     return refusedValidate(v.format ?? "text", diags, v.root ? realOrAbsolute(v.root) : null);
   if (v.format === "json") emit({ ok: false, diagnostics: diags });
@@ -1495,7 +1556,7 @@ export function main(argv) {
       process.stderr.write(`session-resume: error: ${err.message}\n`);
       return EXIT_USAGE;
     }
-    if (err instanceof ConfigError) return refusedConfig(command, err);
+    if (err instanceof ConfigError || err instanceof Refusal) return refusedConfig(command, err);
     const e = /** @type {any} */ (err);
     process.stderr.write(
       `session-resume: SR900 internal error: ${e?.name}: ${e?.message}\nThis is a bug; please report it with the command you ran.\n`,
