@@ -1136,7 +1136,8 @@ def test_cli_config_selection_and_docs_url_match_python(where: str, tmp_path: Pa
 
 def test_cli_config_limits_and_session_root_match_python(tmp_path: Path) -> None:
     """`max_size` (SR112), `clock_skew_seconds` (SR305) and `session_root` (what a bare
-    `validate` checks): the same bytes, each setting with its effect."""
+    `validate` checks; a link leading it out of the repository refused, SR105): the same
+    bytes, each setting with its effect."""
     early = "2026-03-02T10:05:00Z"  # 600 s before the state's `updated`
     cases: list[tuple[str, list[list[str]], Any]] = [
         (
@@ -1159,6 +1160,12 @@ def test_cli_config_limits_and_session_root_match_python(tmp_path: Path) -> None
             lambda out: out[0][0] == 0 and "1 file(s) checked" in out[0][1],
         ),
         (
+            # a link leading the session root out of the repository: refused (SR105)
+            "session_root: linked\n",
+            [["validate", "--now", NOW, "--format", fmt] for fmt in _VALIDATE_FORMATS],
+            lambda out: all(rc == 2 for rc, _, _ in out) and "SR105 error" in out[0][2],
+        ),
+        (
             "session_root: elsewhere\n",
             [["validate", "--now", NOW, "--format", fmt] for fmt in _VALIDATE_FORMATS],
             lambda out: out[0][0] == 2 and "SR100" in out[0][2] and "elsewhere" in out[0][2],
@@ -1173,6 +1180,10 @@ def test_cli_config_limits_and_session_root_match_python(tmp_path: Path) -> None
             _plant(root, {".session-resume.yaml": config})
             if "sessions" in config:
                 (root / "agent-output").rename(root / "sessions")
+            if "linked" in config:  # a decoy beside the twin's root, in the temporary directory
+                decoy = root.parent / f"{root.name}-decoy"
+                shutil.copytree(root / "agent-output", decoy)
+                (root / "linked").symlink_to(decoy, target_is_directory=True)
 
         out = _config_twins(tmp_path / str(n), setup, argvs, stdin=state)
         assert effect(out), (config, out)
