@@ -36,7 +36,7 @@ import { formatTimestamp, parseTimestamp } from "./timeutil.mjs";
 import { validateDocument } from "./validate.mjs";
 import { loadWorkflow, templateState, WorkflowError } from "./workflow.mjs";
 import { stateWorkflowRefusal, stateWorkflowSpec } from "./config.mjs";
-import { shellQuote } from "./findings.mjs";
+import { pyRepr, shellQuote } from "./findings.mjs";
 
 export const MAX_ATTEMPTS = 5;
 const LEASE_TAIL_EVENTS = 200;
@@ -698,7 +698,7 @@ function initOnce(ctx, project, workflow) {
   if (loaded.status !== "absent") {
     const what =
       loaded.status === "ok"
-        ? `revision ${loaded.doc.revision ?? 0}, project ${JSON.stringify(loaded.doc.project)}`
+        ? `revision ${loaded.doc.revision ?? 0}, project ${pyRepr(loaded.doc.project)}`
         : loaded.status;
     throw fail(
       "SR710",
