@@ -1,14 +1,15 @@
 """The JavaScript implementation as an npm package (conformance/js, issue 16).
 
 - its package.json: name, version in lockstep with pyproject.toml, module, exports, bin,
-  files, engines, license, and ajv + yaml as its only runtime dependencies;
+  files, engines, license, and ajv + yaml + smol-toml as its only runtime dependencies;
 - its code catalogue (lib/codes.json) is the Python catalogue's;
 - its unit tests (`node --test`) and its type declarations (`tsc --noEmit`) pass;
 - `npm pack` bundles the top-level schema/ byte for byte, and the tarball installs in an
   empty directory without the network (from the npm cache `npm ci` filled), where its CLI and
   its conformance adapter run;
 - its CLI answers validate | resume | migrate | recover with the Python CLI's exit codes and
-  JSON shapes, on the same inputs.
+  JSON shapes, on the same inputs, and reads the project configuration as the Python CLI does
+  (every setting that changes an answer, every bad file refused in the same bytes).
 
 Node (>= 20) and `npm ci` are needed; SESSION_RESUME_NO_NODE=1 skips these tests instead.
 """
@@ -25,6 +26,7 @@ import subprocess
 import sys
 import tarfile
 import tomllib
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -71,7 +73,8 @@ def test_package_json_is_a_real_package() -> None:
     assert pkg["type"] == "module"
     assert pkg["license"] == "MIT"
     assert pkg["engines"] == {"node": ">=20"}
-    assert set(pkg["dependencies"]) == {"ajv", "yaml"}
+    # smol-toml reads pyproject.toml's [tool.session-resume] (lib/config.mjs)
+    assert set(pkg["dependencies"]) == {"ajv", "smol-toml", "yaml"}
     assert pkg["exports"]["."] == {"types": "./index.d.ts", "default": "./index.mjs"}
     assert pkg["bin"]["session-resume"] == "./bin/session-resume.mjs"
     assert "schema/" in pkg["files"] and "lib/" in pkg["files"]
@@ -994,3 +997,508 @@ def test_lock_excludes_the_other_implementation(tmp_path: Path) -> None:
         holder.stdin.close()
         holder.wait(timeout=60)
     assert holder.returncode == 0
+
+
+# --- the project configuration, byte for byte (issue 29 point 5) ---------------------------
+
+# `.session-resume.yaml` or pyproject.toml's [tool.session-resume] (docs/config.md): the
+# JavaScript CLI reads it as the reference does (conformance/js/lib/config.mjs). Each planted
+# configuration is run by both CLIs in twin repositories (a `.git`, the session
+# `agent-output/demo` of valid/apex-step-2-at-checkpoint) and every command's exit code,
+# standard output and standard error are compared byte for byte, each twin's root written
+# ROOT and a session id either CLI chose at random SID. Hostile files lead only to decoys
+# beside the twin's root, inside the test's temporary directory.
+
+CUSTOM_WORKFLOW = "wf/custom.yaml"  # generic's rules, id `custom`, sessions under work/
+
+
+def _plant(root: Path, files: Mapping[str, str | bytes]) -> None:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+
+
+def _custom_workflow(root: Path) -> None:
+    text = (REPO / "schema" / "workflows" / "generic.yaml").read_text(encoding="utf-8")
+    text = text.replace("id: generic", "id: custom").replace(
+        'session_dir: "agent-output/{project}"', 'session_dir: "work/{project}"'
+    )
+    assert "id: custom" in text and "work/{project}" in text
+    _plant(root, {CUSTOM_WORKFLOW: text})
+
+
+def _config_twins(
+    tmp_path: Path,
+    setup: Any,
+    argvs: list[list[str]],
+    *,
+    demo: tuple[str, str] | None = ("valid", "apex-step-2-at-checkpoint"),
+    stdin: bytes | None = None,
+) -> list[tuple[int, str, str]]:
+    """Both CLIs, each in its own twin repository prepared by ``setup(root)``, run ``argvs``
+    in order from the root; asserts every (exit code, stdout, stderr) is the same and returns
+    the reference's."""
+    node = _need("node")["node"]
+    outs: dict[str, list[tuple[int, str, str]]] = {}
+    for impl in ("py", "js"):
+        root = tmp_path / impl
+        (root / ".git").mkdir(parents=True)
+        if demo is not None:
+            shutil.copytree(
+                REPO / "conformance" / "cases" / demo[0] / demo[1] / "files",
+                root / "agent-output" / "demo",
+            )
+        setup(root)
+        cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
+        env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+        env.pop("SESSION_RESUME_SESSION", None)
+        outs[impl] = []
+        for argv in argvs:
+            proc = subprocess.run(
+                [*cmd, *argv],
+                cwd=root,
+                input=stdin or b"",
+                capture_output=True,
+                timeout=300,
+                env=env,
+            )
+            outs[impl].append(
+                (
+                    proc.returncode,
+                    _NEW_ID.sub("SID", proc.stdout.decode().replace(str(root), "ROOT")),
+                    _NEW_ID.sub("SID", proc.stderr.decode().replace(str(root), "ROOT")),
+                )
+            )
+    for argv, js, py in zip(argvs, outs["js"], outs["py"], strict=True):
+        assert js == py, argv
+    return outs["py"]
+
+
+_VALIDATE_FORMATS = ("text", "json", "github", "sarif")
+
+
+@pytest.mark.parametrize("where", ["yaml", "pyproject", "pyproject-inline"])
+def test_cli_config_selection_and_docs_url_match_python(where: str, tmp_path: Path) -> None:
+    """`select`, `ignore`, `per-file-ignores` and `docs_url`, from .session-resume.yaml and from
+    pyproject.toml (a [tool.session-resume] table, and an inline `session-resume = {…}` under
+    [tool]): validate in every format, with --select replacing the configured `select` and
+    --ignore adding to its `ignore`; the same bytes, and the configuration has its effect."""
+    settings = {
+        "select": ["SR3", "SR4", "SR6"],
+        "ignore": ["SR308"],
+        "per-file-ignores": {"agent-output/legacy-*/*": ["SR306"]},
+        "docs_url": "https://example.com/sr/docs/",
+    }
+    if where == "yaml":
+        files = {".session-resume.yaml": json.dumps(settings)}  # JSON is YAML
+    elif where == "pyproject":
+        files = {
+            "pyproject.toml": '[project]\nname = "x"\n\n[tool.session-resume]\n'
+            + "".join(f'"{k}" = {json.dumps(v)}\n' for k, v in settings.items() if k[0] != "p")
+            + '\n[tool.session-resume.per-file-ignores]\n"agent-output/legacy-*/*" = ["SR306"]\n'
+        }
+    else:
+        files = {
+            "pyproject.toml": '[tool]\nsession-resume = { select = ["SR3", "SR4", "SR6"], '
+            'ignore = ["SR308"], per-file-ignores = { "agent-output/legacy-*/*" = ["SR306"] }, '
+            'docs_url = "https://example.com/sr/docs/" }\n'
+        }
+
+    def setup(root: Path) -> None:
+        _plant(root, files)
+        for name in ("two", "legacy-two"):
+            shutil.copytree(
+                REPO / "conformance/cases/semantic/two-in-progress/files",
+                root / "agent-output" / name,
+            )
+
+    argvs = [
+        ["validate", "agent-output", "--now", NOW, "--format", fmt, *extra]
+        for fmt in _VALIDATE_FORMATS
+        for extra in ([], ["--select", "SR4"], ["--ignore", "SR306"])
+    ]
+    out = _config_twins(tmp_path, setup, argvs)
+    text, text_select, text_ignore = out[0], out[1], out[2]
+    # the configuration's effect: SR306 reported in agent-output/two only (per-file-ignores),
+    # SR308 in neither (ignore); --select replaces the configured select, --ignore adds
+    assert text[0] == 1 and "agent-output/two/00-session-state.json:16:12: SR306" in text[1]
+    assert "legacy-two/" not in text[1] and "SR308" not in text[1]
+    assert text_select[0] == 0 and "SR306" not in text_select[1]
+    assert text_ignore[0] == 0 and "SR306" not in text_ignore[1]
+    sarif = json.loads(out[9][1])
+    uris = {r["helpUri"] for r in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    assert uris == {"https://example.com/sr/docs/codes/SR306.md"}
+
+
+def test_cli_config_limits_and_session_root_match_python(tmp_path: Path) -> None:
+    """`max_size` (SR112), `clock_skew_seconds` (SR305) and `session_root` (what a bare
+    `validate` checks; a link leading it out of the repository refused, SR105): the same
+    bytes, each setting with its effect."""
+    early = "2026-03-02T10:05:00Z"  # 600 s before the state's `updated`
+    cases: list[tuple[str, list[list[str]], Any]] = [
+        (
+            "max_size: 1000\nclock_skew_seconds: 900\n",
+            [
+                ["validate", "agent-output/demo", "--now", early, "--format", fmt]
+                for fmt in _VALIDATE_FORMATS
+            ]
+            + [["validate", "-", "--now", early, "--stdin-filename", "s.json"]],
+            lambda out: "SR112" in out[0][1] and "SR112" in out[-1][2] and "SR305" not in out[0][1],
+        ),
+        (
+            "max_size: 100000\nclock_skew_seconds: 0\n",
+            [["validate", "agent-output/demo", "--now", early, "--format", "json"]],
+            lambda out: "SR305" in out[0][1] and "SR112" not in out[0][1],
+        ),
+        (
+            "session_root: sessions\n",
+            [["validate", "--now", NOW, "--format", fmt] for fmt in _VALIDATE_FORMATS],
+            lambda out: out[0][0] == 0 and "1 file(s) checked" in out[0][1],
+        ),
+        (
+            # a link leading the session root out of the repository: refused (SR105)
+            "session_root: linked\n",
+            [["validate", "--now", NOW, "--format", fmt] for fmt in _VALIDATE_FORMATS],
+            lambda out: all(rc == 2 for rc, _, _ in out) and "SR105 error" in out[0][2],
+        ),
+        (
+            "session_root: elsewhere\n",
+            [["validate", "--now", NOW, "--format", fmt] for fmt in _VALIDATE_FORMATS],
+            lambda out: out[0][0] == 2 and "SR100" in out[0][2] and "elsewhere" in out[0][2],
+        ),
+    ]
+    state = (
+        REPO / "conformance/cases/valid/apex-step-2-at-checkpoint/files/00-session-state.json"
+    ).read_bytes()
+    for n, (config, argvs, effect) in enumerate(cases):
+
+        def setup(root: Path, config: str = config) -> None:
+            _plant(root, {".session-resume.yaml": config})
+            if "sessions" in config:
+                (root / "agent-output").rename(root / "sessions")
+            if "linked" in config:  # a decoy beside the twin's root, in the temporary directory
+                decoy = root.parent / f"{root.name}-decoy"
+                shutil.copytree(root / "agent-output", decoy)
+                (root / "linked").symlink_to(decoy, target_is_directory=True)
+
+        out = _config_twins(tmp_path / str(n), setup, argvs, stdin=state)
+        assert effect(out), (config, out)
+
+
+def test_cli_config_workflow_matches_python(tmp_path: Path) -> None:
+    """`workflow` naming a workflow file of the repository: `init` creates the session where
+    that workflow keeps them (work/NAME) and every command names it by --project there; a
+    state naming the configured workflow's id is read by it (no SR403); a write to a missing
+    state suggests the `init --workflow` that recreates it. `workflow: dotagent` (a built-in)
+    moves --project to memory/NAME. The same bytes from both CLIs."""
+    common = ["--now", NOW]
+    named = ["--project", "demo", "--session", "s0", *common]
+    argvs = [
+        ["init", "demo", "--session", "s0", *common],
+        ["start", "1", *named],
+        ["checkpoint", "1", "drafted", *named, "--format", "json"],
+        ["resume", "--project", "demo", "--session", "s1", *common],
+        ["resume", "work/demo", "--session", "s0", *common, "--format", "json"],
+        ["validate", "--project", "demo", *common],
+        ["validate", "work/demo", *common, "--format", "sarif"],
+        ["migrate", "work/demo", *common, "--check"],
+        ["complete", "1", *named],
+        ["recover", "--project", "demo", *common, "--format", "json"],
+    ]
+
+    def setup(root: Path) -> None:
+        _custom_workflow(root)
+        _plant(root, {".session-resume.yaml": f"workflow: {CUSTOM_WORKFLOW}\n"})
+
+    out = _config_twins(tmp_path / "file", setup, argvs, demo=None)
+    assert [rc for rc, _, _ in out] == [0] * len(argvs), out
+    assert "ROOT/work/demo/00-session-state.json (project demo, workflow custom" in out[0][1]
+    assert '"workflow": "custom"' in out[4][1]
+    # the state gone: a write names the init that recreates it with the configured workflow
+    gone = [["start", "2", *named]]
+
+    def setup_gone(root: Path) -> None:
+        setup(root)
+        (root / "work" / "demo").mkdir(parents=True)
+
+    out = _config_twins(tmp_path / "gone", setup_gone, gone, demo=None)
+    assert out[0][0] == 1 and "init demo --workflow wf/custom.yaml" in out[0][2], out
+    # a built-in: --project follows its session_dir
+    builtin = [
+        ["init", "demo", "--session", "s0", *common],
+        ["start", "1", *named, "--format", "json"],
+        ["validate", "--project", "demo", *common, "--format", "json"],
+    ]
+    out = _config_twins(
+        tmp_path / "builtin",
+        lambda root: _plant(root, {".session-resume.yaml": "workflow: dotagent\n"}),
+        builtin,
+        demo=None,
+    )
+    assert [rc for rc, _, _ in out] == [0, 0, 0] and "memory/demo" in out[0][1], out
+    # a state naming its own workflow (apex) is read by it, not by the configured one: its
+    # writers are named as that workflow's session directory names them
+    out = _config_twins(
+        tmp_path / "own",
+        lambda root: _plant(root, {".session-resume.yaml": "workflow: dotagent\n"}),
+        [["resume", "agent-output/demo", *common], ["validate", "agent-output/demo", *common]],
+    )
+    assert "checkpoint 2 phase_3_cost --project demo --session SID" in out[0][1], out
+    assert out[1][0] == 0 and "SR404" not in out[1][1], out
+
+
+def test_cli_config_stale_after_matches_python(tmp_path: Path) -> None:
+    """`stale_after_seconds`: another session's lease, its heartbeat 60 s old, is live by
+    default and an orphan once the configuration says 30 s, for `resume` and for a write
+    (--stale-after still wins for resume); the same bytes from both CLIs."""
+    case = ("resume", "session-active-live-lease")
+    argvs = [
+        ["resume", "agent-output/demo", "--now", NOW, "--session", "s2"],
+        ["resume", "agent-output/demo", "--now", NOW, "--session", "s2", "--stale-after", "900"],
+        ["resume", "agent-output/demo", "--now", NOW, "--session", "s2", "--format", "json"],
+        ["decide", "region", "westeurope", "--project", "demo", "--session", "s2", "--now", NOW],
+    ]
+    default = _config_twins(tmp_path / "default", lambda root: None, argvs, demo=case)
+    short = _config_twins(
+        tmp_path / "short",
+        lambda root: _plant(root, {".session-resume.yaml": "stale_after_seconds: 30\n"}),
+        argvs,
+        demo=case,
+    )
+    assert default[0][1] != short[0][1] and default[1][1] == short[1][1]
+    assert default[3][0] == 1 and "SR511" in default[3][2]
+    assert short[3][1] != default[3][1]
+
+
+# Bad configurations: (name, files planted in the root, what a decoy beside the root holds).
+# Each is refused before anything is read or written: exit 2, the reference's code, words,
+# file, line and hint.
+BAD_CONFIGS: list[tuple[str, dict[str, str | bytes]]] = [
+    ("broken-utf8", {".session-resume.yaml": b"select: [SR3]\n# \xc3\x28\n"}),
+    ("truncated-utf8", {".session-resume.yaml": b"select: [SR3]\n# \xe2\x82"}),
+    ("duplicate-key", {".session-resume.yaml": "select: [SR3]\nselect: [SR4]\n"}),
+    ("unknown-key", {".session-resume.yaml": "max_size: 100\nselct: [SR3]\n"}),
+    ("bool-for-integer", {".session-resume.yaml": "max_size: true\n"}),
+    ("float-for-integer", {".session-resume.yaml": "archive_keep: 2.0\n"}),
+    ("out-of-range", {".session-resume.yaml": "stale_after_seconds: 0\n"}),
+    ("string-for-integer", {".session-resume.yaml": 'clock_skew_seconds: "600"\n'}),
+    ("code-not-list", {".session-resume.yaml": "select: SR3\n"}),
+    ("bad-code", {".session-resume.yaml": "ignore: [SR3, X9]\n"}),
+    ("table-not-table", {".session-resume.yaml": "per-file-ignores: [SR3]\n"}),
+    ("empty-glob", {".session-resume.yaml": 'per-file-ignores: {"": [SR3]}\n'}),
+    ("docs-url", {".session-resume.yaml": "docs_url: ftp://example.com/docs/\n"}),
+    ("session-root-dotdot", {".session-resume.yaml": "session_root: ../out\n"}),
+    ("not-a-mapping", {".session-resume.yaml": "- select\n"}),
+    ("anchor", {".session-resume.yaml": "select: &codes [SR3]\n"}),
+    ("tag", {".session-resume.yaml": "max_size: !!int 100\n"}),
+    ("deep-flow", {".session-resume.yaml": "select: " + "[" * 70 + "]" * 70 + "\n"}),
+    ("deep-flow-huge", {".session-resume.yaml": "select: " + "[" * 500_000 + "\n"}),
+    (
+        "deep-block",
+        {".session-resume.yaml": "select:\n" + "".join(" " * i + "-\n" for i in range(1, 70))},
+    ),
+    ("huge", {".session-resume.yaml": "#" * (1024 * 1024) + "\n"}),
+    ("workflow-missing", {".session-resume.yaml": "workflow: wf/nope.yaml\n"}),
+    ("workflow-outside", {".session-resume.yaml": "workflow: ../ROOTNAME-decoy/decoy.yaml\n"}),
+    ("workflow-absolute", {".session-resume.yaml": "workflow: DECOY/decoy.yaml\n"}),
+    ("toml-unknown", {"pyproject.toml": "[tool.session-resume]\nselct = 1\n"}),
+    ("toml-float", {"pyproject.toml": "[tool.session-resume]\nmax_size = 1.5\n"}),
+    ("toml-not-table", {"pyproject.toml": '[tool]\n"session-resume" = 3\n'}),
+    (
+        "toml-deep",
+        {"pyproject.toml": "[tool.session-resume]\nx = " + "[" * 70 + "]" * 70 + "\n"},
+    ),
+    ("toml-huge", {"pyproject.toml": "[tool.session-resume]\n" + "#" * (1024 * 1024) + "\n"}),
+]
+# links and special files: planted by code (name -> kind)
+BAD_NODES = [
+    "link-out",
+    "link-dangling",
+    "fifo",
+    "directory",
+    "pyproject-fifo",
+    "pyproject-link-out",
+]
+# the commands both CLIs offer, each a bad configuration refuses
+BAD_CONFIG_RUNS: list[list[str]] = [
+    ["validate", "agent-output/demo", "--now", NOW, "--format", "json"],
+    ["validate", "agent-output/demo", "--now", NOW, "--format", "sarif"],
+    ["validate", "--now", NOW],
+    ["resume", "agent-output/demo", "--now", NOW, "--session", "s1"],
+    ["resume", "--project", "demo", "--now", NOW, "--format", "json"],
+    ["start", "2", "--project", "demo", "--session", "s1", "--now", NOW, "--format", "json"],
+    ["checkpoint", "2", "x", "--session-dir", "agent-output/demo", "--now", NOW],
+    ["init", "other", "--session", "s1", "--now", NOW],
+    ["migrate", "agent-output/demo", "--now", NOW, "--check"],
+    ["recover", "agent-output/demo", "--now", NOW, "--format", "json"],
+]
+
+
+def _plant_bad(root: Path, name: str) -> None:
+    decoy = root.parent / f"{root.name}-decoy"
+    decoy.mkdir(exist_ok=True)
+    (decoy / "decoy.yaml").write_text("select: [SR3]\n", encoding="utf-8")
+    (decoy / "pyproject.toml").write_text('[tool.session-resume]\nselect = ["SR3"]\n')
+    if name in dict(BAD_CONFIGS):
+        files = {
+            rel: c.replace("ROOTNAME", root.name).replace("DECOY", str(decoy))
+            if isinstance(c, str)
+            else c
+            for rel, c in dict(BAD_CONFIGS)[name].items()
+        }
+        if name == "workflow-outside":
+            shutil.copy(REPO / "schema/workflows/generic.yaml", decoy / "decoy.yaml")
+        _plant(root, files)
+    elif name == "link-out":
+        (root / ".session-resume.yaml").symlink_to(decoy / "decoy.yaml")
+    elif name == "link-dangling":
+        (root / ".session-resume.yaml").symlink_to(root / "nowhere.yaml")
+    elif name == "fifo":
+        os.mkfifo(root / ".session-resume.yaml")
+    elif name == "directory":
+        (root / ".session-resume.yaml").mkdir()
+    elif name == "pyproject-fifo":
+        os.mkfifo(root / "pyproject.toml")
+    elif name == "pyproject-link-out":
+        (root / "pyproject.toml").symlink_to(decoy / "pyproject.toml")
+    else:
+        pytest.fail(f"no such bad configuration {name}")
+
+
+BAD_NAMES = [n for n, _ in BAD_CONFIGS] + BAD_NODES
+# every command for these; three of them, in turn, for the others (each command is run
+# against several bad files; a run is two CLI processes)
+EVERY_COMMAND = {"duplicate-key", "link-out", "toml-unknown"}
+
+
+@pytest.mark.parametrize("name", BAD_NAMES)
+def test_cli_bad_config_is_refused_as_python_refuses_it(name: str, tmp_path: Path) -> None:
+    """A bad configuration (broken or cut UTF-8, a duplicate or unknown key, a wrong type or
+    range, an anchor or tag, nesting 70 or 500,000 deep, over 1 MiB, a workflow outside the
+    repository, a symlink leading out of its directory or nowhere, a FIFO, a directory, a
+    pyproject.toml FIFO or link out): every command both CLIs offer refuses it with exit 2 and
+    the same bytes (SR405 or SR105, the file, the line, the hint), and writes nothing."""
+    runs = BAD_CONFIG_RUNS
+    if name not in EVERY_COMMAND:
+        n = BAD_NAMES.index(name)
+        runs = [BAD_CONFIG_RUNS[(3 * n + k) % len(BAD_CONFIG_RUNS)] for k in range(3)]
+    out = _config_twins(tmp_path, lambda root: _plant_bad(root, name), runs)
+    for argv, (rc, stdout, stderr) in zip(runs, out, strict=True):
+        assert rc == 2, (argv, stdout, stderr)
+        # text on standard error; a writer's --format json: only its {"ok": false} document
+        assert re.search(r"SR(405|105) error", stderr) or re.search(
+            r'"code": "SR(405|105)"', stdout
+        ), (argv, stdout, stderr)
+    for impl in ("py", "js"):
+        assert not (tmp_path / impl / "agent-output" / "other").exists()
+        assert not (tmp_path / impl / "agent-output" / "demo" / "00-worklog.jsonl").exists()
+
+
+def test_cli_config_yaml_syntax_error_placed_as_python(tmp_path: Path) -> None:
+    """A configuration that is not YAML: the same code, file, line, column and hint from both
+    CLIs. The words after `invalid YAML:` are each YAML parser's own (ruamel's, the `yaml`
+    package's), the one difference allowed (conformance/js/README.md)."""
+    node = _need("node")["node"]
+    outs = []
+    for impl in ("py", "js"):
+        root = tmp_path / impl
+        (root / ".git").mkdir(parents=True)
+        _plant(root, {".session-resume.yaml": "select: [SR3\n"})
+        cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
+        proc = _run([*cmd, "validate", "--now", NOW, "--format", "json"], root)
+        doc = json.loads(proc.stdout.replace(str(root), "ROOT"))
+        diag = doc["files"][0]["diagnostics"][0]
+        assert diag["message"].startswith("invalid YAML: ")
+        diag["message"] = "invalid YAML: WORDS"
+        doc["summary"] = doc.pop("error", None) is not None
+        outs.append((proc.returncode, doc))
+    assert outs[1] == outs[0]
+    assert outs[0][0] == 2 and outs[0][1]["files"][0]["diagnostics"][0]["line"] == 2
+
+
+def test_cli_config_that_configures_nothing_matches_python(tmp_path: Path) -> None:
+    """What is no configuration, as the reference reads it: a zero-byte .session-resume.yaml
+    (every default, its directory the root), a pyproject.toml that is not TOML (a key set
+    twice) or has no [tool.session-resume] (the search goes on upwards to `.git`); the same
+    bytes from both CLIs, run from a subdirectory."""
+    argvs = [
+        ["validate", "demo", "--now", NOW, "--format", "json", "--select", "SR3"],
+        ["resume", "demo", "--now", NOW, "--session", "s1"],
+        ["validate", "--now", NOW],
+    ]
+    for n, files in enumerate(
+        [
+            {"agent-output/.session-resume.yaml": b""},
+            {
+                "agent-output/pyproject.toml": '[tool.session-resume]\nignore = ["SR3"]\n'
+                "ignore = []\n"
+            },
+            {"agent-output/pyproject.toml": '[project]\nname = "x"\n[tool.other]\nselect = 1\n'},
+        ]
+    ):
+        out = _config_twins(tmp_path / str(n), lambda root, f=files: _plant(root, f), [])
+        node = _need("node")["node"]
+        res = {}
+        for impl in ("py", "js"):
+            here = tmp_path / str(n) / impl / "agent-output"
+            cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
+            res[impl] = [
+                tuple(
+                    x.replace(str(here.parent), "ROOT") if isinstance(x, str) else x
+                    for x in (p.returncode, p.stdout, p.stderr)
+                )
+                for p in (_run([*cmd, *argv], here) for argv in argvs)
+            ]
+        assert res["js"] == res["py"], files
+        # a zero-byte file makes agent-output the root: `demo` is found under it, and a bare
+        # validate finds no agent-output/agent-output (SR100); else the root is `.git`'s
+        assert res["py"][0][0] == 0, res["py"]
+        assert (res["py"][2][0] == 2 and "SR100" in res["py"][2][2]) is (n == 0), res["py"][2]
+        assert out == []
+
+
+def test_cli_project_among_builtin_workflows_matches_python(tmp_path: Path) -> None:
+    """No workflow named or configured: `--project NAME` is the built-in workflow's directory
+    that holds the session (memory/NAME for a dotagent one); two holding one is refused with
+    SR185, listing this call's own command line with each directory (docs/config.md); a
+    configured workflow settles it. The same bytes from both CLIs, every format."""
+    common = ["--now", NOW, "--session", "s1"]
+    argvs = [
+        ["resume", "--project", "demo", *common],
+        ["validate", "--project", "demo", "--now", NOW, "--format", "json"],
+        ["validate", "--project", "demo", "--now", NOW, "--format", "sarif"],
+        ["start", "2", "--project", "demo", *common],
+        ["checkpoint", "2", "designs_written", "--project", "demo", *common, "--format", "json"],
+        ["recover", "--project", "demo", "--now", NOW],
+    ]
+    dotagent = REPO / "conformance/cases/valid/dotagent-in-progress/files"
+
+    def one(root: Path) -> None:
+        shutil.copytree(dotagent, root / "memory" / "demo")
+
+    out = _config_twins(tmp_path / "one", one, argvs, demo=None)
+    assert out[0][0] == 0 and "memory/demo" in out[0][1], out[0]
+    assert out[3][0] == 0, out[3]
+
+    def two(root: Path) -> None:
+        one(root)
+        shutil.copytree(
+            REPO / "conformance/cases/valid/apex-step-2-at-checkpoint/files",
+            root / "agent-output" / "demo",
+        )
+
+    out = _config_twins(tmp_path / "two", two, argvs[:5], demo=None)
+    assert all(rc == 2 for rc, _, _ in out), out
+    assert "SR185" in out[0][2] and "`session-resume resume agent-output/demo --now" in out[0][2]
+    assert "`session-resume start 2 --session-dir memory/demo --now" in out[3][2], out[3]
+    settled = _config_twins(
+        tmp_path / "settled",
+        lambda root: (two(root), _plant(root, {".session-resume.yaml": "workflow: dotagent\n"})),
+        argvs[:1],
+        demo=None,
+    )
+    assert settled[0][0] == 0 and "memory/demo" in settled[0][1], settled

@@ -5,16 +5,26 @@
 // Codes are the protocol's; the text summaries (resume's answer, the writers' lines, validate's
 // options and reports, the validator's findings with their words and places, the writers'
 // warnings) are the reference's byte for byte, ported one to one (plantext.mjs,
-// resumemessages.mjs, findings.mjs, locate.mjs). It reads no
-// config file: --root defaults to the working directory and --workflow to the state's own.
+// resumemessages.mjs, findings.mjs, locate.mjs). It reads the project configuration as the
+// reference does (config.mjs): `.session-resume.yaml` or `[tool.session-resume]` in
+// pyproject.toml, each setting with the command-line option's precedence, a bad file refused
+// (exit 2) with the reference's code, words and place.
 
 import { randomBytes } from "node:crypto";
 import { existsSync, lstatSync, readFileSync, readSync, statSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { CODES, VERSION } from "./codes.mjs";
-import { findRoot, realOrAbsolute, rootNear } from "./config.mjs";
-import { DEFAULT_MAX_SIZE } from "./files.mjs";
+import {
+  absoluteUrl,
+  ConfigError,
+  configNear,
+  findRoot,
+  loadConfig,
+  realOrAbsolute,
+  sessionRootDir,
+  stateWorkflowSpec,
+} from "./config.mjs";
 import { LockError } from "./lock.mjs";
 import { readLease, STATE, WORKLOG } from "./session.mjs";
 import { migrateDir, recoverDir, resumeDir } from "./operations.mjs";
@@ -31,8 +41,9 @@ import {
 } from "./reporters.mjs";
 import { parseNow } from "./timeutil.mjs";
 import { validateBytesReport, validateReport } from "./validate.mjs";
+import { globRegex, kept, repoPath } from "./selection.mjs";
 import { CURRENT } from "./versions.mjs";
-import { loadWorkflow, WorkflowError } from "./workflow.mjs";
+import { builtins, loadWorkflow, WorkflowError } from "./workflow.mjs";
 import * as W from "./write.mjs";
 
 export const EXIT_OK = 0;
@@ -137,33 +148,100 @@ function lexists(p) {
   }
 }
 
-/** The repository root of a session directory (or path). @param {string | undefined} rootArg @param {string} near */
-const rootOf = (rootArg, near) => (rootArg ? realOrAbsolute(rootArg) : rootNear(near));
-
-/** The session directory of `--project NAME` under the root. @param {string} name @param {string} root @param {string | undefined} workflow */
-function projectDir(name, root, workflow) {
+/** @param {string} name */
+function checkProject(name) {
   if (!PROJECT.test(name))
     throw new UsageError(
       `--project: ${JSON.stringify(name)} is not a project name (letters, digits, \`.\`, \`_\`, \`-\`, starting with a letter or digit)`,
     );
-  const wf = loadWorkflow(workflow ?? "apex");
-  return join(root, wf.sessionDir.replace("{project}", name));
+}
+
+/** A refusal with coded diagnostics (exit 2), reported as the reference's ServiceError. */
+class Refusal extends Error {
+  /** @param {Found[]} diags */
+  constructor(diags) {
+    super(diags.map((d) => d.message).join("; "));
+    this.diags = diags;
+  }
 }
 
 /**
- * (repository root, session directory) of the session a command line names: DIR or
- * --project NAME. @param {string | undefined} given @param {Record<string, any>} v
+ * The session directory of `--project NAME` under the root (the reference's `project_dir`):
+ * the session_dir of `workflow` (--workflow or the configured one); when neither names one,
+ * the built-in workflows' directory that holds the session (its state or .bak), refused
+ * (SR185) when two do, the default workflow's when none does. `dirOption`: how the command
+ * takes a directory (`--session-dir`, or null: a positional DIR), for the commands SR185 prints.
+ * @param {string} name @param {string} root @param {string | null | undefined} workflow
+ * @param {string | null} [dirOption]
  */
-function sessionOf(given, v) {
+function projectDir(name, root, workflow, dirOption = null) {
+  checkProject(name);
+  const dirOf = (/** @type {string} */ spec) =>
+    join(root, loadWorkflow(spec).sessionDir.replace("{project}", name));
+  if (workflow) return dirOf(workflow);
+  /** @type {Map<string, string[]>} */
+  const found = new Map();
+  for (const spec of ["apex", ...builtins().filter((b) => b !== "apex")])
+    found.set(dirOf(spec), [...(found.get(dirOf(spec)) ?? []), spec]);
+  const held = [...found].filter(
+    ([d]) => lexists(join(d, STATE)) || lexists(join(d, `${STATE}.bak`)),
+  );
+  if (held.length === 1) return held[0][0];
+  if (held.length > 1) {
+    const where = held.map(([d, names]) => `${rel(d)} (${names.join(", ")})`).join(" and ");
+    const runs = held.map(([d]) => `\`${withDir(rel(d), dirOption)}\``).join(" or ");
+    throw new Refusal([
+      {
+        code: "SR185",
+        message: `--project ${name} names two sessions, ${where}; name one by its directory: ${runs} (nothing was done)`,
+      },
+    ]);
+  }
+  return [...found.keys()][0];
+}
+
+/** This call's command line with `--project NAME` replaced by `directory` (the reference's
+ * `_with_dir`). @param {string} directory @param {string | null} dirOption */
+function withDir(directory, dirOption) {
+  const words = dirOption === null ? [directory] : [dirOption, directory];
+  /** @type {string[]} */
+  const out = [];
+  let skip = false;
+  for (const w of CALL.argv) {
+    if (skip) skip = false;
+    else if (w === "--project") {
+      out.push(...words);
+      skip = true;
+    } else if (w.startsWith("--project=")) out.push(...words);
+    else out.push(w);
+  }
+  return ["session-resume", ...out].map(quote).join(" ");
+}
+
+/**
+ * (configuration, repository root, session directory) of the session a command line names:
+ * DIR or --project NAME (the session_dir of --workflow, else of the configured workflow).
+ * @param {string | undefined} given @param {Record<string, any>} v
+ * @param {string | null} [dirOption] how the command takes a directory (for SR185)
+ * @returns {{cfg: import("./config.mjs").Config, root: string, dir: string}}
+ */
+function sessionOf(given, v, dirOption = null) {
   if (given && v.project)
     throw new UsageError("give the session directory DIR or --project NAME, not both");
   if (given) {
     const found = resolvePath(given, v.root);
-    return { root: rootOf(v.root, found), dir: resolve(sessionDirOf(found)) };
+    const cfg = configNear(found, v.root);
+    return {
+      cfg,
+      root: v.root ? realOrAbsolute(v.root) : cfg.root,
+      dir: resolve(sessionDirOf(found)),
+    };
   }
   if (v.project) {
-    const root = v.root ? realOrAbsolute(v.root) : findRoot(process.cwd());
-    return { root, dir: projectDir(v.project, root, v.workflow) };
+    checkProject(v.project);
+    const cfg = loadConfig(v.root || process.cwd());
+    const root = v.root ? realOrAbsolute(v.root) : cfg.root;
+    return { cfg, root, dir: projectDir(v.project, root, v.workflow ?? cfg.workflow, dirOption) };
   }
   throw new UsageError("give the session directory DIR, or --project NAME");
 }
@@ -215,6 +293,7 @@ function parse(argv, options, formats = ["text", "json"]) {
     throw new UsageError(/** @type {Error} */ (err).message);
   }
   const v = /** @type {Record<string, any>} */ (parsed.values);
+  CALL.values = v;
   if (!formats.includes(v.format))
     throw new UsageError(`--format: choose ${formats.join(", ")}, not ${JSON.stringify(v.format)}`);
   return { values: v, positionals: parsed.positionals };
@@ -317,20 +396,24 @@ function validateArgv(argv) {
 function validateRun(v, positionals, maxSize) {
   let paths;
   let root;
+  let cfg;
   if (v.project) {
     if (positionals.length) throw new UsageError("give PATH|DIR or --project NAME, not both");
     const named = sessionOf(undefined, v);
-    root = named.root;
+    ({ root, cfg } = named);
     paths = [rel(named.dir)];
   } else {
-    // the paths by the one rule, and the repository of the first one (docs/config.md)
+    // the paths by the one rule, and the repository (and configuration) of the first one
+    // (docs/config.md)
     paths = positionals.map((p) => (p === "-" ? p : resolvePath(p, v.root)));
     const start = paths.find((p) => p !== "-" && lexists(p));
-    root = v.root ? realOrAbsolute(v.root) : start ? rootNear(start) : findRoot(process.cwd());
+    cfg = start ? configNear(start, v.root) : loadConfig(v.root || process.cwd());
+    root = v.root ? realOrAbsolute(v.root) : cfg.root;
   }
   if (!paths.length) {
-    const sessionRoot = join(root, "agent-output");
-    if (!existsSync(sessionRoot)) {
+    // the configured session root, refused (SR105) when a link leads it out
+    const sessionRoot = sessionRootDir(cfg, root);
+    if (!isDirectory(sessionRoot)) {
       const file = rel(sessionRoot);
       return refusedValidate(
         v.format,
@@ -339,6 +422,7 @@ function validateRun(v, positionals, maxSize) {
             code: "SR100",
             message: `no PATH given and the session root ${file} does not exist`,
             file,
+            hint: "Pass the state files or directories to check, or create a session first: `session-resume init PROJECT`.",
           }),
         ],
         v.root ? root : null,
@@ -346,7 +430,7 @@ function validateRun(v, positionals, maxSize) {
     }
     paths = [sessionRoot];
   }
-  if (paths.includes("-")) return validateStdin(v, paths, root, maxSize);
+  if (paths.includes("-")) return validateStdin(v, paths, root, maxSize ?? cfg.max_size, cfg);
   const missing = paths.filter((p) => !lexists(p));
   if (missing.length) {
     return refusedValidate(
@@ -370,20 +454,22 @@ function validateRun(v, positionals, maxSize) {
       );
     }
   }
-  const docsUrl = docsUrlOf(v["docs-url"]);
-  const selection = selectionOf(v);
+  const docsUrl = docsUrlOf(v["docs-url"], cfg);
+  const selection = selectionOf(v, cfg);
   const files = paths.flatMap((p) =>
     validateReport(p, {
       workflow: v.workflow,
+      defaultWorkflow: cfg.workflow,
+      skew: cfg.clock_skew_seconds,
       now,
       root,
-      maxSize,
+      maxSize: maxSize ?? cfg.max_size,
       checkArtifacts: v["check-artifacts"],
       strict: v.strict,
       positions: PLACED_FORMATS.includes(v.format),
     }),
   );
-  const reports = fileReports(files, v, selection);
+  const reports = fileReports(files, v, selection, root);
   if (
     reports.length &&
     reports.every((r) => r.diagnostics.length === 1 && r.diagnostics[0].code === "SR101")
@@ -398,28 +484,29 @@ function validateRun(v, positionals, maxSize) {
   return validateOutput(v, reports, root, docsUrl);
 }
 
-/** `--docs-url`: an absolute http(s) URL, or null. @param {string | undefined} value */
-function docsUrlOf(value) {
-  const docsUrl = value ?? null;
-  if (docsUrl !== null && !/^https?:\/\/[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]+$/.test(docsUrl)) {
-    throw new UsageError(`--docs-url: ${JSON.stringify(docsUrl)} is not an absolute http(s) URL`);
-  }
-  return docsUrl;
+/** `--docs-url` (an absolute http(s) URL), else the configured `docs_url`, else null.
+ * @param {string | undefined} value @param {import("./config.mjs").Config} cfg */
+function docsUrlOf(value, cfg) {
+  if (!value) return cfg.docs_url;
+  if (!absoluteUrl(value))
+    throw new UsageError(`--docs-url: ${pyRepr(value)} is not an absolute http(s) URL`);
+  return value;
 }
 
 /**
  * The reports of the files checked: each code found placed in its file, the ones this run
  * does not select dropped, and the file's validity from what is left (the reference's order).
  * @param {import("./validate.mjs").FileReport[]} files
- * @param {Record<string, any>} v @param {{select: string[] | null, ignore: string[]}} selection
+ * @param {Record<string, any>} v @param {Selection} selection @param {string} root
  */
-function fileReports(files, v, selection) {
+function fileReports(files, v, selection, root) {
   const failing = ["error", ...(v.strict ? ["warning"] : [])];
   return files.map((f) => {
+    const path = repoPath(f.path, root);
     const diagnostics = completeHints(
       f.found
         .map((x) => diagnostic({ ...x, file: x.file ?? f.path }))
-        .filter((d) => kept(d.code, selection)),
+        .filter((d) => kept(d.code, selection, path)),
       { dir: isDirectory(dirname(f.path) || ".") ? dirname(f.path) || "." : null, root: v.root },
     );
     return {
@@ -454,12 +541,12 @@ function validateOutput(v, reports, root, docsUrl) {
 }
 
 /** `validate -`: one document on standard input, read up to the size limit.
- * @param {Record<string, any>} v @param {string[]} paths @param {string} root @param {number | undefined} maxSize */
-function validateStdin(v, paths, root, maxSize) {
+ * @param {Record<string, any>} v @param {string[]} paths @param {string} root @param {number} limit
+ * @param {import("./config.mjs").Config} cfg */
+function validateStdin(v, paths, root, limit, cfg) {
   if (paths.length !== 1)
     throw new UsageError("`-` (standard input) cannot be combined with other paths");
   const name = v["stdin-filename"] || "<stdin>";
-  const limit = maxSize ?? DEFAULT_MAX_SIZE;
   const data = readStdin(limit + 1);
   if (data.length > limit) {
     const tooBig = diagnostic({
@@ -475,17 +562,19 @@ function validateStdin(v, paths, root, maxSize) {
     return EXIT_INVALID;
   }
   const now = nowFrom(v.now);
-  const docsUrl = docsUrlOf(v["docs-url"]);
-  const selection = selectionOf(v);
+  const docsUrl = docsUrlOf(v["docs-url"], cfg);
+  const selection = selectionOf(v, cfg);
   const file = validateBytesReport(data, name, {
     workflow: v.workflow,
+    defaultWorkflow: cfg.workflow,
+    skew: cfg.clock_skew_seconds,
     now,
     root,
     maxSize: limit,
     strict: v.strict,
     positions: PLACED_FORMATS.includes(v.format),
   });
-  return validateOutput(v, fileReports([file], v, selection), root, docsUrl);
+  return validateOutput(v, fileReports([file], v, selection, root), root, docsUrl);
 }
 
 /** At most `limit` bytes of standard input. @param {number} limit */
@@ -532,21 +621,18 @@ function codesArg(values, option) {
   return codes;
 }
 
-/** The codes this run reports (no config file: --select replaces "every code", --ignore adds
- * to none). @param {Record<string, any>} v */
-function selectionOf(v) {
-  return { select: codesArg(v.select, "--select"), ignore: codesArg(v.ignore, "--ignore") ?? [] };
-}
+/** @typedef {import("./selection.mjs").Selection} Selection */
 
-/** @param {string} code @param {string[]} selectors */
-const matches = (code, selectors) => selectors.some((s) => s === "ALL" || code.startsWith(s));
-
-/** Whether a finding of `code` is reported; read errors (SR1xx) always are.
- * @param {string} code @param {{select: string[] | null, ignore: string[]}} selection */
-function kept(code, selection) {
-  if (code.startsWith("SR1")) return true;
-  if (selection.select !== null && !matches(code, selection.select)) return false;
-  return !matches(code, selection.ignore);
+/** The codes this run reports: --select replaces the configured `select`, --ignore adds to its
+ * `ignore` (ruff's precedence); `per-file-ignores` from the configuration.
+ * @param {Record<string, any>} v @param {import("./config.mjs").Config} cfg @returns {Selection} */
+function selectionOf(v, cfg) {
+  const select = codesArg(v.select, "--select");
+  return {
+    select: select ?? cfg.select,
+    ignore: [...cfg.ignore, ...(codesArg(v.ignore, "--ignore") ?? [])],
+    perFile: cfg.per_file_ignores.map(([glob, codes]) => [globRegex(glob), codes]),
+  };
 }
 
 /** A string as Python's repr() writes it (the reference's messages quote values so).
@@ -731,7 +817,7 @@ function cmdResume(argv) {
     "stale-after": { type: "string" },
   });
   if (positionals.length > 1) throw new UsageError("resume takes one DIR");
-  const { root, dir } = sessionOf(positionals[0], v);
+  const { cfg, root, dir } = sessionOf(positionals[0], v);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
     return fail(
       [diagnostic({ code: "SR100", message: "no such session directory", file: dir })],
@@ -740,9 +826,11 @@ function cmdResume(argv) {
       false,
     );
   }
-  const stale = v["stale-after"] === undefined ? 300 : Number(v["stale-after"]);
-  if (!Number.isInteger(stale) || stale < 0)
+  // --stale-after, else the configured stale_after_seconds (0 too: the reference's `or`)
+  const given = v["stale-after"] === undefined ? 0 : Number(v["stale-after"]);
+  if (!Number.isInteger(given) || given < 0)
     throw new UsageError("--stale-after: a whole number of seconds");
+  const stale = given || cfg.stale_after_seconds;
   const sent = readLease(dir).lease;
   const session = v.session ?? process.env.SESSION_RESUME_SESSION ?? null;
   /** @type {Record<string, any>} */
@@ -753,6 +841,7 @@ function cmdResume(argv) {
       root,
       step: v.step ?? null,
       workflow: v.workflow ?? null,
+      defaultWorkflow: cfg.workflow,
       session,
       staleSeconds: stale,
       ownerAlive: W.ownerAlive(sent),
@@ -772,7 +861,11 @@ function cmdResume(argv) {
   // and every writer it prints names it, as the reference's.
   const sid = session ?? (decision.session?.new ? randomBytes(8).toString("hex") : null);
   if (decision.session) decision.session.id = sid;
-  const fill = { root: v.root, project: projectOf(decision, dir, root, v.workflow), session: sid };
+  const fill = {
+    root: v.root,
+    project: projectOf(decision, dir, root, v.workflow, cfg.workflow),
+    session: sid,
+  };
   // decision version 2: commands (and alternatives) are {run, when} objects
   for (const key of ["commands", "alternatives"]) {
     if (!Array.isArray(decision[key])) continue;
@@ -828,18 +921,22 @@ const quote = (/** @type {string} */ s) =>
  */
 
 /** The state's project when `dir` is that project's own directory (so --project names it).
- * @param {any} decision @param {string} dir @param {string} root @param {string | undefined} workflow */
-function projectOf(decision, dir, root, workflow) {
+ * @param {any} decision @param {string} dir @param {string} root @param {string | undefined} workflow
+ * @param {string | null} configured */
+function projectOf(decision, dir, root, workflow, configured) {
   let project = null;
+  let spec = null;
   try {
     const doc = JSON.parse(readFileSync(join(dir, STATE), "utf8"));
     project = doc && typeof doc.project === "string" ? doc.project : null;
+    // the workflow that read the state: --workflow, else its own, else the configured one
+    spec = workflow || stateWorkflowSpec(doc?.workflow ?? null, configured);
   } catch {
     return null;
   }
   if (project === null || !PROJECT.test(project)) return null;
   try {
-    return resolve(projectDir(project, root, workflow ?? decision.workflow ?? undefined)) ===
+    return resolve(projectDir(project, root, spec ?? decision.workflow ?? undefined)) ===
       resolve(dir)
       ? project
       : null;
@@ -902,8 +999,9 @@ function cmdMigrate(argv) {
   if (!positionals.length) throw new UsageError("migrate needs PATH|DIR");
   if (v["dry-run"] && v.check) throw new UsageError("--dry-run and --check exclude each other");
   const paths = positionals.map((p) => resolvePath(p, v.root));
-  const start = paths.find((p) => lexists(p));
-  const root = v.root ? realOrAbsolute(v.root) : start ? rootNear(start) : findRoot(process.cwd());
+  // the repository and configuration of the first path (docs/config.md)
+  const cfg = configNear(paths[0], v.root);
+  const root = v.root ? realOrAbsolute(v.root) : cfg.root;
   const now = nowFrom(v.now);
   const write = !(v["dry-run"] || v.check);
   /** @type {ReturnType<typeof diagnostic>[]} */
@@ -918,7 +1016,7 @@ function cmdMigrate(argv) {
       const res = migrateDir(dir, {
         now,
         root,
-        workflow: v.workflow ?? null,
+        workflow: v.workflow || cfg.workflow,
         dryRun: !write,
         salvage: v.salvage,
       });
@@ -1007,14 +1105,14 @@ function cmdRecover(argv) {
   if (positionals.length > 1 || (!positionals.length && !v.project))
     throw new UsageError("recover takes one DIR (or --project NAME)");
   // DIR and --project may both be given: then --project names the project, not the directory
-  const { root, dir } = sessionOf(
+  const { cfg, root, dir } = sessionOf(
     positionals[0],
     positionals.length ? { ...v, project: undefined } : v,
   );
   const res = recoverDir(dir, {
     now: nowFrom(v.now),
     root,
-    workflow: v.workflow ?? null,
+    workflow: v.workflow || cfg.workflow,
     project: v.project ?? null,
   });
   const file = join(dir, STATE);
@@ -1096,18 +1194,36 @@ function context(v, project = null) {
     throw new UsageError("give the session with --session-dir DIR or --project NAME");
   // the reference's one rule: DIR under the root first, then the current directory; the root
   // found from the session directory upwards (--project: from the current directory)
-  const { root, dir } = sessionOf(v["session-dir"], {
-    ...v,
-    project: v["session-dir"] ? undefined : name,
-  });
+  const { cfg, root, dir } = sessionOf(
+    v["session-dir"],
+    { ...v, project: v["session-dir"] ? undefined : name },
+    "--session-dir",
+  );
   // how this call named its session: the commands a refusal prints are completed with it
   CALL.naming = { dir: v["session-dir"] ?? null, project: name, root: v.root ?? null, session };
-  return { dir, now: nowFrom(v.now), root, session };
+  return {
+    dir,
+    now: nowFrom(v.now),
+    root,
+    session,
+    // the configured lease threshold and workflow (docs/config.md)
+    staleSeconds: cfg.stale_after_seconds,
+    defaultWorkflow: cfg.workflow ?? "apex",
+    initWorkflow: asTyped(cfg.workflow),
+  };
 }
 
-/** The command line of this run and how it named its session (the reference's Naming).
- * @type {{argv: string[], naming: Naming}} */
-const CALL = { argv: [], naming: {} };
+/** The configured workflow as a command run from here names it: a built-in by its name, a
+ * file by its path from the current directory (the reference's `_as_typed`).
+ * @param {string | null} workflow */
+function asTyped(workflow) {
+  if (workflow === null || builtins().includes(workflow)) return workflow;
+  return rel(workflow);
+}
+
+/** The command line of this run, its options once read, and how it named its session (the
+ * reference's Naming). @type {{argv: string[], values: Record<string, any>, naming: Naming}} */
+const CALL = { argv: [], values: {}, naming: {} };
 
 /** A refusal's words with the commands they name runnable as printed: "the same command with
  * `--session ID`" becomes this call's own command line with it (the reference's
@@ -1205,7 +1321,7 @@ const WRITE_COMMANDS = {
     return guarded(v.format, () => {
       const res = W.startStep(context(v), positionals[0], { force: v.force, name: v.name ?? null });
       const detail = /** @type {any} */ (res.event)?.detail ?? {};
-      const extra = detail.restart ? `, restarted (attempt ${detail.attempts})` : "";
+      const extra = detail.restart ? `, restarted (attempt ${detail.attempts ?? "None"})` : "";
       return emitWrite(res, v.format, `${stepLabel(res, positionals[0])}: in_progress${extra}`);
     });
   },
@@ -1335,6 +1451,9 @@ function guarded(format, fn) {
   try {
     return fn();
   } catch (err) {
+    // a bad configuration: refused as the reference's writers refuse (exit 2)
+    if (err instanceof ConfigError || err instanceof Refusal)
+      return fail(refusalDiags(err), EXIT_USAGE, format, true);
     if (err instanceof W.WriteError || err instanceof WorkflowError || err instanceof LockError) {
       const problems =
         err instanceof W.WriteError
@@ -1393,6 +1512,23 @@ common options: --format text|json, --now TIMESTAMP, --root DIR; writers: --sess
 or --project NAME, --session ID. Exit codes: 0 ok, 1 invalid or refused, 2 usage, 3 internal.
 `;
 
+/** @param {ConfigError | Refusal} err */
+const refusalDiags = (err) =>
+  err instanceof ConfigError ? [diagnostic(err.diagnostic)] : err.diags.map((d) => diagnostic(d));
+
+/** A bad configuration or another refusal (exit 2), as the reference reports it: `validate --format json|sarif`
+ * writes its refusal report, any other `--format json` an `{"ok": false}` document; the
+ * diagnostic on standard error. @param {string} command @param {ConfigError | Refusal} err */
+function refusedConfig(command, err) {
+  const v = CALL.values;
+  const diags = refusalDiags(err);
+  if (command === "validate")
+    return refusedValidate(v.format ?? "text", diags, v.root ? realOrAbsolute(v.root) : null);
+  if (v.format === "json") emit({ ok: false, diagnostics: diags });
+  printDiagnostics(diags);
+  return EXIT_USAGE;
+}
+
 /** Run the CLI; returns the exit code (never throws). @param {string[]} argv */
 export function main(argv) {
   const [command, ...rest] = argv;
@@ -1406,6 +1542,7 @@ export function main(argv) {
   }
   const fn = /** @type {Record<string, (argv: string[]) => number>} */ (COMMANDS)[command];
   CALL.argv = argv;
+  CALL.values = {};
   if (!fn) {
     process.stderr.write(
       `session-resume: error: unknown command ${JSON.stringify(command)}\n${USAGE}`,
@@ -1419,6 +1556,7 @@ export function main(argv) {
       process.stderr.write(`session-resume: error: ${err.message}\n`);
       return EXIT_USAGE;
     }
+    if (err instanceof ConfigError || err instanceof Refusal) return refusedConfig(command, err);
     const e = /** @type {any} */ (err);
     process.stderr.write(
       `session-resume: SR900 internal error: ${e?.name}: ${e?.message}\nThis is a bug; please report it with the command you ran.\n`,

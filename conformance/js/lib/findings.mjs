@@ -108,7 +108,7 @@ const NOT_PRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
 
 /** A float as Python's repr() writes it (shortest digits; an exponent below 1e-4 and from
  * 1e16 on, written e-05 / e+16). @param {number} x */
-function floatRepr(x) {
+export function floatRepr(x) {
   if (Number.isNaN(x)) return "nan";
   if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
   if (Number.isInteger(x) && Math.abs(x) < 1e16) return `${x.toFixed(0)}.0`;

@@ -25,6 +25,7 @@ import { formatTimestamp } from "./timeutil.mjs";
 import { validate } from "./validate.mjs";
 import { CURRENT } from "./versions.mjs";
 import { loadWorkflow, WorkflowError } from "./workflow.mjs";
+import { stateWorkflowRefusal, stateWorkflowSpec } from "./config.mjs";
 
 const unique = (/** @type {string[]} */ codes) => [...new Set(codes)].sort();
 
@@ -168,14 +169,19 @@ export function recoverDir(dir, { now, root, workflow = null, project = null }) 
 /**
  * resume: the resume decision for a session directory (spec §10).
  * @param {string} dir
- * @param {{now: number, root: string, step?: string|null, workflow?: string|null, session?: string|null,
- *   staleSeconds?: number, takeover?: boolean, ownerAlive?: boolean|null}} opts
+ * `defaultWorkflow`: the project's configured workflow (for a state naming none, or its id).
+ * @param {{now: number, root: string, step?: string|null, workflow?: string|null,
+ *   defaultWorkflow?: string|null, session?: string|null, staleSeconds?: number,
+ *   takeover?: boolean, ownerAlive?: boolean|null}} opts
  * @returns {import("./types.js").Decision}
  */
 export function resumeDir(dir, opts) {
   const snap = snapshot(dir, opts.root, opts.ownerAlive ?? null);
-  const own = snap.doc && typeof snap.doc.workflow === "string" ? snap.doc.workflow : null;
-  const wf = loadWorkflow(opts.workflow ?? own ?? "apex");
+  const own = snap.doc ? snap.doc.workflow : null;
+  // a state's workflow field names a built-in or the configured workflow, never a path
+  const spec = opts.workflow || stateWorkflowSpec(own, opts.defaultWorkflow ?? null);
+  if (spec === null) throw new WorkflowError(["SR403"], stateWorkflowRefusal(own));
+  const wf = loadWorkflow(spec);
   // which startup inputs and deliverables of the workflow's steps exist (briefing, SR714/SR715)
   const inputs = [
     ...new Set([

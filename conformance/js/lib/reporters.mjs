@@ -5,7 +5,7 @@
 // hint}.
 
 import { createHash } from "node:crypto";
-import { isAbsolute, relative, resolve } from "node:path";
+import { isAbsolute, relative, resolve, sep } from "node:path";
 import { CODES, VERSION } from "./codes.mjs";
 
 /**
@@ -173,8 +173,9 @@ const fileUri = (absolute) => `file://${quote(absolute)}`;
  * @returns {[{uri: string, uriBaseId?: string}, string]} */
 function artifact(file, root) {
   const absolute = resolve(file);
-  const rel = relative(root, absolute);
-  if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) {
+  // the root itself is `.` under it, as pathlib's relative_to makes it
+  const rel = relative(root, absolute) || ".";
+  if (rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
     return [{ uri: fileUri(absolute) }, absolute];
   }
   return [{ uri: quote(rel), uriBaseId: SRCROOT }, rel];

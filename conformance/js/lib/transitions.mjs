@@ -8,6 +8,7 @@
 
 import { keyOrder, normalize, orderedKeys, pathProblem } from "./rules.mjs";
 import { formatTimestamp } from "./timeutil.mjs";
+import { pyRepr } from "./findings.mjs";
 
 const STEP_KEY = /^[0-9]+(_[0-9]+)?$/;
 const PROJECT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -42,7 +43,8 @@ const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v)
 /** @param {StateDocument} v */
 const clone = (v) => structuredClone(v);
 const isInt = (/** @type {unknown} */ v) => typeof v === "number" && Number.isInteger(v);
-const repr = (/** @type {unknown} */ v) => JSON.stringify(v);
+// values quoted as the reference's messages quote them (Python's repr())
+const repr = (/** @type {unknown} */ v) => pyRepr(v);
 
 /** @param {string} key @param {JsonObject | undefined} step @param {StepDef | null} sdef */
 function label(key, step, sdef) {

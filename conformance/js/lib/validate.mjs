@@ -1,7 +1,7 @@
 // The validate operation (spec §2, §3): read safely, parse strictly, gate the version, check
 // the version's own schema, then the semantic and workflow rules, then the session directory.
 
-import { lstatSync, readdirSync } from "node:fs";
+import { lstatSync, readdirSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { checkSessionHandoffFound } from "./handoff.mjs";
 import { CODES } from "./codes.mjs";
@@ -16,21 +16,23 @@ import {
 } from "./findings.mjs";
 import { isCorrupt, MAX_LOCATED, readJsonBytes } from "./jsonread.mjs";
 import { lineCol, locate } from "./locate.mjs";
-import { lexists, readLimited } from "./files.mjs";
+import { DEFAULT_MAX_SIZE, lexists, readLimited } from "./files.mjs";
 import { checkStateFound } from "./rules.mjs";
 import { usableBackup } from "./store.mjs";
 import { CURRENT, isKnown, KNOWN, newerThanKnown, schemaOf, versionOf } from "./versions.mjs";
 import { explain } from "./schema.mjs";
 import { readLease, scanWorklogFound, STATE, tempFiles } from "./session.mjs";
-import { builtins, loadWorkflow, WorkflowError } from "./workflow.mjs";
+import { loadWorkflow, WorkflowError } from "./workflow.mjs";
+import { stateWorkflowRefusal, stateWorkflowSpec } from "./config.mjs";
 
 /**
  * validate's options: now (µs), the workflow to check against (default the state's own, else
- * apex), the clock skew allowed (s), the size limit (bytes), the repository root, whether
+ * `defaultWorkflow`, the project's configured one, else apex), the clock skew allowed (s), the size limit (bytes), the repository root, whether
  * listed artifacts must exist (rules.mjs RuleOptions) and, for one document, its session
  * directory.
- * @typedef {{now: number, workflow?: string | null, skew?: number, maxSize?: number,
- *   root?: string | null, checkArtifacts?: boolean, sessionDir?: string | null}} ValidateOptions
+ * @typedef {{now: number, workflow?: string | null, defaultWorkflow?: string | null,
+ *   skew?: number, maxSize?: number, root?: string | null, checkArtifacts?: boolean,
+ *   sessionDir?: string | null}} ValidateOptions
  */
 /** @typedef {import("./types.js").Found} Found */
 /** @typedef {{path: string, codes: string[], found: Found[], version: string | null,
@@ -122,18 +124,17 @@ function validateParts(data, opts) {
     out.push(...explain(schemaOf(CURRENT), doc));
     const own = typeof doc.workflow === "string" ? doc.workflow : null;
     let wf = null;
-    const builtIn = builtins();
-    if (!opts.workflow && own !== null && !builtIn.includes(own)) {
+    // a state naming no workflow: the project's configured one; naming the configured one's
+    // id: that one (the reference's state_workflow_spec)
+    const spec = opts.workflow || stateWorkflowSpec(own, opts.defaultWorkflow ?? null);
+    if (spec === null) {
       // the field comes from an untrusted file: a built-in workflow, never a path (else a
       // state could make the tool read any file it names; the reference's state_workflow_spec)
-      const named = strRepr([...own].slice(0, 80).join(""));
-      const msg =
-        `the state names workflow ${named}, which is neither built in (${builtIn.join(", ")}) ` +
-        "nor the project's configured workflow; a state's workflow field is never read as a path";
+      const msg = stateWorkflowRefusal(own);
       out.push(found("SR403", msg, "/workflow"));
     } else {
       try {
-        wf = loadWorkflow(opts.workflow ?? own ?? "apex");
+        wf = loadWorkflow(spec);
       } catch (err) {
         if (!(err instanceof WorkflowError)) throw err;
         out.push(...err.codes.map((code) => found(code, err.message)));
@@ -193,6 +194,21 @@ function discover(path) {
   return found.length ? { files: found, codes: [] } : { files: [], codes: ["SR101"] };
 }
 
+/** Why a file was not read, in the reference's words where they name the file's size (SR112,
+ * the limit `max_size` sets), else the code's summary.
+ * @param {string} code @param {string} name @param {ValidateOptions} opts */
+function unreadWords(code, name, opts) {
+  if (code === "SR112") {
+    const limit = opts.maxSize ?? DEFAULT_MAX_SIZE;
+    try {
+      return `the file is ${statSync(name).size} bytes; the limit is ${limit}`;
+    } catch {
+      return `the file is over the limit of ${limit} bytes`;
+    }
+  }
+  return CODES[code]?.summary ?? "";
+}
+
 /** The findings of one state file on disk: the document's, the backup's (SR130) and the
  * session directory's other files', at most 100 of a code (the reference's `validate_file`).
  * @param {string} name @param {ValidateOptions & {strict?: boolean, positions?: boolean}} opts
@@ -200,7 +216,7 @@ function discover(path) {
 function validateFile(name, opts) {
   const res = readLimited(name, { maxSize: opts.maxSize, root: opts.root });
   if (!res.data) {
-    const unread = res.codes.map((code) => found(code, CODES[code]?.summary ?? ""));
+    const unread = res.codes.map((code) => found(code, unreadWords(code, name, opts)));
     return { found: unread, version: null, workflow: null };
   }
   const sessionDir = dirname(name);

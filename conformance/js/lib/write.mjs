@@ -34,7 +34,9 @@ import {
 import * as T from "./transitions.mjs";
 import { formatTimestamp, parseTimestamp } from "./timeutil.mjs";
 import { validateDocument } from "./validate.mjs";
-import { builtins, loadWorkflow, templateState, WorkflowError } from "./workflow.mjs";
+import { loadWorkflow, templateState, WorkflowError } from "./workflow.mjs";
+import { stateWorkflowRefusal, stateWorkflowSpec } from "./config.mjs";
+import { pyRepr, shellQuote } from "./findings.mjs";
 
 export const MAX_ATTEMPTS = 5;
 const LEASE_TAIL_EVENTS = 200;
@@ -79,8 +81,11 @@ export const defaultOwner = () => process.env.USER || process.env.USERNAME || "u
 /**
  * Where and when a write happens, and as which session. `newSession`: the id a write uses when
  * it must choose one itself (an implicit lease, a takeover naming none); default a random one.
+ * `defaultWorkflow`: the project's configured workflow (else apex); `initWorkflow`: the one a
+ * suggested `init` names, as the user would type it (the configured one; none: null).
  * @typedef {{dir: string, now: number, root?: string|null, session?: string|null, owner?: string,
- *   staleSeconds?: number, defaultWorkflow?: string, newSession?: string|null}} Context
+ *   staleSeconds?: number, defaultWorkflow?: string, initWorkflow?: string|null,
+ *   newSession?: string|null}} Context
  */
 
 const newSessionId = () => randomBytes(8).toString("hex");
@@ -474,6 +479,12 @@ export function save(dir, doc, opts) {
   });
 }
 
+/** The spec each workflow was loaded by (a configured file's path: its id names no file).
+ * @type {WeakMap<Workflow, string>} */
+const SPECS = new WeakMap();
+/** @param {Workflow} wf */
+const specOf = (wf) => SPECS.get(wf) ?? wf.id;
+
 /**
  * @param {StateDocument | null} doc
  * @param {string|null} spec
@@ -482,18 +493,13 @@ export function save(dir, doc, opts) {
  */
 function workflowOf(doc, spec, fallback) {
   const own = doc ? doc.workflow : undefined;
-  let name = spec;
-  if (!name) {
-    if (own === undefined || own === null) name = fallback;
-    else if (typeof own === "string" && builtins().includes(own)) name = own;
-    else
-      throw fail(
-        "SR403",
-        `the state names workflow ${JSON.stringify(own)}, neither built in (${builtins().join(", ")}) nor given`,
-      );
-  }
+  // a built-in, or the configured workflow (`fallback`) by its id; never a path
+  const name = spec || stateWorkflowSpec(own ?? null, fallback);
+  if (name === null) throw fail("SR403", stateWorkflowRefusal(own));
   try {
-    return loadWorkflow(name);
+    const wf = loadWorkflow(name);
+    SPECS.set(wf, name);
+    return wf;
   } catch (err) {
     if (err instanceof WorkflowError)
       throw new WriteError(err.codes.map((code) => ({ code, message: err.message })));
@@ -519,7 +525,7 @@ function refuseUnwritable(ctx, loaded) {
   }
   /** @type {Record<string, string>} */
   const messages = {
-    absent: `there is no state file in ${d}; run \`session-resume init PROJECT\` first`,
+    absent: `there is no state file in ${d}; run \`session-resume init PROJECT${ctx.initWorkflow ? ` --workflow ${shellQuote(ctx.initWorkflow)}` : ""}\` first`,
     needs_migration: `the state file is schema version ${loaded.version}; run \`session-resume migrate ${d}\` first (nothing was written)`,
     corrupt: `the state file is corrupt; run \`session-resume recover ${d}\` first (it restores ${loaded.backupUsable ? ".bak" : "a fresh state"})`,
     too_new: `the state file is schema version ${loaded.version}, newer than this tool knows; upgrade session-resume (nothing was written)`,
@@ -608,7 +614,7 @@ function writeOnce(ctx, build) {
         now: ctx.now,
         root,
         expectedRevision: loaded.doc.revision ?? 0,
-        workflow: wf.id,
+        workflow: specOf(wf),
         event: change.event,
         step: change.step ?? null,
         subStep: change.subStep ?? null,
@@ -692,7 +698,7 @@ function initOnce(ctx, project, workflow) {
   if (loaded.status !== "absent") {
     const what =
       loaded.status === "ok"
-        ? `revision ${loaded.doc.revision ?? 0}, project ${JSON.stringify(loaded.doc.project)}`
+        ? `revision ${loaded.doc.revision ?? 0}, project ${pyRepr(loaded.doc.project)}`
         : loaded.status;
     throw fail(
       "SR710",
@@ -722,7 +728,7 @@ function initOnce(ctx, project, workflow) {
     now: ctx.now,
     root,
     expectedRevision: 0,
-    workflow: wf.id,
+    workflow: specOf(wf),
     event,
     detail,
     session: plan.session,

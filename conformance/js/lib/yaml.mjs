@@ -3,8 +3,11 @@
 // (validator/session_resume/yamlsafe.py): any explicit tag is SR400, any anchor or alias is
 // SR402 (refused outright, so the billion-laughs family cannot happen), a duplicate key is
 // SR401, more than one document or a syntax error is SR400. `<<` is an ordinary key (no merge).
+// Nesting deeper than MAX_YAML_DEPTH is SR400 too (yamlpy.mjs).
 
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument } from "yaml";
+import { strRepr } from "./findings.mjs";
+import { DEEP, flowDeeperThan, MAX_YAML_DEPTH, propStart, scalarOf } from "./yamlpy.mjs";
 
 /** @typedef {import("yaml").ParsedNode} Node @typedef {import("./types.js").Json} Json */
 
@@ -38,11 +41,12 @@ function keyIdentity(key) {
 }
 
 /**
- * Parse `text` into plain values, or throw a YamlError.
- * @param {string} text
+ * Parse `text` into plain values, or throw a YamlError. `floats`: a float is a YamlFloat.
+ * @param {string} text @param {{floats?: boolean}} [opts]
  * @returns {unknown}
  */
-export function parseYaml(text) {
+export function parseYaml(text, { floats = false } = {}) {
+  if (flowDeeperThan(text, MAX_YAML_DEPTH)) throw new YamlError("SR400", DEEP);
   const lines = new LineCounter();
   const doc = parseDocument(text, {
     version: "1.2",
@@ -61,8 +65,8 @@ export function parseYaml(text) {
   // The reference reads events in order and stops at the first refusal: an anchor, alias or
   // tag before a syntax error is reported, not the syntax error.
   const firstError = doc.errors.length ? doc.errors[0].pos[0] : Infinity;
-  /** @type {(Node | null | undefined)[]} */
-  const stack = [doc.contents];
+  /** @type {[Node | null | undefined, number][]} */
+  const stack = [[doc.contents, 0]];
   /** @typedef {{offset: number, error: YamlError}} Refusal */
   /** @type {Refusal | null} */
   let refusal = null;
@@ -71,9 +75,13 @@ export function parseYaml(text) {
       refusal = { offset, error };
   };
   while (stack.length) {
-    const node = stack.pop();
+    const [node, depth] = /** @type {[Node | null | undefined, number]} */ (stack.pop());
     if (node === null || node === undefined) continue;
     const offset = node.range ? node.range[0] : 0;
+    if ((isMap(node) || isSeq(node)) && depth + 1 > MAX_YAML_DEPTH) {
+      note(offset, new YamlError("SR400", DEEP, ...at(offset)));
+      continue;
+    }
     if (isAlias(node)) {
       note(
         offset,
@@ -85,44 +93,52 @@ export function parseYaml(text) {
       );
       continue;
     }
+    // an anchor or a tag is reported where the node's properties start, as the reference's
+    // event marks place it
+    const props = node.anchor || node.tag ? propStart(text, node, offset) : offset;
     if (node.anchor)
       note(
-        offset,
+        props,
         new YamlError(
           "SR402",
           `anchors and aliases are not allowed (found anchor '${node.anchor}')`,
-          ...at(offset),
+          ...at(props),
         ),
       );
     if (node.tag)
       note(
-        offset,
-        new YamlError("SR400", `tags are not allowed (found '${node.tag}')`, ...at(offset)),
+        props,
+        new YamlError("SR400", `tags are not allowed (found '${node.tag}')`, ...at(props)),
       );
-    if (isMap(node)) for (const pair of node.items) stack.push(pair.key, pair.value);
-    else if (isSeq(node)) stack.push(...node.items);
+    const inner = depth + (isMap(node) || isSeq(node) ? 1 : 0);
+    if (isMap(node))
+      for (const pair of node.items) stack.push([pair.key, inner], [pair.value, inner]);
+    else if (isSeq(node)) for (const item of node.items) stack.push([item, inner]);
   }
   const first = /** @type {Refusal | null} */ (refusal); // (set by note(), in the loop)
   if (first !== null) throw first.error;
   if (doc.errors.length) {
     const e = doc.errors[0];
+    // the parser's own recursion gave out: nested too deep, as the reference says it
+    if (e.message.includes("Maximum call stack size exceeded")) throw new YamlError("SR400", DEEP);
     throw new YamlError("SR400", `invalid YAML: ${e.message}`, ...at(e.pos[0]));
   }
-  return construct(doc.contents, at);
+  return construct(doc.contents, at, floats);
 }
 
 /**
  * Nodes to plain values, iteratively (no recursion limit to hit on deep nesting).
  * @param {Node | null | undefined} root
  * @param {(offset: number) => number[]} at
+ * @param {boolean} floats
  */
-function construct(root, at) {
+function construct(root, at, floats) {
   /** @param {Node | null | undefined} node @returns {Json} the value built from parsed input */
   const make = (node) => {
     if (node === null || node === undefined) return null; // an empty document or value
     if (isMap(node)) return {};
     if (isSeq(node)) return [];
-    if (isScalar(node)) return node.value;
+    if (isScalar(node)) return floats ? scalarOf(node) : node.value;
     throw new YamlError("SR400", "invalid YAML: an unexpected node");
   };
   const result = make(root);
@@ -152,7 +168,7 @@ function construct(root, at) {
         if (id !== null && seen.has(id)) {
           throw new YamlError(
             "SR401",
-            `duplicate key ${JSON.stringify(key)}`,
+            `duplicate key ${typeof key === "string" ? strRepr(key) : String(key)}`,
             ...at(keyNode ? keyNode.range[0] : 0),
           );
         }
