@@ -95,3 +95,21 @@ def test_an_optional_step_s_start_waits_for_the_user_s_choice_and_the_tier_says_
     assert audit["when"].endswith(
         "(tier standard until Gate 2.5 decides complexity: use it as printed)"
     ), audit
+
+
+def test_printed_writers_name_the_session_as_a_writer_resolves_it(tmp_path: Path) -> None:
+    """A configured workflow keeps its sessions elsewhere (dotagent: memory/PROJECT) while the
+    state read is an apex one in agent-output/demo: `--project demo` would name memory/demo,
+    so the printed writers name the directory; followed as printed, they write this session."""
+    d = _repo(tmp_path, apex_state())
+    # unconfigured, the built-in workflow whose directory holds the session: --project
+    assert " --project demo " in _resume(tmp_path)["commands"][0]["run"] + " "
+    (tmp_path / ".session-resume.yaml").write_text("workflow: dotagent\n")
+    ans = _resume(tmp_path, "--workflow", "apex")
+    first = ans["commands"][0]["run"]
+    assert first.startswith("session-resume session start --session-dir "), first
+    assert "--project" not in first
+    proc = run_cli(*shlex.split(first)[1:], *NOW, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (d / "00-session.active").is_file()
+    assert not (tmp_path / "memory").exists()

@@ -1240,14 +1240,17 @@ def test_cli_config_workflow_matches_python(tmp_path: Path) -> None:
         demo=None,
     )
     assert [rc for rc, _, _ in out] == [0, 0, 0] and "memory/demo" in out[0][1], out
-    # a state naming its own workflow (apex) is read by it, not by the configured one: its
-    # writers are named as that workflow's session directory names them
+    # a state naming its own workflow (apex) is read by it, not by the configured one; its
+    # writers are named as a printed writer resolves them: `--project demo` would name the
+    # configured workflow's memory/demo, so they name the directory
     out = _config_twins(
         tmp_path / "own",
         lambda root: _plant(root, {".session-resume.yaml": "workflow: dotagent\n"}),
         [["resume", "agent-output/demo", *common], ["validate", "agent-output/demo", *common]],
     )
-    assert "checkpoint 2 phase_3_cost --project demo --session SID" in out[0][1], out
+    assert (
+        "checkpoint 2 phase_3_cost --session-dir ROOT/agent-output/demo --session SID" in out[0][1]
+    ), out
     assert out[1][0] == 0 and "SR404" not in out[1][1], out
 
 

@@ -23,7 +23,6 @@ import {
   loadConfig,
   realOrAbsolute,
   sessionRootDir,
-  stateWorkflowSpec,
 } from "./config.mjs";
 import { LockError } from "./lock.mjs";
 import { readLease, STATE, WORKLOG } from "./session.mjs";
@@ -863,7 +862,7 @@ function cmdResume(argv) {
   if (decision.session) decision.session.id = sid;
   const fill = {
     root: v.root,
-    project: projectOf(decision, dir, root, v.workflow, cfg.workflow),
+    project: projectOf(dir, root, cfg.workflow),
     session: sid,
   };
   // decision version 2: commands (and alternatives) are {run, when} objects
@@ -920,28 +919,23 @@ const quote = (/** @type {string} */ s) =>
  * @typedef {{root?: string, project?: string | null, session?: string | null}} Fill
  */
 
-/** The state's project when `dir` is that project's own directory (so --project names it).
- * @param {any} decision @param {string} dir @param {string} root @param {string | undefined} workflow
- * @param {string | null} configured */
-function projectOf(decision, dir, root, workflow, configured) {
+/** The state's project when `--project` names `dir` as a printed writer resolves it (no
+ * --workflow: the configured workflow's session_dir, else the built-in workflow's directory
+ * that holds the session), else null (the reference's `_project_of`).
+ * @param {string} dir @param {string} root @param {string | null} configured */
+function projectOf(dir, root, configured) {
   let project = null;
-  let spec = null;
   try {
     const doc = JSON.parse(readFileSync(join(dir, STATE), "utf8"));
     project = doc && typeof doc.project === "string" ? doc.project : null;
-    // the workflow that read the state: --workflow, else its own, else the configured one
-    spec = workflow || stateWorkflowSpec(doc?.workflow ?? null, configured);
   } catch {
     return null;
   }
   if (project === null || !PROJECT.test(project)) return null;
   try {
-    return resolve(projectDir(project, root, spec ?? decision.workflow ?? undefined)) ===
-      resolve(dir)
-      ? project
-      : null;
+    return resolve(projectDir(project, root, configured)) === resolve(dir) ? project : null;
   } catch {
-    return null;
+    return null; // SR185: two sessions of that name, --project would name neither
   }
 }
 

@@ -15,7 +15,13 @@ from session_resume.core.lease import DEFAULT_STALE_SECONDS, new_session_id
 from session_resume.core.resume_decision import Options, decide, is_writer
 from session_resume.records import replace
 from session_resume.rendering.plan_text import plan_text
-from session_resume.services.context import Reading, load_workflow_or_fail, session_dir_for_project
+from session_resume.services.context import (
+    Reading,
+    holds_session,
+    load_workflow_or_fail,
+    project_session_dirs,
+    session_dir_for_project,
+)
 from session_resume.services.errors import ServiceError
 from session_resume.storage.snapshot import session_files, take
 
@@ -54,17 +60,24 @@ def runnable(
     return command
 
 
-def _project_of(doc: dict[str, Any] | None, session_dir: Path, root: Path | None, wf: str) -> Any:
-    """The state's project when ``session_dir`` is that project's own directory (so that
-    ``--project`` names it), else None."""
+def _project_of(
+    doc: dict[str, Any] | None, session_dir: Path, root: Path | None, configured: str | None
+) -> Any:
+    """The state's project when ``--project`` names ``session_dir`` as a printed writer
+    resolves it (no --workflow: the ``configured`` workflow's session_dir, else the built-in
+    workflow's directory that holds the session; docs/config.md), else None."""
     project = (doc or {}).get("project")
     if not isinstance(project, str) or root is None:
         return None
     try:
-        own = session_dir_for_project(root, project, wf)
+        if configured:
+            dirs = [session_dir_for_project(root, project, configured)]
+        else:
+            found = [d for d, _names in project_session_dirs(root, project)]
+            dirs = [d for d in found if holds_session(d)] or found[:1]
     except ServiceError:
         return None
-    same = os.path.abspath(own) == os.path.abspath(session_dir)
+    same = len(dirs) == 1 and os.path.abspath(dirs[0]) == os.path.abspath(session_dir)
     return project if same else None
 
 
@@ -95,7 +108,8 @@ def resume(
     )
     result = decide(snap, step, now, wf, opts)
     result["session_dir"] = str(session_dir)
-    project = _project_of(snap.document or snap.backup_document, session_dir, reading.root, spec)
+    doc = snap.document or snap.backup_document
+    project = _project_of(doc, session_dir, reading.root, reading.default_workflow)
     sid = session or (new_session_id() if result["session"]["new"] else None)
     result["session"]["id"] = sid
     fill = {"project": project, "session": sid}
