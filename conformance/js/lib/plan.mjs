@@ -2,6 +2,8 @@
 // followed in order and literally, they never record progress before its work. Commands keep
 // the placeholders DIR and PROJECT; the session's name and id are filled in by a front end.
 
+import { posix } from "node:path";
+import { sessionPath } from "./briefing.mjs";
 import { orderedKeys } from "./rules.mjs";
 
 /**
@@ -230,6 +232,34 @@ function artifactArg(file, sessionRel) {
   return `${sessionRel}/${file}`;
 }
 
+/** Each remaining checkpoint with its write; the write records (`--artifact`) each of the
+ * step's deliverables its state does not list yet, at the first remaining checkpoint that is
+ * the one writing it or a later one (spec §10.2).
+ * @param {string} key @param {StepDef | null} def @param {JsonObject} st @param {string[]} ids
+ * @param {string | null} sessionRel @returns {Plan["checkpoints"]} */
+function checkpointWrites(key, def, st, ids, sessionRel) {
+  // the listed paths in their one form: normalised, a bare name in the session directory
+  const listed = new Set(
+    (Array.isArray(st.artifacts) ? st.artifacts : [])
+      .filter((/** @type {unknown} */ p) => typeof p === "string")
+      .map((/** @type {string} */ p) =>
+        p.includes("/") ? posix.normalize(p) : sessionPath(sessionRel, p),
+      ),
+  );
+  const order = def ? def.checkpoints : [];
+  let todo = (def?.deliverables ?? []).filter((d) => !listed.has(sessionPath(sessionRel, d.file)));
+  return ids.map((id) => {
+    const now = todo.filter((d) => order.indexOf(d.writtenAt) <= order.indexOf(id));
+    todo = todo.filter((d) => !now.includes(d));
+    const args = now.map((d) => ` --artifact ${shellQuote(artifactArg(d.file, sessionRel))}`);
+    return {
+      id,
+      after: def?.after[id] ?? "", // (no checkpoints remain without a def)
+      write: `session-resume checkpoint ${key} ${id}${args.join("")}`,
+    };
+  });
+}
+
 /** The plan for step `key` of the usable state `doc` (a working action).
  * @param {StateDocument} doc @param {string} key @param {Workflow} wf
  * @param {{action: string, sub: string | null, sessionRel?: string | null}} opts @returns {Plan}
@@ -244,14 +274,7 @@ export function buildPlan(doc, key, wf, { action, sub, sessionRel = null }) {
     name: def ? def.name : (st.name ?? null),
     optional: def ? def.optional : false,
     open_gate: openGate(doc, key, wf, action),
-    checkpoints: remaining(def, action, sub).map((id) => ({
-      id,
-      after: def?.after[id] ?? "", // (no checkpoints remain without a def)
-      write: `session-resume checkpoint ${key} ${id}${(def?.deliverables ?? [])
-        .filter((d) => d.writtenAt === id)
-        .map((d) => ` --artifact ${shellQuote(artifactArg(d.file, sessionRel))}`)
-        .join("")}`,
-    })),
+    checkpoints: checkpointWrites(key, def, st, remaining(def, action, sub), sessionRel),
     artifacts_rule: ARTIFACT_RULE,
     review_audit: review(doc, key, def, wf),
     open_findings: { count: findings.length, blocks_complete: false, rule: FINDINGS_RULE },

@@ -16,9 +16,11 @@ import re
 import shlex
 from collections.abc import Mapping, Sequence
 
+from session_resume.core.briefing import session_path
 from session_resume.core.jsonread import as_dict, as_list
 from session_resume.core.rules import ordered_step_keys
 from session_resume.core.workflow import Checkpoint, StepDef, Workflow
+from session_resume.core.write_checks import one_form
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -222,6 +224,36 @@ def _artifact_arg(file: str, session_rel: str | None) -> str:
     return f"{session_rel}/{file}"
 
 
+def _checkpoint_writes(
+    key: str,
+    sdef: StepDef | None,
+    st: Mapping[str, Any],
+    cps: Sequence[Checkpoint],
+    session_rel: str | None,
+) -> list[dict[str, Any]]:
+    """Each remaining checkpoint with its write; the write records (``--artifact``) each of the
+    step's deliverables its state does not list yet, at the first remaining checkpoint that is
+    the one writing it or a later one (docs/spec.md §10.2)."""
+    listed = {one_form(p, session_rel) for p in as_list(st.get("artifacts")) if isinstance(p, str)}
+    ids = sdef.checkpoint_ids if sdef is not None else []
+    todo = [
+        d
+        for d in (sdef.deliverables if sdef is not None else ())
+        if session_path(session_rel, d.file) not in listed
+    ]
+    out = []
+    for c in cps:
+        now = [d for d in todo if ids.index(d.written_at) <= ids.index(c.id)]
+        todo = [d for d in todo if d not in now]
+        args = "".join(
+            f" --artifact {shlex.quote(_artifact_arg(d.file, session_rel))}" for d in now
+        )
+        out.append(
+            {"id": c.id, "after": c.after, "write": f"session-resume checkpoint {key} {c.id}{args}"}
+        )
+    return out
+
+
 def build(
     doc: Mapping[str, Any],
     key: str,
@@ -242,18 +274,7 @@ def build(
         "name": sdef.name if sdef is not None else st.get("name"),
         "optional": bool(sdef.optional) if sdef is not None else False,
         "open_gate": _open_gate(doc, key, wf, action),
-        "checkpoints": [
-            {
-                "id": c.id,
-                "after": c.after,
-                "write": f"session-resume checkpoint {key} {c.id}"
-                + "".join(
-                    f" --artifact {shlex.quote(_artifact_arg(d.file, session_rel))}"
-                    for d in (sdef.deliverables_at(c.id) if sdef is not None else [])
-                ),
-            }
-            for c in remaining(sdef, action, sub)
-        ],
+        "checkpoints": _checkpoint_writes(key, sdef, st, remaining(sdef, action, sub), session_rel),
         "artifacts_rule": ARTIFACT_RULE,
         "review_audit": _review(doc, key, sdef, wf),
         "open_findings": {"count": len(findings), "blocks_complete": False, "rule": FINDINGS_RULE},

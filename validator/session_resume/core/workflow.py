@@ -94,10 +94,6 @@ class StepDef:
         reached = ids.index(sub_step)
         return [d for d in self.deliverables if ids.index(d.written_at) <= reached]
 
-    def deliverables_at(self, checkpoint: str) -> list[Deliverable]:
-        """The deliverables the work of ``checkpoint`` first writes."""
-        return [d for d in self.deliverables if d.written_at == checkpoint]
-
     @property
     def default_agent(self) -> str:
         """The step's agent when the workflow names one only, else empty."""
