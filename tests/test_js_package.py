@@ -994,3 +994,169 @@ def test_lock_excludes_the_other_implementation(tmp_path: Path) -> None:
         holder.stdin.close()
         holder.wait(timeout=60)
     assert holder.returncode == 0
+
+
+# --- migrate --dry-run: the reference's JSON Patch and diff, byte for byte (issue 29 point 5) -
+
+# Every migrate input of the suite and every state file of tests/fixtures, each its own
+# session directory of one repository (one run of each CLI per format).
+_DRY_RUN_INPUTS = [
+    *(p / "files" for p in sorted((REPO / "conformance" / "cases" / "migrate").iterdir())),
+    *sorted((REPO / "tests" / "fixtures" / "migrate").glob("*.json")),
+    *sorted((REPO / "tests" / "fixtures" / "upstream").glob("*--*.json")),
+    *sorted((REPO / "tests" / "fixtures" / "schema").glob("[0-9].0/*/*.json")),
+]
+# JavaScript reads `2.0` as the number 2: the reference's patch replaces an integral float by
+# its integer (and its diff shows `2.0`), the package's sees no change there (README).
+_FLOAT_INPUTS = {"v1-current-step-integral-float"}
+# a migration note's line: its message is prose (docs/conformance.md, "Prose")
+_NOTE_LINE = re.compile(r"^\S+: SR\d{3} (?:info|warning|error): ")
+
+
+def _dry_run_repo(root: Path) -> list[str]:
+    (root / ".git").mkdir(parents=True)
+    dirs = []
+    for src in _DRY_RUN_INPUTS:
+        name = (
+            src.parent.name
+            if src.name == "files"
+            else f"{src.parent.parent.name}-{src.parent.name}-{src.stem}"
+        )
+        if (
+            name in _FLOAT_INPUTS
+            or not (src / "00-session-state.json" if src.is_dir() else src).is_file()
+        ):
+            continue  # a case about a missing state, or the float above
+        dest = root / "agent-output" / name
+        if src.is_dir():
+            shutil.copytree(src, dest, symlinks=True)
+        else:
+            dest.mkdir(parents=True)
+            shutil.copyfile(src, dest / "00-session-state.json")
+        dirs.append(f"agent-output/{name}")
+    return dirs
+
+
+def test_cli_migrate_dry_run_patch_and_diff_match_python(tmp_path: Path) -> None:
+    """`migrate --dry-run` on every migrate input of the suite and every state fixture: the
+    same JSON Patch (jsonpatch.make_patch's moves and array matching, ported in lib/patch.mjs
+    and lib/difflib.mjs) and the same unified diff, byte for byte, in text and in JSON; the
+    same statuses, versions, exit code and summary lines. The notes' messages are prose."""
+    node = _need("node")["node"]
+    outs: dict[tuple[str, str], subprocess.CompletedProcess[str]] = {}
+    for impl in ("py", "js"):
+        root = tmp_path / impl
+        dirs = _dry_run_repo(root)
+        cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
+        for fmt in ("text", "json"):
+            argv = [*cmd, "migrate", "--dry-run", *dirs, "--now", NOW, "--format", fmt]
+            outs[impl, fmt] = _run(argv, root)
+    assert len(dirs) > 150
+    for fmt in ("text", "json"):
+        assert outs["js", fmt].returncode == outs["py", fmt].returncode, outs["js", fmt].stderr
+    pj, jj = (json.loads(outs[i, "json"].stdout) for i in ("py", "js"))
+    assert sum(f["status"] == "would_migrate" for f in pj["files"]) > 100
+    assert sum(any(op["op"] == "move" for op in f["patch"]) for f in pj["files"]) > 0
+    for f_py, f_js in zip(pj["files"], jj["files"], strict=True):
+        for key in ("path", "status", "from_version", "patch"):
+            assert f_js[key] == f_py[key], (f_py["path"], key)
+
+    # the JSON report byte for byte, but for the notes' messages and hints
+    def without_notes(text: str) -> str:
+        doc = json.loads(text)
+        for f in doc["files"]:
+            del f["notes"]  # the JS migration words (and, for some inputs, counts) its notes
+        return json.dumps(doc)
+
+    py_lines, js_lines = (
+        [x for x in outs[i, "text"].stdout.splitlines(keepends=True) if not _NOTE_LINE.match(x)]
+        for i in ("py", "js")
+    )
+    assert "".join(js_lines) == "".join(py_lines)
+    assert "JSON Patch (RFC 6902):\n" in py_lines
+    text = outs["js", "json"].stdout
+    assert without_notes(text) == without_notes(outs["py", "json"].stdout)
+    # the JSON report's layout is the reference's too (json.dumps, indent 2, keys as read)
+    assert text == json.dumps(jj, indent=2, ensure_ascii=False) + "\n"
+
+
+def test_js_patch_is_jsonpatch_make_patch() -> None:
+    """lib/patch.mjs's jsonPatch against jsonpatch.make_patch on 3,000 pairs of random
+    documents (a fixed seed): objects and arrays nested, items inserted, removed, repeated and
+    changed (moves, array matching), a few lists past SequenceMatcher's autojunk length (200)
+    and past the exact-match limit (500 x 500); parsed by each side from the same JSON text."""
+    import random
+
+    node = _need("node")["node"]
+    rng = random.Random(29)
+
+    def value(depth: int = 0) -> Any:
+        r = rng.random()
+        if depth < 3 and r < 0.25:
+            return {rng.choice("abcde"): value(depth + 1) for _ in range(rng.randint(0, 4))}
+        if depth < 3 and r < 0.5:
+            return [value(depth + 1) for _ in range(rng.randint(0, 6))]
+        return rng.choice([1, 2, 3, True, False, None, "x", "y", 0, "1"])
+
+    def mutate(v: Any, depth: int = 0) -> Any:
+        if isinstance(v, dict):
+            v = {
+                k: mutate(x, depth + 1) if rng.random() < 0.5 else x
+                for k, x in v.items()
+                if rng.random() > 0.2
+            }
+            if rng.random() < 0.3:
+                v[rng.choice("abcdef")] = value(depth + 1)
+            return v
+        if isinstance(v, list):
+            v = list(v)
+            for _ in range(rng.randint(0, 3)):
+                r = rng.random()
+                if r < 0.3 and v:
+                    del v[rng.randrange(len(v))]
+                elif r < 0.6 or not v:
+                    v.insert(
+                        rng.randint(0, len(v)),
+                        value(depth + 1) if rng.random() < 0.5 or not v else rng.choice(v),
+                    )
+                else:
+                    i = rng.randrange(len(v))
+                    v[i] = mutate(v[i], depth + 1)
+            return v
+        return value(depth) if rng.random() < 0.5 else v
+
+    pairs = []
+    for n in range(3000):
+        a = value()
+        a = a if isinstance(a, dict) else {"r": a}
+        if n % 300 == 0:  # long lists: autojunk, and the exact-match limit
+            a["long"] = [
+                rng.choice([1, 2, 3, "x", [1], {"k": 1}]) for _ in range(rng.choice([250, 700]))
+            ]
+        pairs.append(json.dumps([a, mutate(a)]))
+    script = (
+        "import { readFileSync } from 'node:fs';"
+        "import { parseText } from './conformance/js/lib/jsonread.mjs';"
+        "import { jsonPatch } from './conformance/js/lib/patch.mjs';"
+        "for (const line of readFileSync(0, 'utf8').trim().split('\\n')) {"
+        " const [a, b] = parseText(line).value;"
+        " process.stdout.write(JSON.stringify(jsonPatch(a, b)) + '\\n'); }"
+    )
+    proc = subprocess.run(
+        [node, "--input-type=module", "-e", script],
+        cwd=REPO,
+        input="\n".join(pairs) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    got = proc.stdout.splitlines()
+    assert len(got) == len(pairs)
+    moves = 0
+    for line, patch in zip(pairs, got, strict=True):
+        a, b = json.loads(line)
+        want = jsonpatch.make_patch(a, b).patch
+        assert json.loads(patch) == want, line
+        moves += any(op["op"] == "move" for op in want)
+    assert moves > 10

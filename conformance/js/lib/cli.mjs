@@ -18,7 +18,8 @@ import { DEFAULT_MAX_SIZE } from "./files.mjs";
 import { LockError } from "./lock.mjs";
 import { readLease, STATE, WORKLOG } from "./session.mjs";
 import { migrateDir, recoverDir, resumeDir } from "./operations.mjs";
-import { jsonPatch } from "./patch.mjs";
+import { unifiedDiff, splitLines } from "./difflib.mjs";
+import { jsonPatch, orderLike, pyDumps } from "./patch.mjs";
 import { isWriter } from "./plan.mjs";
 import { cleanTree, planText } from "./plantext.mjs";
 import {
@@ -32,7 +33,7 @@ import {
 import { parseNow } from "./timeutil.mjs";
 import { validateBytesReport, validateReport } from "./validate.mjs";
 import { CURRENT } from "./versions.mjs";
-import { loadWorkflow, WorkflowError } from "./workflow.mjs";
+import { builtins, loadWorkflow, WorkflowError } from "./workflow.mjs";
 import * as W from "./write.mjs";
 
 export const EXIT_OK = 0;
@@ -924,6 +925,8 @@ function cmdMigrate(argv) {
       });
       const status = res.status === "migrated" && !write ? "would_migrate" : res.status;
       const file = rel(join(dir, STATE));
+      if (res.original && res.document)
+        orderLike(res.original, res.document, usedWorkflow(res.document, v.workflow));
       // the migration's own notes carry messages (SR152 names --salvage); a store refusal only codes
       const noted = new Set((res.notes ?? []).map((n) => n.code));
       outcomes.push({
@@ -931,6 +934,8 @@ function cmdMigrate(argv) {
         status,
         from_version: res.from ?? null,
         patch: res.original && res.document ? jsonPatch(res.original, res.document) : [],
+        before: res.original,
+        after: res.document,
         notes: [
           ...(res.notes ?? []).map((n) =>
             diagnostic({ code: n.code, message: n.message, pointer: n.pointer, file }),
@@ -940,7 +945,11 @@ function cmdMigrate(argv) {
       });
     }
   }
-  if (v.format === "json") emit({ files: outcomes, problems });
+  if (v.format === "json")
+    // the reference's json.dumps: the patch's values keep their keys' order as read
+    process.stdout.write(
+      `${pyDumps({ files: outcomes.map(({ before, after, ...o }) => o), problems })}\n`,
+    );
   else {
     printDiagnostics(problems);
     for (const o of outcomes) {
@@ -955,6 +964,18 @@ function cmdMigrate(argv) {
         o.notes.map((d) => ({ ...d, hint: "" })),
         process.stdout,
       );
+      if (v["dry-run"] && o.status === "would_migrate" && o.before && o.after) {
+        // the patch and a readable diff of the two files, as the reference prints them
+        process.stdout.write(`JSON Patch (RFC 6902):\n${pyDumps(o.patch)}\n`);
+        const lines = (/** @type {unknown} */ doc) => splitLines(`${pyDumps(doc)}\n`);
+        const diff = unifiedDiff(
+          lines(o.before),
+          lines(o.after),
+          `${o.path} (now)`,
+          `${o.path} (migrated)`,
+        );
+        process.stdout.write(diff.join(""));
+      }
     }
   }
   const refused =
@@ -966,6 +987,18 @@ function cmdMigrate(argv) {
       : EXIT_OK;
   if (v.format !== "json") migrateSummary(outcomes, problems, v, code !== EXIT_OK);
   return code;
+}
+
+/** The workflow a migration ran under: the one given, else the migrated state's own built-in.
+ * @param {Record<string, unknown>} doc @param {string | undefined} given */
+function usedWorkflow(doc, given) {
+  const name = given ?? (typeof doc.workflow === "string" ? doc.workflow : null);
+  try {
+    return name !== null && (given || builtins().includes(name)) ? loadWorkflow(name) : null;
+  } catch (err) {
+    if (err instanceof WorkflowError) return null;
+    throw err;
+  }
 }
 
 /** The last line(s) of `migrate` text: the counts, then the command that does what is left,

@@ -48,6 +48,12 @@ export function keysOf(obj) {
   return order && order.length === keys.length ? order : keys;
 }
 
+/** Give `obj` the key order `keys` (its own keys, in the order a writer of the same document
+ * in Python would have them), for keysOf. @param {object} obj @param {string[]} keys */
+export function setKeyOrder(obj, keys) {
+  KEY_ORDER.set(obj, keys);
+}
+
 /** Whether `codes` hold one that makes a file corrupt. @param {string[]} codes */
 export function isCorrupt(codes) {
   return codes.some((c) => CORRUPT.has(c));
