@@ -1160,3 +1160,50 @@ def test_js_patch_is_jsonpatch_make_patch() -> None:
         assert json.loads(patch) == want, line
         moves += any(op["op"] == "move" for op in want)
     assert moves > 10
+
+
+# --- workflow findings (SR40x) in the reference's words and places (issue 29 point 5) -------
+
+
+def _broken_workflows() -> dict[str, bytes]:
+    """Broken workflow YAMLs: the generic built-in, changed one way each."""
+    good = (REPO / "schema" / "workflows" / "apex.yaml").read_text(encoding="utf-8")
+    return {
+        "zero-byte.yaml": b"",
+        "broken-utf8.yaml": b"id: caf\xc3(\n",
+        "duplicate-key.yaml": b"id: a\ntitle: t\nid: b\n",
+        "duplicate-key-nested.yaml": good.replace("id: apex", "id: apex\nid: again", 1).encode(),
+        "a-list.yaml": b"- 1\n- 2\n",
+        "missing-required.yaml": b"id: x\nsteps: []\n",
+        "wrong-types.yaml": b"id: 3\nversion: one\nfree_steps: maybe\nsteps: 3\n",
+        "step-wrong-types.yaml": b"id: x\nsteps:\n  - key: 1\n    name: 3\n",
+        "unknown-legacy-checkpoint.yaml": good.replace(
+            "legacy_checkpoints:", "legacy_checkpoints:\n      old_one: no_such_checkpoint", 1
+        ).encode(),
+        "session-dir-escapes.yaml": good.replace(
+            'session_dir: "agent-output/{project}"', 'session_dir: "../out-{project}"', 1
+        ).encode(),
+    }
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github"])
+def test_cli_workflow_findings_match_python(fmt: str, tmp_path: Path) -> None:
+    """`validate --workflow PATH` with a broken workflow: each SR40x finding with the
+    reference's code, message, file, pointer, line and column, the same exit code, standard
+    output and standard error from the two CLIs."""
+    roots = {
+        impl: _repo_copy("valid", "apex-step-2-at-checkpoint", tmp_path / impl)
+        for impl in ("py", "js")
+    }
+    seen = set()
+    for name, data in [*_broken_workflows().items(), ("not-there.yaml", None)]:
+        for root in roots.values():
+            if data is not None:
+                (root / name).write_bytes(data)
+        argv = ["validate", "agent-output/demo", "--workflow", name, "--now", NOW, "--format", fmt]
+        out = _twin_run(argv, roots, None)
+        assert out["js"].returncode == out["py"].returncode == 2, (name, out["js"].stderr)
+        assert out["js"].stdout == out["py"].stdout, name
+        assert out["js"].stderr == out["py"].stderr, name
+        seen.update(re.findall(rb"SR40\d", out["py"].stdout + out["py"].stderr))
+    assert seen >= {b"SR400", b"SR401", b"SR403"}

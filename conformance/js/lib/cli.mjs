@@ -366,7 +366,7 @@ function validateRun(v, positionals, maxSize) {
       if (!(err instanceof WorkflowError)) throw err;
       return refusedValidate(
         v.format,
-        err.codes.map((code) => diagnostic({ code, message: err.message, file: v.workflow })),
+        err.diagnostics.map((d) => diagnostic({ ...d, file: d.file || v.workflow })),
         v.root ? root : null,
       );
     }

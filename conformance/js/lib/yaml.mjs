@@ -5,6 +5,7 @@
 // SR401, more than one document or a syntax error is SR400. `<<` is an ordinary key (no merge).
 
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument } from "yaml";
+import { pyRepr } from "./findings.mjs";
 
 /** @typedef {import("yaml").ParsedNode} Node @typedef {import("./types.js").Json} Json */
 
@@ -97,7 +98,7 @@ export function parseYaml(text) {
     if (node.tag)
       note(
         offset,
-        new YamlError("SR400", `tags are not allowed (found '${node.tag}')`, ...at(offset)),
+        new YamlError("SR400", `tags are not allowed (found ${pyRepr(node.tag)})`, ...at(offset)),
       );
     if (isMap(node)) for (const pair of node.items) stack.push(pair.key, pair.value);
     else if (isSeq(node)) stack.push(...node.items);
@@ -152,7 +153,7 @@ function construct(root, at) {
         if (id !== null && seen.has(id)) {
           throw new YamlError(
             "SR401",
-            `duplicate key ${JSON.stringify(key)}`,
+            `duplicate key ${pyRepr(key)}`,
             ...at(keyNode ? keyNode.range[0] : 0),
           );
         }
