@@ -759,13 +759,7 @@ function cmdResume(argv) {
       ownerAlive: W.ownerAlive(sent),
     });
   } catch (err) {
-    if (err instanceof WorkflowError)
-      return fail(
-        err.codes.map((code) => diagnostic({ code, message: err.message })),
-        EXIT_USAGE,
-        v.format,
-        false,
-      );
+    if (err instanceof WorkflowError) return workflowRefused(err, v.format);
     throw err;
   }
   decision.session_dir = dir;
@@ -902,6 +896,15 @@ function cmdMigrate(argv) {
   });
   if (!positionals.length) throw new UsageError("migrate needs PATH|DIR");
   if (v["dry-run"] && v.check) throw new UsageError("--dry-run and --check exclude each other");
+  if (v.workflow) {
+    // a broken --workflow is refused once, before any file is read (the reference's)
+    try {
+      loadWorkflow(v.workflow);
+    } catch (err) {
+      if (err instanceof WorkflowError) return workflowRefused(err, v.format);
+      throw err;
+    }
+  }
   const paths = positionals.map((p) => resolvePath(p, v.root));
   const start = paths.find((p) => lexists(p));
   const root = v.root ? realOrAbsolute(v.root) : start ? rootNear(start) : findRoot(process.cwd());
@@ -1372,13 +1375,15 @@ function guarded(format, fn) {
       const problems =
         err instanceof W.WriteError
           ? err.problems
-          : err.codes.map((code) => ({ code, message: err.message }));
+          : err instanceof WorkflowError
+            ? err.diagnostics
+            : err.codes.map((code) => ({ code, message: err.message }));
       return fail(
         problems
           .map((p) => diagnostic(p))
           .map((d) => ({ ...d, message: refusalText(d.message), hint: refusalText(d.hint) })),
         err instanceof WorkflowError
-          ? EXIT_USAGE
+          ? EXIT_INVALID // init --workflow: the reference's write service refuses it with 1
           : err instanceof W.WriteError
             ? err.exitCode
             : EXIT_INVALID,
@@ -1388,6 +1393,16 @@ function guarded(format, fn) {
     }
     throw err;
   }
+}
+
+/** A workflow that cannot be loaded (SR400-SR403), as the reference refuses it: exit 2, its
+ * findings on stderr, and with --format json also {"ok": false, ...} on stdout.
+ * @param {WorkflowError} err @param {string} format */
+function workflowRefused(err, format) {
+  const diags = err.diagnostics.map((d) => diagnostic(d));
+  if (format === "json") emit({ ok: false, diagnostics: diags });
+  printDiagnostics(diags);
+  return EXIT_USAGE;
 }
 
 /** @param {ReturnType<typeof diagnostic>[]} diags @param {number} code @param {string} format @param {boolean} jsonOnStdout */

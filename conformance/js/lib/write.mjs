@@ -495,8 +495,7 @@ function workflowOf(doc, spec, fallback) {
   try {
     return loadWorkflow(name);
   } catch (err) {
-    if (err instanceof WorkflowError)
-      throw new WriteError(err.codes.map((code) => ({ code, message: err.message })));
+    if (err instanceof WorkflowError) throw new WriteError(err.diagnostics); // the reference's words, file and place
     throw err;
   }
 }

@@ -44,6 +44,9 @@ function keyIdentity(key) {
  * @returns {unknown}
  */
 export function parseYaml(text) {
+  // the reference refuses a flow nesting past the limit before it parses (its parser is
+  // quadratic in it): no place
+  if (flowDeeperThan(text, MAX_YAML_DEPTH)) throw new YamlError("SR400", TOO_DEEP);
   const lines = new LineCounter();
   const doc = parseDocument(text, {
     version: "1.2",
@@ -59,11 +62,11 @@ export function parseYaml(text) {
     const p = lines.linePos(offset);
     return [p.line, p.col];
   };
-  // The reference reads events in order and stops at the first refusal: an anchor, alias or
-  // tag before a syntax error is reported, not the syntax error.
+  // The reference reads events in order and stops at the first refusal: an anchor, alias,
+  // tag or a collection too deep before a syntax error is reported, not the syntax error.
   const firstError = doc.errors.length ? doc.errors[0].pos[0] : Infinity;
-  /** @type {(Node | null | undefined)[]} */
-  const stack = [doc.contents];
+  /** @type {[Node | null | undefined, number][]} each node and its collections' depth */
+  const stack = [[doc.contents, 0]];
   /** @typedef {{offset: number, error: YamlError}} Refusal */
   /** @type {Refusal | null} */
   let refusal = null;
@@ -72,7 +75,7 @@ export function parseYaml(text) {
       refusal = { offset, error };
   };
   while (stack.length) {
-    const node = stack.pop();
+    const [node, above] = /** @type {[Node | null | undefined, number]} */ (stack.pop());
     if (node === null || node === undefined) continue;
     const offset = node.range ? node.range[0] : 0;
     if (isAlias(node)) {
@@ -80,36 +83,91 @@ export function parseYaml(text) {
         offset,
         new YamlError(
           "SR402",
-          `anchors and aliases are not allowed (found alias '${node.source}')`,
+          `anchors and aliases are not allowed (found alias ${pyRepr(node.source)})`,
           ...at(offset),
         ),
       );
       continue;
     }
+    // the reference's event starts at the node's properties: its anchor, else its tag
     if (node.anchor)
       note(
         offset,
         new YamlError(
           "SR402",
-          `anchors and aliases are not allowed (found anchor '${node.anchor}')`,
-          ...at(offset),
+          `anchors and aliases are not allowed (found anchor ${pyRepr(node.anchor)})`,
+          ...at(propertyStart(text, offset, `&${node.anchor}`)),
         ),
       );
     if (node.tag)
       note(
         offset,
-        new YamlError("SR400", `tags are not allowed (found ${pyRepr(node.tag)})`, ...at(offset)),
+        new YamlError(
+          "SR400",
+          `tags are not allowed (found ${pyRepr(node.tag)})`,
+          ...at(propertyStart(text, offset, "!")),
+        ),
       );
-    if (isMap(node)) for (const pair of node.items) stack.push(pair.key, pair.value);
-    else if (isSeq(node)) stack.push(...node.items);
+    const depth = isMap(node) || isSeq(node) ? above + 1 : above;
+    if (depth > MAX_YAML_DEPTH && depth > above)
+      note(offset, new YamlError("SR400", TOO_DEEP, ...at(offset)));
+    if (isMap(node))
+      for (const pair of node.items) stack.push([pair.key, depth], [pair.value, depth]);
+    else if (isSeq(node))
+      stack.push(...node.items.map((n) => /** @type {[Node, number]} */ ([n, depth])));
   }
   const first = /** @type {Refusal | null} */ (refusal); // (set by note(), in the loop)
   if (first !== null) throw first.error;
   if (doc.errors.length) {
     const e = doc.errors[0];
-    throw new YamlError("SR400", `invalid YAML: ${e.message}`, ...at(e.pos[0]));
+    throw new YamlError("SR400", `invalid YAML: ${syntaxWords(e, text)}`, ...at(e.pos[0]));
   }
   return construct(doc.contents, at);
+}
+
+const MAX_YAML_DEPTH = 64; // the reference's: a real workflow nests under 10
+const TOO_DEEP = `the document nests deeper than ${MAX_YAML_DEPTH} levels; refused before it is parsed`;
+// the reference's _DEPTH_TOKENS: a quoted scalar (only where a token starts), a comment, a bracket
+const DEPTH_TOKENS =
+  /(?:(?<=[\s[{,:?-])|^)(?:'(?:[^']|'')*'|"(?:[^"\\]|\\.)*")|(?:(?<=\s)|^)#[^\n]*|[[\]{}]/gm;
+
+/** The reference's _flow_deeper_than: flow brackets outside quoted scalars and comments nest
+ * deeper than `limit`. @param {string} text @param {number} limit */
+function flowDeeperThan(text, limit) {
+  let opened = 0;
+  for (const c of text) if (c === "[" || c === "{") opened++;
+  if (opened <= limit) return false;
+  let depth = 0;
+  for (const m of text.matchAll(DEPTH_TOKENS)) {
+    const c = m[0];
+    if (c === "[" || c === "{") {
+      depth++;
+      if (depth > limit) return true;
+    } else if (c === "]" || c === "}") depth = Math.max(depth - 1, 0);
+  }
+  return false;
+}
+
+/** Where a node's property (`&name`, or a tag starting `!`) starts: the last one before its
+ * content. @param {string} text @param {number} offset @param {string} mark */
+function propertyStart(text, offset, mark) {
+  let i = text.lastIndexOf(mark, offset);
+  if (i < 0) return offset;
+  while (mark === "!" && i > 0 && !/\s/.test(text[i - 1])) i--;
+  return i;
+}
+
+/** A syntax error in the reference's (ruamel's) words where the two parsers agree on the
+ * place; else the `yaml` package's. @param {import("yaml").YAMLError} e @param {string} text */
+function syntaxWords(e, text) {
+  const c = text[e.pos[0]];
+  if (e.code === "TAB_AS_INDENT" || (c === "\t" && /^Tabs/.test(e.message)))
+    return "found character '\\t' that cannot start any token";
+  if (/^Plain value cannot start with reserved character/.test(e.message))
+    return `found character ${pyRepr(c)} that cannot start any token`;
+  if (e.code === "MULTIPLE_DOCS") return "but found another document";
+  if (/^Missing closing .?quote/.test(e.message)) return "found unexpected end of stream";
+  return e.message;
 }
 
 /**
@@ -143,11 +201,8 @@ function construct(root, at) {
         const keyNode = pair.key;
         const key = make(keyNode);
         if (key !== null && typeof key === "object") {
-          throw new YamlError(
-            "SR400",
-            "invalid YAML: a mapping key must be a scalar",
-            ...at(keyNode.range[0]),
-          );
+          // the reference's constructor raises it with no place
+          throw new YamlError("SR400", "invalid YAML: a mapping key must be a scalar");
         }
         const id = keyIdentity(key);
         if (id !== null && seen.has(id)) {
