@@ -1019,6 +1019,8 @@ _DRY_RUN_INPUTS = [
 # JavaScript reads `2.0` as the number 2: the reference's patch replaces an integral float by
 # its integer (and its diff shows `2.0`), the package's sees no change there (README).
 _FLOAT_INPUTS = {"v1-current-step-integral-float"}
+# `"schema_version": 3.0` is the number 3 to JavaScript: its SR142 names 3, the reference's 3.0
+_FLOAT_REFUSED = "invalid-schema-version-number/00-session-state.json"
 # a migration note's line: its message is prose (docs/conformance.md, "Prose")
 _NOTE_LINE = re.compile(r"^\S+: SR\d{3} (?:info|warning|error): ")
 
@@ -1067,9 +1069,16 @@ def test_cli_migrate_dry_run_patch_and_diff_match_python(tmp_path: Path) -> None
     pj, jj = (json.loads(outs[i, "json"].stdout) for i in ("py", "js"))
     assert sum(f["status"] == "would_migrate" for f in pj["files"]) > 100
     assert sum(any(op["op"] == "move" for op in f["patch"]) for f in pj["files"]) > 0
+    refused = 0
     for f_py, f_js in zip(pj["files"], jj["files"], strict=True):
         for key in ("path", "status", "from_version", "patch"):
             assert f_js[key] == f_py[key], (f_py["path"], key)
+        if f_py["status"] == "refused" and not f_py["path"].endswith(_FLOAT_REFUSED):
+            # a refusal in the reference's words, at its pointer, the command it names
+            # completed (SR152 with each schema finding or contradiction, SR142, SR11x/SR12x)
+            assert f_js["notes"] == f_py["notes"], f_py["path"]
+            refused += 1
+    assert refused > 30
 
     # the JSON report byte for byte, but for the notes' messages and hints
     def without_notes(text: str) -> str:

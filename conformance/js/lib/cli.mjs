@@ -939,12 +939,25 @@ function cmdMigrate(argv) {
         patch: res.original && res.document ? jsonPatch(res.original, res.document) : [],
         before: res.original,
         after: res.document,
-        notes: [
-          ...(res.notes ?? []).map((n) =>
-            diagnostic({ code: n.code, message: n.message, pointer: n.pointer, file }),
-          ),
-          ...res.codes.filter((code) => !noted.has(code)).map((code) => diagnostic({ code, file })),
-        ],
+        // the commands the notes name, runnable as printed from here (the reference's _complete)
+        notes: completeHints(
+          [
+            ...(res.notes ?? []).map((/** @type {any} */ n) =>
+              diagnostic({
+                code: n.code,
+                message: n.message,
+                pointer: n.pointer,
+                line: n.line,
+                column: n.column,
+                file,
+              }),
+            ),
+            ...res.codes
+              .filter((code) => !noted.has(code))
+              .map((code) => diagnostic({ code, file })),
+          ],
+          { dir: dirname(file) || ".", root: v.root ?? null },
+        ),
       });
     }
   }
