@@ -104,6 +104,21 @@ def test_bad_workflow_files(tmp_path: Path, text: str, code: str) -> None:
     assert code in proc.stderr
 
 
+def test_migrate_refuses_a_bad_workflow_file(tmp_path: Path) -> None:
+    """`migrate --workflow PATH` with a broken file: the findings at their place and exit 2,
+    as validate and resume refuse it (it was SR900, an internal error), nothing written."""
+    wf = tmp_path / "wf.yaml"
+    wf.write_text("id: x\nid: y\n")
+    p = _write(tmp_path / "00-session-state.json", apex_state())
+    before = p.read_bytes()
+    for extra in ([], ["--dry-run"], ["--format", "json"]):
+        proc = run_cli("migrate", "--workflow", str(wf), str(p), *extra, cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        assert "wf.yaml:2:1: SR401 error: duplicate key 'id'" in proc.stderr
+        assert "SR900" not in proc.stderr + proc.stdout
+    assert p.read_bytes() == before
+
+
 def test_unknown_workflow_name(tmp_path: Path) -> None:
     p = _write(tmp_path / "00-session-state.json", apex_state())
     proc = run_cli("validate", "--workflow", "apexx", str(p), cwd=tmp_path)

@@ -774,6 +774,16 @@ def test_cli_validate_options_match_python(
     assert js_out == py_out
 
 
+_FORMAT_SAMPLE = {
+    "duplicate-key-nested.yaml",
+    "anchor.yaml",
+    "tab-indent.yaml",
+    "step-wrong-types.yaml",
+    "unknown-legacy-checkpoint.yaml",
+    "not-there.yaml",
+}
+
+
 @pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif"])
 def test_cli_validate_refusals_match_python(fmt: str, tmp_path: Path) -> None:
     """A bad --select, `-` with another path, standard input over --max-size: the same exit
@@ -1505,3 +1515,278 @@ def test_cli_project_among_builtin_workflows_matches_python(tmp_path: Path) -> N
         demo=None,
     )
     assert settled[0][0] == 0 and "memory/demo" in settled[0][1], settled
+
+
+# --- migrate --dry-run: the reference's JSON Patch and diff, byte for byte (issue 29 point 5) -
+
+# Every migrate input of the suite and every state file of tests/fixtures, each its own
+# session directory of one repository (one run of each CLI per format).
+_DRY_RUN_INPUTS = [
+    *(p / "files" for p in sorted((REPO / "conformance" / "cases" / "migrate").iterdir())),
+    *sorted((REPO / "tests" / "fixtures" / "migrate").glob("*.json")),
+    *sorted((REPO / "tests" / "fixtures" / "upstream").glob("*--*.json")),
+    *sorted((REPO / "tests" / "fixtures" / "schema").glob("[0-9].0/*/*.json")),
+]
+# JavaScript reads `2.0` as the number 2: the reference's patch replaces an integral float by
+# its integer (and its diff shows `2.0`), the package's sees no change there; its SR142 names
+# `3`, the reference's `3.0` (README).
+_FLOAT_INPUTS = {
+    "v1-current-step-integral-float",
+    "1.0-invalid-schema-version-number",
+    "3.0-invalid-schema-version-number",
+}
+
+
+def _dry_run_repo(root: Path) -> list[str]:
+    (root / ".git").mkdir(parents=True)
+    dirs = []
+    for src in _DRY_RUN_INPUTS:
+        name = (
+            src.parent.name
+            if src.name == "files"
+            else f"{src.parent.parent.name}-{src.parent.name}-{src.stem}"
+        )
+        if (
+            name in _FLOAT_INPUTS
+            or not (src / "00-session-state.json" if src.is_dir() else src).is_file()
+        ):
+            continue  # a case about a missing state, or the float above
+        dest = root / "agent-output" / name
+        if src.is_dir():
+            shutil.copytree(src, dest, symlinks=True)
+        else:
+            dest.mkdir(parents=True)
+            shutil.copyfile(src, dest / "00-session-state.json")
+        dirs.append(f"agent-output/{name}")
+    return dirs
+
+
+def test_cli_migrate_dry_run_patch_and_diff_match_python(tmp_path: Path) -> None:
+    """`migrate --dry-run` on every migrate input of the suite and every state fixture: the
+    same JSON Patch (jsonpatch.make_patch's moves and array matching, ported in lib/patch.mjs
+    and lib/difflib.mjs) and the same unified diff, byte for byte, in text and in JSON; the
+    same notes (words, pointers, order), statuses, versions, exit code and summary lines: the
+    whole output, byte for byte (the two inputs with an integral float aside, README)."""
+    node = _need("node")["node"]
+    outs: dict[tuple[str, str], subprocess.CompletedProcess[str]] = {}
+    for impl in ("py", "js"):
+        root = tmp_path / impl
+        dirs = _dry_run_repo(root)
+        cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
+        for fmt in ("text", "json"):
+            argv = [*cmd, "migrate", "--dry-run", *dirs, "--now", NOW, "--format", fmt]
+            outs[impl, fmt] = _run(argv, root)
+    assert len(dirs) > 150
+    for fmt in ("text", "json"):
+        assert outs["js", fmt].returncode == outs["py", fmt].returncode, outs["js", fmt].stderr
+    pj, jj = (json.loads(outs[i, "json"].stdout) for i in ("py", "js"))
+    assert sum(f["status"] == "would_migrate" for f in pj["files"]) > 100
+    assert sum(any(op["op"] == "move" for op in f["patch"]) for f in pj["files"]) > 0
+    for f_py, f_js in zip(pj["files"], jj["files"], strict=True):
+        for key in ("path", "status", "from_version", "patch"):
+            assert f_js[key] == f_py[key], (f_py["path"], key)
+        # every note in the reference's words, at its pointer, in its order, the command it
+        # names completed: SR150/SR151 of a migration, SR152 with each schema finding or
+        # contradiction, SR142, a corrupt file's reader findings
+        assert f_js["notes"] == f_py["notes"], f_py["path"]
+    assert sum(f["status"] == "refused" for f in pj["files"]) > 30
+    # and the whole output, byte for byte: text (the patch, the diff, the notes, the summary)
+    # and JSON (json.dumps' layout, the patch's values with their keys as read)
+    assert outs["js", "text"].stdout == outs["py", "text"].stdout
+    assert "JSON Patch (RFC 6902):\n" in outs["py", "text"].stdout
+    assert outs["js", "json"].stdout == outs["py", "json"].stdout
+    assert outs["js", "text"].stderr == outs["py", "text"].stderr
+
+
+def test_js_patch_is_jsonpatch_make_patch() -> None:
+    """lib/patch.mjs's jsonPatch against jsonpatch.make_patch on 3,000 pairs of random
+    documents (a fixed seed): objects and arrays nested, items inserted, removed, repeated and
+    changed (moves, array matching), a few lists past SequenceMatcher's autojunk length (200)
+    and past the exact-match limit (500 x 500); parsed by each side from the same JSON text."""
+    import random
+
+    node = _need("node")["node"]
+    rng = random.Random(29)
+
+    def value(depth: int = 0) -> Any:
+        r = rng.random()
+        if depth < 3 and r < 0.25:
+            return {rng.choice("abcde"): value(depth + 1) for _ in range(rng.randint(0, 4))}
+        if depth < 3 and r < 0.5:
+            return [value(depth + 1) for _ in range(rng.randint(0, 6))]
+        return rng.choice([1, 2, 3, True, False, None, "x", "y", 0, "1"])
+
+    def mutate(v: Any, depth: int = 0) -> Any:
+        if isinstance(v, dict):
+            v = {
+                k: mutate(x, depth + 1) if rng.random() < 0.5 else x
+                for k, x in v.items()
+                if rng.random() > 0.2
+            }
+            if rng.random() < 0.3:
+                v[rng.choice("abcdef")] = value(depth + 1)
+            return v
+        if isinstance(v, list):
+            v = list(v)
+            for _ in range(rng.randint(0, 3)):
+                r = rng.random()
+                if r < 0.3 and v:
+                    del v[rng.randrange(len(v))]
+                elif r < 0.6 or not v:
+                    v.insert(
+                        rng.randint(0, len(v)),
+                        value(depth + 1) if rng.random() < 0.5 or not v else rng.choice(v),
+                    )
+                else:
+                    i = rng.randrange(len(v))
+                    v[i] = mutate(v[i], depth + 1)
+            return v
+        return value(depth) if rng.random() < 0.5 else v
+
+    pairs = []
+    for n in range(3000):
+        a = value()
+        a = a if isinstance(a, dict) else {"r": a}
+        if n % 300 == 0:  # long lists: autojunk, and the exact-match limit
+            a["long"] = [
+                rng.choice([1, 2, 3, "x", [1], {"k": 1}]) for _ in range(rng.choice([250, 700]))
+            ]
+        pairs.append(json.dumps([a, mutate(a)]))
+    script = (
+        "import { readFileSync } from 'node:fs';"
+        "import { parseText } from './conformance/js/lib/jsonread.mjs';"
+        "import { jsonPatch } from './conformance/js/lib/patch.mjs';"
+        "for (const line of readFileSync(0, 'utf8').trim().split('\\n')) {"
+        " const [a, b] = parseText(line).value;"
+        " process.stdout.write(JSON.stringify(jsonPatch(a, b)) + '\\n'); }"
+    )
+    proc = subprocess.run(
+        [node, "--input-type=module", "-e", script],
+        cwd=REPO,
+        input="\n".join(pairs) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    got = proc.stdout.splitlines()
+    assert len(got) == len(pairs)
+    moves = 0
+    for line, patch in zip(pairs, got, strict=True):
+        a, b = json.loads(line)
+        want = jsonpatch.make_patch(a, b).patch
+        assert json.loads(patch) == want, line
+        moves += any(op["op"] == "move" for op in want)
+    assert moves > 10
+
+
+# --- workflow findings (SR40x) in the reference's words and places (issue 29 point 5) -------
+
+
+def _broken_workflows() -> dict[str, bytes]:
+    """Broken workflow YAMLs: the generic built-in, changed one way each."""
+    good = (REPO / "schema" / "workflows" / "apex.yaml").read_text(encoding="utf-8")
+    return {
+        "zero-byte.yaml": b"",
+        "broken-utf8.yaml": b"id: caf\xc3(\n",
+        "duplicate-key.yaml": b"id: a\ntitle: t\nid: b\n",
+        "duplicate-key-nested.yaml": good.replace("id: apex", "id: apex\nid: again", 1).encode(),
+        "a-list.yaml": b"- 1\n- 2\n",
+        "missing-required.yaml": b"id: x\nsteps: []\n",
+        "tab-indent.yaml": b"id: x\n\tsteps: []\n",
+        "tab-list.yaml": b"id: x\nsteps:\n\t- 1\n",
+        "deep-flow.yaml": b"id: " + b"[" * 70 + b"]" * 70 + b"\n",
+        "deep-block.yaml": b"id:\n" + b"".join(b"  " * i + b"- \n" for i in range(1, 70)),
+        "deep-map.yaml": b"x:\n" + b"".join(b"  " * i + b"k%d:\n" % i for i in range(1, 70)),
+        "anchor.yaml": b"a: &x [1]\nb: *x\n",
+        "anchor-block.yaml": b"a: &x\n  - 1\n",
+        "alias-only.yaml": b"a: *x\n",
+        "tag.yaml": b"id: !!str x\n",
+        "tag-then-anchor.yaml": b"a: !!str &x b\n",
+        "reserved-character.yaml": b"id: @x\n",
+        "two-documents.yaml": b"---\nid: a\n---\nid: b\n",
+        "unclosed-quote.yaml": b"id: 'x\n",
+        "key-not-scalar.yaml": b"? [1]\n: 2\n",
+        "not-text.yaml": b"id: x\nname: \xff\xfe\n",
+        "wrong-types.yaml": b"id: 3\nversion: one\nfree_steps: maybe\nsteps: 3\n",
+        "step-wrong-types.yaml": b"id: x\nsteps:\n  - key: 1\n    name: 3\n",
+        "unknown-legacy-checkpoint.yaml": good.replace(
+            "legacy_checkpoints:", "legacy_checkpoints:\n      old_one: no_such_checkpoint", 1
+        ).encode(),
+        "session-dir-escapes.yaml": good.replace(
+            'session_dir: "agent-output/{project}"', 'session_dir: "../out-{project}"', 1
+        ).encode(),
+    }
+
+
+_FORMAT_SAMPLE = {
+    "duplicate-key-nested.yaml",
+    "anchor.yaml",
+    "tab-indent.yaml",
+    "step-wrong-types.yaml",
+    "unknown-legacy-checkpoint.yaml",
+    "not-there.yaml",
+}
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif"])
+def test_cli_workflow_findings_match_python(fmt: str, tmp_path: Path) -> None:
+    """`validate --workflow PATH` with a broken workflow: each SR40x finding with the
+    reference's code, message, file, pointer, line and column, the same exit code, standard
+    output and standard error from the two CLIs."""
+    roots = {
+        impl: _repo_copy("valid", "apex-step-2-at-checkpoint", tmp_path / impl)
+        for impl in ("py", "js")
+    }
+    seen = set()
+    cases = [*_broken_workflows().items(), ("not-there.yaml", None)]
+    if fmt in ("github", "sarif"):  # the same findings, in other clothes: a sample
+        cases = [c for c in cases if c[0] in _FORMAT_SAMPLE]
+    for name, data in cases:
+        for root in roots.values():
+            if data is not None:
+                (root / name).write_bytes(data)
+        argv = ["validate", "agent-output/demo", "--workflow", name, "--now", NOW, "--format", fmt]
+        out = _twin_run(argv, roots, None)
+        assert out["js"].returncode == out["py"].returncode == 2, (name, out["js"].stderr)
+        js_out = out["js"].stdout.replace(
+            roots["js"].as_uri().encode(), roots["py"].as_uri().encode()
+        )
+        assert js_out == out["py"].stdout, name
+        assert out["js"].stderr == out["py"].stderr, name
+        seen.update(re.findall(rb"SR40\d", out["py"].stdout + out["py"].stderr))
+    assert seen >= {b"SR400", b"SR401", b"SR402", b"SR403"}
+
+
+def test_cli_workflow_findings_of_other_commands_match_python(tmp_path: Path) -> None:
+    """`resume`, `migrate` (and `--dry-run`) and `init` with a broken `--workflow PATH`: the
+    reference's refusal (its exit code, the findings in its words and places on stderr, and
+    with --format json on stdout), byte for byte from the two CLIs."""
+    roots = {impl: _repo_copy("versions", "version-2-0", tmp_path / impl) for impl in ("py", "js")}
+    broken = _broken_workflows()
+    for name in (
+        "duplicate-key-nested.yaml",
+        "tab-indent.yaml",
+        "wrong-types.yaml",
+        "not-there.yaml",
+    ):
+        for root in roots.values():
+            if name in broken:
+                (root / name).write_bytes(broken[name])
+        for command in (
+            ["resume", "agent-output/demo"],
+            ["migrate", "agent-output/demo"],
+            ["migrate", "--dry-run", "agent-output/demo"],
+            ["init", "fresh", "--session", "s1"],
+        ):
+            for fmt in ("text", "json"):
+                argv = [*command, "--workflow", name, "--now", NOW, "--format", fmt]
+                out = _twin_run(argv, roots, None)
+                assert out["js"].returncode == out["py"].returncode != 0, (argv, out["js"].stderr)
+                assert out["js"].stdout == out["py"].stdout, argv
+                assert out["js"].stderr == out["py"].stderr, argv
+                assert name.encode() in out["py"].stdout + out["py"].stderr
+    for root in roots.values():  # refused before anything was written
+        state = root / "agent-output" / "demo" / "00-session-state.json"
+        assert json.loads(state.read_text())["schema_version"] == "2.0"
+        assert not (root / "agent-output" / "fresh").exists()

@@ -27,7 +27,8 @@ import {
 import { LockError } from "./lock.mjs";
 import { readLease, STATE, WORKLOG } from "./session.mjs";
 import { migrateDir, recoverDir, resumeDir } from "./operations.mjs";
-import { jsonPatch } from "./patch.mjs";
+import { unifiedDiff, splitLines } from "./difflib.mjs";
+import { jsonPatch, orderLike, pyDumps } from "./patch.mjs";
 import { isWriter } from "./plan.mjs";
 import { cleanTree, planText } from "./plantext.mjs";
 import {
@@ -448,7 +449,7 @@ function validateRun(v, positionals, maxSize) {
       if (!(err instanceof WorkflowError)) throw err;
       return refusedValidate(
         v.format,
-        err.codes.map((code) => diagnostic({ code, message: err.message, file: v.workflow })),
+        err.diagnostics.map((d) => diagnostic({ ...d, file: d.file || v.workflow })),
         v.root ? root : null,
       );
     }
@@ -846,13 +847,7 @@ function cmdResume(argv) {
       ownerAlive: W.ownerAlive(sent),
     });
   } catch (err) {
-    if (err instanceof WorkflowError)
-      return fail(
-        err.codes.map((code) => diagnostic({ code, message: err.message })),
-        EXIT_USAGE,
-        v.format,
-        false,
-      );
+    if (err instanceof WorkflowError) return workflowRefused(err, v.format);
     throw err;
   }
   decision.session_dir = dir;
@@ -992,6 +987,15 @@ function cmdMigrate(argv) {
   });
   if (!positionals.length) throw new UsageError("migrate needs PATH|DIR");
   if (v["dry-run"] && v.check) throw new UsageError("--dry-run and --check exclude each other");
+  if (v.workflow) {
+    // a broken --workflow is refused once, before any file is read (the reference's)
+    try {
+      loadWorkflow(v.workflow);
+    } catch (err) {
+      if (err instanceof WorkflowError) return workflowRefused(err, v.format);
+      throw err;
+    }
+  }
   const paths = positionals.map((p) => resolvePath(p, v.root));
   // the repository and configuration of the first path (docs/config.md)
   const cfg = configNear(paths[0], v.root);
@@ -1016,6 +1020,8 @@ function cmdMigrate(argv) {
       });
       const status = res.status === "migrated" && !write ? "would_migrate" : res.status;
       const file = rel(join(dir, STATE));
+      if (res.original && res.document)
+        orderLike(res.original, res.document, usedWorkflow(res.document, v.workflow));
       // the migration's own notes carry messages (SR152 names --salvage); a store refusal only codes
       const noted = new Set((res.notes ?? []).map((n) => n.code));
       outcomes.push({
@@ -1023,16 +1029,35 @@ function cmdMigrate(argv) {
         status,
         from_version: res.from ?? null,
         patch: res.original && res.document ? jsonPatch(res.original, res.document) : [],
-        notes: [
-          ...(res.notes ?? []).map((n) =>
-            diagnostic({ code: n.code, message: n.message, pointer: n.pointer, file }),
-          ),
-          ...res.codes.filter((code) => !noted.has(code)).map((code) => diagnostic({ code, file })),
-        ],
+        before: res.original,
+        after: res.document,
+        // the commands the notes name, runnable as printed from here (the reference's _complete)
+        notes: completeHints(
+          [
+            ...(res.notes ?? []).map((/** @type {any} */ n) =>
+              diagnostic({
+                code: n.code,
+                message: n.message,
+                pointer: n.pointer,
+                line: n.line,
+                column: n.column,
+                file,
+              }),
+            ),
+            ...res.codes
+              .filter((code) => !noted.has(code))
+              .map((code) => diagnostic({ code, file })),
+          ],
+          { dir: dirname(file) || ".", root: v.root ?? null },
+        ),
       });
     }
   }
-  if (v.format === "json") emit({ files: outcomes, problems });
+  if (v.format === "json")
+    // the reference's json.dumps: the patch's values keep their keys' order as read
+    process.stdout.write(
+      `${pyDumps({ files: outcomes.map(({ before, after, ...o }) => o), problems })}\n`,
+    );
   else {
     printDiagnostics(problems);
     for (const o of outcomes) {
@@ -1047,6 +1072,18 @@ function cmdMigrate(argv) {
         o.notes.map((d) => ({ ...d, hint: "" })),
         process.stdout,
       );
+      if (v["dry-run"] && o.status === "would_migrate" && o.before && o.after) {
+        // the patch and a readable diff of the two files, as the reference prints them
+        process.stdout.write(`JSON Patch (RFC 6902):\n${pyDumps(o.patch)}\n`);
+        const lines = (/** @type {unknown} */ doc) => splitLines(`${pyDumps(doc)}\n`);
+        const diff = unifiedDiff(
+          lines(o.before),
+          lines(o.after),
+          `${o.path} (now)`,
+          `${o.path} (migrated)`,
+        );
+        process.stdout.write(diff.join(""));
+      }
     }
   }
   const refused =
@@ -1058,6 +1095,18 @@ function cmdMigrate(argv) {
       : EXIT_OK;
   if (v.format !== "json") migrateSummary(outcomes, problems, v, code !== EXIT_OK);
   return code;
+}
+
+/** The workflow a migration ran under: the one given, else the migrated state's own built-in.
+ * @param {Record<string, unknown>} doc @param {string | undefined} given */
+function usedWorkflow(doc, given) {
+  const name = given ?? (typeof doc.workflow === "string" ? doc.workflow : null);
+  try {
+    return name !== null && (given || builtins().includes(name)) ? loadWorkflow(name) : null;
+  } catch (err) {
+    if (err instanceof WorkflowError) return null;
+    throw err;
+  }
 }
 
 /** The last line(s) of `migrate` text: the counts, then the command that does what is left,
@@ -1452,13 +1501,15 @@ function guarded(format, fn) {
       const problems =
         err instanceof W.WriteError
           ? err.problems
-          : err.codes.map((code) => ({ code, message: err.message }));
+          : err instanceof WorkflowError
+            ? err.diagnostics
+            : err.codes.map((code) => ({ code, message: err.message }));
       return fail(
         problems
           .map((p) => diagnostic(p))
           .map((d) => ({ ...d, message: refusalText(d.message), hint: refusalText(d.hint) })),
         err instanceof WorkflowError
-          ? EXIT_USAGE
+          ? EXIT_INVALID // init --workflow: the reference's write service refuses it with 1
           : err instanceof W.WriteError
             ? err.exitCode
             : EXIT_INVALID,
@@ -1468,6 +1519,16 @@ function guarded(format, fn) {
     }
     throw err;
   }
+}
+
+/** A workflow that cannot be loaded (SR400-SR403), as the reference refuses it: exit 2, its
+ * findings on stderr, and with --format json also {"ok": false, ...} on stdout.
+ * @param {WorkflowError} err @param {string} format */
+function workflowRefused(err, format) {
+  const diags = err.diagnostics.map((d) => diagnostic(d));
+  if (format === "json") emit({ ok: false, diagnostics: diags });
+  printDiagnostics(diags);
+  return EXIT_USAGE;
 }
 
 /** @param {ReturnType<typeof diagnostic>[]} diags @param {number} code @param {string} format @param {boolean} jsonOnStdout */

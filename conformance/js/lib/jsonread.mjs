@@ -45,7 +45,16 @@ const KEY_ORDER = new WeakMap();
 export function keysOf(obj) {
   const order = KEY_ORDER.get(obj);
   const keys = Object.keys(obj);
-  return order && order.length === keys.length ? order : keys;
+  // the same keys (one deleted and another added since keeps the count): else JS's order
+  return order && order.length === keys.length && order.every((k) => Object.hasOwn(obj, k))
+    ? order
+    : keys;
+}
+
+/** Give `obj` the key order `keys` (its own keys, in the order a writer of the same document
+ * in Python would have them), for keysOf. @param {object} obj @param {string[]} keys */
+export function setKeyOrder(obj, keys) {
+  KEY_ORDER.set(obj, keys);
 }
 
 /** Whether `codes` hold one that makes a file corrupt. @param {string[]} codes */

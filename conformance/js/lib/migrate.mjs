@@ -7,7 +7,8 @@
 // Python's core/migration/).
 
 import { MAX_DEPTH } from "./jsonread.mjs";
-import { check } from "./schema.mjs";
+import { pyRepr } from "./findings.mjs";
+import { explain } from "./schema.mjs";
 import { CURRENT, isKnown, KNOWN, newerThanKnown, schemaOf, versionOf } from "./versions.mjs";
 import { Context, deepEqual, isObject, MigrationError } from "./migration/context.mjs";
 import { finish, settle } from "./migration/contradictions.mjs";
@@ -61,13 +62,14 @@ function mustBeValid(doc, version, when) {
       },
     ]);
   }
-  const errors = check(schemaOf(version), doc);
+  const errors = explain(schemaOf(version), doc);
   if (errors.length) {
+    // the reference's words: each schema finding's code, words and pointer (chain.py _check)
     throw new MigrationError(
-      errors.map((code) => ({
+      errors.map((f) => ({
         code: "SR152",
-        message: `${when}, the document is not a valid ${version} state: ${code}`,
-        pointer: "",
+        message: `${when}, the document is not a valid ${version} state: ${f.code} ${f.message}`,
+        pointer: f.pointer ?? "",
       })),
     );
   }
@@ -91,7 +93,11 @@ export function migrate(
   const at = [{ pointer: "/schema_version" }];
   if (v.invalid)
     throw new MigrationError([
-      { code: "SR142", message: "schema_version is not a version string", ...at[0] },
+      {
+        code: "SR142",
+        message: `schema_version ${pyRepr(doc.schema_version ?? null)} is not a version string`,
+        ...at[0],
+      },
     ]);
   if (newerThanKnown(v.num))
     throw new MigrationError([
@@ -120,9 +126,11 @@ export function migrate(
     cur = REPAIRS[v.raw](cur, ctx);
     mustBeValid(cur, v.raw, `after the ${v.raw} repair`);
   }
+  let src = v.raw;
   for (const next of KNOWN.slice(KNOWN.indexOf(v.raw) + 1)) {
     cur = STEPS[next](cur, ctx);
-    mustBeValid(cur, next, `after ->${next}`);
+    mustBeValid(cur, next, `after ${src}->${next}`);
+    src = next;
   }
   if (!deepEqual(cur, doc)) {
     // the end of every migration that changes something: revision, updated (the old one

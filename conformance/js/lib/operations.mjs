@@ -92,7 +92,19 @@ function migrateLoaded(dir, { now, root, wf, dryRun, salvage }) {
   if (!res.data) return { status: "refused", codes: unique(res.codes ?? []) };
   const parsed = readJsonBytes(res.data);
   if (parsed.value === null || isCorrupt(parsed.codes))
-    return { status: "refused", codes: unique([...parsed.codes, "SR152"]) };
+    return {
+      status: "refused",
+      codes: unique([...parsed.codes, "SR152"]),
+      // the reader's findings, then the reference's refusal (state_repair.migrate_session)
+      notes: [
+        ...parsed.found,
+        {
+          code: "SR152",
+          message: "the file is corrupt; run `session-resume recover` first",
+          pointer: "",
+        },
+      ],
+    };
   let result;
   try {
     result = migrate(parsed.value, {

@@ -3,7 +3,10 @@
 
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { compileFragment, check, getSchemaDir } from "./schema.mjs";
+import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
+import { pointerJoin, pointerSplit, pyRepr } from "./findings.mjs";
+import { firstInvalidUtf8 } from "./jsonread.mjs";
+import { compileFragment, explain, getSchemaDir } from "./schema.mjs";
 import { CURRENT } from "./versions.mjs";
 import { parseYaml, YamlError } from "./yaml.mjs";
 
@@ -26,11 +29,62 @@ export function builtins() {
 }
 const MAX_BYTES = 1 << 20;
 
+/** @typedef {{code: string, message: string, file: string, pointer?: string,
+ *   line?: number | null, column?: number | null}} WorkflowProblem */
+
 export class WorkflowError extends Error {
-  /** @param {string[]} codes @param {string} message */
-  constructor(codes, message) {
+  /** @param {string[]} codes @param {string} message
+   * @param {WorkflowProblem[]} [diagnostics] each finding in the reference's words and place
+   * (core/workflow.py, core/yamlsafe.py): its file, pointer, line and column */
+  constructor(codes, message, diagnostics = []) {
     super(message);
     this.codes = codes;
+    this.diagnostics = diagnostics.length
+      ? diagnostics
+      : codes.map((code) => ({ code, message, file: "" }));
+  }
+}
+
+/** A WorkflowError of findings of one file. @param {string} file
+ * @param {Omit<WorkflowProblem, "file">[]} found */
+function refused(file, found) {
+  const diagnostics = found.map((d) => ({ ...d, file }));
+  return new WorkflowError(
+    diagnostics.map((d) => d.code),
+    diagnostics.map((d) => d.message).join("; "),
+    diagnostics,
+  );
+}
+
+/** Line and column of the node at `path` in YAML `text` as the reference's yaml_position
+ * finds them (a mapping member: its key), or nulls: a path through a list has none there.
+ * @param {string} text @param {string[]} path @returns {[number | null, number | null]} */
+function yamlPosition(text, path) {
+  try {
+    const lines = new LineCounter();
+    const doc = parseDocument(text, { version: "1.2", schema: "core", lineCounter: lines });
+    /** @type {any} */
+    let node = doc.contents;
+    /** @type {number | null} */
+    let offset = null;
+    for (const part of path) {
+      if (isMap(node)) {
+        /** @type {any} */
+        const pair = node.items.find((/** @type {any} */ p) => String(p.key?.value) === part);
+        if (!pair) break;
+        offset = pair.key.range[0];
+        node = pair.value;
+      } else if (isSeq(node)) {
+        // the reference indexes the list with the pointer's string ("0"): a TypeError, which
+        // its yaml_position answers with no place
+        return [null, null];
+      } else break;
+    }
+    if (offset === null) return [null, null];
+    const at = lines.linePos(offset);
+    return [at.line, at.col];
+  } catch {
+    return [null, null];
   }
 }
 
@@ -60,35 +114,47 @@ function load(spec) {
   let path = spec;
   if (builtins().includes(spec)) path = join(getSchemaDir(), "workflows", `${spec}.yaml`);
   else if (!existsSync(path) || !statSync(path).isFile()) {
-    throw new WorkflowError(
-      ["SR403"],
-      `no built-in workflow named ${spec} and no file at that path`,
-    );
+    throw refused(spec, [
+      {
+        code: "SR403",
+        message: `no built-in workflow named ${pyRepr(spec)} and no file at that path (built-ins: ${builtins().join(", ")})`,
+      },
+    ]);
   }
   const data = readFileSync(path);
+  const bad = firstInvalidUtf8(data);
+  if (bad >= 0) throw refused(path, [{ code: "SR400", message: `invalid UTF-8 at byte ${bad}` }]);
   if (data.length > MAX_BYTES)
-    throw new WorkflowError(["SR400"], "the workflow file is over 1 MiB");
-  let text;
-  try {
-    text = new TextDecoder("utf-8", { fatal: true }).decode(data);
-  } catch {
-    throw new WorkflowError(["SR400"], "the workflow file is not UTF-8");
-  }
+    throw refused(path, [{ code: "SR400", message: `the file is larger than ${MAX_BYTES} bytes` }]);
+  const text = new TextDecoder("utf-8").decode(data);
   let raw;
   try {
     raw = parseYaml(text);
   } catch (err) {
-    if (err instanceof YamlError) throw new WorkflowError([err.code], err.message);
+    if (err instanceof YamlError)
+      throw refused(path, [
+        { code: err.code, message: err.message, line: err.line, column: err.column },
+      ]);
     throw err;
   }
   if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
-    throw new WorkflowError(["SR400"], "a workflow definition is a mapping");
+    throw refused(path, [{ code: "SR400", message: "a workflow definition is a mapping" }]);
   }
-  const errors = check("workflow/1.json", raw, { override: "SR400" });
+  const errors = explain("workflow/1.json", raw, { override: "SR400" });
   if (errors.length)
-    throw new WorkflowError(errors, "the definition breaks schema/workflow/1.json");
+    throw refused(
+      path,
+      errors.map((f) => {
+        const [line, column] = yamlPosition(text, pointerSplit(f.pointer ?? ""));
+        return { code: "SR400", message: f.message, pointer: f.pointer ?? "", line, column };
+      }),
+    );
   const problems = semanticProblems(raw);
-  if (problems.length) throw new WorkflowError(["SR400"], problems.join("; "));
+  if (problems.length)
+    throw refused(
+      path,
+      problems.map((p) => ({ code: "SR400", message: p.message, pointer: pointerJoin(p.at) })),
+    );
   return build(raw);
 }
 
@@ -104,39 +170,99 @@ function plainRelative(path) {
   );
 }
 
-/** @param {JsonObject} raw a definition that passed schema/workflow/1.json @returns {string[]} */
+/** The reference's _semantic_problems (core/workflow.py), in its words and at its pointers.
+ * @param {JsonObject} raw a definition that passed schema/workflow/1.json
+ * @returns {{message: string, at: (string | number)[]}[]} */
 function semanticProblems(raw) {
-  /** @type {string[]} */
+  /** @type {{message: string, at: (string | number)[]}[]} */
   const out = [];
-  const keys = new Set();
+  const problem = (/** @type {string} */ message, /** @type {(string | number)[]} */ at) =>
+    out.push({ message, at });
+  const dir = String(raw.session_dir);
+  const parts = dir.replace(/\\/g, "/").split("/");
+  if (dir.startsWith("/") || dir.startsWith("\\") || dir.includes(":") || parts.includes(".."))
+    problem(
+      "session_dir must be a relative path inside the repository (no leading `/`, no drive, no `..` component)",
+      ["session_dir"],
+    );
+  const seen = new Set();
   const files = new Set(); // deliverables: one step writes each
-  for (const s of raw.steps) {
-    if (keys.has(s.key)) out.push(`step key ${s.key} is defined twice`);
-    keys.add(s.key);
+  const steps = raw.steps ?? [];
+  steps.forEach((/** @type {JsonObject} */ s, /** @type {number} */ i) => {
+    if (seen.has(s.key)) problem(`step key ${pyRepr(s.key)} is defined twice`, ["steps", i, "key"]);
+    seen.add(s.key);
+    /** @type {string[]} */
     const ids = (s.checkpoints ?? []).map((/** @type {JsonObject} */ c) => c.id);
-    if (new Set(ids).size !== ids.length)
-      out.push(`a checkpoint is defined twice in step ${s.key}`);
+    const dups = [...new Set(ids.filter((x) => ids.indexOf(x) !== ids.lastIndexOf(x)))].sort();
+    for (const dup of dups)
+      problem(`checkpoint ${pyRepr(dup)} is defined twice in step ${s.key}`, [
+        "steps",
+        i,
+        "checkpoints",
+      ]);
     const reviewAt = s.review_checkpoint;
-    if (reviewAt !== undefined && (!ids.includes(reviewAt) || !s.review_audited))
-      out.push(
-        `review_checkpoint ${reviewAt} of step ${s.key} is not a checkpoint of a review_audited step`,
+    if (
+      reviewAt !== undefined &&
+      reviewAt !== null &&
+      (!ids.includes(reviewAt) || !s.review_audited)
+    )
+      problem(
+        `review_checkpoint ${pyRepr(reviewAt)} of step ${s.key} is not a checkpoint of a review_audited step`,
+        ["steps", i, "review_checkpoint"],
       );
-    for (const d of s.deliverables ?? []) {
+    (s.deliverables ?? []).forEach((/** @type {JsonObject} */ d, /** @type {number} */ j) => {
+      const at = ["steps", i, "deliverables", j];
       if (!ids.includes(d.written_at))
-        out.push(
-          `deliverable ${d.file} of step ${s.key} is written at ${d.written_at}, not a checkpoint`,
+        problem(
+          `deliverable ${pyRepr(d.file)} of step ${s.key} is written at ${pyRepr(d.written_at)}, which is not a checkpoint of the step`,
+          [...at, "written_at"],
         );
       if (!plainRelative(d.file))
-        out.push(
-          `deliverable ${d.file} of step ${s.key} must be a plain path inside the session directory`,
+        problem(
+          `deliverable ${pyRepr(d.file)} of step ${s.key} must be a plain path inside the session directory (relative, \`/\`-separated, no \`.\` or \`..\` component)`,
+          [...at, "file"],
         );
-      else if (files.has(d.file)) out.push(`deliverable ${d.file} is listed twice`);
+      else if (files.has(d.file))
+        problem(`deliverable ${pyRepr(d.file)} is listed twice`, [...at, "file"]);
       files.add(d.file);
-    }
-    for (const [old, current] of Object.entries(s.legacy_checkpoints ?? {})) {
+    });
+    for (const [old, current] of Object.entries(s.legacy_checkpoints ?? {}))
       if (!ids.includes(current))
-        out.push(`legacy checkpoint ${old} maps to ${current}, not a checkpoint`);
-    }
+        problem(
+          `legacy checkpoint ${pyRepr(old)} maps to ${pyRepr(current)}, which is not a checkpoint of the step`,
+          ["steps", i, "legacy_checkpoints", old],
+        );
+  });
+  const keys = new Set(
+    (raw.decisions ?? [])
+      .filter((/** @type {unknown} */ d) => d && typeof d === "object")
+      .map((/** @type {JsonObject} */ d) => d.key),
+  );
+  steps.forEach((/** @type {JsonObject} */ s, /** @type {number} */ i) => {
+    const gate = s.gate && typeof s.gate === "object" && !Array.isArray(s.gate) ? s.gate : {};
+    (gate.decisions ?? []).forEach((/** @type {string} */ k, /** @type {number} */ j) => {
+      if (!keys.has(k))
+        problem(`gate decision ${pyRepr(k)} of step ${s.key} is not a key of \`decisions\``, [
+          "steps",
+          i,
+          "gate",
+          "decisions",
+          j,
+        ]);
+    });
+  });
+  const review = raw.review;
+  if (review && typeof review === "object" && !Array.isArray(review)) {
+    if (!keys.has(review.tier_decision))
+      problem(
+        `review.tier_decision ${pyRepr(review.tier_decision)} is not a key of \`decisions\``,
+        ["review", "tier_decision"],
+      );
+    if (!Object.hasOwn(review.passes ?? {}, review.default_tier))
+      problem(`review.default_tier ${pyRepr(review.default_tier)} is not a key of review.passes`, [
+        "review",
+        "default_tier",
+      ]);
   }
   return out;
 }

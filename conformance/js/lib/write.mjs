@@ -501,8 +501,7 @@ function workflowOf(doc, spec, fallback) {
     SPECS.set(wf, name);
     return wf;
   } catch (err) {
-    if (err instanceof WorkflowError)
-      throw new WriteError(err.codes.map((code) => ({ code, message: err.message })));
+    if (err instanceof WorkflowError) throw new WriteError(err.diagnostics); // the reference's words, file and place
     throw err;
   }
 }

@@ -3,11 +3,17 @@
 // (validator/session_resume/yamlsafe.py): any explicit tag is SR400, any anchor or alias is
 // SR402 (refused outright, so the billion-laughs family cannot happen), a duplicate key is
 // SR401, more than one document or a syntax error is SR400. `<<` is an ordinary key (no merge).
-// Nesting deeper than MAX_YAML_DEPTH is SR400 too (yamlpy.mjs).
 
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument } from "yaml";
-import { strRepr } from "./findings.mjs";
-import { DEEP, flowDeeperThan, MAX_YAML_DEPTH, propStart, scalarOf } from "./yamlpy.mjs";
+import { pyRepr } from "./findings.mjs";
+import {
+  flowDeeperThan,
+  MAX_YAML_DEPTH,
+  propertyStart,
+  syntaxWords,
+  TOO_DEEP,
+} from "./yamlwords.mjs";
+import { scalarOf } from "./yamlpy.mjs";
 
 /** @typedef {import("yaml").ParsedNode} Node @typedef {import("./types.js").Json} Json */
 
@@ -46,7 +52,9 @@ function keyIdentity(key) {
  * @returns {unknown}
  */
 export function parseYaml(text, { floats = false } = {}) {
-  if (flowDeeperThan(text, MAX_YAML_DEPTH)) throw new YamlError("SR400", DEEP);
+  // the reference refuses a flow nesting past the limit before it parses (its parser is
+  // quadratic in it): no place
+  if (flowDeeperThan(text, MAX_YAML_DEPTH)) throw new YamlError("SR400", TOO_DEEP);
   const lines = new LineCounter();
   const doc = parseDocument(text, {
     version: "1.2",
@@ -62,10 +70,10 @@ export function parseYaml(text, { floats = false } = {}) {
     const p = lines.linePos(offset);
     return [p.line, p.col];
   };
-  // The reference reads events in order and stops at the first refusal: an anchor, alias or
-  // tag before a syntax error is reported, not the syntax error.
+  // The reference reads events in order and stops at the first refusal: an anchor, alias,
+  // tag or a collection too deep before a syntax error is reported, not the syntax error.
   const firstError = doc.errors.length ? doc.errors[0].pos[0] : Infinity;
-  /** @type {[Node | null | undefined, number][]} */
+  /** @type {[Node | null | undefined, number][]} each node and its collections' depth */
   const stack = [[doc.contents, 0]];
   /** @typedef {{offset: number, error: YamlError}} Refusal */
   /** @type {Refusal | null} */
@@ -75,53 +83,55 @@ export function parseYaml(text, { floats = false } = {}) {
       refusal = { offset, error };
   };
   while (stack.length) {
-    const [node, depth] = /** @type {[Node | null | undefined, number]} */ (stack.pop());
+    const [node, above] = /** @type {[Node | null | undefined, number]} */ (stack.pop());
     if (node === null || node === undefined) continue;
     const offset = node.range ? node.range[0] : 0;
-    if ((isMap(node) || isSeq(node)) && depth + 1 > MAX_YAML_DEPTH) {
-      note(offset, new YamlError("SR400", DEEP, ...at(offset)));
-      continue;
-    }
     if (isAlias(node)) {
       note(
         offset,
         new YamlError(
           "SR402",
-          `anchors and aliases are not allowed (found alias '${node.source}')`,
+          `anchors and aliases are not allowed (found alias ${pyRepr(node.source)})`,
           ...at(offset),
         ),
       );
       continue;
     }
-    // an anchor or a tag is reported where the node's properties start, as the reference's
-    // event marks place it
-    const props = node.anchor || node.tag ? propStart(text, node, offset) : offset;
+    // the reference's event starts at the node's properties: its anchor, else its tag
     if (node.anchor)
       note(
-        props,
+        offset,
         new YamlError(
           "SR402",
-          `anchors and aliases are not allowed (found anchor '${node.anchor}')`,
-          ...at(props),
+          `anchors and aliases are not allowed (found anchor ${pyRepr(node.anchor)})`,
+          ...at(propertyStart(text, offset, `&${node.anchor}`)),
         ),
       );
     if (node.tag)
       note(
-        props,
-        new YamlError("SR400", `tags are not allowed (found '${node.tag}')`, ...at(props)),
+        offset,
+        new YamlError(
+          "SR400",
+          `tags are not allowed (found ${pyRepr(node.tag)})`,
+          ...at(propertyStart(text, offset, "!")),
+        ),
       );
-    const inner = depth + (isMap(node) || isSeq(node) ? 1 : 0);
+    const depth = isMap(node) || isSeq(node) ? above + 1 : above;
+    if (depth > MAX_YAML_DEPTH && depth > above)
+      note(offset, new YamlError("SR400", TOO_DEEP, ...at(offset)));
     if (isMap(node))
-      for (const pair of node.items) stack.push([pair.key, inner], [pair.value, inner]);
-    else if (isSeq(node)) for (const item of node.items) stack.push([item, inner]);
+      for (const pair of node.items) stack.push([pair.key, depth], [pair.value, depth]);
+    else if (isSeq(node))
+      stack.push(...node.items.map((n) => /** @type {[Node, number]} */ ([n, depth])));
   }
   const first = /** @type {Refusal | null} */ (refusal); // (set by note(), in the loop)
   if (first !== null) throw first.error;
   if (doc.errors.length) {
     const e = doc.errors[0];
     // the parser's own recursion gave out: nested too deep, as the reference says it
-    if (e.message.includes("Maximum call stack size exceeded")) throw new YamlError("SR400", DEEP);
-    throw new YamlError("SR400", `invalid YAML: ${e.message}`, ...at(e.pos[0]));
+    if (e.message.includes("Maximum call stack size exceeded"))
+      throw new YamlError("SR400", TOO_DEEP);
+    throw new YamlError("SR400", `invalid YAML: ${syntaxWords(e, text)}`, ...at(e.pos[0]));
   }
   return construct(doc.contents, at, floats);
 }
@@ -158,17 +168,14 @@ function construct(root, at, floats) {
         const keyNode = pair.key;
         const key = make(keyNode);
         if (key !== null && typeof key === "object") {
-          throw new YamlError(
-            "SR400",
-            "invalid YAML: a mapping key must be a scalar",
-            ...at(keyNode.range[0]),
-          );
+          // the reference's constructor raises it with no place
+          throw new YamlError("SR400", "invalid YAML: a mapping key must be a scalar");
         }
         const id = keyIdentity(key);
         if (id !== null && seen.has(id)) {
           throw new YamlError(
             "SR401",
-            `duplicate key ${typeof key === "string" ? strRepr(key) : String(key)}`,
+            `duplicate key ${pyRepr(key)}`,
             ...at(keyNode ? keyNode.range[0] : 0),
           );
         }

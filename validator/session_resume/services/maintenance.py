@@ -68,6 +68,15 @@ def migrate(
     what would change (the JSON Patch) and write nothing. ``salvage``: resolve contradictions
     (docs/spec.md §9.4) instead of refusing them. ``patterns`` false: no path is a glob (the
     MCP server names one directory, literally)."""
+    if workflow is not None:
+        # a broken --workflow is refused once, in its own words and place (SR400-SR403, exit 2
+        # as validate and resume refuse it), before any file is read
+        from session_resume.core.workflow import WorkflowError, load_workflow
+
+        try:
+            load_workflow(workflow)
+        except WorkflowError as exc:
+            raise ServiceError(exc.diagnostics, exit_code=2) from None
     files, problems = discover(paths, root=root, patterns=patterns)
     report = MigrateReport(problems=problems)
     for n, f in enumerate(files, start=1):

@@ -8,12 +8,31 @@
  */
 /** @typedef {import("../types.js").Diagnostic} Diagnostic */
 
+import { keysOf, setKeyOrder } from "../jsonread.mjs";
+
 export const LEGACY = "x-legacy";
 
 /** @param {unknown} v @returns {v is JsonObject} */
 export const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 /** @template T @param {T} v @returns {T} */
-export const clone = (v) => (v === undefined ? v : structuredClone(v));
+export const clone = (v) => {
+  if (v === undefined) return v;
+  const out = structuredClone(v);
+  // the copy keeps each object's key order as read (keysOf), so the notes follow the text's
+  // order as the reference's do
+  /** @type {[unknown, unknown][]} */
+  const stack = [[v, out]];
+  while (stack.length) {
+    const [a, b] = /** @type {[any, any]} */ (stack.pop());
+    if (Array.isArray(a)) for (let i = 0; i < a.length; i++) stack.push([a[i], b[i]]);
+    else if (isObject(a)) {
+      const keys = keysOf(a);
+      setKeyOrder(b, keys);
+      for (const k of keys) stack.push([a[k], b[k]]);
+    }
+  }
+  return out;
+};
 /** @param {object} o @param {PropertyKey} k */
 export const has = (o, k) => Object.hasOwn(o, k);
 

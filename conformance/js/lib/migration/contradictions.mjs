@@ -4,7 +4,7 @@
 // documented way per code, every displaced value kept under x-legacy (SR151). Pure; the clock
 // is the context's. Mirrors Python's core/migration/contradictions.py.
 
-import { checkState, keyOrder, orderedKeys } from "../rules.mjs";
+import { checkStateFound, keyOrder, orderedKeys } from "../rules.mjs";
 import { formatTimestamp, parseTimestamp } from "../timeutil.mjs";
 import { isInt, tsValue } from "./values.mjs";
 import { deepEqual, has, isObject, LEGACY, legacyOf, MigrationError, pointer } from "./context.mjs";
@@ -49,18 +49,18 @@ export function settle(doc, wf, ctx) {
     ? "no salvage rule resolves it; fix it by hand"
     : `\`session-resume migrate --salvage ${ctx.file || "PATH"}\` resolves it (docs/spec.md §9.4)`;
   throw new MigrationError(
-    left.map((code) => ({
+    left.map((f) => ({
       code: "SR152",
-      message: `the migrated state would contradict itself: ${code}; ${tail}`,
-      pointer: "",
+      message: `the migrated state would contradict itself: ${f.code} ${f.message}; ${tail}`,
+      pointer: f.pointer ?? "",
     })),
   );
 }
 
 /** The codes of CONTRADICTIONS in doc, once per occurrence.
- * @param {JsonObject} doc @param {Workflow | null} wf @returns {string[]} */
+ * @param {JsonObject} doc @param {Workflow | null} wf @returns {import("../types.js").Found[]} */
 export function contradictions(doc, wf) {
-  const found = checkState(doc, wf, {
+  const found = checkStateFound(doc, wf, {
     now: null,
     skew: 0,
     root: ".",
@@ -68,7 +68,7 @@ export function contradictions(doc, wf) {
     checkArtifacts: false,
     againstUpdated: false,
   });
-  return found.filter((c) => CONTRADICTIONS.includes(c));
+  return found.filter((f) => CONTRADICTIONS.includes(f.code));
 }
 
 /** SR307: the one in-progress step says more than the counter (docs/spec.md §9.4).

@@ -1,6 +1,7 @@
 // The 3.0 repair of the session-wide records: review audit, findings, decisions and the
 // decision log (docs/spec.md §9.2). Mirrors Python's core/migration/repair_v3/records.py.
 
+import { pyRepr } from "../findings.mjs";
 import { parseTimestamp } from "../timeutil.mjs";
 import {
   clone,
@@ -99,7 +100,7 @@ function skipped(key, entry, ctx) {
     legacy.skipped = named;
     out[LEGACY] = legacy;
     ctx.kept(
-      `review_audit ${key}: skipped items name no pass; kept as review_audit.${key}.x-legacy.skipped`,
+      `review_audit ${key}: skipped items ${pyRepr(named)} name no pass; kept as review_audit.${key}.x-legacy.skipped`,
       ptr,
     );
   }
@@ -243,12 +244,15 @@ function mirroredFields(doc, dec, wf, ctx) {
     if (!(typeof top === "string" && typeof inner === "string" && top !== inner)) continue;
     if (!top) {
       doc[name] = inner;
-      ctx.note(`${name} filled from decisions.${key}`, `/${name}`);
+      ctx.note(`${name} filled from decisions.${key} (${pyRepr(inner)})`, `/${name}`);
     } else if (!inner) {
       dec[key] = top;
-      ctx.note(`decisions.${key} filled from ${name}`, `/decisions/${key}`);
+      ctx.note(`decisions.${key} filled from ${name} (${pyRepr(top)})`, `/decisions/${key}`);
     } else
-      ctx.kept(`${name} and decisions.${key} disagree; both kept, resolve by hand`, `/${name}`);
+      ctx.kept(
+        `${name} ${pyRepr(top)} and decisions.${key} ${pyRepr(inner)} disagree; both kept, resolve by hand`,
+        `/${name}`,
+      );
   }
 }
 

@@ -3,6 +3,7 @@
 // idempotent. Also the second half of the 2.0 -> 3.0 step (`fromOld`). Mirrors Python's
 // core/migration/repair_v3/__init__.py.
 
+import { pyRepr } from "../findings.mjs";
 import { CORE_KEYS } from "../rules.mjs";
 import { formatTimestamp } from "../timeutil.mjs";
 import { builtins, loadWorkflow, WorkflowError } from "../workflow.mjs";
@@ -52,6 +53,16 @@ export function repair(doc, ctx, { fromOld = false } = {}) {
   return out;
 }
 
+/** Python's sorted() order of strings: by code point. @param {string} a @param {string} b */
+const byCodePoint = (a, b) => {
+  const [x, y] = [
+    [...a].map((c) => c.codePointAt(0) ?? 0),
+    [...b].map((c) => c.codePointAt(0) ?? 0),
+  ];
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
+  return x.length - y.length;
+};
+
 /** The state's own workflow (a built-in named by id: a state's field is never a path); for a
  * state that names none, the built-in that adopts unnamed states when its step names fit,
  * else the first built-in with free steps. `quiet`: the choice was noted already.
@@ -77,13 +88,17 @@ export function chooseWorkflow(doc, ctx, { quiet = false } = {}) {
   if (adopter === null) return free;
   const names = new Set(adopter.steps.map((s) => s.name));
   const steps = isObject(doc.steps) ? Object.values(doc.steps) : [];
-  const foreign = steps.some(
-    (s) => isObject(s) && typeof s.name === "string" && !names.has(s.name),
-  );
-  if (foreign && free !== null) {
+  const foreign = [
+    ...new Set(
+      steps
+        .filter((s) => isObject(s) && typeof s.name === "string" && !names.has(s.name))
+        .map((s) => /** @type {string} */ (/** @type {JsonObject} */ (s).name)),
+    ),
+  ].sort(byCodePoint);
+  if (foreign.length && free !== null) {
     if (!quiet)
       ctx.note(
-        `step names are not ${adopter.id} steps; the session is migrated under the ${free.id} workflow`,
+        `step names ${foreign.map(pyRepr).join(", ")} are not ${adopter.id} steps; the session is migrated under the ${free.id} workflow`,
       );
     return free;
   }
@@ -109,7 +124,7 @@ function fixProject(doc, ctx) {
   const hint = ctx.projectHint;
   if (hint && PROJECT.test(hint)) {
     if (p !== undefined && p !== null)
-      ctx.aside(doc, "project", p, "project is not a valid project name", "/project");
+      ctx.aside(doc, "project", p, `project ${pyRepr(p)} is not a valid project name`, "/project");
     doc.project = hint;
     ctx.note(`project set to '${hint}' from the session directory`, "/project");
   }
@@ -122,11 +137,11 @@ function fixUpdated(doc, ctx) {
   if (ts !== null) {
     if (ts !== raw) {
       doc.updated = ts;
-      ctx.note(`updated rewritten as ${ts}`, "/updated");
+      ctx.note(`updated ${pyRepr(raw)} rewritten as ${ts}`, "/updated");
     }
     return;
   }
-  if (!ok) ctx.aside(doc, "updated", raw, "updated is not a timestamp", "/updated");
+  if (!ok) ctx.aside(doc, "updated", raw, `updated ${pyRepr(raw)} is not a timestamp`, "/updated");
   doc.updated = formatTimestamp(ctx.now);
   ctx.note("updated was empty; set to the migration time", "/updated");
 }

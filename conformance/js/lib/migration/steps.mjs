@@ -1,6 +1,8 @@
 // The 3.0 repair of the step records and current_step (docs/spec.md §9.2). Mirrors
 // Python's core/migration/repair_v3/steps.py.
 
+import { pyRepr } from "../findings.mjs";
+import { keysOf, setKeyOrder } from "../jsonread.mjs";
 import { posix } from "node:path";
 import {
   clone,
@@ -48,10 +50,14 @@ export function renameLetterKeys(doc, ctx) {
   const taken = new Set(Object.keys(steps).map(newKey));
   /** @type {JsonObject} */
   const out = {};
-  for (const [key, step0] of Object.entries(steps)) {
+  /** @type {string[]} the keys in the text's order, renamed ones in place (the reference's) */
+  const order = [];
+  for (const key of keysOf(steps)) {
+    const step0 = steps[key];
     const m = LETTER_KEY.exec(key);
     if (m === null) {
       out[key] = step0;
+      order.push(key);
       continue;
     }
     let n = 1;
@@ -61,8 +67,13 @@ export function renameLetterKeys(doc, ctx) {
     let step = step0;
     if (isObject(step)) step = { ...step, [LEGACY]: { ...legacyOf(step), key } };
     out[renamed] = step;
-    ctx.kept(`step key '${key}' renamed '${renamed}'`, pointer(["steps", key]));
+    order.push(renamed);
+    ctx.kept(
+      `step key ${pyRepr(key)} renamed ${pyRepr(renamed)}${isObject(step0) ? `; kept as steps.${renamed}.x-legacy.key` : ""}`,
+      pointer(["steps", key]),
+    );
   }
+  setKeyOrder(out, order);
   doc.steps = out;
 }
 
@@ -82,7 +93,8 @@ export function repairSteps(doc, wf, ctx) {
     steps = {};
   }
   let renamed = new Map();
-  for (const [key, step] of Object.entries(steps)) {
+  for (const key of keysOf(steps)) {
+    const step = steps[key];
     const k = newKey(key);
     if (k !== key) {
       if (has(steps, k)) {
@@ -102,7 +114,7 @@ export function repairSteps(doc, wf, ctx) {
         doc,
         `step_${key}`,
         step,
-        `step key '${key}' is not N or N_M`,
+        `step key ${pyRepr(key)} is not N or N_M`,
         pointer(["steps", key]),
       );
       continue;
@@ -234,7 +246,7 @@ function stepStatus(key, out, doc, ctx, base) {
     ctx.legacySet(out, "status", status);
     out.status = "pending";
     ctx.kept(
-      `step ${key}: status is not a ${VERSION} status; set to pending, kept as x-legacy.status`,
+      `step ${key}: status ${pyRepr(status)} is not a ${VERSION} status; set to pending, kept as x-legacy.status`,
       pointer([...base, "status"]),
     );
   }
@@ -254,20 +266,23 @@ function stepTimes(key, out, doc, ctx, base) {
     if (!ok) {
       ctx.legacySet(out, name, raw);
       ctx.kept(
-        `step ${key}: ${name} is not a timestamp; kept as x-legacy.${name}`,
+        `step ${key}: ${name} ${pyRepr(raw)} is not a timestamp; kept as x-legacy.${name}`,
         pointer([...base, name]),
       );
     }
     if (ts !== raw || !has(out, name)) {
-      if (has(out, name) && raw !== null && raw !== "")
-        ctx.note(`step ${key}: ${name} rewritten as ${ts}`, pointer([...base, name]));
+      if (has(out, name) && raw !== null && raw !== "" && ts !== null)
+        ctx.note(
+          `step ${key}: ${name} ${pyRepr(raw)} rewritten as ${ts}`,
+          pointer([...base, name]),
+        );
       out[name] = ts;
     }
   }
   if (out.status === "complete" && out.completed === null) {
     out.completed = doc.updated ?? null; // the latest it can have been
     ctx.note(
-      `step ${key}: complete without a completion time; completed set to the state's updated time`,
+      `step ${key}: complete without a completion time; completed set to the state's updated time (the latest it can have been)`,
       pointer([...base, "completed"]),
     );
   }
@@ -294,7 +309,7 @@ function stepSubStep(key, out, def, ctx, base) {
   else if (sub !== null && typeof sub !== "string") {
     ctx.legacySet(out, "sub_step", sub);
     out.sub_step = null;
-    ctx.kept(`step ${key}: sub_step is not a string`, ptr);
+    ctx.kept(`step ${key}: sub_step ${pyRepr(sub)} is not a string`, ptr);
   } else if (typeof sub === "string" && ["complete", "pending", "skipped"].includes(out.status)) {
     out.sub_step = null;
     out[LEGACY] = { ...legacyOf(out), sub_step: sub };
@@ -407,15 +422,21 @@ export function repairCurrentStep(doc, steps, ctx) {
     value = Number(cur.split(/[._]/)[0]);
     // "3.5": the step number is 3, the sub-step kept
     if (!/^[0-9]+$/.test(cur))
-      ctx.aside(doc, "current_step", cur, `current_step '${cur}' names a sub-step`);
+      ctx.aside(doc, "current_step", cur, `current_step ${pyRepr(cur)} names a sub-step`);
   } else {
     const running = Object.entries(steps)
       .filter(([, s]) => s.status === "in_progress")
       .map(([k]) => k);
     value = running.length ? keyNum(running[0])[0] : 0;
     if (cur !== undefined && cur !== null)
-      ctx.aside(doc, "current_step", cur, "current_step is not a step number", "/current_step");
+      ctx.aside(
+        doc,
+        "current_step",
+        cur,
+        `current_step ${pyRepr(cur)} is not a step number`,
+        "/current_step",
+      );
   }
   doc.current_step = value;
-  ctx.note(`current_step became ${value}`, "/current_step");
+  ctx.note(`current_step ${pyRepr(cur ?? null)} became ${value}`, "/current_step");
 }

@@ -2,6 +2,7 @@
 // core/migration/v1_to_v2.py and v2_to_v3.py.
 
 import { clone, isObject, LEGACY, pointer } from "./context.mjs";
+import { keysOf } from "../jsonread.mjs";
 import { repair } from "./repair.mjs";
 import { renameLetterKeys } from "./steps.mjs";
 
@@ -55,7 +56,8 @@ export function v2ToV3(doc, ctx) {
     else ctx.note(`removed ${key} (dropped in 3.0)`, `/${key}`);
   }
   if (isObject(out.steps)) {
-    for (const [k, step] of Object.entries(out.steps)) {
+    for (const k of keysOf(out.steps)) {
+      const step = out.steps[k];
       if (!isObject(step) || !Object.hasOwn(step, "claim")) continue;
       const claim = step.claim;
       delete step.claim;
