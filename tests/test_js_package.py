@@ -1790,3 +1790,44 @@ def test_cli_workflow_findings_of_other_commands_match_python(tmp_path: Path) ->
         state = root / "agent-output" / "demo" / "00-session-state.json"
         assert json.loads(state.read_text())["schema_version"] == "2.0"
         assert not (root / "agent-output" / "fresh").exists()
+
+
+def test_cli_migrate_by_project_from_a_subdirectory_matches_python(tmp_path: Path) -> None:
+    """`migrate --project NAME` (the JS CLI refused the option) from a subdirectory of the
+    repository: --check, --dry-run and the write itself, in text and JSON, print the same
+    bytes from both CLIs (each twin's root written ROOT), and leave the same state files."""
+    node = _need("node")["node"]
+    src = REPO / "conformance" / "cases" / "migrate" / "v2-fixture-nordic-fresh-foods" / "files"
+    argvs = [
+        ["--check"],
+        ["--dry-run", "--format", "json"],
+        ["--dry-run"],
+        [],
+        [],  # then current
+    ]
+    outs: dict[str, list[tuple[int, str, str]]] = {"py": [], "js": []}
+    for impl in ("py", "js"):
+        root = tmp_path / impl
+        (root / ".git").mkdir(parents=True)
+        shutil.copytree(src, root / "agent-output" / "demo")
+        (root / "docs").mkdir()
+        cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
+        for extra in argvs:
+            argv = [*cmd, "migrate", "--project", "demo", "--now", NOW, "--salvage", *extra]
+            proc = _run(argv, root / "docs")
+            fix = str(root)
+            outs[impl].append(
+                (
+                    proc.returncode,
+                    proc.stdout.replace(fix, "ROOT"),
+                    proc.stderr.replace(fix, "ROOT"),
+                )
+            )
+    assert outs["js"] == outs["py"]
+    assert [rc for rc, _, _ in outs["py"]] == [1, 0, 0, 0, 0], outs["py"]
+    assert "run `session-resume migrate --salvage --project demo`" in outs["py"][0][1]
+    states = [
+        json.loads((tmp_path / i / "agent-output" / "demo" / "00-session-state.json").read_text())
+        for i in ("py", "js")
+    ]
+    assert states[0]["schema_version"] == "3.0" and states[0] == states[1]

@@ -984,8 +984,10 @@ function cmdMigrate(argv) {
     check: { type: "boolean", default: false },
     salvage: { type: "boolean", default: false },
     workflow: { type: "string" },
+    project: { type: "string" },
   });
-  if (!positionals.length) throw new UsageError("migrate needs PATH|DIR");
+  if (!positionals.length && !v.project)
+    throw new UsageError("give the state files or session directories (PATH|DIR), or --project");
   if (v["dry-run"] && v.check) throw new UsageError("--dry-run and --check exclude each other");
   if (v.workflow) {
     // a broken --workflow is refused once, before any file is read (the reference's)
@@ -996,10 +998,20 @@ function cmdMigrate(argv) {
       throw err;
     }
   }
-  const paths = positionals.map((p) => resolvePath(p, v.root));
-  // the repository and configuration of the first path (docs/config.md)
-  const cfg = configNear(paths[0], v.root);
-  const root = v.root ? realOrAbsolute(v.root) : cfg.root;
+  let paths;
+  let cfg;
+  let root;
+  if (v.project) {
+    // the session --project names (docs/config.md), as the reference's `session_of_project`
+    const named = sessionOf(undefined, v);
+    ({ cfg, root } = named);
+    paths = [named.dir];
+  } else {
+    paths = positionals.map((p) => resolvePath(p, v.root));
+    // the repository and configuration of the first path (docs/config.md)
+    cfg = configNear(paths[0], v.root);
+    root = v.root ? realOrAbsolute(v.root) : cfg.root;
+  }
   const now = nowFrom(v.now);
   const write = !(v["dry-run"] || v.check);
   /** @type {ReturnType<typeof diagnostic>[]} */
@@ -1019,7 +1031,8 @@ function cmdMigrate(argv) {
         salvage: v.salvage,
       });
       const status = res.status === "migrated" && !write ? "would_migrate" : res.status;
-      const file = rel(join(dir, STATE));
+      // --project: the session directory as the reference names it (absolute)
+      const file = v.project ? join(dir, STATE) : rel(join(dir, STATE));
       if (res.original && res.document)
         orderLike(res.original, res.document, usedWorkflow(res.document, v.workflow));
       // the migration's own notes carry messages (SR152 names --salvage); a store refusal only codes
@@ -1131,7 +1144,9 @@ function migrateSummary(outcomes, problems, v, failed) {
   if (v.workflow) cmd.push("--workflow", v.workflow);
   if (v.salvage) cmd.push("--salvage");
   if (v.root) cmd.push("--root", v.root);
-  const fix = clean([...cmd, ...pending].map(quote).join(" "));
+  const fix = clean(
+    [...cmd, ...(v.project ? ["--project", v.project] : pending)].map(quote).join(" "),
+  );
   process.stdout.write(
     cleanLines(
       `${v.check ? "fix" : "to write it"}: run \`${fix}\` (the old files are kept as .bak)\n`,
