@@ -573,8 +573,8 @@ def _agent_code_rows() -> list[dict[str, Any]]:
 def _command_lines(wf: Workflow, session: str) -> dict[str, Escaped]:
     """The single commands the skill quotes, for this workflow's session directory."""
     return {
-        "resume_cmd": code(f"session-resume resume {session} --step STEP --format json"),
-        "resume_cmd_orchestrator": code(f"session-resume resume {session} --format json"),
+        "resume_cmd": code(f"session-resume resume {session} --step STEP"),
+        "resume_cmd_orchestrator": code(f"session-resume resume {session}"),
         "init_cmd": code(f"session-resume init PROJECT --workflow {wf.id}"),
         "recover_cmd": code(f"session-resume recover {session}"),
         "migrate_cmd": code(f"session-resume migrate {session}"),
