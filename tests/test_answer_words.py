@@ -113,3 +113,18 @@ def test_printed_writers_name_the_session_as_a_writer_resolves_it(tmp_path: Path
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (d / "00-session.active").is_file()
     assert not (tmp_path / "memory").exists()
+
+
+def test_the_text_answer_says_what_an_orphan_may_have_left_incomplete(tmp_path: Path) -> None:
+    """Fresh-agent review 7: SR512 said "check `orphan.possibly_incomplete` first", a JSON
+    field the text answer did not show when it was empty; the agent asked again in JSON
+    (7 KB more) to learn it was empty. The text says it, and the hint names the text."""
+    _repo(tmp_path, apex_state())
+    old = "2026-03-20T10:00:00Z"  # two hours before NOW: the lease is stale
+    argv = ("session", "start", "--project", "demo", "--session", "crashed-1", "--now", old)
+    assert run_cli(*argv, cwd=tmp_path).returncode == 0
+    text = _resume(tmp_path, fmt="text")
+    assert "orphaned session crashed-1" in text
+    assert "\n  possibly incomplete: none\n" in text
+    (w,) = [w for w in _resume(tmp_path)["warnings"] if w["code"] == "SR512"]
+    assert "`possibly incomplete`; none listed: nothing to check" in w["hint"]

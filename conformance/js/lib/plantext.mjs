@@ -171,6 +171,7 @@ export function planText(decision) {
     );
     for (const f of o.possibly_incomplete)
       lines.push(`  possibly incomplete: ${f.path} (${f.why})`);
+    if (!o.possibly_incomplete.length) lines.push("  possibly incomplete: none");
   }
   if (r.briefing) lines.push(...state(r.briefing));
   const openGate = r.plan?.open_gate;

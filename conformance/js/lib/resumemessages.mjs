@@ -131,7 +131,7 @@ const WORDS = {
   ],
   SR512: (f) => [
     `${holder(f)} left its lease without ending: it stopped ${f.orphan_step ? `in step ${f.orphan_step}` : "with no step in progress that the state shows"}`,
-    "the first write takes it over (logged); check `orphan.possibly_incomplete` first",
+    "the first write takes it over (logged); check the files it may have left incomplete first (`possibly incomplete`; none listed: nothing to check)",
   ],
   SR513: () => [
     "a lease file remains although its session ended",

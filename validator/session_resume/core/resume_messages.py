@@ -184,7 +184,8 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
             if f.get("orphan_step")
             else "with no step in progress that the state shows"
         ),
-        "the first write takes it over (logged); check `orphan.possibly_incomplete` first",
+        "the first write takes it over (logged); check the files it may have left incomplete "
+        "first (`possibly incomplete`; none listed: nothing to check)",
     ),
     "SR513": lambda f: (
         "a lease file remains although its session ended",

@@ -148,7 +148,7 @@ def plan_text(decision: Mapping[str, Any]) -> str:
         )
         lines += [
             f"  possibly incomplete: {f['path']} ({f['why']})" for f in o["possibly_incomplete"]
-        ]
+        ] or ["  possibly incomplete: none"]
     if r.get("briefing"):
         lines += _state(r["briefing"])
     gate = (r.get("plan") or {}).get("open_gate")
