@@ -321,10 +321,15 @@ def test_resume_cli_on_real_files(session_dir: Path) -> None:
         "run": f"session-resume session start --project demo --session {sid}",
         "when": "now",
     }
+    # the workflow's deliverable drafted by phase_2_waf is listed by no checkpoint: the next
+    # write records it (and SR714 says it is not on disk: the work redoes it first)
     assert out["commands"][1] == {
-        "run": f"session-resume checkpoint 2 phase_3_cost --project demo --session {sid}",
+        "run": "session-resume checkpoint 2 phase_3_cost --artifact 02-architecture-assessment.md"
+        f" --project demo --session {sid}",
         "when": "after cost estimate produced by the cost subagent",
     }
+    assert "SR714" in [w["code"] for w in out["warnings"]]
+    (session_dir / "02-architecture-assessment.md").write_text("# WAF draft\n")
     # the commands are runnable as printed, and the checkpoint records the next checkpoint
     import shlex
 
@@ -352,7 +357,9 @@ def test_resume_cli_orphan_from_files(session_dir: Path) -> None:
 
 
 def test_resume_text_output_names_the_command(session_dir: Path) -> None:
-    (session_dir / store.STATE).write_bytes(dump(apex_state()))
+    doc = apex_state()  # the deliverable drafted by phase_2_waf, listed: no --artifact again
+    doc["steps"]["2"]["artifacts"] = ["agent-output/demo/02-architecture-assessment.md"]
+    (session_dir / store.STATE).write_bytes(dump(doc))
     proc = run_cli("resume", str(session_dir), "--now", "2026-03-02T12:00:00Z", cwd=session_dir)
     assert "action: resume_from_checkpoint" in proc.stdout
     assert "session-resume checkpoint 2 phase_3_cost --project demo --session " in proc.stdout

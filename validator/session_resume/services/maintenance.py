@@ -71,6 +71,7 @@ def migrate(
     if workflow is not None:
         # a broken --workflow is refused once, in its own words and place (SR400-SR403, exit 2
         # as validate and resume refuse it), before any file is read
+        # lazy: the workflow loader only when a --workflow is given
         from session_resume.core.workflow import WorkflowError, load_workflow
 
         try:
