@@ -1719,16 +1719,6 @@ def _broken_workflows() -> dict[str, bytes]:
     }
 
 
-_FORMAT_SAMPLE = {
-    "duplicate-key-nested.yaml",
-    "anchor.yaml",
-    "tab-indent.yaml",
-    "step-wrong-types.yaml",
-    "unknown-legacy-checkpoint.yaml",
-    "not-there.yaml",
-}
-
-
 @pytest.mark.parametrize("fmt", ["text", "json", "github", "sarif"])
 def test_cli_workflow_findings_match_python(fmt: str, tmp_path: Path) -> None:
     """`validate --workflow PATH` with a broken workflow: each SR40x finding with the
