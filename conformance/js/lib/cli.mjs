@@ -29,7 +29,7 @@ import { readLease, STATE, WORKLOG } from "./session.mjs";
 import { migrateDir, recoverDir, resumeDir } from "./operations.mjs";
 import { unifiedDiff, splitLines } from "./difflib.mjs";
 import { jsonPatch, orderLike, pyDumps } from "./patch.mjs";
-import { isWriter } from "./plan.mjs";
+import { isWriter, shellQuote } from "./plan.mjs";
 import { cleanTree, planText } from "./plantext.mjs";
 import {
   clean,
@@ -907,8 +907,7 @@ function cmdResume(argv) {
 }
 
 // Python's shlex.quote: the commands read the same in both implementations
-const quote = (/** @type {string} */ s) =>
-  s === "" ? "''" : /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\"'\"'")}'`;
+const quote = shellQuote;
 
 /**
  * @typedef {{root?: string, project?: string | null, session?: string | null}} Fill

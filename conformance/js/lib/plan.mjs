@@ -2,9 +2,8 @@
 // followed in order and literally, they never record progress before its work. Commands keep
 // the placeholders DIR and PROJECT; the session's name and id are filled in by a front end.
 
-import { posix } from "node:path";
 import { sessionPath } from "./briefing.mjs";
-import { orderedKeys } from "./rules.mjs";
+import { normalize, orderedKeys } from "./rules.mjs";
 
 /**
  * @typedef {import("./types.js").StateDocument} StateDocument
@@ -220,16 +219,14 @@ function startWhen(g, optional = false) {
 }
 
 // Python's shlex.quote: the commands read the same in both implementations
-const shellQuote = (/** @type {string} */ s) =>
+export const shellQuote = (/** @type {string} */ s) =>
   s === "" ? "''" : /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\"'\"'")}'`;
 
 /** A deliverable as `--artifact` takes it: a bare name is resolved against the session
  * directory (spec §4); a nested one is given repository-relative.
  * @param {string} file @param {string | null} sessionRel */
 function artifactArg(file, sessionRel) {
-  if (!file.includes("/") || sessionRel === null || sessionRel === "" || sessionRel === ".")
-    return file;
-  return `${sessionRel}/${file}`;
+  return file.includes("/") ? sessionPath(sessionRel, file) : file;
 }
 
 /** Each remaining checkpoint with its write; the write records (`--artifact`) each of the
@@ -243,7 +240,7 @@ function checkpointWrites(key, def, st, ids, sessionRel) {
     (Array.isArray(st.artifacts) ? st.artifacts : [])
       .filter((/** @type {unknown} */ p) => typeof p === "string")
       .map((/** @type {string} */ p) =>
-        p.includes("/") ? posix.normalize(p) : sessionPath(sessionRel, p),
+        p.includes("/") ? normalize(p) : sessionPath(sessionRel, p),
       ),
   );
   const order = def ? def.checkpoints : [];

@@ -219,9 +219,7 @@ def _next(doc: Mapping[str, Any], key: str, wf: Workflow) -> Any:
 def _artifact_arg(file: str, session_rel: str | None) -> str:
     """A deliverable as ``--artifact`` takes it: a bare name is resolved against the session
     directory (docs/spec.md §4); a nested one is given repository-relative."""
-    if "/" not in file or session_rel in (None, "", "."):
-        return file
-    return f"{session_rel}/{file}"
+    return session_path(session_rel, file) if "/" in file else file
 
 
 def _checkpoint_writes(

@@ -33,17 +33,10 @@ def do_resume(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     """The resume decision (schema/decision/2.json), as this server's session: its own lease
     is not another live session; the plan's commands are this server's tool calls
     (``{tool, arguments, when}``) and the codes' words name tools."""
-    where: dict[str, Any] = {k: a[k] for k in ("project", "session_dir") if k in a}
     out = resume_service.resume(
-        rt.session_dir(a),
-        _reading(rt, a),
-        step=a.get("step"),
-        front_end_session=True,
-        **_read_options(rt),
+        rt.session_dir(a), _reading(rt, a), step=a.get("step"), **_read_options(rt)
     )
-    out["session"]["id"] = rt.keeper.session  # the server's own (None until it takes one)
-    # the codes' words and the plan's other prose name tools (as_tool_calls)
-    return as_tool_calls(out, where)
+    return _as_this_server(rt, a, out)
 
 
 def _reading(rt: Runtime, a: dict[str, Any]) -> Reading:
@@ -54,20 +47,30 @@ def _reading(rt: Runtime, a: dict[str, Any]) -> Reading:
 
 def _read_options(rt: Runtime) -> dict[str, Any]:
     """The rest of what `resume` and `report` read a session with: the server's clock, its
-    session and staleness."""
-    return {"now": rt.clock(), "session": rt.keeper.session, "stale_seconds": rt.stale_seconds}
+    session and staleness, and that the server holds its session itself (no command starts
+    or names one)."""
+    return {
+        "now": rt.clock(),
+        "session": rt.keeper.session,
+        "stale_seconds": rt.stale_seconds,
+        "front_end_session": True,
+    }
+
+
+def _as_this_server(rt: Runtime, a: dict[str, Any], answer: dict[str, Any]) -> dict[str, Any]:
+    """A resume answer (or a report's recommendation) as this server gives it: its own
+    session's id (None until it takes one), its commands this server's tool calls and the
+    codes' words naming tools (:func:`as_tool_calls`)."""
+    answer["session"]["id"] = rt.keeper.session
+    where: dict[str, Any] = {k: a[k] for k in ("project", "session_dir") if k in a}
+    return as_tool_calls(answer, where)
 
 
 def do_report(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     """The crash report; its recommended commands as this server's session takes them
     (tool calls, no session start), as `resume` gives them."""
-    where: dict[str, Any] = {k: a[k] for k in ("project", "session_dir") if k in a}
-    out = resume_service.report(
-        rt.session_dir(a), _reading(rt, a), front_end_session=True, **_read_options(rt)
-    )
-    rec = out["recommended"]
-    rec["session"]["id"] = rt.keeper.session  # the server's own (None until it takes one)
-    as_tool_calls(rec, where)
+    out = resume_service.report(rt.session_dir(a), _reading(rt, a), **_read_options(rt))
+    _as_this_server(rt, a, out["recommended"])
     return out
 
 
