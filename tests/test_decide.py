@@ -324,9 +324,10 @@ def test_resume_cli_on_real_files(session_dir: Path) -> None:
     # the workflow's deliverable drafted by phase_2_waf is listed by no checkpoint: the next
     # write records it (and SR714 says it is not on disk: the work redoes it first)
     assert out["commands"][1] == {
-        "run": "session-resume checkpoint 2 phase_3_cost --artifact 02-architecture-assessment.md"
+        "run": "session-resume checkpoint 2 phase_3_cost"
+        " --artifact agent-output/demo/02-architecture-assessment.md"
         f" --project demo --session {sid}",
-        "when": "after cost estimate produced by the cost subagent",
+        "when": "after cost estimate produced",
     }
     assert "SR714" in [w["code"] for w in out["warnings"]]
     (session_dir / "02-architecture-assessment.md").write_text("# WAF draft\n")
@@ -363,7 +364,7 @@ def test_resume_text_output_names_the_command(session_dir: Path) -> None:
     proc = run_cli("resume", str(session_dir), "--now", "2026-03-02T12:00:00Z", cwd=session_dir)
     assert "action: resume_from_checkpoint" in proc.stdout
     assert "session-resume checkpoint 2 phase_3_cost --project demo --session " in proc.stdout
-    assert "[after cost estimate produced by the cost subagent]" in proc.stdout
+    assert "[after cost estimate produced]" in proc.stdout
 
 
 def test_resume_missing_dir_is_usage_error(tmp_path: Path) -> None:

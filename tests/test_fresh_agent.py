@@ -185,7 +185,7 @@ def test_briefing_carries_the_state_and_what_to_read(tmp_path: Path) -> None:
         {"run": f"session-resume session start --project demo --session {sid}", "when": "now"},
         {
             "run": f"session-resume checkpoint 2 phase_3_cost --project demo --session {sid}",
-            "when": "after cost estimate produced by the cost subagent",
+            "when": "after cost estimate produced",
         },
     ]
     # the text output shows the same briefing and plan

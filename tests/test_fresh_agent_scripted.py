@@ -456,8 +456,8 @@ def test_a_deliverable_never_recorded_and_missing_is_a_coded_warning(tmp_path: P
 
 def test_the_plan_s_write_records_the_deliverable_its_work_writes(tmp_path: Path) -> None:
     """A fresh start of step 2: the write of phase_2_waf (whose work drafts the workflow's
-    deliverable) carries `--artifact 02-architecture-assessment.md`; followed, the state
-    lists the file, in its one repository-relative form."""
+    deliverable) carries `--artifact agent-output/demo/02-architecture-assessment.md`, the
+    form every path of the answer has; followed, the state lists the file in that form."""
     repo, d = _repo(tmp_path)
     doc = _seed(d)
     doc["steps"]["2"].update(status="pending", sub_step=None, started=None)
@@ -466,7 +466,8 @@ def test_the_plan_s_write_records_the_deliverable_its_work_writes(tmp_path: Path
     ans = agent.ask()
     writes = {c["id"]: c["write"] for c in ans["plan"]["checkpoints"]}
     assert writes["phase_2_waf"].startswith(
-        "session-resume checkpoint 2 phase_2_waf --artifact 02-architecture-assessment.md "
+        "session-resume checkpoint 2 phase_2_waf"
+        " --artifact agent-output/demo/02-architecture-assessment.md "
     )
     assert "--artifact" not in writes["phase_3_cost"]
     agent.run_step()
@@ -635,7 +636,7 @@ def test_the_text_answer_of_a_mid_step_resume_is_short(tmp_path: Path) -> None:
     )
     for c in ans["plan"]["checkpoints"]:
         assert f"checkpoint 2 {c['id']} " in text
-    assert "[after cost estimate produced by the cost subagent]" in text
+    assert "[after cost estimate produced]" in text
     assert "No RTO stated" in text and "Gate 2" in text and "next step: 3 (Design)" in text
     assert " None" not in text.replace('"None"', "")  # a value, never a missing field
 

@@ -736,8 +736,12 @@ def test_digest_is_at_most_60_lines_from_the_same_source(wf_id: str) -> None:
     digest = (SKILLS / wf_id / "SKILL.digest.md").read_text(encoding="utf-8")
     assert len(digest.splitlines()) <= 60
     skill = (SKILLS / wf_id / "SKILL.md").read_text(encoding="utf-8")
-    for action in ACTIONS:  # the same decision table, the same calls
-        assert f"`{action}`" in digest and f"`{action}`" in skill
+    # the same body (how to ask and follow, the step keys; the actions are the answer's own
+    # words, listed in references/recovery-protocol.md), the same calls
+    shared = [line for line in skill.splitlines() if line.startswith(("- `", "Its steps"))]
+    assert len(shared) >= 3
+    for line in shared:
+        assert line in digest, line
     commands = _commands(digest)
     assert len(commands) >= 10
     for cmd in commands:

@@ -82,7 +82,7 @@ def test_report_on_crashed_session(session_dir: Path) -> None:
         {"run": f"session-resume session start --project demo --session {sid}", "when": "now"},
         {
             "run": f"session-resume checkpoint 2 phase_3_cost --project demo --session {sid}",
-            "when": "after cost estimate produced by the cost subagent",
+            "when": "after cost estimate produced",
         },
     ]
     assert len(rep["steps"]) == 8

@@ -1075,7 +1075,7 @@ function cmdMigrate(argv) {
     for (const o of outcomes) {
       const label = /** @type {Record<string, string>} */ ({
         current: `already current (${CURRENT}), nothing to do`,
-        migrated: `migrated ${o.from_version} -> ${CURRENT} (${o.patch.length} change(s)); the previous file is kept as .bak`,
+        migrated: `migrated ${o.from_version} -> ${CURRENT} (${o.patch.length} change(s)); the original is kept for good as 00-session-state.v${o.from_version}.json (and as .bak until a later write)`,
         would_migrate: `would migrate ${o.from_version} -> ${CURRENT} (${o.patch.length} change(s))`,
         refused: "not migrated",
       })[o.status];
@@ -1148,7 +1148,7 @@ function migrateSummary(outcomes, problems, v, failed) {
   );
   process.stdout.write(
     cleanLines(
-      `${v.check ? "fix" : "to write it"}: run \`${fix}\` (the old files are kept as .bak)\n`,
+      `${v.check ? "fix" : "to write it"}: run \`${fix}\` (each original is kept beside its state)\n`,
     ),
   );
 }

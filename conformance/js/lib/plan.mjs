@@ -34,10 +34,11 @@ export const SESSION_START = "session-resume session start";
 export const AFTER_SESSION_START = ", after the first command (`session start`)";
 export const SESSION_END = "session-resume session end";
 const FINDINGS_RULE =
-  "each is must-fix: fix it, then `finding resolve TITLE`; one only the user can settle stays open for the gate";
+  "fix each (must-fix), then `finding resolve TITLE`; one only the user can settle stays open for the gate";
 const GATE_RULE =
   "ask the user's approval (show the deliverables and open findings); only the start of a later step records it";
-const ARTIFACT_RULE = "a checkpoint write takes `--artifact PATH` per file its work wrote";
+const ARTIFACT_RULE =
+  "if a checkpoint's work wrote other files: add `--artifact PATH` per file to its write";
 
 /** @param {unknown} v @returns {v is JsonObject} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -222,13 +223,6 @@ function startWhen(g, optional = false) {
 export const shellQuote = (/** @type {string} */ s) =>
   s === "" ? "''" : /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\"'\"'")}'`;
 
-/** A deliverable as `--artifact` takes it: a bare name is resolved against the session
- * directory (spec §4); a nested one is given repository-relative.
- * @param {string} file @param {string | null} sessionRel */
-function artifactArg(file, sessionRel) {
-  return file.includes("/") ? sessionPath(sessionRel, file) : file;
-}
-
 /** Each remaining checkpoint with its write; the write records (`--artifact`) each of the
  * step's deliverables its state does not list yet, at the first remaining checkpoint that is
  * the one writing it or a later one (spec §10.2).
@@ -248,7 +242,7 @@ function checkpointWrites(key, def, st, ids, sessionRel) {
   return ids.map((id) => {
     const now = todo.filter((d) => order.indexOf(d.writtenAt) <= order.indexOf(id));
     todo = todo.filter((d) => !now.includes(d));
-    const args = now.map((d) => ` --artifact ${shellQuote(artifactArg(d.file, sessionRel))}`);
+    const args = now.map((d) => ` --artifact ${shellQuote(sessionPath(sessionRel, d.file))}`);
     return {
       id,
       after: def?.after[id] ?? "", // (no checkpoints remain without a def)

@@ -108,6 +108,11 @@ function finish(p) {
   if (gateOf !== null && gateOf !== undefined)
     lines.push(...gate(gateOf, `after \`complete\`: ${gateOf.rule}`, false));
   const nxt = p.next_step;
+  // else an agent waits for a stop that never comes
+  if ((gateOf === null || gateOf === undefined) && nxt !== null && nxt !== undefined)
+    lines.push(
+      `  no gate: after \`complete\`, go on with step ${nxt.key} in this chat (its start${nxt.skip ? " or skip" : ""} below, then ask \`resume\` with \`--step ${nxt.key}\` for its plan)`,
+    );
   if (nxt !== null && nxt !== undefined) {
     const opt = nxt.optional ? "optional" : "required";
     lines.push(`  next step: ${nxt.key} (${str(nxt.name)}), ${opt}`);
@@ -164,10 +169,10 @@ export function planText(decision) {
     );
   const o = r.orphan;
   if (o) {
-    let where = o.step ? `in step ${o.step}` : "with no step in progress that the state shows";
+    let where = o.step ? `was in step ${o.step}` : "no step in progress";
     if (o.sub_step) where += ` at ${o.sub_step}`;
     lines.push(
-      `orphaned session ${str(o.session)}: silent for ${o.silent_seconds} s (${o.reason}), was ${where}`,
+      `orphaned session ${str(o.session)}: silent for ${o.silent_seconds} s (${o.reason}), ${where}`,
     );
     for (const f of o.possibly_incomplete)
       lines.push(`  possibly incomplete: ${f.path} (${f.why})`);
@@ -186,7 +191,7 @@ export function planText(decision) {
     const at = commands.findIndex((/** @type {unknown} */ c) => run(c).includes(" session start"));
     const fresh =
       session.new && session.id && at >= 0
-        ? ` (${at + 1} takes new session ${session.id}; name it in a later resume)`
+        ? ` (${at + 1} takes session ${session.id}, new for this answer: name it in a later resume)`
         : "";
     lines.push(`commands in order${fresh}, each only when its [condition] holds:`);
     commands.forEach((/** @type {any} */ c, /** @type {number} */ i) => {

@@ -419,7 +419,7 @@ function decideAction(snap, step, now, wf, opts) {
   if (lease.state === "ended") out.warnings.push("SR513");
   if (lease.state === "unreadable") out.warnings.push("SR510");
   const orphaned = lease.state === "stale" || lease.state === "dead_owner";
-  const finish = (/** @type {string | null} */ key) => withOrphan(out, snap, lease, orphaned, key);
+  const finish = () => withOrphan(out, snap, lease, orphaned);
 
   // A lease taken by writes that named no session ("implicit") is adopted, never waited for.
   if (
@@ -482,7 +482,7 @@ function decideAction(snap, step, now, wf, opts) {
       reasons: [...snap.codes, "SR130"],
       commands: [cmd("session-resume recover DIR"), again],
     });
-    return finish(null);
+    return finish();
   }
   if (status === "absent")
     return Object.assign(out, {
@@ -496,7 +496,7 @@ function decideAction(snap, step, now, wf, opts) {
       reasons: [...snap.codes],
       commands: [cmd("session-resume recover DIR"), again],
     });
-    return finish(null);
+    return finish();
   }
   if (status === "needs_migration")
     return Object.assign(out, {
@@ -528,7 +528,7 @@ function decideAction(snap, step, now, wf, opts) {
     const target = running[0] ?? order.find((k) => steps[k].status === "pending") ?? null;
     if (target === null) {
       Object.assign(out, { action: "workflow_complete", step: null, reasons: ["SR707"] });
-      return finish(null);
+      return finish();
     }
     out.step = target;
     stepAction(out, steps, order, target, wf, true, snap.lastEvents, own);
@@ -536,14 +536,14 @@ function decideAction(snap, step, now, wf, opts) {
     if (!(step in steps)) {
       if (wf.freeSteps) {
         Object.assign(out, { action: "start", reasons: ["SR701"] });
-        return finish(null);
+        return finish();
       }
       return Object.assign(out, { action: "unknown_step", reasons: ["SR711"] });
     }
     if (running.length && !running.includes(step)) out.warnings.push("SR709");
     stepAction(out, steps, order, step, wf, false, snap.lastEvents, own);
   }
-  return finish(out.step);
+  return finish();
 }
 
 /** When the state was last worked on (spec §10): `updated`, unless its latest state event is
@@ -680,9 +680,9 @@ export function startedAtGate(events, key) {
 
 /**
  * @param {Decision} out @param {Snapshot} snap @param {import("./types.js").LeaseState} lease
- * @param {boolean} orphaned @param {string | null} key @returns {Decision}
+ * @param {boolean} orphaned @returns {Decision}
  */
-function withOrphan(out, snap, lease, orphaned, key) {
+function withOrphan(out, snap, lease, orphaned) {
   if (!orphaned) return out;
   out.warnings.push("SR512");
   const doc = snap.doc ?? {};
@@ -690,7 +690,7 @@ function withOrphan(out, snap, lease, orphaned, key) {
   const running = Object.keys(steps).filter(
     (k) => isObject(steps[k]) && steps[k].status === "in_progress",
   );
-  const where = running[0] ?? key;
+  const where = running[0] ?? null; // none in progress: null, not the step asked about
   const st = where !== null && isObject(steps[where]) ? steps[where] : {};
   const l = snap.lease ?? {}; // (an orphan has a lease)
   const val = (/** @type {unknown} */ v) => (v === undefined ? null : v);

@@ -48,14 +48,16 @@ SESSION_START = "session-resume session start"
 AFTER_SESSION_START = ", after the first command (`session start`)"
 SESSION_END = "session-resume session end"
 FINDINGS_RULE = (
-    "each is must-fix: fix it, then `finding resolve TITLE`; one only the user can settle "
-    "stays open for the gate"
+    "fix each (must-fix), then `finding resolve TITLE`; one only the user can settle stays "
+    "open for the gate"
 )
 GATE_RULE = (
     "ask the user's approval (show the deliverables and open findings); only the start of a "
     "later step records it"
 )
-ARTIFACT_RULE = "a checkpoint write takes `--artifact PATH` per file its work wrote"
+ARTIFACT_RULE = (
+    "if a checkpoint's work wrote other files: add `--artifact PATH` per file to its write"
+)
 
 
 def cmd(run: str, when: str = NOW) -> dict[str, str]:
@@ -216,12 +218,6 @@ def _next(doc: Mapping[str, Any], key: str, wf: Workflow) -> Any:
     return None
 
 
-def _artifact_arg(file: str, session_rel: str | None) -> str:
-    """A deliverable as ``--artifact`` takes it: a bare name is resolved against the session
-    directory (docs/spec.md §4); a nested one is given repository-relative."""
-    return session_path(session_rel, file) if "/" in file else file
-
-
 def _checkpoint_writes(
     key: str,
     sdef: StepDef | None,
@@ -243,9 +239,7 @@ def _checkpoint_writes(
     for c in cps:
         now = [d for d in todo if ids.index(d.written_at) <= ids.index(c.id)]
         todo = [d for d in todo if d not in now]
-        args = "".join(
-            f" --artifact {shlex.quote(_artifact_arg(d.file, session_rel))}" for d in now
-        )
+        args = "".join(f" --artifact {shlex.quote(session_path(session_rel, d.file))}" for d in now)
         out.append(
             {"id": c.id, "after": c.after, "write": f"session-resume checkpoint {key} {c.id}{args}"}
         )

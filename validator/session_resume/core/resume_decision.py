@@ -304,7 +304,7 @@ def _decide(
         )
         if target is None:
             out.update(action="workflow_complete", step=None, reasons=["SR707"])
-            return _with_orphan(out, snap, lease, workflow, None)
+            return _with_orphan(out, snap, lease)
         out["step"] = target
         _step_action(
             out, steps, order, target, workflow, orchestrator=True, events=snap.last_events, own=own
@@ -313,7 +313,7 @@ def _decide(
         if step not in steps:
             if workflow.free_steps:
                 out.update(action="start", reasons=["SR701"])
-                return _with_orphan(out, snap, lease, workflow, None)
+                return _with_orphan(out, snap, lease)
             out.update(action="unknown_step", reasons=["SR711"])
             return out
         if running and step not in running:
@@ -321,7 +321,7 @@ def _decide(
         _step_action(
             out, steps, order, step, workflow, orchestrator=False, events=snap.last_events, own=own
         )
-    return _with_orphan(out, snap, lease, workflow, out["step"])
+    return _with_orphan(out, snap, lease)
 
 
 def _judge_lease(
@@ -448,7 +448,7 @@ def _gate_on_state(out: dict[str, Any], snap: Snapshot, lease: Lease, workflow: 
             reasons=list(codes) or ["SR120"],
             commands=[plan_rules.cmd("session-resume recover DIR"), again],
         )
-        _with_orphan(out, snap, lease, workflow, None)
+        _with_orphan(out, snap, lease)
         return True
     if status == "needs_migration":
         out.update(
@@ -583,9 +583,9 @@ def _worklog_checkpoint_after(
     return later
 
 
-def _with_orphan(
-    out: dict[str, Any], snap: Snapshot, lease: Any, wf: Workflow, key: str | None
-) -> dict[str, Any]:
+def _with_orphan(out: dict[str, Any], snap: Snapshot, lease: Any) -> dict[str, Any]:
+    """SR512 and the orphan report; its step is the one the state shows in progress (none:
+    null; the step the caller asked about is not where the orphan stopped)."""
     if not lease.orphaned:
         return out
     out["warnings"].append("SR512")
@@ -594,7 +594,7 @@ def _with_orphan(
     running = [
         k for k, s in steps.items() if isinstance(s, dict) and s.get("status") == "in_progress"
     ]
-    where = running[0] if running else key
+    where = running[0] if running else None
     st = steps.get(where, {}) if where else {}
     out["orphan"] = {
         "session": _str(lease.sentinel.get("session")),

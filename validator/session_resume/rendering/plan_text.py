@@ -84,6 +84,12 @@ def _finish(p: Mapping[str, Any]) -> list[str]:
     if gate is not None:  # a session break is said by `session end`'s condition
         lines += _gate(gate, f"after `complete`: {gate['rule']}", brk=False)
     nxt = p.get("next_step")
+    if gate is None and nxt is not None:  # else an agent waits for a stop that never comes
+        lines.append(
+            f"  no gate: after `complete`, go on with step {nxt['key']} in this chat (its start"
+            + (" or skip" if nxt.get("skip") else "")
+            + f" below, then ask `resume` with `--step {nxt['key']}` for its plan)"
+        )
     if nxt is not None:
         opt = "optional" if nxt.get("optional") else "required"
         lines.append(f"  next step: {nxt['key']} ({nxt.get('name')}), {opt}")
@@ -137,14 +143,12 @@ def plan_text(decision: Mapping[str, Any]) -> str:
         )
     o = r.get("orphan")
     if o:
-        where = (
-            f"in step {o['step']}" if o["step"] else "with no step in progress that the state shows"
-        )
+        where = f"was in step {o['step']}" if o["step"] else "no step in progress"
         if o["sub_step"]:
             where += f" at {o['sub_step']}"
         lines.append(
             f"orphaned session {o['session']}: silent for {o['silent_seconds']} s "
-            f"({o['reason']}), was {where}"
+            f"({o['reason']}), {where}"
         )
         lines += [
             f"  possibly incomplete: {f['path']} ({f['why']})" for f in o["possibly_incomplete"]
@@ -164,7 +168,10 @@ def plan_text(decision: Mapping[str, Any]) -> str:
             None,
         )
         if session.get("new") and session.get("id") and taker is not None:
-            new = f" ({taker} takes new session {session['id']}; name it in a later resume)"
+            new = (
+                f" ({taker} takes session {session['id']}, new for this answer: name it in a "
+                "later resume)"
+            )
         lines.append(f"commands in order{new}, each only when its [condition] holds:")
         for i, c in enumerate(commands, 1):
             if isinstance(c, dict):
