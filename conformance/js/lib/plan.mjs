@@ -34,11 +34,11 @@ export const SESSION_START = "session-resume session start";
 export const AFTER_SESSION_START = ", after the first command (`session start`)";
 export const SESSION_END = "session-resume session end";
 const FINDINGS_RULE =
-  "fix each (must-fix), then `finding resolve TITLE`; one only the user can settle stays open for the gate";
+  "fix each, then `finding resolve TITLE`; one only the user can settle stays open for the gate";
 const GATE_RULE =
-  "ask the user's approval (show the deliverables and open findings); only the start of a later step records it";
+  "ask the user's approval, showing the deliverables and open findings; no write records it";
 const ARTIFACT_RULE =
-  "if a checkpoint's work wrote other files: add `--artifact PATH` per file to its write";
+  "if a checkpoint's work wrote a file this answer names nowhere: add `--artifact PATH` for it to its write";
 
 /** @param {unknown} v @returns {v is JsonObject} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
@@ -355,16 +355,20 @@ export function planCommands(plan, action, pending = false) {
   out.push(
     cmd(plan.complete, last ? `after checkpoint ${last}` : "after the step's remaining work"),
   );
-  out.push(cmd(SESSION_END, endWhen(plan.gate)));
+  out.push(cmd(SESSION_END, endWhen(plan.gate, plan.next_step)));
   return out;
 }
 
 /** `when` of `session end`: when the agent stops, or, at a gate that ends the chat
- *  (`session_break`), right after the gate.
- * @param {Plan["gate"]} gate @returns {string}
+ *  (`session_break`), right after the gate, where an optional next step's skip the user
+ *  chooses is recorded.
+ * @param {Plan["gate"]} gate @param {Plan["next_step"]} [nxt] @returns {string}
  */
-export function endWhen(gate) {
-  if (gate?.session_break) return `after \`complete\` and ${gate.id}, which ends this chat`;
+export function endWhen(gate, nxt = null) {
+  if (gate?.session_break) {
+    const skip = nxt?.optional ? ` (skip ${nxt.key} first if the user chose so)` : "";
+    return `after \`complete\` and ${gate.id}${skip}, which ends this chat`;
+  }
   return "when you stop";
 }
 

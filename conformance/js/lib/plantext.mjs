@@ -182,7 +182,9 @@ export function planText(decision) {
   const openGate = r.plan?.open_gate;
   if (openGate) {
     // before the step starts: the user approves it, `decide KEY VALUE` records
-    lines.push(`first, the gate of step ${openGate.step} (\`decide KEY VALUE\` records):`);
+    lines.push(
+      `first, the gate of step ${openGate.step} (no write records its approval; \`decide KEY VALUE\` records a decision the user changes):`,
+    );
     lines.push(...gate(openGate, "is still open"));
   }
   const session = r.session || {};
@@ -193,7 +195,7 @@ export function planText(decision) {
       session.new && session.id && at >= 0
         ? ` (${at + 1} takes session ${session.id}, new for this answer: name it in a later resume)`
         : "";
-    lines.push(`commands in order${fresh}, each only when its [condition] holds:`);
+    lines.push(`commands in order${fresh}, each when its [condition] holds:`);
     commands.forEach((/** @type {any} */ c, /** @type {number} */ i) => {
       lines.push(
         c !== null && typeof c === "object" ? `${i + 1}. [${c.when}] ${c.run}` : `${i + 1}. ${c}`,

@@ -73,7 +73,7 @@ const WORDS = {
   ],
   SR703: (f) => [
     `${step(f)} is in progress after checkpoint ${str(f.sub_step)}`,
-    `read the files listed; redo first any work of the checkpoints up to ${str(f.sub_step)} they lack (not recorded again); then do each checkpoint's work before its write`,
+    `read the files listed; first redo any work up to ${str(f.sub_step)} they lack (do not record it again); then do each checkpoint's work before its write`,
   ],
   SR704: (f) => [
     `${step(f)} is complete${f.gate_open ? `; its ${f.gate_open} is still open` : ""}`,

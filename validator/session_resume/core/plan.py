@@ -48,15 +48,14 @@ SESSION_START = "session-resume session start"
 AFTER_SESSION_START = ", after the first command (`session start`)"
 SESSION_END = "session-resume session end"
 FINDINGS_RULE = (
-    "fix each (must-fix), then `finding resolve TITLE`; one only the user can settle stays "
-    "open for the gate"
+    "fix each, then `finding resolve TITLE`; one only the user can settle stays open for the gate"
 )
 GATE_RULE = (
-    "ask the user's approval (show the deliverables and open findings); only the start of a "
-    "later step records it"
+    "ask the user's approval, showing the deliverables and open findings; no write records it"
 )
 ARTIFACT_RULE = (
-    "if a checkpoint's work wrote other files: add `--artifact PATH` per file to its write"
+    "if a checkpoint's work wrote a file this answer names nowhere: add `--artifact PATH` for it "
+    "to its write"
 )
 
 
@@ -320,15 +319,21 @@ def commands(plan: Mapping[str, Any], action: str, pending: bool = False) -> lis
             f"after checkpoint {last}" if last else "after the step's remaining work",
         )
     )
-    out.append(cmd(SESSION_END, end_when(plan.get("gate"))))
+    out.append(cmd(SESSION_END, end_when(plan.get("gate"), plan.get("next_step"))))
     return out
 
 
-def end_when(gate: Mapping[str, Any] | None) -> str:
+def end_when(gate: Mapping[str, Any] | None, nxt: Mapping[str, Any] | None = None) -> str:
     """``when`` of ``session end``: when the agent stops, or, at a gate that ends the chat
-    (``session_break``), right after the gate."""
+    (``session_break``), right after the gate, where an optional next step's skip the user
+    chooses is recorded (review 8: whose chat records it was unclear)."""
     if gate and gate.get("session_break"):
-        return f"after `complete` and {gate['id']}, which ends this chat"
+        skip = (
+            f" (skip {nxt['key']} first if the user chose so)"
+            if nxt and nxt.get("optional")
+            else ""
+        )
+        return f"after `complete` and {gate['id']}{skip}, which ends this chat"
     return "when you stop"
 
 

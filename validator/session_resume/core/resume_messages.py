@@ -88,9 +88,8 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
     ),
     "SR703": lambda f: (
         f"{_step(f)} is in progress after checkpoint {f.get('sub_step')}",
-        "read the files listed; redo first any work of the checkpoints up to "
-        f"{f.get('sub_step')} they lack (not recorded again); then do each "
-        "checkpoint's work before its write",
+        f"read the files listed; first redo any work up to {f.get('sub_step')} they lack (do "
+        "not record it again); then do each checkpoint's work before its write",
     ),
     "SR704": lambda f: (
         f"{_step(f)} is complete"

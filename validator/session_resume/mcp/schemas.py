@@ -16,22 +16,20 @@ if TYPE_CHECKING:
 PROJECT = {
     "type": "string",
     "pattern": r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$",
-    "description": "the project name; the session directory is the workflow's session_dir "
-    "pattern (default agent-output/{project}) under the repository root",
+    "description": "the project (its session directory: agent-output/PROJECT by default)",
 }
 SESSION_DIR = {
     "type": "string",
     "minLength": 1,
     "maxLength": 4096,
-    "description": "the session directory (relative to the repository root, or absolute "
-    "inside it); an alternative to project",
+    "description": "instead of project: the session directory, inside the repository",
 }
 WORKFLOW = {
     "type": "string",
     "minLength": 1,
     "maxLength": 256,
-    "description": "workflow: apex, dotagent, generic, the project's configured one, or a "
-    ".yaml file inside the repository (default: the state's own, then the project config)",
+    "description": "apex, dotagent, generic, or a .yaml file in the repository (default: the "
+    "state's, then the configured one)",
 }
 STEP = {"type": "string", "minLength": 1, "maxLength": 128, "description": "the step key"}
 TEXT = {"type": "string", "minLength": 1, "maxLength": 4096}

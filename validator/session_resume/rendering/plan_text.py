@@ -157,7 +157,10 @@ def plan_text(decision: Mapping[str, Any]) -> str:
         lines += _state(r["briefing"])
     gate = (r.get("plan") or {}).get("open_gate")
     if gate:  # before the step starts: the user approves it, `decide KEY VALUE` records
-        lines.append(f"first, the gate of step {gate['step']} (`decide KEY VALUE` records):")
+        lines.append(
+            f"first, the gate of step {gate['step']} (no write records its approval; `decide "
+            "KEY VALUE` records a decision the user changes):"
+        )
         lines += _gate(gate, "is still open")
     session = r.get("session") or {}
     commands = r.get("commands") or []
@@ -172,7 +175,7 @@ def plan_text(decision: Mapping[str, Any]) -> str:
                 f" ({taker} takes session {session['id']}, new for this answer: name it in a "
                 "later resume)"
             )
-        lines.append(f"commands in order{new}, each only when its [condition] holds:")
+        lines.append(f"commands in order{new}, each when its [condition] holds:")
         for i, c in enumerate(commands, 1):
             if isinstance(c, dict):
                 lines.append(f"{i}. [{c['when']}] {c['run']}")
