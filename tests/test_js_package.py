@@ -148,16 +148,23 @@ def test_lint_format_and_library_types() -> None:
 # --- npm pack: the bundle, and an offline install in an empty directory --------------------
 
 
-# `npm pack` writes conformance/js/schema/ into the checkout for a moment (prepack, postpack),
-# where other tests read the schemas: the tests of the tarball are `serial`.
+# `npm pack` writes the package's schema/ for a moment (prepack, postpack): packed in the
+# checkout, a JS command another test ran meanwhile read a half-written bundle (a workflow
+# "not found", seen in -n 2 runs). So the package is packed from a copy laid out as the
+# repository is (conformance/js beside ../../schema); the checkout is never written.
 @pytest.fixture(scope="module")
 def tarball(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tools = _need("node", "npm")
     dest = tmp_path_factory.mktemp("pack")
-    proc = _run([tools["npm"], "pack", "--pack-destination", str(dest), "--json"], PKG)
+    copy = tmp_path_factory.mktemp("checkout")
+    pkg = copy / "conformance" / "js"
+    shutil.copytree(PKG, pkg, ignore=shutil.ignore_patterns("node_modules", "schema"))
+    shutil.copytree(REPO / "schema", copy / "schema")
+    proc = _run([tools["npm"], "pack", "--pack-destination", str(dest), "--json"], pkg)
     assert proc.returncode == 0, proc.stderr
     name: str = json.loads(proc.stdout[proc.stdout.index("[") :])[0]["filename"]
-    assert not (PKG / "schema").exists(), "postpack removes the bundled copy from the checkout"
+    assert not (pkg / "schema").exists(), "postpack removes the bundled copy again"
+    assert not (PKG / "schema").exists(), "the checkout is never written"
     return dest / name
 
 
