@@ -1821,3 +1821,104 @@ def test_cli_migrate_by_project_from_a_subdirectory_matches_python(tmp_path: Pat
         for i in ("py", "js")
     ]
     assert states[0]["schema_version"] == "3.0" and states[0] == states[1]
+
+
+# --- SR422: the nearest decision key, as the reference finds it (issue 29 point 5) ---------
+
+
+def test_js_close_matches_are_difflib_get_close_matches() -> None:
+    """lib/difflib.mjs's getCloseMatches against difflib.get_close_matches on 2,000 random
+    words and key lists (a fixed seed): n = 1 and 3, cutoffs 0.6 and 0.8, ties (two keys at
+    one score: the greater string first), characters outside the BMP (Python orders strings
+    by code point, JavaScript's `<` by UTF-16 unit), words past autojunk's 200 characters."""
+    import difflib
+    import random
+
+    node = _need("node")["node"]
+    rng = random.Random(422)
+    alphabet = "abcdeéz_\U0001d4c7\uff5a"
+
+    def word() -> str:
+        if rng.random() < 0.02:
+            return "".join(rng.choice("ab") for _ in range(rng.randint(200, 260)))
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 9)))
+
+    cases = []
+
+    def variant(base: str) -> str:
+        i = rng.randrange(len(base))
+        return base[:i] + rng.choice(["", rng.choice(alphabet)]) + base[i + 1 :]
+
+    for _ in range(2000):
+        base = word()
+        keys = [variant(base) if rng.random() < 0.5 else word() for _ in range(rng.randint(1, 8))]
+        w = rng.choice([word(), *(k[:-1] + rng.choice(alphabet) for k in keys)])
+        cases.append([w, keys, rng.choice([1, 3]), rng.choice([0.6, 0.8])])
+    script = (
+        "import { readFileSync } from 'node:fs';"
+        "import { getCloseMatches } from './conformance/js/lib/difflib.mjs';"
+        "for (const line of readFileSync(0, 'utf8').trim().split('\\n')) {"
+        " const [w, keys, n, cutoff] = JSON.parse(line);"
+        " process.stdout.write(JSON.stringify(getCloseMatches(w, keys, n, cutoff)) + '\\n'); }"
+    )
+    proc = subprocess.run(
+        [node, "--input-type=module", "-e", script],
+        cwd=REPO,
+        input="\n".join(json.dumps(c) for c in cases) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    got = [json.loads(x) for x in proc.stdout.splitlines()]
+    want = [difflib.get_close_matches(w, keys, n=n, cutoff=c) for w, keys, n, c in cases]
+    assert got == want
+    # the sample holds what the port must get right: several matches, and ties between them
+    assert sum(len(x) > 1 for x in want) > 100
+    ties = 0
+    for w, keys, _, _ in cases:
+        scores = [difflib.SequenceMatcher(None, k, w).ratio() for k in set(keys)]
+        ties += any(s >= 0.6 and scores.count(s) > 1 for s in scores)
+    assert ties > 20
+
+
+def test_cli_unknown_decision_key_matches_python(tmp_path: Path) -> None:
+    """SR422 where it fires (`decide KEY VALUE`, `transition --decision KEY=VALUE`), as text
+    and JSON: the nearest key (`did you mean ...?`) and the command that sets it, or the keys
+    when none is near, the reference's words byte for byte. Keys misspelled each way: a
+    swapped letter, a case, a hyphen, a prefix, two keys at one score (`compl`: compliance and
+    complexity), none near."""
+    node = _need("node")["node"]
+    named = ["--project", "demo", "--session", "s0", "--now", NOW]
+    bad = ["regoin", "Region", "iac-tool", "architecture", "compl", "zzz"]
+    argvs: list[list[str]] = [["init", "demo", "--session", "s0", "--now", NOW]]
+    argvs.append(["start", "1", *named])
+    argvs += [["decide", key, "west europe", *named] for key in bad]
+    argvs += [["decide", key, "it's", *named, "--format", "json"] for key in ("regoin", "zzz")]
+    argvs += [
+        ["transition", "--complete", "1", "--start", "2", "--decision", f"{key}=a b", *named]
+        for key in ("regoin", "compl", "zzz")
+    ]
+    outs: dict[str, list[tuple[int, str, str]]] = {}
+    for impl in ("py", "js"):
+        root = tmp_path / impl
+        (root / ".git").mkdir(parents=True)
+        cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
+        outs[impl] = []
+        for argv in argvs:
+            proc = _run([*cmd, *argv], root)
+            outs[impl].append(
+                (
+                    proc.returncode,
+                    *(x.replace(str(root), "ROOT") for x in (proc.stdout, proc.stderr)),
+                )
+            )
+    assert outs["js"] == outs["py"]
+    refused = [out + err for rc, out, err in outs["py"][2:] if rc == 1]
+    assert len(refused) == len(argvs) - 2 and all("SR422" in x for x in refused)
+    assert "did you mean 'region'?" in refused[0] and "decide region 'west europe'" in refused[0]
+    assert "did you mean 'compliance'?" in refused[bad.index("compl")]
+    assert "did you mean" not in refused[bad.index("zzz")]
+    hint = json.loads(refused[len(bad)])["diagnostics"][0]["hint"]
+    assert hint.startswith("Run `session-resume decide region 'it'\"'\"'s' --project demo")
+    assert "--decision 'region=a b'" in refused[-3] and "did you mean" not in refused[-1]
