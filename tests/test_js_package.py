@@ -1828,3 +1828,299 @@ def test_cli_migrate_by_project_from_a_subdirectory_matches_python(tmp_path: Pat
         for i in ("py", "js")
     ]
     assert states[0]["schema_version"] == "3.0" and states[0] == states[1]
+
+
+# --- SR422: the nearest decision key, as the reference finds it (issue 29 point 5) ---------
+
+
+def test_js_close_matches_are_difflib_get_close_matches() -> None:
+    """lib/difflib.mjs's getCloseMatches against difflib.get_close_matches on 2,000 random
+    words and key lists (a fixed seed): n = 1 and 3, cutoffs 0.6 and 0.8, ties (two keys at
+    one score: the greater string first), characters outside the BMP (Python orders strings
+    by code point, JavaScript's `<` by UTF-16 unit), words past autojunk's 200 characters."""
+    import difflib
+    import random
+
+    node = _need("node")["node"]
+    rng = random.Random(422)
+    alphabet = "abcdeéz_\U0001d4c7\uff5a"
+
+    def word() -> str:
+        if rng.random() < 0.02:
+            return "".join(rng.choice("ab") for _ in range(rng.randint(200, 260)))
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 9)))
+
+    cases = []
+
+    def variant(base: str) -> str:
+        i = rng.randrange(len(base))
+        return base[:i] + rng.choice(["", rng.choice(alphabet)]) + base[i + 1 :]
+
+    for _ in range(2000):
+        base = word()
+        keys = [variant(base) if rng.random() < 0.5 else word() for _ in range(rng.randint(1, 8))]
+        w = rng.choice([word(), *(k[:-1] + rng.choice(alphabet) for k in keys)])
+        cases.append([w, keys, rng.choice([1, 3]), rng.choice([0.6, 0.8])])
+    script = (
+        "import { readFileSync } from 'node:fs';"
+        "import { getCloseMatches } from './conformance/js/lib/difflib.mjs';"
+        "for (const line of readFileSync(0, 'utf8').trim().split('\\n')) {"
+        " const [w, keys, n, cutoff] = JSON.parse(line);"
+        " process.stdout.write(JSON.stringify(getCloseMatches(w, keys, n, cutoff)) + '\\n'); }"
+    )
+    proc = subprocess.run(
+        [node, "--input-type=module", "-e", script],
+        cwd=REPO,
+        input="\n".join(json.dumps(c) for c in cases) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    got = [json.loads(x) for x in proc.stdout.splitlines()]
+    want = [difflib.get_close_matches(w, keys, n=n, cutoff=c) for w, keys, n, c in cases]
+    assert got == want
+    # the sample holds what the port must get right: several matches, and ties between them
+    assert sum(len(x) > 1 for x in want) > 100
+    ties = 0
+    for w, keys, _, _ in cases:
+        scores = [difflib.SequenceMatcher(None, k, w).ratio() for k in set(keys)]
+        ties += any(s >= 0.6 and scores.count(s) > 1 for s in scores)
+    assert ties > 20
+
+
+def test_cli_unknown_decision_key_matches_python(tmp_path: Path) -> None:
+    """SR422 where it fires (`decide KEY VALUE`, `transition --decision KEY=VALUE`), as text
+    and JSON: the nearest key (`did you mean ...?`) and the command that sets it, or the keys
+    when none is near, the reference's words byte for byte. Keys misspelled each way: a
+    swapped letter, a case, a hyphen, a prefix, two keys at one score (`compl`: compliance and
+    complexity), none near."""
+    node = _need("node")["node"]
+    named = ["--project", "demo", "--session", "s0", "--now", NOW]
+    bad = ["regoin", "Region", "iac-tool", "architecture", "compl", "zzz"]
+    argvs: list[list[str]] = [["init", "demo", "--session", "s0", "--now", NOW]]
+    argvs.append(["start", "1", *named])
+    argvs += [["decide", key, "west europe", *named] for key in bad]
+    argvs += [["decide", key, "it's", *named, "--format", "json"] for key in ("regoin", "zzz")]
+    argvs += [
+        ["transition", "--complete", "1", "--start", "2", "--decision", f"{key}=a b", *named]
+        for key in ("regoin", "compl", "zzz")
+    ]
+    outs: dict[str, list[tuple[int, str, str]]] = {}
+    for impl in ("py", "js"):
+        root = tmp_path / impl
+        (root / ".git").mkdir(parents=True)
+        cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
+        outs[impl] = []
+        for argv in argvs:
+            proc = _run([*cmd, *argv], root)
+            outs[impl].append(
+                (
+                    proc.returncode,
+                    *(x.replace(str(root), "ROOT") for x in (proc.stdout, proc.stderr)),
+                )
+            )
+    assert outs["js"] == outs["py"]
+    refused = [out + err for rc, out, err in outs["py"][2:] if rc == 1]
+    assert len(refused) == len(argvs) - 2 and all("SR422" in x for x in refused)
+    assert "did you mean 'region'?" in refused[0] and "decide region 'west europe'" in refused[0]
+    assert "did you mean 'compliance'?" in refused[bad.index("compl")]
+    assert "did you mean" not in refused[bad.index("zzz")]
+    hint = json.loads(refused[len(bad)])["diagnostics"][0]["hint"]
+    assert hint.startswith("Run `session-resume decide region 'it'\"'\"'s' --project demo")
+    assert "--decision 'region=a b'" in refused[-3] and "did you mean" not in refused[-1]
+
+
+# --- recover in the reference's words (issue 29 point 5) ----------------------------------
+
+_RECOVER_CASES = sorted(
+    p.parent.name
+    for p in (REPO / "conformance" / "cases" / "recover").glob("*/files")
+    if p.is_dir()
+)
+# corrupt states of the read group, one of each kind the reader words (recover reports them)
+_RECOVER_READ_CASES = [
+    "bom-only",
+    "depth-65-too-deep",
+    "duplicate-key-nested",
+    "infinity",
+    "invalid-utf8-overlong",
+    "json-comment",
+    "json-unterminated-string",
+    "non-object-with-valid-bak",
+    "number-overflow",
+    "utf16le-no-bom",
+    "whitespace-vertical-tab",
+]
+
+
+def _recover_twins(
+    files: Path | None, argv: list[str], tmp_path: Path, cwd: str = "."
+) -> dict[str, tuple[int, str, str]]:
+    """`recover` run by each CLI in twin repositories holding ``files`` as agent-output/demo,
+    from ``cwd`` inside each; the repositories' paths written as ROOT."""
+    node = _need("node")["node"]
+    outs = {}
+    for impl in ("py", "js"):
+        root = tmp_path / impl
+        (root / ".git").mkdir(parents=True)
+        (root / "sub").mkdir()
+        if files is not None:
+            shutil.copytree(files, root / "agent-output" / "demo")
+        cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
+        proc = _run([*cmd, "recover", *argv, "--now", NOW], root / cwd)
+        outs[impl] = (
+            proc.returncode,
+            proc.stdout.replace(str(root), "ROOT"),
+            proc.stderr.replace(str(root), "ROOT"),
+        )
+    return outs
+
+
+@pytest.mark.parametrize(
+    ("group", "case"),
+    [("recover", c) for c in _RECOVER_CASES] + [("read", c) for c in _RECOVER_READ_CASES],
+)
+def test_cli_recover_words_match_python(group: str, case: str, tmp_path: Path) -> None:
+    """What `recover` found in the state file and why the .bak was not usable: the reader's
+    words and places (a syntax error's, an encoding's, a duplicate key's), the version's, the
+    schema's, a migration's refusal; the commands the hints name completed as the call named
+    the session. Text and JSON, byte for byte, on every recover case of the suite and a
+    corrupt state of each kind the reader words."""
+    src = REPO / "conformance" / "cases" / group / case
+    from ruamel.yaml import YAML
+
+    meta = YAML(typ="safe").load((src / "case.yaml").read_text(encoding="utf-8"))
+    extra = [f"--{k}={v}" for k, v in (meta.get("arguments") or {}).items()]
+    fmts = ["text", "json"] if group == "recover" else ["json"]
+    for fmt in fmts:
+        outs = _recover_twins(
+            src / "files", ["agent-output/demo", "--format", fmt, *extra], tmp_path / fmt
+        )
+        assert outs["js"] == outs["py"], fmt
+    assert outs["py"][0] == 0, outs["py"]
+
+
+def test_cli_recover_naming_and_refusals_match_python(tmp_path: Path) -> None:
+    """`recover` named by --project and from a subdirectory with --root (the hints' commands
+    completed with them), and refused: a state linking out of the repository (to a decoy
+    file in the test's directory; SR105 in the reference's words), a DIR that names nothing
+    and a project without a directory (SR100, exit 2); JSON on standard output and the text
+    on standard error, as the reference refuses."""
+    decoy = tmp_path / "decoy" / "state.json"
+    decoy.parent.mkdir()
+    decoy.write_text("{}", encoding="utf-8")
+    corrupt = REPO / "conformance" / "cases" / "recover" / "json-error-valid-bak" / "files"
+    runs: list[tuple[Path | None, list[str], str]] = [
+        (corrupt, ["--project", "demo", "--format", "json"], "."),
+        (corrupt, ["agent-output/demo", "--root", "..", "--format", "json"], "sub"),
+        (corrupt, ["--project", "demo", "--root", ".."], "sub"),
+        (None, ["agent-output/none", "--format", "json"], "."),
+        (None, ["--project", "none"], "."),
+    ]
+    for n, (files, argv, cwd) in enumerate(runs):
+        outs = _recover_twins(files, argv, tmp_path / str(n), cwd)
+        assert outs["js"] == outs["py"], argv
+    assert outs["py"][0] == 2 and "SR100" in outs["py"][2]
+    for fmt in ("text", "json"):
+        outs = {}
+        node = _need("node")["node"]
+        for impl in ("py", "js"):
+            root = tmp_path / f"link-{fmt}" / impl
+            (root / ".git").mkdir(parents=True)
+            (root / "agent-output" / "demo").mkdir(parents=True)
+            (root / "agent-output" / "demo" / "00-session-state.json").symlink_to(decoy)
+            cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
+            argv = ["recover", "agent-output/demo", "--format", fmt, "--now", NOW]
+            proc = _run([*cmd, *argv], root)
+            outs[impl] = tuple(
+                x.replace(str(root), "ROOT") if isinstance(x, str) else x
+                for x in (proc.returncode, proc.stdout, proc.stderr)
+            )
+        assert outs["js"] == outs["py"], fmt
+        assert (
+            outs["py"][0] == 1
+            and "SR105 error: 00-session-state.json is a symbolic" in outs["py"][2]
+        )
+    assert decoy.read_text(encoding="utf-8") == "{}"
+
+
+# --- a broken workflow is exit 2 in every command (issue 29 point 5) -----------------------
+
+
+def test_cli_broken_workflow_is_exit_2_in_every_command_as_python(tmp_path: Path) -> None:
+    """A workflow that cannot be used (SR400-SR403) is an input error in every command both
+    CLIs offer: `--workflow` (validate, resume, migrate, recover, init), the configured
+    workflow `--project` reads (the writers, init, and the four readers), a state naming an
+    unknown one (a writer): exit 2, the reference's words on stderr (and JSON on stdout),
+    nothing written, byte for byte from the two CLIs (tests/test_cli_broken_workflow.py has
+    the Python CLI's other commands)."""
+    node = _need("node")["node"]
+    named = ["--project", "demo", "--session", "s0"]
+    by_option = [
+        ["init", "fresh", "--session", "s1"],
+        ["validate", "agent-output/demo"],
+        ["resume", "agent-output/demo"],
+        ["migrate", "agent-output/demo"],
+        ["recover", "agent-output/corrupt"],
+        ["recover", "agent-output/demo"],
+    ]
+    by_config = [
+        ["init", "fresh", "--session", "s1"],
+        ["start", "2", *named],
+        ["checkpoint", "1", "phase_1_discovery", *named],
+        ["complete", "1", *named],
+        ["skip", "3", "--reason", "r", *named],
+        ["decide", "region", "x", *named],
+        ["finding", "add", "T", *named],
+        ["finding", "resolve", "T", *named],
+        ["transition", "--complete", "1", "--start", "2", *named],
+        ["validate", "--project", "demo"],
+        ["resume", "--project", "demo"],
+        ["migrate", "--project", "demo"],
+        ["recover", "--project", "demo"],
+    ]
+    by_state = [["decide", "region", "x", "--session-dir", "agent-output/w", "--session", "s0"]]
+    outs: dict[str, list[tuple[int, str, str]]] = {}
+    files: dict[str, dict[str, bytes]] = {}
+    for impl in ("py", "js"):
+        root = tmp_path / impl
+        (root / ".git").mkdir(parents=True)
+        py = [sys.executable, "-m", "session_resume"]
+        for argv in (
+            ["init", "demo", "--session", "s0"],
+            ["start", "1", *named],
+            ["init", "w", "--session", "s0"],
+        ):
+            assert _run([*py, *argv, "--now", NOW], root).returncode == 0
+        state = root / "agent-output" / "w" / "00-session-state.json"
+        state.write_text(state.read_text().replace('"workflow": "apex"', '"workflow": "nope"'))
+        (root / "agent-output" / "corrupt").mkdir()
+        (root / "agent-output" / "corrupt" / "00-session-state.json").write_text("{")
+        (root / "bad.yaml").write_text("id: x\nsteps: [{key: 1.5}]\n", encoding="utf-8")
+        before = {str(p): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+        cmd = py if impl == "py" else [node, str(CLI_JS)]
+        runs = [[*a, "--workflow", "bad.yaml"] for a in by_option] + by_state
+        outs[impl] = []
+        for n, argv in enumerate([*runs, None, *by_config]):
+            if argv is None:
+                (root / ".session-resume.yaml").write_text("workflow: bad.yaml\n")
+                continue
+            fmt = "json" if n % 2 else "text"
+            proc = _run([*cmd, *argv, "--now", NOW, "--format", fmt], root)
+            outs[impl].append(
+                (
+                    proc.returncode,
+                    *(x.replace(str(root), "ROOT") for x in (proc.stdout, proc.stderr)),
+                )
+            )
+        (root / ".session-resume.yaml").unlink()
+        files[impl] = {
+            k.replace(str(root), ""): v
+            for k, v in ((str(p), p.read_bytes()) for p in sorted(root.rglob("*")) if p.is_file())
+            if before.get(k) != v
+        }
+    assert outs["js"] == outs["py"]
+    assert [rc for rc, _, _ in outs["py"]] == [2] * len(outs["py"])
+    assert all("SR40" in out + err for _, out, err in outs["py"]), outs["py"]
+    assert files["js"] == files["py"] == {}  # nothing written, nothing created

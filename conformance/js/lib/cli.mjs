@@ -1166,6 +1166,28 @@ function cmdRecover(argv) {
     positionals[0],
     positionals.length ? { ...v, project: undefined } : v,
   );
+  // nothing is created for a session that does not exist: refused as the reference refuses
+  // it (a DIR that names nothing, a --project whose directory is missing: exit 2)
+  const missing = positionals.length
+    ? lexists(resolvePath(positionals[0], v.root))
+      ? null
+      : diagnostic({ code: "SR100", message: "no such file or directory", file: positionals[0] })
+    : isDirectory(dir)
+      ? null
+      : diagnostic({ code: "SR100", message: "the session directory does not exist", file: dir });
+  if (missing !== null) {
+    if (v.format === "json") emit({ ok: false, diagnostics: [missing] });
+    printDiagnostics([missing]);
+    return EXIT_USAGE;
+  }
+  // the workflow of a fresh state, refused when broken before anything is read or written
+  // (exit 2, as every command refuses a broken workflow)
+  try {
+    loadWorkflow(v.workflow || cfg.workflow || "apex");
+  } catch (err) {
+    if (err instanceof WorkflowError) return workflowRefused(err, v.format);
+    throw err;
+  }
   const res = recoverDir(dir, {
     now: nowFrom(v.now),
     root,
@@ -1173,21 +1195,37 @@ function cmdRecover(argv) {
     project: v.project ?? null,
   });
   const file = join(dir, STATE);
-  if (res.status === "refused")
-    return fail(
-      res.codes.map((code) => diagnostic({ code, file })),
-      EXIT_INVALID,
-      v.format,
-      false,
-    );
-  const found = res.codes.filter((c) => c !== "SR505").map((code) => diagnostic({ code, file }));
-  const problems = res.codes
-    .filter((c) => c === "SR505")
-    .map((code) => diagnostic({ code, file: join(dir, WORKLOG) }));
+  if (res.status === "refused") {
+    // in the reference's words where they are known, else the codes' summaries; as the
+    // reference refuses: a JSON document on standard output (--format json), the text on
+    // standard error
+    const worded = new Set((res.found ?? []).map((f) => f.code));
+    const diags = [
+      ...(res.found ?? []).map((f) => diagnostic({ file, ...f })),
+      ...res.codes.filter((c) => !worded.has(c)).map((code) => diagnostic({ code, file })),
+    ];
+    if (v.format === "json") emit({ ok: false, diagnostics: diags });
+    printDiagnostics(diags);
+    return EXIT_INVALID;
+  }
+  // what was found and why the .bak was not usable (docs/spec.md §5), in the reference's
+  // words and places, the commands they name completed as this call named the session
+  /** @type {Naming} */
+  const naming = { dir: positionals[0] ?? rel(dir), project: v.project ?? null, root: v.root };
+  const found = completeHints(
+    (res.found ?? []).map((f) => diagnostic({ ...f, file })),
+    naming,
+  );
+  const problems = completeHints(
+    res.codes
+      .filter((c) => c === "SR505")
+      .map((code) => diagnostic({ code, file: join(dir, WORKLOG) })),
+    naming,
+  );
   const action = res.status === "none" ? "none" : res.status;
-  // why the .bak could not be restored (docs/spec.md §5), as the reference reports it
-  const backupProblems = (res.backupProblems ?? []).map((code) =>
-    diagnostic({ code, file: `${file}.bak` }),
+  const backupProblems = completeHints(
+    (res.backupFound ?? []).map((f) => diagnostic({ ...f, file: `${file}.bak` })),
+    naming,
   );
   if (v.format === "json") {
     emit({
@@ -1523,7 +1561,7 @@ function guarded(format, fn) {
           .map((p) => diagnostic(p))
           .map((d) => ({ ...d, message: refusalText(d.message), hint: refusalText(d.hint) })),
         err instanceof WorkflowError
-          ? EXIT_INVALID // init --workflow: the reference's write service refuses it with 1
+          ? EXIT_USAGE // a broken workflow: exit 2, in every command
           : err instanceof W.WriteError
             ? err.exitCode
             : EXIT_INVALID,
@@ -1626,6 +1664,14 @@ export function main(argv) {
       return EXIT_USAGE;
     }
     if (err instanceof ConfigError || err instanceof Refusal) return refusedConfig(command, err);
+    // a broken workflow met while naming the session (the configured one `--project` reads):
+    // exit 2, as every command refuses a broken workflow
+    if (err instanceof WorkflowError) {
+      const v = CALL.values;
+      if (command !== "validate") return workflowRefused(err, v.format ?? "text");
+      const diags = err.diagnostics.map((d) => diagnostic(d));
+      return refusedValidate(v.format ?? "text", diags, v.root ? realOrAbsolute(v.root) : null);
+    }
     const e = /** @type {any} */ (err);
     process.stderr.write(
       `session-resume: SR900 internal error: ${e?.name}: ${e?.message}\nThis is a bug; please report it with the command you ran.\n`,

@@ -1,5 +1,6 @@
-// Python's difflib, the parts the reference's `migrate --dry-run` uses: SequenceMatcher (its
-// matching blocks and opcodes, no junk function, autojunk as given) and unified_diff. Ported
+// Python's difflib, the parts the reference uses: SequenceMatcher (its matching blocks and
+// opcodes, no junk function, autojunk as given) and unified_diff for `migrate --dry-run`,
+// get_close_matches for SR422's nearest decision key. Ported
 // one to one from CPython 3.11's Lib/difflib.py (the same algorithm in every version this
 // project supports), so the JSON Patch (lib/patch.mjs, which matches up array items with it)
 // and the readable diff are the reference's byte for byte. Items are compared with `===`:
@@ -132,6 +133,64 @@ export class SequenceMatcher {
     if (group.length && !(group.length === 1 && group[0][0] === "equal")) groups.push(group);
     return groups;
   }
+}
+
+/** Python's `_calculate_ratio`. @param {number} matches @param {number} length */
+const ratioOf = (matches, length) => (length ? (2.0 * matches) / length : 1.0);
+
+/** Python's string order (code point by code point; JavaScript's `<` compares UTF-16 units).
+ * @param {string} x @param {string} y */
+function compareCodePoints(x, y) {
+  const [a, b] = [[...x], [...y]];
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const d =
+      /** @type {number} */ (a[i].codePointAt(0)) - /** @type {number} */ (b[i].codePointAt(0));
+    if (d) return d;
+  }
+  return a.length - b.length;
+}
+
+/** difflib.get_close_matches(word, possibilities, n, cutoff): the best `n` possibilities
+ * whose ratio() with `word` is at least `cutoff`, best first (ties: the greater string first,
+ * as `heapq.nlargest` orders the (score, x) pairs). The reference's SR422 hint names its
+ * nearest decision key with it (`core/write_moments.py`, n=1, cutoff=0.6). Strings are
+ * compared code point by code point, as Python iterates them.
+ * @param {string} word @param {string[]} possibilities @param {number} [n] @param {number} [cutoff]
+ * @returns {string[]} */
+export function getCloseMatches(word, possibilities, n = 3, cutoff = 0.6) {
+  if (!(n > 0)) throw new RangeError(`n must be > 0: ${n}`);
+  if (!(cutoff >= 0.0 && cutoff <= 1.0))
+    throw new RangeError(`cutoff must be in [0.0, 1.0]: ${cutoff}`);
+  const b = [...word];
+  /** @type {Map<string, number>} */
+  const fullbcount = new Map();
+  for (const elt of b) fullbcount.set(elt, (fullbcount.get(elt) ?? 0) + 1);
+  /** @type {[number, string][]} */
+  const result = [];
+  for (const x of possibilities) {
+    const a = [...x];
+    const length = a.length + b.length;
+    // real_quick_ratio, quick_ratio, ratio: each an upper bound of the next
+    if (ratioOf(Math.min(a.length, b.length), length) < cutoff) continue;
+    /** @type {Map<string, number>} */
+    const avail = new Map();
+    let quick = 0;
+    for (const elt of a) {
+      const numb = avail.has(elt)
+        ? /** @type {number} */ (avail.get(elt))
+        : (fullbcount.get(elt) ?? 0);
+      avail.set(elt, numb - 1);
+      if (numb > 0) quick++;
+    }
+    if (ratioOf(quick, length) < cutoff) continue;
+    const matches = new SequenceMatcher(a, b)
+      .matchingBlocks()
+      .reduce((sum, [, , size]) => sum + size, 0);
+    const ratio = ratioOf(matches, length);
+    if (ratio >= cutoff) result.push([ratio, x]);
+  }
+  result.sort((p, q) => q[0] - p[0] || compareCodePoints(q[1], p[1]));
+  return result.slice(0, n).map(([, x]) => x);
 }
 
 /** @param {number} start @param {number} stop */

@@ -156,9 +156,11 @@ function migrateLoaded(dir, { now, root, wf, dryRun, salvage }) {
  * recover a corrupt or missing state: from a valid .bak, else fresh from the workflow.
  * @param {string} dir
  * @param {{now: number, root: string, workflow?: string|null, project?: string|null}} opts
+ * `found`, `backupFound`: the state's findings and the .bak's, in the reference's words.
  * @returns {{status: "none" | "restored_backup" | "recreated" | "refused", codes: string[],
  *   keptAs?: string|null, migratedFrom?: string|null, preMigrationKeptAs?: string|null,
- *   backupProblems?: string[]}}
+ *   backupProblems?: string[], found?: import("./types.js").Found[],
+ *   backupFound?: import("./types.js").Found[]}}
  */
 export function recoverDir(dir, { now, root, workflow = null, project = null }) {
   try {
@@ -170,10 +172,16 @@ export function recoverDir(dir, { now, root, workflow = null, project = null }) 
       migratedFrom: out.migratedFrom ?? null,
       preMigrationKeptAs: out.preMigrationKeptAs ?? null,
       backupProblems: out.backupProblems ?? [],
+      found: out.found ?? [],
+      backupFound: out.backupFound ?? [],
     };
   } catch (err) {
     if (err instanceof WorkflowError || err instanceof Refused || err instanceof LockError)
-      return { status: "refused", codes: unique(err.codes) };
+      return {
+        status: "refused",
+        codes: unique(err.codes),
+        found: err instanceof Refused ? err.found : [],
+      };
     throw err;
   }
 }
@@ -192,7 +200,12 @@ export function resumeDir(dir, opts) {
   const own = snap.doc ? snap.doc.workflow : null;
   // a state's workflow field names a built-in or the configured workflow, never a path
   const spec = opts.workflow || stateWorkflowSpec(own, opts.defaultWorkflow ?? null);
-  if (spec === null) throw new WorkflowError(["SR403"], stateWorkflowRefusal(own));
+  if (spec === null) {
+    const message = stateWorkflowRefusal(own);
+    throw new WorkflowError(["SR403"], message, [
+      { code: "SR403", message, file: "", pointer: "/workflow" },
+    ]);
+  }
   const wf = loadWorkflow(spec);
   // which startup inputs and deliverables of the workflow's steps exist (briefing, SR714/SR715)
   const inputs = [

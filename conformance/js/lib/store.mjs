@@ -20,9 +20,20 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "nod
 import { HANDOFF } from "./handoff.mjs";
 import { isCorrupt, readJsonBytes } from "./jsonread.mjs";
 import { withLock } from "./lock.mjs";
-import { checkTarget, isLink, isWithin, lexists, linkText, readLimited, real } from "./files.mjs";
+import { CODES } from "./codes.mjs";
+import {
+  checkTarget,
+  DEFAULT_MAX_SIZE,
+  isLink,
+  isWithin,
+  lexists,
+  linkText,
+  readLimited,
+  real,
+} from "./files.mjs";
 import { migrate, MigrationError } from "./migrate.mjs";
-import { check } from "./schema.mjs";
+import { check, explain } from "./schema.mjs";
+import { found, strRepr } from "./findings.mjs";
 import { appendEvent, SENTINEL, STATE, WORKLOG } from "./session.mjs";
 import { formatTimestamp, stamp } from "./timeutil.mjs";
 import { CURRENT, isKnown, newerThanKnown, schemaOf, versionOf } from "./versions.mjs";
@@ -35,14 +46,18 @@ export const LOCK = `${STATE}.lock`;
 
 /** An operation was refused; `codes` say why (nothing was written). */
 export class Refused extends Error {
-  /** @param {string[]} codes @param {string} [message] */
-  constructor(codes, message) {
+  /** @param {string[]} codes @param {string} [message]
+   * @param {(import("./types.js").Found & {file: string})[]} [found] the refusal in the
+   *   reference's words, where they are known */
+  constructor(codes, message, found = []) {
     super(message ?? codes.join(", "));
     this.codes = codes;
+    this.found = found;
   }
 }
 
-/** Links among the session directory, state, .bak and lock that lead out of the root (SR105).
+/** Links among the session directory, state, .bak and lock that lead out of the root (SR105,
+ * in the reference's words: the link's name and where it leads).
  * @param {string} dir @param {string} root */
 export function checkPaths(dir, root) {
   const rootReal = real(root) ?? resolve(root);
@@ -50,7 +65,10 @@ export function checkPaths(dir, root) {
     if (isLink(p)) {
       // where the link leads; a dangling link is judged by its text
       const target = real(p) ?? resolve(dirname(p), linkText(p) ?? "");
-      if (!isWithin(target, rootReal)) throw new Refused(["SR105"]);
+      if (!isWithin(target, rootReal)) {
+        const words = `${basename(p)} is a symbolic link leading outside the session's root (to ${strRepr(target)}); refusing to use it`;
+        throw new Refused(["SR105"], words, [{ ...found("SR105", words), file: p }]);
+      }
     }
   }
   // A directory named inside the root whose real path is outside goes through a link.
@@ -74,22 +92,43 @@ export function checkWritePaths(dir, root) {
   if (codes.length) throw new Refused(codes);
 }
 
-/** What bytes are as a state file: {status, doc, codes, version}.
+/** What bytes are as a state file: {status, doc, codes, version, found}; `found`: what was
+ * found, in the reference's words and places (its store's `classify`: the reader's findings,
+ * the version's, the current schema's), which `recover` reports.
  * @param {Uint8Array} data @returns {import("./types.js").Classified} */
 export function classify(data) {
   const parsed = readJsonBytes(data);
   if (parsed.value === null || isCorrupt(parsed.codes))
-    return { status: "corrupt", doc: null, codes: parsed.codes };
+    return { status: "corrupt", doc: null, codes: parsed.codes, found: parsed.found };
   const doc = parsed.value;
   const v = versionOf(doc);
-  if (v.invalid) return { status: "bad_version", doc, codes: ["SR142"] };
-  if (newerThanKnown(v.num)) return { status: "too_new", doc, codes: ["SR141"], version: v.raw };
-  if (!isKnown(v.raw)) return { status: "bad_version", doc, codes: ["SR142"] };
-  if (v.raw !== CURRENT)
-    return { status: "needs_migration", doc, codes: ["SR140"], version: v.raw };
+  const at = "/schema_version";
+  if (v.invalid) {
+    const words = found("SR142", "schema_version is not a version string", at);
+    return { status: "bad_version", doc, codes: ["SR142"], found: [words] };
+  }
+  if (newerThanKnown(v.num)) {
+    const words = found("SR141", `schema version ${v.raw} is newer than ${CURRENT}`, at);
+    return { status: "too_new", doc, codes: ["SR141"], version: v.raw, found: [words] };
+  }
+  if (!isKnown(v.raw)) {
+    const words = found("SR142", `schema version ${v.raw} does not exist`, at);
+    return { status: "bad_version", doc, codes: ["SR142"], found: [words] };
+  }
+  if (v.raw !== CURRENT) {
+    const words = found("SR140", `schema version ${v.raw} must be migrated`);
+    return { status: "needs_migration", doc, codes: ["SR140"], version: v.raw, found: [words] };
+  }
   const errors = check(schemaOf(CURRENT), doc);
-  if (errors.length) return { status: "invalid", doc, codes: errors, version: v.raw };
-  return { status: "ok", doc, codes: parsed.codes, version: v.raw };
+  if (errors.length)
+    return {
+      status: "invalid",
+      doc,
+      codes: errors,
+      version: v.raw,
+      found: explain(schemaOf(CURRENT), doc),
+    };
+  return { status: "ok", doc, codes: parsed.codes, version: v.raw, found: parsed.found };
 }
 
 /** A file worth keeping as .bak: it parses and passes its own version's schema.
@@ -115,23 +154,43 @@ export function usableBackup(
   { now = Date.now() * 1000, projectHint = null, sessionDir = null } = {},
 ) {
   const c = classify(data);
-  if (c.status === "ok") return { document: c.doc, migratedFrom: null, problems: [] };
+  if (c.status === "ok") return { document: c.doc, migratedFrom: null, problems: [], found: [] };
   if (!["needs_migration", "invalid"].includes(c.status) || c.doc === null) {
-    return { document: null, migratedFrom: null, problems: c.codes };
+    return { document: null, migratedFrom: null, problems: c.codes, found: c.found ?? [] };
   }
   try {
     const res = migrate(c.doc, { now, projectHint, sessionDir });
-    return { document: res.document, migratedFrom: res.from, problems: [] };
+    return { document: res.document, migratedFrom: res.from, problems: [], found: [] };
   } catch (err) {
     if (err instanceof MigrationError)
-      return { document: null, migratedFrom: null, problems: err.codes };
-    if (err instanceof RangeError)
-      return { document: null, migratedFrom: null, problems: ["SR152"] };
+      return {
+        document: null,
+        migratedFrom: null,
+        problems: err.codes,
+        found: err.diagnostics.map((d) => found(d.code, d.message, d.pointer)),
+      };
+    if (err instanceof RangeError) {
+      // the reference's words for a document nested too deep to migrate (its RecursionError)
+      const words = found("SR152", "not migratable: maximum recursion depth exceeded");
+      return { document: null, migratedFrom: null, problems: ["SR152"], found: [words] };
+    }
     throw err;
   }
 }
 
 const dirName = (/** @type {string} */ dir) => basename(real(dir) ?? resolve(dir));
+
+/** Why a file was not read, in the reference's words (its reader's) where they name the
+ * file's size (SR112, over the default limit), else the code's summary.
+ * @param {string} code @param {string} path */
+function unreadWords(code, path) {
+  if (code !== "SR112") return CODES[code]?.summary ?? "";
+  try {
+    return `the file is ${statSync(path).size} bytes; the limit is ${DEFAULT_MAX_SIZE}`;
+  } catch {
+    return `the file is over the limit of ${DEFAULT_MAX_SIZE} bytes`;
+  }
+}
 
 /** Read the session's state; never throws for bad content.
  * @param {string} dir @param {string} root @returns {import("./types.js").Loaded} */
@@ -154,6 +213,7 @@ export function load(dir, root) {
         status: res.codes.includes("SR112") ? "corrupt" : "refused",
         doc: null,
         codes: res.codes,
+        found: res.codes.map((code) => found(code, unreadWords(code, state))),
       };
     else out = classify(res.data);
   }
@@ -316,15 +376,18 @@ export function logEvent(dir, event, opts) {
  * recover (spec §5): {status, codes}.
  * @param {string} dir @param {string} root
  * @param {{now: number, workflow?: string|null, project?: string|null}} opts
+ * `found` and `backupFound`: what was found in the state and why the .bak was not usable, in
+ * the reference's words (`codes` and `backupProblems`: their codes).
  * @returns {{status: "none" | "restored_backup" | "recreated" | "refused", codes: string[],
- *   keptAs?: string | null, migratedFrom?: string | null, preMigrationKeptAs?: string | null,
- *   backupProblems?: string[]}}
+ *   found?: import("./types.js").Found[], keptAs?: string | null, migratedFrom?: string | null,
+ *   preMigrationKeptAs?: string | null, backupProblems?: string[],
+ *   backupFound?: import("./types.js").Found[]}}
  */
 export function recover(dir, root, { now, workflow = null, project = null }) {
   try {
     checkWritePaths(dir, root);
   } catch (err) {
-    if (err instanceof Refused) return { status: "refused", codes: err.codes };
+    if (err instanceof Refused) return { status: "refused", codes: err.codes, found: err.found };
     throw err;
   }
   return withLock(dir, () => recoverLocked(dir, root, { now, workflow, project }));
@@ -339,7 +402,7 @@ export function recover(dir, root, { now, workflow = null, project = null }) {
 function recoverLocked(dir, root, { now, workflow = null, project = null }) {
   const current = load(dir, root);
   if (current.status !== "corrupt" && current.status !== "absent")
-    return { status: "none", codes: current.codes };
+    return { status: "none", codes: current.codes, found: current.found ?? [] };
   const state = join(dir, STATE);
   let kept = null;
   if (current.status === "corrupt" && lexists(state)) {
@@ -374,10 +437,12 @@ function recoverLocked(dir, root, { now, workflow = null, project = null }) {
     return {
       status: "restored_backup",
       codes: [...current.codes, ...extra],
+      found: current.found ?? [],
       keptAs: kept,
       migratedFrom: backup.migratedFrom,
       preMigrationKeptAs: pre === null ? null : basename(pre),
       backupProblems: [],
+      backupFound: [],
     };
   }
   const wf = loadWorkflow(workflow ?? "apex");
@@ -391,9 +456,11 @@ function recoverLocked(dir, root, { now, workflow = null, project = null }) {
   return {
     status: "recreated",
     codes: [...current.codes, ...extra],
+    found: current.found ?? [],
     keptAs: kept,
     migratedFrom: null,
     backupProblems: backup.problems,
+    backupFound: backup.found,
   };
 }
 
@@ -431,9 +498,14 @@ export function keepPreMigration(dir, version, source = STATE) {
  * @returns {import("./types.js").Backup}
  */
 function backupOf(dir, root, now) {
-  if (!lexists(join(dir, BAK))) return { document: null, migratedFrom: null, problems: [] };
+  if (!lexists(join(dir, BAK)))
+    return { document: null, migratedFrom: null, problems: [], found: [] };
   const res = readLimited(join(dir, BAK), { root });
-  if (!res.data) return { document: null, migratedFrom: null, problems: res.codes ?? [] };
+  if (!res.data) {
+    const codes = res.codes ?? [];
+    const words = codes.map((code) => found(code, unreadWords(code, join(dir, BAK))));
+    return { document: null, migratedFrom: null, problems: codes, found: words };
+  }
   return usableBackup(res.data, {
     now,
     projectHint: dirName(dir),

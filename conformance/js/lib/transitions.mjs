@@ -8,7 +8,8 @@
 
 import { keyOrder, normalize, orderedKeys, pathProblem } from "./rules.mjs";
 import { formatTimestamp } from "./timeutil.mjs";
-import { pyRepr } from "./findings.mjs";
+import { getCloseMatches } from "./difflib.mjs";
+import { pyJson, pyRepr, shellQuote } from "./findings.mjs";
 
 const STEP_KEY = /^[0-9]+(_[0-9]+)?$/;
 const PROJECT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -367,19 +368,14 @@ export function skip(doc, wf, key, reason, { force = false } = {}) {
  * @param {Workflow} wf
  * @param {string} key
  * @param {unknown} value
+ * @param {"decide" | "transition"} [via] the command a refusal's hint names
  */
-export function setDecision(doc, wf, key, value) {
+export function setDecision(doc, wf, key, value, via = "decide") {
   if (typeof key !== "string" || !key)
     throw refuse("SR710", "the decision key is empty", "/decisions");
   // A workflow that lists its decision keys accepts only those (SR422); one with none, any key.
-  if (wf.decisions.length > 0 && !wf.decisions.some((d) => d.key === key)) {
-    const keys = wf.decisions.map((d) => d.key).join(", ");
-    throw refuse(
-      "SR422",
-      `decision key ${repr(key)} is not defined by workflow ${repr(wf.id)}; its keys: ${keys}`,
-      ptr("decisions", key),
-    );
-  }
+  if (wf.decisions.length > 0 && !wf.decisions.some((d) => d.key === key))
+    throw new TransitionError([unknownDecisionKey(wf, key, value, via)]);
   for (const d of wf.decisions) {
     if (
       d.key === key &&
@@ -398,6 +394,34 @@ export function setDecision(doc, wf, key, value) {
   out.decisions[key] = value;
   for (const f of wf.fields) if (f.name === key && key in out) out[key] = value;
   return out;
+}
+
+/**
+ * SR422: `key` is not one of the decision keys `wf` defines. The hint names the nearest key
+ * (Python's difflib.get_close_matches, n=1, cutoff=0.6) in the command that sets it, or the
+ * keys when none is near: the reference's `unknown_decision_key`, word for word.
+ * @param {Workflow} wf @param {string} key @param {unknown} value
+ * @param {"decide" | "transition"} via @returns {Problem & {hint: string}}
+ */
+function unknownDecisionKey(wf, key, value, via) {
+  const keys = wf.decisions.map((d) => d.key);
+  const near = getCloseMatches(key, keys, 1, 0.6);
+  let message = `decision key ${repr(key)} is not defined by workflow ${repr(wf.id)}; its keys: ${keys.join(", ")}`;
+  const shown = typeof value === "string" ? value : pyJson(value);
+  let hint;
+  if (near.length) {
+    message += `; did you mean ${repr(near[0])}?`;
+    hint =
+      via === "transition"
+        ? `Pass \`--decision ${shellQuote(`${near[0]}=${shown}`)}\` instead.`
+        : `Run \`session-resume decide ${near[0]} ${shellQuote(shown)}\`.`;
+  } else {
+    hint =
+      `Use one of the decision keys of workflow ${repr(wf.id)} (${keys.join(", ")}); a ` +
+      "decision outside them goes in the decision log: `session-resume decide --log " +
+      "--title T --choice C --rationale R`.";
+  }
+  return { code: "SR422", message, pointer: ptr("decisions", key), hint };
 }
 
 /** @param {StateDocument} doc */
@@ -494,7 +518,7 @@ export function resolveFinding(doc, title) {
  */
 export function transition(doc, wf, completeKey, startKey, decisions, now, { force = false } = {}) {
   let out = complete(doc, wf, completeKey, now);
-  for (const [k, v] of Object.entries(decisions)) out = setDecision(out, wf, k, v);
+  for (const [k, v] of Object.entries(decisions)) out = setDecision(out, wf, k, v, "transition");
   return start(out, wf, startKey, now, { force });
 }
 

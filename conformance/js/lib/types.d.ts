@@ -125,12 +125,20 @@ export type LoadStatus =
   | "refused";
 /** What bytes are as a state file (store.mjs `classify`): a document whenever it parsed. */
 export type Classified =
-  | { status: "absent" | "corrupt" | "refused"; doc: null; codes: Code[]; version?: string }
+  | {
+      status: "absent" | "corrupt" | "refused";
+      doc: null;
+      codes: Code[];
+      version?: string;
+      found?: Found[];
+    }
   | {
       status: Exclude<LoadStatus, "absent" | "corrupt" | "refused">;
       doc: StateDocument;
       codes: Code[];
       version?: string;
+      /** what was found, in the reference's words (its store's classify) */
+      found?: Found[];
     };
 /** The session's state as read (store.mjs `load`). */
 export type Loaded = Classified & { backupUsable: boolean };
@@ -139,6 +147,8 @@ export interface Backup {
   document: StateDocument | null;
   migratedFrom: string | null;
   problems: Code[];
+  /** why it is unusable, in the reference's words */
+  found: Found[];
 }
 
 /** One worklog record as written (spec §6). */

@@ -495,13 +495,18 @@ function workflowOf(doc, spec, fallback) {
   const own = doc ? doc.workflow : undefined;
   // a built-in, or the configured workflow (`fallback`) by its id; never a path
   const name = spec || stateWorkflowSpec(own ?? null, fallback);
-  if (name === null) throw fail("SR403", stateWorkflowRefusal(own));
+  // a workflow that cannot be used (SR400-SR403) is an input error: exit 2, as in every
+  // command, in the reference's words, file and place
+  if (name === null) {
+    const refusal = { code: "SR403", message: stateWorkflowRefusal(own), file: "" };
+    throw new WriteError([{ ...refusal, pointer: "/workflow" }], 2);
+  }
   try {
     const wf = loadWorkflow(name);
     SPECS.set(wf, name);
     return wf;
   } catch (err) {
-    if (err instanceof WorkflowError) throw new WriteError(err.diagnostics); // the reference's words, file and place
+    if (err instanceof WorkflowError) throw new WriteError(err.diagnostics, 2);
     throw err;
   }
 }

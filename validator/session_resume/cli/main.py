@@ -1,6 +1,7 @@
 """The `session-resume` command line: a thin shell over the library.
 
-Exit codes: 0 valid, 1 invalid, 2 usage error, 3 internal error.
+Exit codes: 0 valid, 1 invalid, 2 usage error (a bad option, a missing path, a broken
+configuration or workflow: SR100, SR400-SR403, SR405), 3 internal error.
 """
 
 from __future__ import annotations

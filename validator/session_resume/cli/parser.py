@@ -66,7 +66,8 @@ def build_parser(
     parser = ArgumentParser(
         prog="session-resume",
         description="Validate, migrate, recover and resume agent session state files.",
-        epilog="Exit codes: 0 valid, 1 invalid, 2 usage error, 3 internal error. "
+        epilog="Exit codes: 0 valid, 1 invalid, 2 usage error (a bad option, a missing path, "
+        "a broken configuration or workflow: SR100, SR400-SR403, SR405), 3 internal error. "
         "Every diagnostic code has a page under docs/codes/.",
     )
     parser.add_argument("--version", action="version", version=f"session-resume {__version__}")

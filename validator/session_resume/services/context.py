@@ -122,7 +122,7 @@ def session_dir_for_project(root: Path, project: str, workflow: str) -> Path:
     try:
         wf = load_workflow(state_workflow_spec(None, workflow))
     except WorkflowError as exc:
-        raise ServiceError(exc.diagnostics) from None
+        raise ServiceError(exc.diagnostics, 2) from None  # an input error, as everywhere
     return Path(os.path.abspath(root / wf.session_dir.replace("{project}", project)))
 
 

@@ -137,7 +137,7 @@ def sync_todos(
     try:
         wf = load_workflow(state_workflow_spec(loaded.document.get("workflow"), config_workflow))
     except WorkflowError as exc:
-        raise ServiceError(exc.diagnostics) from None
+        raise ServiceError(exc.diagnostics, 2) from None  # an input error, as everywhere
     if not wf.free_steps:
         raise ServiceError([_closed(wf.id, ctx.state_path)])
     preview = todos.merge(loaded.document, items, ctx.now)

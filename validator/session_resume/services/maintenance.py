@@ -23,7 +23,16 @@ def recover(
     """Restore a corrupt or missing state from a valid ``.bak``, else recreate it from the
     template of the reading's workflow (the caller's, else the configured one); the corrupt
     file is kept as ``*.corrupt-<stamp>``."""
-    workflow, root = reading.spec_for(None), reading.root
+    spec, root = reading.spec_for(None), reading.root
+    # a broken workflow (SR400-SR403) is refused before anything is read or written, exit 2
+    # as in every command (it was an internal error once recover needed it for a fresh state)
+    # lazy: the workflow loader only when a workflow is named
+    from session_resume.core.workflow import WorkflowError, load_workflow
+
+    try:
+        workflow = load_workflow(spec) if spec is not None else None
+    except WorkflowError as exc:
+        raise ServiceError(exc.diagnostics, exit_code=2) from None
     try:
         return state_repair.recover(
             session_dir, now=now, workflow=workflow, project=project, root=root

@@ -195,7 +195,8 @@ def _workflow_of(doc: dict[str, Any] | None, spec: str | None, default: str) -> 
     try:
         return load_workflow(spec or state_workflow_spec(own, default))
     except WorkflowError as exc:
-        raise ServiceError(exc.diagnostics) from None
+        # a broken workflow (SR400-SR403) is an input error: exit 2 in every command
+        raise ServiceError(exc.diagnostics, 2) from None
 
 
 class _Heartbeat:
