@@ -888,6 +888,28 @@ def test_cli_resume_text_matches_python(case: str, tmp_path: Path) -> None:
         assert outs[1] == outs[0], naming
 
 
+def _sequence_in_both(
+    argvs: list[list[str]], tmp_path: Path, node: str, *, new_ids: bool = False
+) -> dict[str, list[tuple[int, str, str]]]:
+    """Each command of ``argvs`` run in order by each CLI in its own repository: exit code,
+    stdout and stderr, the repository's path as ROOT (and, ``new_ids``, each new session id
+    as SID)."""
+    outs: dict[str, list[tuple[int, str, str]]] = {}
+    for impl in ("py", "js"):
+        root = tmp_path / impl
+        (root / ".git").mkdir(parents=True)
+        cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
+        outs[impl] = []
+        for argv in argvs:
+            proc = _run([*cmd, *argv], root)
+            out, err = (
+                (_NEW_ID.sub("SID", x) if new_ids else x).replace(str(root), "ROOT")
+                for x in (proc.stdout, proc.stderr)
+            )
+            outs[impl].append((proc.returncode, out, err))
+    return outs
+
+
 def test_cli_write_summaries_match_python(tmp_path: Path) -> None:
     """What the writers print as text: the lease line (started, adopted), each write's summary
     with the step's name, revision and session, the restart's attempt, the counts -- the
@@ -930,20 +952,7 @@ def test_cli_write_summaries_match_python(tmp_path: Path) -> None:
         ],
         ["checkpoint", "2", "phase_3_cost", "--project", "demo", "--format", "json", *common],
     ]
-    outs: dict[str, list[tuple[int, str, str]]] = {}
-    for impl in ("py", "js"):
-        root = tmp_path / impl
-        (root / ".git").mkdir(parents=True)
-        cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
-        outs[impl] = []
-        for argv in argvs:
-            proc = _run([*cmd, *argv], root)
-            outs[impl].append(
-                tuple(  # type: ignore[arg-type]
-                    _NEW_ID.sub("SID", x).replace(str(root), "ROOT") if isinstance(x, str) else x
-                    for x in (proc.returncode, proc.stdout, proc.stderr)
-                )
-            )
+    outs = _sequence_in_both(argvs, tmp_path, node, new_ids=True)
     assert outs["js"] == outs["py"]
     assert [rc for rc, _, _ in outs["py"]] == [0] * (len(argvs) - 3) + [1, 1, 1]
     assert "SR511" in outs["py"][-2][2] and "--session s0`" in outs["py"][-3][2]
@@ -1906,20 +1915,7 @@ def test_cli_unknown_decision_key_matches_python(tmp_path: Path) -> None:
         ["transition", "--complete", "1", "--start", "2", "--decision", f"{key}=a b", *named]
         for key in ("regoin", "compl", "zzz")
     ]
-    outs: dict[str, list[tuple[int, str, str]]] = {}
-    for impl in ("py", "js"):
-        root = tmp_path / impl
-        (root / ".git").mkdir(parents=True)
-        cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
-        outs[impl] = []
-        for argv in argvs:
-            proc = _run([*cmd, *argv], root)
-            outs[impl].append(
-                (
-                    proc.returncode,
-                    *(x.replace(str(root), "ROOT") for x in (proc.stdout, proc.stderr)),
-                )
-            )
+    outs = _sequence_in_both(argvs, tmp_path, node)
     assert outs["js"] == outs["py"]
     refused = [out + err for rc, out, err in outs["py"][2:] if rc == 1]
     assert len(refused) == len(argvs) - 2 and all("SR422" in x for x in refused)
