@@ -99,7 +99,8 @@ def test_an_open_gate_after_complete_is_never_dropped(tmp_path: Path) -> None:
 def test_the_gate_says_what_passes_it_and_the_tier_where_it_is_decided(tmp_path: Path) -> None:
     """Fresh-agent review 3: after `complete` no command records the gate, and "tier standard
     (complexity unset)" left the agent guessing. The plan's gate says that the user's approval
-    passes it and only the start of a later step records it; the review audit names
+    passes it and no write records it (the start of a later step passes the gate, the
+    offer_rerun hint says); the review audit names
     the gate where its tier is decided; a complete step has no next checkpoint."""
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     for argv in (["init", "demo", "--session", "s1"], ["session", "start", *S]):
@@ -109,8 +110,7 @@ def test_the_gate_says_what_passes_it_and_the_tier_where_it_is_decided(tmp_path:
     ans = _answer(tmp_path, "--session", "s1")
     plan = ans["plan"]
     assert plan["gate"]["rule"] == (
-        "ask the user's approval (show the deliverables and open findings); only the start of "
-        "a later step records it"
+        "ask the user's approval, showing the deliverables and open findings; no write records it"
     )
     audit = plan["review_audit"]
     assert (audit["tier"], audit["tier_decided"], audit["tier_gate"]) == (
@@ -126,4 +126,7 @@ def test_the_gate_says_what_passes_it_and_the_tier_where_it_is_decided(tmp_path:
     done = _answer(tmp_path, "--step", "2", "--session", "s1")
     assert done["action"] == "offer_rerun"
     assert done["briefing"]["next_checkpoint"] is None
-    assert "only the start of a later step records the approval" in (done["reasons"][0]["hint"])
+    assert (
+        "no write records the approval (the start of a later step passes the gate)"
+        in (done["reasons"][0]["hint"])
+    )

@@ -79,7 +79,7 @@ const WORDS = {
     `${step(f)} is complete${f.gate_open ? `; its ${f.gate_open} is still open` : ""}`,
     `${
       f.gate_open
-        ? `ask the user's approval of ${f.gate_open} (show the deliverables and open findings); record its empty decisions only with the user's choice; only the start of a later step records the approval; no other work on this step; `
+        ? `ask the user's approval of ${f.gate_open} (show the deliverables and open findings); record its empty decisions only with the user's choice; no write records the approval (the start of a later step passes the gate); no other work on this step; `
         : "nothing to do for it; "
     }run it again only if the user asks (the command needs their consent)`,
   ],

@@ -96,8 +96,9 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
         + (f"; its {f['gate_open']} is still open" if f.get("gate_open") else ""),
         (
             f"ask the user's approval of {f['gate_open']} (show the deliverables and open "
-            "findings); record its empty decisions only with the user's choice; only the start "
-            "of a later step records the approval; no other work on this step; "
+            "findings); record its empty decisions only with the user's choice; no write "
+            "records the approval (the start of a later step passes the gate); no other work on "
+            "this step; "
             if f.get("gate_open")
             else "nothing to do for it; "
         )
