@@ -176,28 +176,38 @@ def _hello() -> dict[str, Any]:
 def _exchange(repo: Path, lines: list[bytes], done: Any) -> tuple[list[dict[str, Any]], bytes, int]:
     """The real server over real pipes: write ``lines``, read replies until ``done(replies)``
     (a generous bound of 120 s: a dropped request fails the test), then close its stdin and
-    collect the rest. Returns the replies, its stderr and its exit status."""
+    collect the rest. Returns the replies, its stderr and its exit status.
+
+    Read with ``os.read`` from the pipe's descriptor, never ``proc.stdout.readline``: a
+    buffered read may pull two replies out of the pipe at once, and ``select`` on the
+    descriptor would then wait for a reply already sitting in Python's buffer (a 120 s hang
+    that failed CI when the last two replies came together)."""
     argv = [sys.executable, "-m", "session_resume", "mcp", "--root", str(repo)]
     pipe = subprocess.PIPE
     proc = subprocess.Popen(argv, stdin=pipe, stdout=pipe, stderr=pipe, cwd=repo)
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(b"".join(lines))
     proc.stdin.flush()
+    fd = proc.stdout.fileno()
     replies: list[dict[str, Any]] = []
+    pending = bytearray()  # bytes of a reply not yet complete
     deadline = time.monotonic() + 120
     try:
         while not done(replies):
-            ready, _, _ = select.select([proc.stdout], [], [], deadline - time.monotonic())
+            ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
             assert ready, f"not every request was answered in 120 s: {replies}"
-            line = proc.stdout.readline()
-            assert line, "the server closed its stdout"
-            replies.append(json.loads(line))
+            chunk = os.read(fd, 1 << 16)
+            assert chunk, "the server closed its stdout"
+            pending += chunk
+            *complete, rest_of_line = pending.split(b"\n")
+            pending = bytearray(rest_of_line)
+            replies += [json.loads(x) for x in complete]
         rest, err = proc.communicate(timeout=120)  # closes stdin: the server ends
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    replies += [json.loads(x) for x in rest.splitlines()]
+    replies += [json.loads(x) for x in (bytes(pending) + rest).splitlines()]
     return replies, err, proc.returncode
 
 
