@@ -60,7 +60,7 @@ def _session(tmpdir: Path, name: str) -> tuple[dict[str, Any], Path]:
     return doc, sdir
 
 
-class _Pipe:
+class McpPipe:
     """A synchronous JSON-RPC client over the server's stdin and stdout."""
 
     def __init__(self, proc: subprocess.Popen[bytes]) -> None:
@@ -97,7 +97,7 @@ class _Pipe:
                 self.proc.wait()
 
 
-def _start_server(tmpdir: Path, env: dict[str, str]) -> _Pipe:
+def start_server(tmpdir: Path, env: dict[str, str]) -> McpPipe:
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
     proc = subprocess.Popen(
@@ -108,8 +108,8 @@ def _start_server(tmpdir: Path, env: dict[str, str]) -> _Pipe:
         cwd=tmpdir,
         env=env,
     )
-    pipe = _Pipe(proc)
-    atexit.register(pipe.close)
+    pipe = McpPipe(proc)
+    atexit.register(pipe.close)  # `session-resume mcp --root tmpdir`, as a host starts it
     pipe.request(
         "initialize",
         {
@@ -224,7 +224,7 @@ def mcp_write(tmpdir: Path) -> Prepared:
         )
         writes.set_decision(ctx, "complexity", _VALUES[turn["svc"] % 2])
 
-    pipe = _start_server(tmpdir, env)
+    pipe = start_server(tmpdir, env)
 
     def mcp() -> None:
         turn["mcp"] += 1

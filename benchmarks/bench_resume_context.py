@@ -10,21 +10,26 @@ the same on every machine and every run). Contenders, for each situation:
 * **hook**: the ``additionalContext`` that ``session-resume hook session-start`` injects for
   the situation, alone (the host puts it in the agent's context; no skill is needed to ask
   for it). "Not available" while the command is not in this tree.
+* **MCP**: the generated SKILL.md plus the ``resume`` tool's answer as a host hands it to
+  the model (:func:`host_view`), from a ``session-resume mcp`` server started as a host starts
+  it. The tool list the host loads once is reported, not counted (the same in every
+  situation). "Not available" without the ``mcp`` extra.
 * **upstream** (the comparison): the upstream protocol's startup reading for the same
   resume: its SKILL.md (``UPSTREAM_SKILL_CHARS``), the state file(s) it tells the agent to read
   (the corrupt state and its ``.bak`` when the state does not parse), and the step's row of its
   context-budget table (``UPSTREAM_BUDGET_ROWS``).
 
-Goals: the CLI path at most 0.8x the upstream reading, the hook path at most 0.4x, in every
-situation. The data are built with the real CLI on a copy of the bundled example session and
-checked before counting: each situation gets the expected ``resume`` action, and the mid-step
-answer names the next checkpoint and the command that records it (the answer stays complete).
-The counting itself (``cli_reading``, ``upstream_reading``, ``hook_context``) is pure and tested
-on tiny data in tests/test_benchmarks.py.
+Goals: the CLI and MCP paths at most 0.8x the upstream reading, the hook path at most 0.4x,
+in every situation. The data are built with the real CLI on a copy of the bundled example
+session and checked before counting: each situation gets the expected ``resume`` action, and
+the mid-step answer names the next checkpoint and the command that records it (the answer stays
+complete). The counting itself (``cli_reading``, ``upstream_reading``, ``hook_context``,
+``host_view``) is pure and tested on tiny data in tests/test_benchmarks.py.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shutil
 import subprocess
@@ -75,7 +80,7 @@ SITUATIONS = (
     "another live session",
     "gate handover into an optional step",
 )
-CLI, HOOK, UPSTREAM = "CLI", "hook", "upstream"
+CLI, MCP, HOOK, UPSTREAM = "CLI", "MCP", "hook", "upstream"
 
 
 def contender(situation: str, path: str) -> str:
@@ -114,6 +119,16 @@ def hook_context(stdout: str) -> str | None:
         if isinstance(holder, dict) and isinstance(holder.get("additionalContext"), str):
             return str(holder["additionalContext"])
     return None
+
+
+def host_view(result: dict[str, Any]) -> str:
+    """What a host hands the model of a tool result: the structured content as JSON when the
+    result has one (Claude Code and VS Code do so and drop the text), else its text."""
+    structured = result.get("structuredContent")
+    if isinstance(structured, dict):
+        return json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+    texts = [c.get("text", "") for c in result.get("content") or [] if c.get("type") == "text"]
+    return "".join(texts)
 
 
 # --- the situations (built with the real CLI, untimed) -------------------------------------
@@ -239,6 +254,25 @@ def run_hook(s: Situation, env: dict[str, str]) -> str | None:
     return hook_context(res.stdout) if res.returncode == 0 else None
 
 
+def mcp_answers(situations: list[Situation], env: dict[str, str]) -> tuple[dict[str, str], int]:
+    """Each situation's ``resume`` tool answer as the host hands it to the model, each from
+    its own server (``session-resume mcp --root`` the situation's repository), and the
+    characters of the tool list (``tools/list``) the host loads."""
+    from bench_mcp_write import start_server
+
+    answers, tool_list = {}, 0
+    for s in situations:
+        pipe = start_server(s.root, env)
+        try:
+            tool_list = len(json.dumps(pipe.request("tools/list", {})["tools"]))
+            rel = s.session_dir.relative_to(s.root).as_posix()
+            args = {"name": "resume", "arguments": {"session_dir": rel}}
+            answers[s.name] = host_view(pipe.request("tools/call", args))
+        finally:
+            pipe.close()
+    return answers, tool_list
+
+
 def _count(n: int, shown: str) -> Run:
     return Run(lambda: n, shown)
 
@@ -248,6 +282,7 @@ def _goals() -> list[Target]:
     for s in SITUATIONS:
         up = contender(s, UPSTREAM)
         goals.append(Target(contender(s, CLI), CLI_GOAL, against=up))
+        goals.append(Target(contender(s, MCP), CLI_GOAL, against=up))
         goals.append(Target(contender(s, HOOK), HOOK_GOAL, against=up))
     return goals
 
@@ -266,9 +301,16 @@ def _derive(med: dict[str, float], info: dict[str, Any]) -> list[str]:
             if hook is None
             else f"hook {hook:,.0f} = {hook / up:.2f}x (goal <= {HOOK_GOAL}x)"
         )
+        mcp = med.get(contender(s, MCP))
+        mcp_text = (
+            "MCP not available"
+            if mcp is None
+            else f"MCP {mcp:,.0f} = {mcp / up:.2f}x (goal <= {CLI_GOAL}x)"
+        )
         lines.append(
             f"{s}: CLI {cli:,.0f} = SKILL.md {parts['skill']:,} + resume answer "
-            f"{parts['answer']:,} = {cli / up:.2f}x (goal <= {CLI_GOAL}x); {hook_text}; upstream "
+            f"{parts['answer']:,} = {cli / up:.2f}x (goal <= {CLI_GOAL}x); {mcp_text}; "
+            f"{hook_text}; upstream "
             f"{up:,.0f} = SKILL.md {UPSTREAM_SKILL_CHARS:,} + state {parts['state']:,} + budget "
             f"row {parts['row']:,}"
         )
@@ -278,10 +320,11 @@ def _derive(med: dict[str, float], info: dict[str, Any]) -> list[str]:
 @benchmark(
     "resume-context",
     description="the characters a fresh agent reads before its first write, in five "
-    "situations: the generated SKILL.md plus the text `resume` answer (CLI), the session-start "
+    "situations: the generated SKILL.md plus the text `resume` answer (CLI), or plus the MCP "
+    "`resume` tool's answer as a host shows it (MCP), the session-start "
     "hook's additionalContext alone (hook), against the upstream protocol's SKILL.md, state "
     "file(s) and context-budget row (upstream); counted, not timed",
-    contenders=tuple(contender(s, p) for s in SITUATIONS for p in (CLI, HOOK, UPSTREAM)),
+    contenders=tuple(contender(s, p) for s in SITUATIONS for p in (CLI, MCP, HOOK, UPSTREAM)),
     anchor=contender(SITUATIONS[0], UPSTREAM),
     targets=_goals(),
     runs=1,
@@ -296,6 +339,8 @@ def resume_context(tmpdir: Path) -> Prepared:
     now = datetime.now(UTC).replace(microsecond=0)
     situations = build_situations(tmpdir, env, now)
     no_hook = hook_available(env)
+    no_mcp = None if importlib.util.find_spec("mcp") else "the mcp extra is not installed"
+    mcp, tool_list = ({}, 0) if no_mcp else mcp_answers(situations, env)
     runs: dict[str, Run] = {}
     unavailable: dict[str, str] = {}
     parts: dict[str, dict[str, int]] = {}
@@ -319,6 +364,13 @@ def resume_context(tmpdir: Path) -> Prepared:
             "state": sum(len(t) for t in states),
             "row": len(budget_row(s.step)),
         }
+        if no_mcp:
+            unavailable[contender(s.name, MCP)] = no_mcp
+        else:
+            runs[contender(s.name, MCP)] = _count(
+                cli_reading(skill, mcp[s.name]),
+                'SKILL.md + the `resume` tool\'s answer ({"session_dir": ...}) as a host shows it',
+            )
         name = contender(s.name, HOOK)
         context = None if no_hook else run_hook(s, env)
         if no_hook:
@@ -338,6 +390,9 @@ def resume_context(tmpdir: Path) -> Prepared:
         "lease; the example after `transition --complete 2 --start 3` (Design, optional) and "
         "80 silent minutes; the clock is the real one (the hook reads it), the durations "
         "fixed: the same counts in every run",
+        f"the MCP tool list the host loads once (tools/list): {tool_list:,} characters, not counted"
+        if tool_list
+        else "MCP: not run",
         "the ratio column is against the mid-step's upstream reading (the anchor); each "
         "situation's own ratios are in the lines below and in the goals table",
     ]

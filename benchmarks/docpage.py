@@ -41,9 +41,11 @@ before you rely on one.
   agent must read before its first write, in five situations (mid-step with its partial
   deliverable, a corrupt state with its `.bak`, a 2.0 state, another live session, a gate
   handover into an optional step): the generated SKILL.md plus the text `resume` answer (the
-  CLI path), or the `session-start` hook's injected plan alone (the hook path), against the
-  upstream protocol's own startup reading (its SKILL.md, 4,848 characters, the state file(s)
-  and the step's context-budget row). A count, not a time: the same on every machine.
+  CLI path), or plus the MCP `resume` tool's answer as a host shows it to the model (the MCP
+  path; the tool list the host loads is reported beside it), or the `session-start` hook's
+  injected plan alone (the hook path), against the upstream protocol's own startup reading
+  (its SKILL.md, 4,848 characters, the state file(s) and the step's context-budget row). A
+  count, not a time: the same on every machine.
 - **Side by side, in one run.** The contenders of a benchmark take turns, every round timing
   each once in an order shuffled with a seed fixed by the benchmark's name, so a slowdown of
   the machine or the after-effect of a heavy contender lands on all alike. Each figure is the

@@ -236,7 +236,8 @@ def test_verbose_output_names_compiled_sources_and_loaded_distributions() -> Non
 def test_resume_context_counts_characters_on_tiny_data() -> None:
     """resume-context's counting: the CLI path is the skill plus the answer; the upstream
     reading is its SKILL.md, the state file(s) and the step's context-budget row; the hook
-    path is the additionalContext alone, in either place the hosts put it."""
+    path is the additionalContext alone, in either place the hosts put it; the MCP path reads
+    what a host shows of the tool's result."""
     sys.path.insert(0, str(REPO / "benchmarks"))
     try:
         import bench_resume_context as rc
@@ -253,10 +254,16 @@ def test_resume_context_counts_characters_on_tiny_data() -> None:
     assert rc.hook_context(json.dumps({"additionalContext": "abc"})) == "abc"
     for nothing in ("", "{}", "not json", "[1]", json.dumps({"hookSpecificOutput": 5})):
         assert rc.hook_context(nothing) is None, nothing
-    # every situation has both goals, each against its own upstream reading
+    # a host hands the model the structured content when there is one, else the text
+    both = {"content": [{"type": "text", "text": "plan"}], "structuredContent": {"a": "é"}}
+    assert rc.host_view(both) == '{"a":"é"}'
+    text = {"content": [{"type": "text", "text": "pl"}, {"type": "image"}, {"type": "text"}]}
+    assert rc.host_view(text) == "pl" and rc.host_view({}) == ""
+    # every situation has its goals, each against its own upstream reading
     goals = {(g.contender, g.against, g.max_ratio) for g in rc._goals()}
     for s in rc.SITUATIONS:
         assert (f"{s}: CLI", f"{s}: upstream", 0.8) in goals
+        assert (f"{s}: MCP", f"{s}: upstream", 0.8) in goals
         assert (f"{s}: hook", f"{s}: upstream", 0.4) in goals
     med = {f"{s}: {p}": 10.0 for s in rc.SITUATIONS for p in ("CLI", "upstream")}
     parts = {"skill": 6, "answer": 4, "state": 2, "row": 1}

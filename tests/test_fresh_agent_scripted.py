@@ -580,7 +580,8 @@ def test_mid_step_resume_over_the_mcp_sdk_client(tmp_path: Path) -> None:
 
     async def go() -> dict[str, Any]:
         async with Client(params, read_timeout_seconds=60) as c:
-            ans = (await c.call_tool("resume", {"project": "demo"})).structured_content
+            ask = {"project": "demo", "format": "json"}
+            ans = (await c.call_tool("resume", ask)).structured_content
             assert ans["action"] == "resume_from_checkpoint"
             for e in ans["reasons"] + ans["warnings"]:
                 assert e["message"] and e["hint"] and "session-resume " not in e["hint"]

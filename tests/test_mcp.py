@@ -327,7 +327,8 @@ def test_whole_life_cycle(tmp_path: Path) -> None:
                 assert all(e["session"] == s["session"] for e in new)
             lease = json.loads((d / SENTINEL).read_text())
             assert lease["pid"] != os.getpid() and lease["session"].startswith("mcp-")
-            resumed = await c.call_tool("resume", {"project": "demo", "step": "3"})
+            ask = {"project": "demo", "step": "3", "format": "json"}
+            resumed = await c.call_tool("resume", ask)
             # step 3 was started at the gate (the transition) by this server's own live
             # session and did no work yet: continue it (first checkpoint next), never a loop
             assert resumed.structured_content["action"] == "continue_step"
@@ -365,7 +366,7 @@ def test_migrate_recover_handoff_budget_report(tmp_path: Path) -> None:
 
     async def go() -> None:
         async with server(root) as c:
-            got["first"] = await c.call_tool("resume", {"project": "old"})
+            got["first"] = await c.call_tool("resume", {"project": "old", "format": "json"})
             got["dry"] = await c.call_tool("migrate", {"project": "old", "dry_run": True})
             got["dry_bytes"] = (old / STATE).read_bytes()
             got["migrate"] = await c.call_tool("migrate", {"project": "old"})
@@ -538,7 +539,7 @@ def test_sigkill_mid_session_is_an_orphan_at_once(tmp_path: Path) -> None:
     # A new MCP server: resume reports it too, and its first write takes the session over.
     async def go() -> tuple[Any, Any]:
         async with server(root) as c:
-            r = await c.call_tool("resume", {"project": "demo", "step": "1"})
+            r = await c.call_tool("resume", {"project": "demo", "step": "1", "format": "json"})
             w = await c.call_tool(
                 "checkpoint", {"project": "demo", "step": "1", "sub_step": "phase_2_workload"}
             )
@@ -644,7 +645,7 @@ def test_eight_servers_one_lease_no_update_lost(tmp_path: Path) -> None:
                     },
                 )
                 results[i].append(r)
-            after = await c.call_tool("resume", {"project": "demo"})  # still answering
+            after = await c.call_tool("resume", {"project": "demo", "format": "json"})  # answers
             results[i].append(after)
             done.append(i)
             while len(done) < n:  # the holder keeps its lease until every call is made

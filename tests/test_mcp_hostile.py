@@ -315,5 +315,5 @@ def test_a_request_whose_id_is_not_an_integer_or_a_string_is_answered(
     by_id = {r["id"]: r for r in replies if r.get("id") is not None}
     assert set(by_id) == {1, 2, 4}, replies  # the batch's request is not run
     assert by_id[2]["result"] == {}
-    assert by_id[4]["result"]["structuredContent"]["action"], by_id[4]
+    assert by_id[4]["result"]["content"][0]["text"].startswith("action: "), by_id[4]
     assert tree_hash(decoy) == before and state.read_bytes() == state_before

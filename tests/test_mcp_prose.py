@@ -7,6 +7,7 @@ own client; the sessions are seeded as files or by the real CLI."""
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from collections.abc import Iterator
@@ -90,11 +91,13 @@ def test_an_mcp_resume_answer_names_no_cli_command_or_option(tmp_path: Path) -> 
 
     async def go() -> list[Any]:
         async with Client(params, read_timeout_seconds=60) as c:
-            got = [await c.call_tool("resume", a) for a in asks]
+            got = [await c.call_tool("resume", {**a, "format": "json"}) for a in asks]
+            texts.extend([await c.call_tool("resume", a) for a in asks])
             reports.extend([await c.call_tool("report", {"project": "mid"})])
             return got
 
     reports: list[Any] = []
+    texts: list[Any] = []
     answers = anyio.run(go)
     # the crash report's recommended commands too (they were CLI lines over MCP)
     (rep,) = reports
@@ -122,6 +125,18 @@ def test_an_mcp_resume_answer_names_no_cli_command_or_option(tmp_path: Path) -> 
         "prerequisites_incomplete",
         "session_active",
     ], actions
+    # the default answer, what a host hands the model: the plan as text alone (no structured
+    # content, which hosts show instead of the text), its commands the same tool calls
+    for ask, res, js in zip(asks, texts, answers, strict=True):
+        assert not res.is_error and res.structured_content is None, (ask, res)
+        (text,) = [x.text for x in res.content]
+        assert text.startswith(f"action: {js.structured_content['action']}"), (ask, text)
+        for c in js.structured_content["commands"]:
+            assert f"{c['tool']} {json.dumps(c['arguments'])}" in text, (ask, c, text)
+        prose = GIT_SPAN.sub("", text)
+        assert "session-resume " not in prose and not OPTION.search(prose), (ask, text)
+        ratio = len(text) / len(json.dumps(js.structured_content))
+        assert ratio < (0.6 if js.structured_content["plan"] else 0.8), (ask, ratio)
     plan = answers[0].structured_content["plan"]
     assert '`finding {"action": "resolve", "title": "TITLE"}`' in plan["open_findings"]["rule"]
     assert "`artifacts: [PATH]`" in plan["artifacts_rule"]

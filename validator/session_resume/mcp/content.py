@@ -3,7 +3,6 @@ prompt (an agent's first action). No MCP SDK import here."""
 
 from __future__ import annotations
 
-import json
 from functools import cache
 
 from session_resume.core.workflow import BUILTINS
@@ -62,36 +61,9 @@ def read_resource(uri: str) -> str | None:
 
 # --- the resume prompt ---------------------------------------------------------------------
 
-# The first action for each resume action, as a tool call.
-FIRST_ACTION: dict[str, str] = {
-    "fresh_start": "call `init` with the project (and its workflow), then `start` the first step",
-    "needs_recovery": "call `recover`, then `resume` again",
-    "migrate_first": "call `migrate` with dry_run true to see the patch, then `migrate`, "
-    "then `resume` again",
-    "refuse_newer_version": "stop and write nothing: this session-resume is too old for the state",
-    "invalid_state": "call `validate` and fix the problems it lists before any step work",
-    "start": "call `start` with the step, then load only the step's startup files",
-    "restart_step": "call `start` with the step and do the step from its beginning",
-    "continue_step": "do not call `start` again (this server just started the step): do the "
-    "first checkpoint's work, then call `checkpoint`",
-    "resume_from_checkpoint": "continue after the recorded checkpoint (sub_step); do not "
-    "re-read skip_files; record the next checkpoint with `checkpoint`, or `complete` after "
-    "the last one",
-    "offer_rerun": "tell the user the step is complete; re-run only when asked (`start` with "
-    "force true)",
-    "next_step": "go on with the step named in next_step",
-    "prerequisites_incomplete": "warn the user: earlier steps are incomplete; continue only "
-    "when asked (`start` with force true) or hand over to the orchestrator",
-    "session_active": "do not write: another live session holds the lease; wait, or call "
-    "`session_start` with takeover true when the user asks (logged)",
-    "workflow_complete": "nothing is left to run; report to the user",
-    "unknown_step": "use a step key of the workflow (the `budget` tool and the skill's "
-    "references list them)",
-}
-
 
 def resume_prompt(rt: Runtime, arguments: dict[str, str] | None) -> tuple[str, str]:
-    """(description, text) of the ``resume`` prompt: the decision and the first action."""
+    """(description, text) of the ``resume`` prompt: the plan the ``resume`` tool answers."""
     args: dict[str, Any] = {k: v for k, v in (arguments or {}).items() if v}
     out = call(rt, "resume", args)
     codes = [d.get("code") for d in out.result.get("diagnostics", [])]
@@ -100,7 +72,8 @@ def resume_prompt(rt: Runtime, arguments: dict[str, str] | None) -> tuple[str, s
         return (
             "Resume: no session yet",
             f"There is no session of project {args['project']} yet (the decision would be "
-            f"`fresh_start`).\n\nFirst action: {FIRST_ACTION['fresh_start']}.\n\n"
+            "`fresh_start`).\n\nFirst action: call `init` with the project (and its "
+            "workflow), then `start` the first step.\n\n"
             "Then record progress with the write-moment tools (start, checkpoint, complete, "
             "decide, finding, transition), each right when it happens.\n",
         )
@@ -111,18 +84,12 @@ def resume_prompt(rt: Runtime, arguments: dict[str, str] | None) -> tuple[str, s
         )
     d = out.result
     action = str(d.get("action"))
-    first = FIRST_ACTION.get(action, "follow the decision's commands")
     step = f", step {d['step']}" if d.get("step") else ""
     sub = f" at checkpoint {d['sub_step']}" if d.get("sub_step") else ""
     text = (
         f"Resume the session of project {args.get('project') or args.get('session_dir')} "
-        f"with the session-resume MCP tools. The decision is `{action}`{step}{sub}.\n\n"
-        f"First action: {first}.\n\n"
-        "Record progress with the write-moment tools (start, checkpoint, complete, decide, "
-        "finding, transition), each right when it happens; do not edit "
-        "00-session-state.json by hand.\n\n"
-        "The decision (JSON):\n\n```json\n"
-        + json.dumps(d, indent=2, ensure_ascii=False, default=str)
-        + "\n```\n"
+        "with the session-resume MCP tools: follow this plan (the `resume` tool's answer). "
+        "Make its tool calls in order, each when its [condition] holds; do not edit "
+        "00-session-state.json by hand.\n\n" + out.text
     )
     return f"Resume: {action}{step}{sub}", text

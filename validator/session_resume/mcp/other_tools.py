@@ -8,9 +8,10 @@ from pathlib import Path
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.validation import ValidateOptions
-from session_resume.mcp.calls import as_tool_calls
+from session_resume.mcp.calls import as_tool_calls, tool_text
 from session_resume.mcp.runtime import Runtime, Tool
 from session_resume.records import replace
+from session_resume.reporters.text import clean_tree
 from session_resume.services import maintenance
 from session_resume.services import resume as resume_service
 from session_resume.services.budget import budget
@@ -18,6 +19,7 @@ from session_resume.services.context import Reading
 from session_resume.services.errors import ServiceError
 from session_resume.services.leases import SessionResult
 from session_resume.services.rendering import render_handoff
+from session_resume.services.resume import plan_text
 from session_resume.services.validation import validate
 
 TYPE_CHECKING = False
@@ -37,6 +39,14 @@ def do_resume(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
         rt.session_dir(a), _reading(rt, a), step=a.get("step"), **_read_options(rt)
     )
     return _as_this_server(rt, a, out)
+
+
+def resume_text(decision: dict[str, Any]) -> str:
+    """The resume answer as the plan text the CLI prints (its commands this server's tool
+    calls, values from the session's files escaped), about half the length of its JSON:
+    hosts that get structured content hand the model that alone, so an agent reads this
+    text only when the answer is sent as text alone."""
+    return tool_text(plan_text(clean_tree(decision)))
 
 
 def _reading(rt: Runtime, a: dict[str, Any]) -> Reading:
@@ -196,11 +206,12 @@ def do_session_end(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
 RESUME_TOOL = Tool(
     "resume",
     "What to do now",
-    "The first call of every agent: the resume decision for the session (action, step, "
-    "sub-step, briefing, commands, reasons and warnings as codes, the orphan report if a "
-    "session crashed). Without step it answers for the orchestrator. Reads only.",
+    "The first call of every agent: what to do now, as a plan (the action, each code's "
+    "words, the state, what to read, the tool calls in order with when to make each, what "
+    "finishes the step). Without step it answers for the orchestrator. Reads only.",
     do_resume,
     read_only=True,
+    text=resume_text,
 )
 
 OTHER_TOOLS = [

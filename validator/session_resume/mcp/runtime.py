@@ -129,6 +129,9 @@ class Tool:
     description: str
     handler: Callable[[Runtime, dict[str, Any]], dict[str, Any]]
     read_only: bool = False
+    # The result as the text an agent reads: a tool that has one answers with that text only
+    # unless the call asks `format: "json"` (then the structured result, and its JSON).
+    text: Callable[[dict[str, Any]], str] | None = None
 
     @property
     def input_schema(self) -> dict[str, Any]:

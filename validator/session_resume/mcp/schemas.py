@@ -69,6 +69,12 @@ INPUT_SCHEMAS: dict[str, dict[str, Any]] = {
         {
             "step": {**STEP, "description": "the step asking (default: the orchestrator)"},
             "workflow": WORKFLOW,
+            "format": {
+                "enum": ["text", "json"],
+                "default": "text",
+                "description": "text: the plan to follow; json: the decision "
+                "(schema/decision/2.json) as structured content, for programs",
+            },
         }
     ),
     "init": tool_schema(

@@ -76,7 +76,7 @@ def build_server(rt: Runtime) -> Server[Any]:
         out = call(rt, params.name, params.arguments)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=out.text)],
-            structured_content=out.result,
+            structured_content=out.result if out.structured else None,
             is_error=not out.ok,
         )
 

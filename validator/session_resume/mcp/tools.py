@@ -45,6 +45,7 @@ class ToolOutcome:
     ok: bool
     result: dict[str, Any]
     text: str
+    structured: bool = True  # False: the server sends the text alone, no structured content
 
 
 @cache
@@ -123,4 +124,6 @@ def call(rt: Runtime, name: str, arguments: Any) -> ToolOutcome:
     except Exception as exc:  # noqa: BLE001 - the server outlives every call
         text = f"{name}: internal error: {type(exc).__name__}: {exc}"
         return refused([diag(INTERNAL, text[:1000])])
+    if tool.text is not None and (arguments or {}).get("format", "text") == "text":
+        return ToolOutcome(True, result, tool.text(result), structured=False)
     return ToolOutcome(True, result, json.dumps(result, ensure_ascii=False, default=str))

@@ -93,9 +93,9 @@ def _finish(p: Mapping[str, Any]) -> list[str]:
     if nxt is not None:
         opt = "optional" if nxt.get("optional") else "required"
         lines.append(f"  next step: {nxt['key']} ({nxt.get('name')}), {opt}")
-        lines.append(f"  start: {nxt['start']}")
+        lines.append(f"  start: {_run(nxt['start'])}")
         if nxt.get("skip"):
-            lines.append(f"  or skip: {nxt['skip']}")
+            lines.append(f"  or skip: {_run(nxt['skip'])}")
     else:
         lines.append("  next step: none (the workflow is then complete)")
     lines.append(f"  {p['artifacts_rule']}")
@@ -178,15 +178,19 @@ def plan_text(decision: Mapping[str, Any]) -> str:
         lines.append(f"commands in order{new}, each when its [condition] holds:")
         for i, c in enumerate(commands, 1):
             if isinstance(c, dict):
-                lines.append(f"{i}. [{c['when']}] {c['run']}")
+                lines.append(f"{i}. [{c['when']}] {_run(c)}")
             else:
                 lines.append(f"{i}. {c}")
     for c in r.get("alternatives") or []:
-        lines.append(f"  instead, [{c['when']}] {c['run']}")
+        lines.append(f"  instead, [{c['when']}] {_run(c)}")
     if r.get("plan"):
         lines += _finish(r["plan"])
     return "\n".join(lines) + "\n"
 
 
 def _run(c: Any) -> str:
+    """A command: its line, or a tool call ``{tool, arguments}`` (the MCP server's answer) as
+    the tool's name and its arguments in JSON."""
+    if isinstance(c, dict) and "tool" in c:
+        return f"{c['tool']} {json.dumps(c['arguments'], ensure_ascii=False)}"
     return c["run"] if isinstance(c, dict) else str(c)
