@@ -442,6 +442,8 @@ def test_a_deliverable_never_recorded_and_missing_is_a_coded_warning(tmp_path: P
     (w,) = [w for w in ans["warnings"] if w["code"] == "SR714"]
     assert "agent-output/demo/02-architecture-assessment.md" in w["message"]
     assert "record no checkpoint before it exists" in w["hint"]
+    # the work to redo is named: the step's checkpoints up to the recorded one, in order
+    assert "redo the work of checkpoints phase_1_prereqs, phase_2_waf)" in w["hint"], w
     skip = {f["path"]: f["reason"] for f in ans["briefing"]["skip"]}
     assert skip["agent-output/demo/02-architecture-assessment.md"] == "listed but not on disk"
     # with the draft back, no warning, and it is the first file to read

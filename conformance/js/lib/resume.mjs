@@ -220,8 +220,11 @@ function factsOf(out, snap, now, wf, opts) {
     (k) => isObject(steps[k]) && steps[k].status === "in_progress",
   );
   const lease = out.lease ?? {};
+  const ids = out.step !== null ? (wf.step(out.step)?.checkpoints ?? []) : [];
   const facts = {
     step: out.step,
+    // the step's checkpoints up to the recorded one: the work SR714 may have to redo
+    done_checkpoints: ids.includes(out.sub_step) ? ids.slice(0, ids.indexOf(out.sub_step) + 1) : [],
     step_name: out.step_name,
     sub_step: out.sub_step,
     next_step: out.next_step,

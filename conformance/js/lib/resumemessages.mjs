@@ -45,6 +45,14 @@ function sr511Hint(holder) {
 /** @param {Facts} f @param {string} key */
 const paths = (f, key) => (f[key] ?? []).join(", ") || "?";
 
+/** The checkpoints whose work wrote the missing file, as SR714's hint names them.
+ * @param {Facts} f */
+function redo(f) {
+  const done = f.done_checkpoints ?? [];
+  if (done.length === 0) return "the checkpoints up to that one";
+  return (done.length === 1 ? "checkpoint " : "checkpoints ") + done.join(", ");
+}
+
 /** @param {unknown} v */
 const str = (v) => (v === null || v === undefined ? "None" : String(v));
 
@@ -111,7 +119,7 @@ const WORDS = {
   ],
   SR714: (f) => [
     `${step(f)} is past checkpoint ${str(f.sub_step)}, but ${paths(f, "missing")} (recorded at a checkpoint, or a deliverable the workflow says its work wrote by then) is not on disk`,
-    `resume after checkpoint ${str(f.sub_step)} as planned, but first write the missing file again (restore it from version control if it was committed, else redo the work of the checkpoints up to that one); record no checkpoint before it exists`,
+    `resume after checkpoint ${str(f.sub_step)} as planned, but first write the missing file again (restore it from version control if it was committed, else redo the work of ${redo(f)}); record no checkpoint before it exists`,
   ],
   SR718: (f) => [
     `the worklog records checkpoint ${str(f.worklog_checkpoint)} of ${step(f)}, later than the state's ${f.sub_step || "start of the step"} (an older \`.bak\` was restored, or the state lost a write): its work may be on disk`,

@@ -229,8 +229,12 @@ def _facts(
         k for k, s in steps.items() if isinstance(s, dict) and s.get("status") == "in_progress"
     ]
     lease = out.get("lease") or {}
+    sdef = wf.step(out["step"]) if out["step"] is not None else None
+    ids = sdef.checkpoint_ids if sdef is not None else []
     return {
         "step": out["step"],
+        # the step's checkpoints up to the recorded one: the work SR714 may have to redo
+        "done_checkpoints": ids[: ids.index(out["sub_step"]) + 1] if out["sub_step"] in ids else [],
         "step_name": out["step_name"],
         "sub_step": out["sub_step"],
         "next_step": out["next_step"],

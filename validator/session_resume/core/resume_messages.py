@@ -56,6 +56,14 @@ def _sr511_hint(holder: Any, front_end_session: bool = False) -> str:
     )
 
 
+def _redo(f: Mapping[str, Any]) -> str:
+    """The checkpoints whose work wrote the missing file, as SR714's hint names them."""
+    done = f.get("done_checkpoints") or []
+    if not done:
+        return "the checkpoints up to that one"
+    return ("checkpoint " if len(done) == 1 else "checkpoints ") + ", ".join(done)
+
+
 def _paths(f: Mapping[str, Any], key: str) -> str:
     return ", ".join(f.get(key) or []) or "?"
 
@@ -142,7 +150,7 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
         "then) is not on disk",
         f"resume after checkpoint {f.get('sub_step')} as planned, but first write the missing "
         "file again (restore it from version control if it was committed, else redo the work "
-        "of the checkpoints up to that one); record no checkpoint before it exists",
+        f"of {_redo(f)}); record no checkpoint before it exists",
     ),
     "SR718": lambda f: (
         f"the worklog records checkpoint {f.get('worklog_checkpoint')} of {_step(f)}, later "
