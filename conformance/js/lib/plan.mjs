@@ -111,14 +111,15 @@ function review(doc, key, def, wf) {
 }
 
 /** The gate whose decisions include `decision` (the review tier's): the first from step `key`
- * on in workflow order (one before it has passed undecided), else an earlier one.
+ * on in workflow order; null when none is (one before it has passed undecided: no gate is
+ * still to decide it).
  * @param {unknown} decision @param {Workflow} wf @param {string} key @returns {string | null} */
 function decidingGate(decision, wf, key) {
   const at = Math.max(
     0,
     wf.steps.findIndex((s) => s.key === key),
   );
-  for (const s of [...wf.steps.slice(at), ...wf.steps.slice(0, at)]) {
+  for (const s of wf.steps.slice(at)) {
     const g = s.gate;
     if (
       g &&

@@ -117,10 +117,11 @@ def _review(doc: Mapping[str, Any], key: str, sdef: StepDef | None, wf: Workflow
 
 def _deciding_gate(decision: Any, wf: Workflow, key: str) -> str | None:
     """The gate whose decisions include ``decision`` (the review tier's): the first from step
-    ``key`` on in workflow order (one before it has passed undecided), else an earlier one."""
+    ``key`` on in workflow order; None when none is (one before it has passed undecided: no
+    gate is still to decide it)."""
     steps = list(wf.steps)
     at = next((i for i, s in enumerate(steps) if s.key == key), 0)
-    for s in steps[at:] + steps[:at]:
+    for s in steps[at:]:
         gate = s.gate if isinstance(s.gate, dict) else {}
         if decision in (gate.get("decisions") or []) and isinstance(gate.get("id"), str):
             return str(gate["id"])
