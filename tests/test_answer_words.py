@@ -128,3 +128,52 @@ def test_the_text_answer_says_what_an_orphan_may_have_left_incomplete(tmp_path: 
     assert "\n  possibly incomplete: none\n" in text
     (w,) = [w for w in _resume(tmp_path)["warnings"] if w["code"] == "SR512"]
     assert "`possibly incomplete`; none listed: nothing to check" in w["hint"]
+
+
+def test_sr512_of_the_callers_own_stale_lease_says_renew_not_takeover(tmp_path: Path) -> None:
+    """Review 9 (s7): the agent named its own session after a compaction, and SR512 said "the
+    first write takes it over (logged)"; no takeover happens (the write renews the lease, no
+    `takeover` event). Another session's stale lease still says takeover, and one is logged."""
+    _repo(tmp_path, apex_state())
+    p = ("--project", "demo")
+    start = ("session", "start", *p, "--now", "2026-03-20T10:00:00Z")
+    assert run_cli(*start, "--session", "mine", cwd=tmp_path).returncode == 0
+    own = _resume(tmp_path, "--step", "2", "--session", "mine")
+    (w,) = [w for w in own["warnings"] if w["code"] == "SR512"]
+    assert w["hint"].startswith("it is the session you named: your first write renews its")
+    other = _resume(tmp_path, "--step", "2", "--session", "other")
+    (w,) = [w for w in other["warnings"] if w["code"] == "SR512"]
+    assert w["hint"].startswith("the first write takes it over (logged)")
+    d = tmp_path / "agent-output" / "demo"
+
+    def events() -> list[str]:
+        return [json.loads(x)["event"] for x in (d / "00-worklog.jsonl").read_text().splitlines()]
+
+    before = len(events())
+    cp = ("checkpoint", "2", "phase_3_cost", *p, *NOW)
+    assert run_cli(*cp, "--session", "mine", cwd=tmp_path).returncode == 0
+    assert "takeover" not in events()[before:], events()[before:]
+    cp4 = ("checkpoint", "2", "phase_4_challenger", *p, "--now", "2026-03-20T13:00:00Z")
+    assert run_cli(*cp4, "--session", "other", cwd=tmp_path).returncode == 0
+    assert "takeover" in events()[before:], events()[before:]
+
+
+def test_a_recovery_answer_names_the_directory_as_the_user_typed_it(tmp_path: Path) -> None:
+    """Review 9 (s2): asked with `resume agent-output/demo`, the needs_recovery answer printed
+    `recover /tmp/.../agent-output/demo` (the service fills DIR with the absolute path) where
+    every other command names the session as the user did. Now the typed form, as printed
+    from where the user stands, and the printed command runs."""
+    d = _repo(tmp_path, apex_state())
+    (d / "00-session-state.json.bak").write_bytes((d / "00-session-state.json").read_bytes())
+    (d / "00-session-state.json").write_bytes(b'{"schema_version": "3.0", "proj')
+    (tmp_path / "sub").mkdir()
+    for cwd, typed in ((tmp_path, "agent-output/demo"), (tmp_path / "sub", "../agent-output/demo")):
+        proc = run_cli("resume", typed, "--step", "2", *NOW, "--format", "json", cwd=cwd)
+        runs = [c["run"] for c in json.loads(proc.stdout)["commands"]]
+        assert runs == [
+            f"session-resume recover {typed}",
+            f"session-resume resume {typed} --step 2 --format json",
+        ], runs
+        assert str(tmp_path) not in run_cli("resume", typed, *NOW, cwd=cwd).stdout
+    done = run_cli(*shlex.split("session-resume recover agent-output/demo")[1:], cwd=tmp_path)
+    assert done.returncode == 0 and "restored" in done.stdout, done.stdout + done.stderr

@@ -1274,9 +1274,9 @@ def test_cli_config_workflow_matches_python(tmp_path: Path) -> None:
         lambda root: _plant(root, {".session-resume.yaml": "workflow: dotagent\n"}),
         [["resume", "agent-output/demo", *common], ["validate", "agent-output/demo", *common]],
     )
-    assert (
-        "checkpoint 2 phase_3_cost --session-dir ROOT/agent-output/demo --session SID" in out[0][1]
-    ), out
+    assert "checkpoint 2 phase_3_cost --session-dir agent-output/demo --session SID" in out[0][1], (
+        out
+    )
     assert out[1][0] == 0 and "SR404" not in out[1][1], out
 
 
@@ -2120,3 +2120,30 @@ def test_cli_broken_workflow_is_exit_2_in_every_command_as_python(tmp_path: Path
     assert [rc for rc, _, _ in outs["py"]] == [2] * len(outs["py"])
     assert all("SR40" in out + err for _, out, err in outs["py"]), outs["py"]
     assert files["js"] == files["py"] == {}  # nothing written, nothing created
+
+
+def test_cli_recovery_commands_name_the_directory_as_typed_as_python(tmp_path: Path) -> None:
+    """The needs_recovery answer's commands name the session directory as the user typed it
+    (relative, from a subdirectory too), byte for byte as the reference prints them."""
+    node = _need("node")["node"]
+    state = "00-session-state.json"
+    doc = json.loads((REPO / "examples" / "agent-output" / "contoso-portal" / state).read_text())
+    outs: dict[str, list[str]] = {}
+    for impl in ("py", "js"):
+        root = tmp_path / impl
+        d = root / "agent-output" / "demo"
+        d.mkdir(parents=True)
+        (root / ".git").mkdir()
+        (root / "sub").mkdir()
+        (d / f"{state}.bak").write_text(json.dumps(doc))
+        (d / state).write_text('{"schema_version": "3.0", "proj')
+        cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
+        outs[impl] = []
+        for cwd, typed in ((root, "agent-output/demo"), (root / "sub", "../agent-output/demo")):
+            for fmt in ("text", "json"):
+                argv = ["resume", typed, "--step", "2", "--now", NOW, "--format", fmt]
+                proc = _run([*cmd, *argv], cwd)
+                assert proc.returncode == 0, proc.stderr
+                assert f"session-resume recover {typed}" in proc.stdout, proc.stdout
+                outs[impl].append(proc.stdout.replace(str(root), "ROOT"))
+    assert outs["js"] == outs["py"]

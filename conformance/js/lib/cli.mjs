@@ -761,6 +761,14 @@ function complete(command, naming) {
     rest = rest.map((w) => (w === "PROJECT" ? project : w));
     text = text.replace(/(?<=\s)PROJECT(?=\s|$)/g, () => quote(project));
   }
+  if (naming.dir && resolve(naming.dir) !== naming.dir) {
+    // the service names the directory absolute: printed as the user typed it
+    const dir = naming.dir;
+    const absolute = resolve(dir);
+    rest = rest.map((w) => (w === absolute ? dir : w));
+    const escaped = quote(absolute).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    text = text.replace(new RegExp(`(?<=\\s)${escaped}(?=\\s|$)`, "g"), () => quote(dir));
+  }
   if (naming.dir) {
     const dir = naming.dir;
     text = text.replace(PLACEHOLDER_WORD, () => quote(dir));

@@ -34,11 +34,11 @@ export const SESSION_START = "session-resume session start";
 export const AFTER_SESSION_START = ", after the first command (`session start`)";
 export const SESSION_END = "session-resume session end";
 const FINDINGS_RULE =
-  "fix each, then `finding resolve TITLE`; one only the user can settle stays open for the gate";
+  "add each (`finding add TITLE`); fix each, then `finding resolve TITLE`; one only the user can settle stays open for the gate";
 const GATE_RULE =
   "ask the user's approval, showing the deliverables and open findings; no write records it";
 const ARTIFACT_RULE =
-  "if a checkpoint's work wrote a file this answer names nowhere: add `--artifact PATH` for it to its write";
+  "a file a checkpoint's work wrote that the answer names nowhere: add `--artifact PATH` to its write";
 
 /** @param {unknown} v @returns {v is JsonObject} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);

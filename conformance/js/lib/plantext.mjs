@@ -132,7 +132,10 @@ function gate(g, where, brk = true) {
   const lines = [`  ${str(g.id)} (${str(g.kind)}${note}) ${where}`];
   for (const d of g.decisions || []) {
     const allowed = d.allowed?.length ? d.allowed.map(str).join(" | ") : "free text";
-    const now = d.value === null || d.value === undefined ? "not decided" : `now ${dumps(d.value)}`;
+    const now =
+      d.value === null || d.value === undefined
+        ? "not decided"
+        : `now ${dumps(d.value)} (keep unless the user changes it)`;
     lines.push(`    decide ${d.key} (${allowed}); ${now}`);
   }
   return lines;

@@ -235,6 +235,7 @@ function factsOf(out, snap, now, wf, opts) {
     now: out.now,
     lease,
     session: lease.session ?? null,
+    own: opts.session != null && lease.session === opts.session,
     stale_seconds: opts.staleSeconds,
     session_rel: snap.sessionRel,
     orphan_step: out.orphan?.step ?? null,

@@ -81,7 +81,7 @@ const WORDS = {
   ],
   SR703: (f) => [
     `${step(f)} is in progress after checkpoint ${str(f.sub_step)}`,
-    `read the files listed; first redo any work up to ${str(f.sub_step)} they lack (do not record it again); then do each checkpoint's work before its write`,
+    `first redo any work up to ${str(f.sub_step)} the files to read lack (do not record it again)`,
   ],
   SR704: (f) => [
     `${step(f)} is complete${f.gate_open ? `; its ${f.gate_open} is still open` : ""}`,
@@ -139,7 +139,10 @@ const WORDS = {
   ],
   SR512: (f) => [
     `${holder(f)} left its lease without ending: it stopped ${f.orphan_step ? `in step ${f.orphan_step}` : "with no step in progress that the state shows"}`,
-    "the first write takes it over (logged); check the files it may have left incomplete first (`possibly incomplete`; none listed: nothing to check)",
+    (f.own
+      ? "it is the session you named: your first write renews its lease (no takeover)"
+      : "the first write takes it over (logged)") +
+      "; check the files it may have left incomplete first (`possibly incomplete`; none listed: nothing to check)",
   ],
   SR513: () => [
     "a lease file remains although its session ended",

@@ -48,14 +48,15 @@ SESSION_START = "session-resume session start"
 AFTER_SESSION_START = ", after the first command (`session start`)"
 SESSION_END = "session-resume session end"
 FINDINGS_RULE = (
-    "fix each, then `finding resolve TITLE`; one only the user can settle stays open for the gate"
+    "add each (`finding add TITLE`); fix each, then `finding resolve TITLE`; one "
+    "only the user can settle stays open for the gate"
 )
 GATE_RULE = (
     "ask the user's approval, showing the deliverables and open findings; no write records it"
 )
 ARTIFACT_RULE = (
-    "if a checkpoint's work wrote a file this answer names nowhere: add `--artifact PATH` for it "
-    "to its write"
+    "a file a checkpoint's work wrote that the answer names nowhere: add `--artifact PATH` to "
+    "its write"
 )
 
 

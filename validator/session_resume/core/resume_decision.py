@@ -245,6 +245,7 @@ def _facts(
         "now": out["now"],
         "lease": lease,
         "session": lease.get("session"),
+        "own": opts.session is not None and lease.get("session") == opts.session,
         "stale_seconds": opts.stale_seconds,
         "front_end_session": opts.front_end_session,
         "session_rel": snap.session_rel,

@@ -96,8 +96,8 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
     ),
     "SR703": lambda f: (
         f"{_step(f)} is in progress after checkpoint {f.get('sub_step')}",
-        f"read the files listed; first redo any work up to {f.get('sub_step')} they lack (do "
-        "not record it again); then do each checkpoint's work before its write",
+        f"first redo any work up to {f.get('sub_step')} the files to read lack (do not record "
+        "it again)",
     ),
     "SR704": lambda f: (
         f"{_step(f)} is complete"
@@ -192,8 +192,13 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
             if f.get("orphan_step")
             else "with no step in progress that the state shows"
         ),
-        "the first write takes it over (logged); check the files it may have left incomplete "
-        "first (`possibly incomplete`; none listed: nothing to check)",
+        (
+            "it is the session you named: your first write renews its lease (no takeover)"
+            if f.get("own")
+            else "the first write takes it over (logged)"
+        )
+        + "; check the files it may have left incomplete first (`possibly incomplete`; none "
+        "listed: nothing to check)",
     ),
     "SR513": lambda f: (
         "a lease file remains although its session ended",

@@ -109,7 +109,11 @@ def _gate(gate: Mapping[str, Any], where: str, brk: bool = True) -> list[str]:
     for d in gate.get("decisions") or []:
         allowed = " | ".join(map(str, d["allowed"])) if d.get("allowed") else "free text"
         value = d.get("value")
-        now = "not decided" if value is None else "now " + json.dumps(value, ensure_ascii=False)
+        now = (
+            "not decided"
+            if value is None
+            else f"now {json.dumps(value, ensure_ascii=False)} (keep unless the user changes it)"
+        )
         lines.append(f"    decide {d['key']} ({allowed}); {now}")
     return lines
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import os
 import re
 import shlex
 import sys
@@ -122,6 +123,11 @@ def complete(command: str, naming: Naming) -> str:
         rest = [naming.project if w == "PROJECT" else w for w in rest]
         text = _PROJECT_WORD.sub(shlex.quote(naming.project), text)
     extra: list[str] = []
+    if naming.dir is not None and (absolute := os.path.abspath(naming.dir)) != naming.dir:
+        # the service names the directory absolute: printed as the user typed it
+        rest = [naming.dir if w == absolute else w for w in rest]
+        word = re.compile(rf"(?<=\s){re.escape(shlex.quote(absolute))}(?=\s|$)")
+        text = word.sub(lambda _m: shlex.quote(naming.dir or ""), text)
     if naming.dir is not None:
         rest = [naming.dir if w in PLACEHOLDERS else w for w in rest]
         text = _PLACEHOLDER_WORD.sub(lambda _m: shlex.quote(naming.dir or ""), text)
