@@ -87,8 +87,8 @@ def test_handoff_of_the_example_session() -> None:
     assert "- Region: swedencentral" in facts
     assert "- Complexity: standard" in facts
     assert (
-        "- Step 2 startup budget: at most 2 files: 00-session-state.json, 01-requirements.md"
-        in facts
+        # the state file is no input to open: the resume answer carries it (issue 26 point 4)
+        "- Step 2 startup inputs: 01-requirements.md" in facts
     )
     assert section(text, "Artifacts") == [
         "- agent-output/contoso-portal/01-requirements.md",
@@ -103,8 +103,12 @@ def test_no_complete_step_is_step_0_and_empty_sections_say_none() -> None:
     assert section(text, "Open Challenger Findings (must_fix only)") == ["None"]
     assert section(text, "Artifacts") == ["None"]
     assert section(text, "Context for Next Step") == [
-        "Start step 1 (Requirements), loading at most 1 startup files: 00-session-state.json."
+        "Start step 1 (Requirements): ask `resume` for its plan (it carries the state: never "
+        "open 00-session-state.json)."
     ]
+    assert "- Step 1 startup inputs: none (the resume answer carries the state)" in section(
+        text, "Skill Context"
+    )
 
 
 def test_header_names_the_last_complete_step_in_workflow_order() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 
+from session_resume.core.briefing import STATE_FILES
 from session_resume.core.handoff_rules import MAX_LINES, SECTIONS
 from session_resume.core.jsonread import as_list
 from session_resume.core.resume_decision import Snapshot, decide
@@ -166,7 +167,10 @@ def _next_context(
 ) -> dict[str, Any]:
     """The handoff's "next" part: what the resume decision says to do, escaped."""
     skip = _paths(decision.get("skip_files") or [], limit=4)
-    startup = _paths(decision.get("startup_files") or [], limit=None)
+    # what the briefing has the step read first (its `load`): never the state file, whose
+    # content the resume answer carries (docs/spec.md §10)
+    load = (decision.get("briefing") or {}).get("load") or []
+    startup = _paths([f["path"] for f in load if isinstance(f, dict)], limit=None)
     return {
         "action": decision.get("action", ""),
         "action_text": md_inline(decision.get("action", "")),
@@ -217,11 +221,14 @@ def _skill_facts(
         {"label": md_inline(f"Step {sdef.key} agent"), "value": md_inline(_agent(doc, wf, sdef))}
     )
     if sdef.budget is not None:
-        files = ", ".join(sdef.budget.startup_files) or "none"
+        # the budget's state file is the resume answer's briefing: never a file to open
+        inputs = [f for f in sdef.budget.startup_files if f not in STATE_FILES]
         facts.append(
             {
-                "label": md_inline(f"Step {sdef.key} startup budget"),
-                "value": md_inline(f"at most {sdef.budget.max_startup_files} files: {files}"),
+                "label": md_inline(f"Step {sdef.key} startup inputs"),
+                "value": md_inline(
+                    ", ".join(inputs) or "none (the resume answer carries the state)"
+                ),
             }
         )
     if sdef.checkpoints:
