@@ -831,8 +831,8 @@ def test_start_after_an_open_gate_waits_for_it(tmp_path: Path) -> None:
     # its decision is recorded; the state never records the approval itself
     assert gate["decisions"][0]["value"]
     assert when == (
-        "after the user approved Gate 2 of step 2 (ask once, unless the user already approved "
-        "it in this conversation), and the user chose to run this optional step rather than "
+        "after the user approved Gate 2 of step 2 (ask once, unless the user already told you "
+        "they approved it), and the user chose to run this optional step rather than "
         "skip it (ask once)"
     )
     text = _plain(repo, T0, "resume", "agent-output/demo").stdout

@@ -216,7 +216,7 @@ function startWhen(g, optional = false) {
   const when = empty.length
     ? `after the user approved ${g.id} of step ${g.step} and its decisions (${empty.join(", ")}) are recorded`
     : // the state records a gate's decisions, never its approval
-      `after the user approved ${g.id} of step ${g.step} (ask once, unless the user already approved it in this conversation)`;
+      `after the user approved ${g.id} of step ${g.step} (ask once, unless the user already told you they approved it)`;
   return optional ? `${when}, and ${chose}` : when;
 }
 

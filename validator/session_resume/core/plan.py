@@ -391,7 +391,7 @@ def _start_when(gate: Mapping[str, Any] | None, optional: bool = False) -> str:
     else:  # the state records a gate's decisions, never its approval
         when = (
             f"after the user approved {gate['id']} of step {gate['step']} (ask once, unless the "
-            "user already approved it in this conversation)"
+            "user already told you they approved it)"
         )
     return f"{when}, and {chose}" if optional else when
 
