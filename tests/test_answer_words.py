@@ -177,3 +177,17 @@ def test_a_recovery_answer_names_the_directory_as_the_user_typed_it(tmp_path: Pa
         assert str(tmp_path) not in run_cli("resume", typed, *NOW, cwd=cwd).stdout
     done = run_cli(*shlex.split("session-resume recover agent-output/demo")[1:], cwd=tmp_path)
     assert done.returncode == 0 and "restored" in done.stdout, done.stdout + done.stderr
+
+
+def test_the_plan_says_a_gate_decision_needs_no_write_and_how_a_finding_is_recorded(
+    tmp_path: Path,
+) -> None:
+    """Review 9 (s1, s6): "decide architecture_pattern (free text); now "web app"" left open
+    whether approving the gate as proposed needs a `decide` write, and the findings rule did
+    not say how a must-fix finding is recorded. Both now say it, in the text and the JSON."""
+    _repo(tmp_path, apex_state())
+    text = _resume(tmp_path, "--step", "2", fmt="text")
+    assert 'decide architecture_pattern (free text); now "web app" (keep unless the user ' in text
+    rule = _resume(tmp_path, "--step", "2")["plan"]["open_findings"]["rule"]
+    assert rule.startswith("add each (`finding add TITLE`); fix each, then `finding resolve")
+    assert "add each (`finding add TITLE`)" in text
