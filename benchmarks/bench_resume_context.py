@@ -264,7 +264,8 @@ def mcp_answers(situations: list[Situation], env: dict[str, str]) -> tuple[dict[
     for s in situations:
         pipe = start_server(s.root, env)
         try:
-            tool_list = len(json.dumps(pipe.request("tools/list", {})["tools"]))
+            if not tool_list:  # the same list from every server: asked once
+                tool_list = len(json.dumps(pipe.request("tools/list", {})["tools"]))
             rel = s.session_dir.relative_to(s.root).as_posix()
             args = {"name": "resume", "arguments": {"session_dir": rel}}
             answers[s.name] = host_view(pipe.request("tools/call", args))

@@ -22,6 +22,7 @@ import {
   findRoot,
   loadConfig,
   realOrAbsolute,
+  reEscape,
   sessionRootDir,
 } from "./config.mjs";
 import { LockError } from "./lock.mjs";
@@ -761,16 +762,15 @@ function complete(command, naming) {
     rest = rest.map((w) => (w === "PROJECT" ? project : w));
     text = text.replace(/(?<=\s)PROJECT(?=\s|$)/g, () => quote(project));
   }
-  if (naming.dir && resolve(naming.dir) !== naming.dir) {
-    // the service names the directory absolute: printed as the user typed it
-    const dir = naming.dir;
-    const absolute = resolve(dir);
-    rest = rest.map((w) => (w === absolute ? dir : w));
-    const escaped = quote(absolute).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
-    text = text.replace(new RegExp(`(?<=\\s)${escaped}(?=\\s|$)`, "g"), () => quote(dir));
-  }
   if (naming.dir) {
     const dir = naming.dir;
+    const absolute = resolve(dir);
+    if (absolute !== dir) {
+      // the service names the directory absolute: printed as the user typed it
+      rest = rest.map((w) => (w === absolute ? dir : w));
+      const word = new RegExp(`(?<=\\s)${reEscape(quote(absolute))}(?=\\s|$)`, "g");
+      text = text.replace(word, () => quote(dir));
+    }
     text = text.replace(PLACEHOLDER_WORD, () => quote(dir));
     rest = rest.map((w) => (placeholder(w) ? dir : w));
   } else if (naming.project && takes.options.includes("--project") && rest.some(placeholder)) {

@@ -460,7 +460,8 @@ export function configNear(path, rootArg) {
 
 // --- checking the values -----------------------------------------------------------------
 
-const reEscape = (/** @type {string} */ s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+/** `s` as a regular expression matching it literally. */
+export const reEscape = (/** @type {string} */ s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 /** The line (1-based) where `key` is set in the configuration text (the reference's
  * `key_line`). @param {string} text @param {string} kind @param {string} key */

@@ -123,14 +123,15 @@ def complete(command: str, naming: Naming) -> str:
         rest = [naming.project if w == "PROJECT" else w for w in rest]
         text = _PROJECT_WORD.sub(shlex.quote(naming.project), text)
     extra: list[str] = []
-    if naming.dir is not None and (absolute := os.path.abspath(naming.dir)) != naming.dir:
-        # the service names the directory absolute: printed as the user typed it
-        rest = [naming.dir if w == absolute else w for w in rest]
-        word = re.compile(rf"(?<=\s){re.escape(shlex.quote(absolute))}(?=\s|$)")
-        text = word.sub(lambda _m: shlex.quote(naming.dir or ""), text)
     if naming.dir is not None:
+        typed = shlex.quote(naming.dir)
+        if (absolute := os.path.abspath(naming.dir)) != naming.dir:
+            # the service names the directory absolute: printed as the user typed it
+            rest = [naming.dir if w == absolute else w for w in rest]
+            word = re.compile(rf"(?<=\s){re.escape(shlex.quote(absolute))}(?=\s|$)")
+            text = word.sub(lambda _m: typed, text)
         rest = [naming.dir if w in PLACEHOLDERS else w for w in rest]
-        text = _PLACEHOLDER_WORD.sub(lambda _m: shlex.quote(naming.dir or ""), text)
+        text = _PLACEHOLDER_WORD.sub(lambda _m: typed, text)
     elif naming.project is not None and "--project" in options and PLACEHOLDERS & set(rest):
         rest = [w for w in rest if w not in PLACEHOLDERS]
         text = _PLACEHOLDER_WORD.sub("", text).replace("  ", " ").rstrip()
