@@ -419,6 +419,20 @@ def test_init_fresh_archives_and_deletes_nothing(session_dir: Path) -> None:
     assert_valid(repo, d, later)
 
 
+def test_init_fresh_keeps_as_many_archives_as_the_config_says(session_dir: Path) -> None:
+    # docs/config.md: `archive_keep` is how many archives `archive` and `init --fresh` keep
+    repo = session_dir.parents[1]
+    (repo / ".session-resume.yaml").write_text("archive_keep: 2\n")
+    d = session_dir
+    assert sr("init", "demo", "--session-dir", str(d), repo=repo, now=T0).returncode == 0
+    for minutes in (1, 2, 3, 4):
+        at = T0 + timedelta(minutes=minutes)
+        res = sr("init", "demo", "--fresh", "--session-dir", str(d), repo=repo, now=at)
+        assert res.returncode == 0, res.stderr
+    names = sorted(a.name for a in (d / ".archive").iterdir())
+    assert names == ["20260302T090300Z_demo", "20260302T090400Z_demo"]
+
+
 @pytest.mark.parametrize(
     "path,code", [("../../etc/passwd", "SR311"), ("/etc/passwd", "SR310"), ("a\nb.md", "SR312")]
 )

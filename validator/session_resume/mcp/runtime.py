@@ -36,6 +36,7 @@ class Runtime:
     keeper: LeaseKeeper
     workflow: str | None = None  # the project config's workflow
     stale_seconds: int = 300
+    archive_keep: int = 5  # the project config's archive_keep (init's fresh)
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
 
     def checked(self, args: dict[str, Any]) -> dict[str, Any]:
@@ -110,6 +111,7 @@ class Runtime:
             root=self.root,
             session=self.keeper.session,
             stale_seconds=self.stale_seconds,
+            archive_keep=self.archive_keep,
             default_workflow=self.workflow or DEFAULT_WORKFLOW,
             heartbeat_on_write=not self.keeper.beats_in_time(self.stale_seconds),
         )

@@ -263,12 +263,19 @@ def run(
     *,
     workflow: str | None = None,
     stale_seconds: int = 300,
+    archive_keep: int = 5,
     heartbeat: float = HEARTBEAT_SECONDS,
 ) -> int:
     """Serve until the client goes away (closes stdin, or the server's stdout), then end every
     session this process holds."""
     keeper = LeaseKeeper(log=_log, interval=heartbeat)
-    rt = Runtime(root=root, keeper=keeper, workflow=workflow, stale_seconds=stale_seconds)
+    rt = Runtime(
+        root=root,
+        keeper=keeper,
+        workflow=workflow,
+        stale_seconds=stale_seconds,
+        archive_keep=archive_keep,
+    )
     try:
         _serve_until_gone(rt)
     except KeyboardInterrupt:

@@ -60,6 +60,8 @@ class WriteContext:
     # threshold (the MCP server, docs/spec.md §7), so a write leaves the sentinel alone
     # unless the heartbeat grew old all the same (writes._heartbeat_due).
     heartbeat_on_write: bool = True
+    # How many archives `init --fresh` keeps (`archive_keep` in the config)
+    archive_keep: int = 5
 
     @property
     def store_session(self) -> store.Session:

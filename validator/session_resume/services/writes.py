@@ -405,6 +405,7 @@ def init_session(
                 ctx.now,
                 project=old_project if isinstance(old_project, str) else project,
                 root=ctx.root,
+                keep=ctx.archive_keep,
             )
         except store.StoreError as exc:
             raise ServiceError(exc.diagnostics) from None

@@ -82,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         root_of(args.root, cfg),
         workflow=cfg.workflow,
         stale_seconds=cfg.stale_after_seconds,
+        archive_keep=cfg.archive_keep,
         heartbeat=args.heartbeat,
     )
     return result

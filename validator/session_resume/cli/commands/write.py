@@ -323,6 +323,7 @@ def _context(
         stale_seconds=cfg.stale_after_seconds,
         default_workflow=cfg.workflow or DEFAULT_WORKFLOW,
         init_workflow=_as_typed(cfg.workflow),
+        archive_keep=cfg.archive_keep,
     )
 
 
