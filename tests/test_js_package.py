@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tarfile
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -908,6 +908,122 @@ def _sequence_in_both(
             )
             outs[impl].append((proc.returncode, out, err))
     return outs
+
+
+def _tree(root: Path) -> dict[str, object]:
+    """Every file below ``root`` (the lock aside) and its text, the root's path as ROOT; a
+    state as its JSON value (JavaScript writes integer-like keys first: README, Known limits)."""
+
+    def content(f: Path) -> object:
+        text = f.read_text().replace(str(root), "ROOT")
+        if f.name.startswith("00-session-state.json"):
+            try:
+                return json.loads(text)
+            except ValueError:
+                return text
+        return text
+
+    return {
+        f.relative_to(root).as_posix(): content(f)
+        for f in sorted(root.rglob("*"))
+        if f.is_file() and not f.is_symlink() and not f.name.endswith(".lock")
+    }
+
+
+_FRESH_PLANTED = {
+    "00-handoff.md": "# handoff\n",
+    "01-requirements.md": "an artifact: it stays\n",
+    "00-session-state.json.corrupt-20260101T000000Z": "{",
+    "00-session-state.v2.0.json": "{}\n",
+    ".00-session-state.json.0a1b2c.tmp": "torn",
+}
+
+
+def test_cli_init_fresh_matches_python(tmp_path: Path) -> None:
+    """`init --fresh`: the SR710 refusal that names it, the archive of the old files (the
+    lease kept; artifacts stay), `archive_keep` pruning, a live lease of another session
+    refusing before anything moves -- the same output and the same files from the two CLIs,
+    in twin repositories."""
+    node = _need("node")["node"]
+    d = "agent-output/demo"
+    s0 = ["--session", "s0"]
+
+    def at(minute: int) -> list[str]:
+        return ["--now", f"2026-03-02T12:{minute:02d}:00Z"]
+
+    def plant(root: Path) -> None:
+        for name, text in _FRESH_PLANTED.items():
+            (root / d / name).write_text(text)
+
+    steps: list[list[str] | Callable[[Path], None]] = [
+        ["init", "demo", *s0, *at(0)],
+        ["start", "1", "--project", "demo", *s0, *at(1)],
+        ["init", "demo", *s0, *at(2)],  # SR710, naming --fresh
+        plant,
+        ["init", "demo", "--fresh", *s0, *at(5)],
+        ["init", "demo", "--fresh", *s0, "--format", "json", *at(6)],
+        ["init", "demo", "--fresh", *s0, *at(7)],  # the oldest archive pruned (keep 2)
+        ["init", "demo", "--fresh", *at(8)],  # s0's lease is live: SR511, nothing archived
+        ["start", "1", "--project", "demo", *s0, *at(8)],  # the state rotates to .bak
+        lambda root: (root / d / "00-session-state.json").unlink(),
+        ["init", "demo", *s0, *at(9)],  # only .bak holds a state: SR710, naming --fresh
+        ["init", "demo", "--fresh", "--session-dir", d, *s0, *at(10)],
+    ]
+    outs: dict[str, list[tuple[int, str, str]]] = {}
+    trees = {}
+    for impl in ("py", "js"):
+        root = tmp_path / impl
+        (root / ".git").mkdir(parents=True)
+        (root / ".session-resume.yaml").write_text("archive_keep: 2\n")
+        cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
+        outs[impl] = []
+        for step in steps:
+            if callable(step):
+                step(root)
+                continue
+            proc = _run([*cmd, *step], root)
+            out, err = (x.replace(str(root), "ROOT") for x in (proc.stdout, proc.stderr))
+            outs[impl].append((proc.returncode, out, err))
+        trees[impl] = _tree(root)
+    assert outs["js"] == outs["py"]
+    assert [rc for rc, _, _ in outs["py"]] == [0, 0, 1, 0, 0, 0, 1, 0, 1, 0]
+    assert "init demo --fresh --session s0`" in outs["py"][2][2]
+    assert "SR511" in outs["py"][6][2] and "holds a valid state" in outs["py"][8][2]
+    assert trees["js"] == trees["py"]
+    archives = sorted({k.split("/")[3] for k in trees["py"] if "/.archive/" in k})
+    assert archives == ["20260302T120700Z_demo", "20260302T121000Z_demo"]
+    last = {k.split("/")[-1] for k in trees["py"] if "/.archive/20260302T121000Z_demo/" in k}
+    assert last == {"00-session-state.json.bak", "00-worklog.jsonl"}
+    kept = {k.split("/")[-1] for k in trees["py"] if "/.archive/20260302T120700Z_demo/" in k}
+    assert kept == {"00-session-state.json", "00-worklog.jsonl"}
+    assert trees["py"][f"{d}/01-requirements.md"] == _FRESH_PLANTED["01-requirements.md"]
+    assert f"{d}/00-session.active" in trees["py"]  # the lease stays: the same session goes on
+
+
+@pytest.mark.parametrize("planted", ["file", "link"])
+def test_cli_init_fresh_refusals_match_python(planted: str, tmp_path: Path) -> None:
+    """An `.archive` that is a file (SR102) or a link to a decoy directory (SR105): the same
+    refusal from both CLIs, nothing moved, the decoy untouched."""
+    node = _need("node")["node"]
+    outs = {}
+    for impl in ("py", "js"):
+        root = tmp_path / impl / "repo"
+        (root / ".git").mkdir(parents=True)
+        decoy = tmp_path / impl / "decoy"
+        decoy.mkdir()
+        cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
+        assert _run([*cmd, "init", "demo", "--now", NOW, "--session", "s0"], root).returncode == 0
+        sd = root / "agent-output" / "demo"
+        if planted == "file":
+            (sd / ".archive").write_text("not a directory")
+        else:
+            (sd / ".archive").symlink_to(decoy)
+        before = _tree(root)
+        proc = _run([*cmd, "init", "demo", "--fresh", "--now", NOW, "--session", "s0"], root)
+        outs[impl] = (proc.returncode, proc.stdout, proc.stderr.replace(str(root), "ROOT"))
+        assert _tree(root) == before and list(decoy.iterdir()) == []
+    assert outs["js"] == outs["py"]
+    assert outs["py"][0] == 1 and ("SR102" if planted == "file" else "SR105") in outs["py"][2]
 
 
 def test_cli_write_summaries_match_python(tmp_path: Path) -> None:

@@ -232,6 +232,8 @@ export interface Context {
   defaultWorkflow?: string;
   /** The id a write uses when it must choose one itself (an implicit lease, a takeover naming none); default a random one. */
   newSession?: string | null;
+  /** How many archives `init` with `fresh` keeps (`archive_keep`; default 5). */
+  archiveKeep?: number;
 }
 export interface WriteResult {
   revision: number;
@@ -243,6 +245,8 @@ export interface WriteResult {
   lease: "keep" | "create" | "adopt" | "takeover";
   previousSession: string | null;
   attempts: number;
+  /** `init` with `fresh`: the archive folder the old files moved to (null: nothing to archive). */
+  archivedTo?: string | null;
 }
 /** A write was refused; nothing was written (except SR505: the state was, its event was not). */
 export class WriteError extends Error {
@@ -270,7 +274,7 @@ export function save(
 export function init(
   ctx: Context,
   project: string,
-  opts?: { workflow?: string | null },
+  opts?: { workflow?: string | null; fresh?: boolean },
 ): WriteResult;
 export function start(
   ctx: Context,

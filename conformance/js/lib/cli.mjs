@@ -1313,6 +1313,7 @@ function context(v, project = null) {
     staleSeconds: cfg.stale_after_seconds,
     defaultWorkflow: cfg.workflow ?? "apex",
     initWorkflow: asTyped(cfg.workflow),
+    archiveKeep: cfg.archive_keep,
   };
 }
 
@@ -1357,6 +1358,7 @@ function emitWrite(res, format, text) {
       lease: res.lease,
     };
     if (res.previousSession !== null) out.previous_session = res.previousSession;
+    if (res.archivedTo) out.archived_to = res.archivedTo;
     if (res.warnings?.length) out.warnings = warningsOf(res);
     emit(out);
     return EXIT_OK;
@@ -1401,11 +1403,14 @@ const WRITE_COMMANDS = {
     const { values: v, positionals } = parse(argv, {
       ...SESSION_OPTIONS,
       workflow: { type: "string" },
+      fresh: { type: "boolean", default: false },
     });
     if (positionals.length !== 1) throw new UsageError("init takes one PROJECT");
     return guarded(v.format, () => {
       const ctx = context(v, positionals[0]);
-      const res = W.init(ctx, positionals[0], { workflow: v.workflow ?? null });
+      const res = W.init(ctx, positionals[0], { workflow: v.workflow ?? null, fresh: v.fresh });
+      if (v.format === "text" && res.archivedTo)
+        process.stdout.write(`archived the previous session's files to ${res.archivedTo}\n`);
       const steps = Object.keys(res.document?.steps ?? {}).length;
       return emitWrite(
         res,
@@ -1616,7 +1621,8 @@ commands:
   migrate PATH...      migrate state files to the current schema (--dry-run, --check,
                        --salvage: resolve contradictions, displaced values kept in x-legacy)
   recover DIR          restore a corrupt state from .bak, or recreate it fresh
-  init PROJECT         create the session's state from the workflow template
+  init PROJECT         create the session's state from the workflow template (--fresh:
+                       archive an existing session first, under .archive/)
   start STEP | checkpoint STEP SUB_STEP | complete STEP | skip STEP --reason R
   decide KEY VALUE | decide --log --title T --choice C --rationale R
   finding add|resolve TITLE | transition --complete A --start B [--decision K=V]

@@ -7,7 +7,8 @@
 import { randomBytes } from "node:crypto";
 import { lstatSync, mkdirSync, renameSync, unlinkSync } from "node:fs";
 import { hostname } from "node:os";
-import { join } from "node:path";
+import { join, relative, sep } from "node:path";
+import { ArchiveError, archiveSession } from "./archive.mjs";
 import { CODES, severity } from "./codes.mjs";
 import { withLock } from "./lock.mjs";
 import { startedAtGate } from "./resume.mjs";
@@ -85,7 +86,7 @@ export const defaultOwner = () => process.env.USER || process.env.USERNAME || "u
  * suggested `init` names, as the user would type it (the configured one; none: null).
  * @typedef {{dir: string, now: number, root?: string|null, session?: string|null, owner?: string,
  *   staleSeconds?: number, defaultWorkflow?: string, initWorkflow?: string|null,
- *   newSession?: string|null}} Context
+ *   newSession?: string|null, archiveKeep?: number}} Context
  */
 
 const newSessionId = () => randomBytes(8).toString("hex");
@@ -556,7 +557,8 @@ function refuseUnwritable(ctx, loaded) {
  * @typedef {{revision: number, document: StateDocument, session: string, event: WorklogEvent|null,
  *   events: WorklogEvent[], step: string|null, lease: LeasePlan["action"],
  *   previousSession: string|null,
- *   attempts: number, warnings: import("./types.js").Found[]}} WriteResult
+ *   attempts: number, warnings: import("./types.js").Found[], archivedTo?: string|null}}
+ *   WriteResult
  */
 
 /**
@@ -662,21 +664,24 @@ function writeOnce(ctx, build) {
 
 /**
  * Create the session's state from the workflow template (revision 1). An existing state is
- * refused (SR710); `init --fresh` (archiving the old files) is the reference CLI's.
- * @param {Context} ctx @param {string} project @param {{workflow?: string|null}} [opts]
+ * refused (SR710) unless `fresh`: then the old files are archived first (lib/archive.mjs;
+ * the lease stays, `archiveKeep` archives kept).
+ * @param {Context} ctx @param {string} project
+ * @param {{workflow?: string|null, fresh?: boolean}} [opts]
  * @returns {WriteResult}
  */
-export function init(ctx, project, { workflow = null } = {}) {
-  return noLeaseLeftOnFailure(ctx, () => initOnce(ctx, project, workflow));
+export function init(ctx, project, { workflow = null, fresh = false } = {}) {
+  return noLeaseLeftOnFailure(ctx, () => initOnce(ctx, project, workflow, fresh));
 }
 
 /**
  * @param {Context} ctx
  * @param {string} project
  * @param {string|null} workflow
+ * @param {boolean} fresh
  * @returns {WriteResult}
  */
-function initOnce(ctx, project, workflow) {
+function initOnce(ctx, project, workflow, fresh) {
   const state = join(ctx.dir, STATE);
   const wf = workflowOf(null, workflow, ctx.defaultWorkflow ?? "apex");
   let doc;
@@ -692,23 +697,40 @@ function initOnce(ctx, project, workflow) {
   const loaded = load(ctx.dir, root);
   if (loaded.status === "refused") refuseUnwritable(ctx, loaded);
   const plan = planFor(ctx);
-  if (loaded.status === "absent" && loaded.backupUsable) {
+  if (!fresh && loaded.status === "absent" && loaded.backupUsable) {
+    // a later save would rotate the new state over the only good copy of the old one
     throw fail(
       "SR710",
-      `${state} is missing but ${BAK} holds a valid state; restore it with \`session-resume recover ${ctx.dir}\``,
+      `${state} is missing but ${BAK} holds a valid state; restore it with \`session-resume recover ${ctx.dir}\`, or start over with \`session-resume init ${project} --fresh\` (it is archived, not deleted)`,
       state,
     );
   }
-  if (loaded.status !== "absent") {
+  if (!fresh && loaded.status !== "absent") {
     const what =
       loaded.status === "ok"
         ? `revision ${loaded.doc.revision ?? 0}, project ${pyRepr(loaded.doc.project)}`
         : loaded.status;
     throw fail(
       "SR710",
-      `${state} already exists (${what}); to continue it run \`session-resume resume ${ctx.dir}\``,
+      `${state} already exists (${what}); to continue it run \`session-resume resume ${ctx.dir}\`, or start over with \`session-resume init ${project} --fresh\` (the old files are archived under .archive/, nothing is deleted)`,
       state,
     );
+  }
+  /** @type {string | null} */
+  let archived = null;
+  if (fresh) {
+    const old = loaded.status === "ok" ? loaded.doc.project : undefined;
+    try {
+      archived = archiveSession(ctx.dir, {
+        now: ctx.now,
+        keep: ctx.archiveKeep ?? 5,
+        label: typeof old === "string" ? old : project,
+        root,
+      });
+    } catch (err) {
+      if (err instanceof ArchiveError) throw new WriteError(err.problems);
+      throw err;
+    }
   }
   /** @type {WorklogEvent[]} */
   let before = [];
@@ -725,9 +747,15 @@ function initOnce(ctx, project, workflow) {
       throw err;
     }
   }
+  /** @type {Record<string, string>} */
   const detail = { note: "init", project, workflow: wf.id };
-  // a session that already held the lease has logged its start (an adoption logs its own)
-  const event = plan.action === "keep" || plan.action === "adopt" ? "note" : "session_start";
+  if (archived !== null) detail.archived_to = relative(ctx.dir, archived).split(sep).join("/");
+  // a session that already held the lease has logged its start (an adoption logs its own);
+  // a fresh worklog logs it again
+  const event =
+    (plan.action === "keep" || plan.action === "adopt") && archived === null
+      ? "note"
+      : "session_start";
   const res = save(ctx.dir, doc, {
     now: ctx.now,
     root,
@@ -752,6 +780,7 @@ function initOnce(ctx, project, workflow) {
         : null,
     attempts: 1,
     warnings: [],
+    archivedTo: archived,
   };
 }
 
