@@ -9,6 +9,7 @@
 // order as read (lib/jsonread.mjs keysOf), as Python's dicts are.
 
 import { SequenceMatcher } from "./difflib.mjs";
+import { pyJson } from "./findings.mjs";
 import { keysOf, setKeyOrder } from "./jsonread.mjs";
 import { STEP_FIELDS } from "./migration/values.mjs";
 import { orderedKeys } from "./rules.mjs";
@@ -587,5 +588,7 @@ export function pyDumps(value, indent = "") {
     const members = keys.map((k) => `${inner}${JSON.stringify(k)}: ${pyDumps(value[k], inner)}`);
     return `{\n${members.join(",\n")}\n${indent}}`;
   }
+  // a number as Python writes it (a float's shortest repr: 1e-05, 1.5e+17)
+  if (typeof value === "number") return pyJson(value);
   return JSON.stringify(value) ?? "null";
 }
