@@ -1000,6 +1000,22 @@ def test_cli_init_fresh_matches_python(tmp_path: Path) -> None:
     assert f"{d}/00-session.active" in trees["py"]  # the lease stays: the same session goes on
 
 
+def test_cli_unknown_option_and_help(tmp_path: Path) -> None:
+    """An option the command does not take is refused (exit 2) with the options it takes, not
+    parseArgs' advice to pass it after `--` (which would make it an argument); `--help` after
+    a command prints the usage (exit 0), as the reference's does."""
+    node = _need("node")["node"]
+    (tmp_path / ".git").mkdir()
+    bad = _run([node, str(CLI_JS), "init", "demo", "--frsh"], tmp_path)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert "unrecognized arguments: --frsh (this command's options: " in bad.stderr
+    assert "--fresh, " in bad.stderr and '-- "' not in bad.stderr
+    assert not (tmp_path / "agent-output").exists()
+    for argv in (["init", "--help"], ["resume", "agent-output/demo", "-h"]):
+        shown = _run([node, str(CLI_JS), *argv], tmp_path)
+        assert shown.returncode == 0 and shown.stdout.startswith("usage: session-resume")
+
+
 @pytest.mark.parametrize("planted", ["file", "link"])
 def test_cli_init_fresh_refusals_match_python(planted: str, tmp_path: Path) -> None:
     """An `.archive` that is a file (SR102) or a link to a decoy directory (SR105): the same
@@ -1690,6 +1706,14 @@ def _dry_run_repo(root: Path) -> list[str]:
             dest.mkdir(parents=True)
             shutil.copyfile(src, dest / "00-session-state.json")
         dirs.append(f"agent-output/{name}")
+    # floats as Python writes them (a shortest repr with a two-digit exponent: 1e-05, -2.5e-07,
+    # 1.5e+17), which JavaScript's own number format writes otherwise (1e-5, 150000000000000000)
+    floats = root / "agent-output" / "v2-non-integral-floats"
+    floats.mkdir()
+    doc = json.loads((REPO / "tests" / "fixtures" / "migrate" / "v2-test01.json").read_text())
+    doc["x-metrics"] = {"e": 12.5, "d": 0.0001, "a": 1e-05, "b": -2.5e-07, "c": 1.5e17}
+    (floats / "00-session-state.json").write_text(json.dumps(doc, indent=2))
+    dirs.append("agent-output/v2-non-integral-floats")
     return dirs
 
 
@@ -1726,6 +1750,7 @@ def test_cli_migrate_dry_run_patch_and_diff_match_python(tmp_path: Path) -> None
     # and JSON (json.dumps' layout, the patch's values with their keys as read)
     assert outs["js", "text"].stdout == outs["py", "text"].stdout
     assert "JSON Patch (RFC 6902):\n" in outs["py", "text"].stdout
+    assert '"b": -2.5e-07,' in outs["py", "text"].stdout  # in the diff's context
     assert outs["js", "json"].stdout == outs["py", "json"].stdout
     assert outs["js", "text"].stderr == outs["py", "text"].stderr
 

@@ -291,7 +291,18 @@ function parse(argv, options, formats = ["text", "json"]) {
       strict: true,
     });
   } catch (err) {
-    throw new UsageError(/** @type {Error} */ (err).message);
+    const e = /** @type {Error & {code?: string}} */ (err);
+    const unknown = /Unknown option '([^']*)'/.exec(e.message);
+    if (e.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && unknown) {
+      // parseArgs' own words suggest `-- "--x"`, which would pass the option as an argument
+      const known = Object.keys({ ...COMMON, ...options })
+        .sort()
+        .map((o) => `--${o}`);
+      throw new UsageError(
+        `unrecognized arguments: ${unknown[1]} (this command's options: ${known.join(", ")}; \`session-resume --help\` lists the commands)`,
+      );
+    }
+    throw new UsageError(e.message);
   }
   const v = /** @type {Record<string, any>} */ (parsed.values);
   CALL.values = v;
@@ -1669,6 +1680,11 @@ export function main(argv) {
       `session-resume: error: unknown command ${JSON.stringify(command)}\n${USAGE}`,
     );
     return EXIT_USAGE;
+  }
+  const options = rest.includes("--") ? rest.slice(0, rest.indexOf("--")) : rest;
+  if (options.includes("--help") || options.includes("-h")) {
+    process.stdout.write(USAGE);
+    return EXIT_OK;
   }
   try {
     return fn(rest);
