@@ -1675,14 +1675,6 @@ _DRY_RUN_INPUTS = [
     *sorted((REPO / "tests" / "fixtures" / "upstream").glob("*--*.json")),
     *sorted((REPO / "tests" / "fixtures" / "schema").glob("[0-9].0/*/*.json")),
 ]
-# JavaScript reads `2.0` as the number 2: the reference's patch replaces an integral float by
-# its integer (and its diff shows `2.0`), the package's sees no change there; its SR142 names
-# `3`, the reference's `3.0` (README).
-_FLOAT_INPUTS = {
-    "v1-current-step-integral-float",
-    "1.0-invalid-schema-version-number",
-    "3.0-invalid-schema-version-number",
-}
 
 
 def _dry_run_repo(root: Path) -> list[str]:
@@ -1694,11 +1686,8 @@ def _dry_run_repo(root: Path) -> list[str]:
             if src.name == "files"
             else f"{src.parent.parent.name}-{src.parent.name}-{src.stem}"
         )
-        if (
-            name in _FLOAT_INPUTS
-            or not (src / "00-session-state.json" if src.is_dir() else src).is_file()
-        ):
-            continue  # a case about a missing state, or the float above
+        if not (src / "00-session-state.json" if src.is_dir() else src).is_file():
+            continue  # a case about a missing state
         dest = root / "agent-output" / name
         if src.is_dir():
             shutil.copytree(src, dest, symlinks=True)
@@ -1711,8 +1700,9 @@ def _dry_run_repo(root: Path) -> list[str]:
     floats = root / "agent-output" / "v2-non-integral-floats"
     floats.mkdir()
     doc = json.loads((REPO / "tests" / "fixtures" / "migrate" / "v2-test01.json").read_text())
-    doc["x-metrics"] = {"e": 12.5, "d": 0.0001, "a": 1e-05, "b": -2.5e-07, "c": 1.5e17}
-    (floats / "00-session-state.json").write_text(json.dumps(doc, indent=2))
+    doc["x-metrics"] = {"e": 12.5, "d": 0.0001, "a": 1e-05, "b": -2.5e-07, "c": 1.5e17, "f": 0}
+    text = json.dumps(doc, indent=2).replace('"f": 0', '"f": 3.0')  # read as 3 (§2.1)
+    (floats / "00-session-state.json").write_text(text)
     dirs.append("agent-output/v2-non-integral-floats")
     return dirs
 
@@ -1722,7 +1712,7 @@ def test_cli_migrate_dry_run_patch_and_diff_match_python(tmp_path: Path) -> None
     same JSON Patch (jsonpatch.make_patch's moves and array matching, ported in lib/patch.mjs
     and lib/difflib.mjs) and the same unified diff, byte for byte, in text and in JSON; the
     same notes (words, pointers, order), statuses, versions, exit code and summary lines: the
-    whole output, byte for byte (the two inputs with an integral float aside, README)."""
+    whole output, byte for byte (`2.0` is read as 2 by both: docs/spec.md §2.1)."""
     node = _need("node")["node"]
     outs: dict[tuple[str, str], subprocess.CompletedProcess[str]] = {}
     for impl in ("py", "js"):
@@ -1751,6 +1741,7 @@ def test_cli_migrate_dry_run_patch_and_diff_match_python(tmp_path: Path) -> None
     assert outs["js", "text"].stdout == outs["py", "text"].stdout
     assert "JSON Patch (RFC 6902):\n" in outs["py", "text"].stdout
     assert '"b": -2.5e-07,' in outs["py", "text"].stdout  # in the diff's context
+    assert '"f": 3\n' in outs["py", "text"].stdout
     assert outs["js", "json"].stdout == outs["py", "json"].stdout
     assert outs["js", "text"].stderr == outs["py", "text"].stderr
 

@@ -149,8 +149,8 @@ export function strRepr(s) {
   return `${q}${body}${q}`;
 }
 
-/** Python's repr() of a parsed JSON value (a number written with a fraction or an exponent
- * is a float there: JSON.parse keeps no such difference, so an integral one reads as an int).
+/** Python's repr() of a parsed JSON value (an integral number below 10^16 is an int there,
+ * `2.0` included, docs/spec.md §2.1; any other number a float).
  * @param {unknown} v @returns {string} */
 export function pyRepr(v) {
   if (v === null || v === undefined) return "None";

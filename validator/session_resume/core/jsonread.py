@@ -32,6 +32,11 @@ def as_list(value: Any) -> list[Any]:
 
 MAX_DEPTH = 64
 _MAX_DOUBLE = 1.7976931348623157e308
+# docs/spec.md §2.1: a number with a zero fractional part below this magnitude is that integer
+# (`7.0` is 7) wherever it stands, as in JSON Schema and in every reader that keeps one number
+# type (JavaScript's): so no migration, patch or message can tell `7.0` from `7`. Beyond it a
+# float stays a float (1e16, printed `1e+16`).
+INTEGRAL_BELOW = 1e16
 _JSON_WS = " \t\n\r"
 
 
@@ -156,6 +161,17 @@ MAX_LOCATED = 50  # findings per document that are given a line and column
 MAX_LISTED = 100  # findings of one kind listed per document; the rest in one counted finding
 
 
+def number(f: float) -> float | int:
+    """A JSON float as the protocol reads it: an integral one below 10^16 is the integer."""
+    return int(f) if f.is_integer() and abs(f) < INTEGRAL_BELOW else f
+
+
+def loads_known(data: bytes) -> Any:
+    """Bytes the strict reader has already accepted without a finding, parsed again as it
+    reads them (its integers included) without its checks."""
+    return json.loads(data, parse_float=lambda s: number(float(s)))
+
+
 class _Hooks:
     """``json.loads`` hooks that note duplicate keys (by the id of their object) and numbers
     that are not finite doubles (NaN, Infinity, beyond the double range)."""
@@ -184,12 +200,12 @@ class _Hooks:
             seen.add(k)
         return obj
 
-    def on_float(self, s: str) -> float:
+    def on_float(self, s: str) -> float | int:
         f = float(s)
         if f in (float("inf"), float("-inf")):
             self.non_finite_seen = True
             return _NonFinite(f)
-        return f
+        return number(f)
 
     def on_int(self, s: str) -> int | float:
         # Beyond the double range a JSON number overflows to infinity in most readers (and

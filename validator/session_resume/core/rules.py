@@ -130,9 +130,7 @@ def check_state(
 
     if len(in_progress) > 1:
         _add(out, file, "SR306", f"steps {', '.join(in_progress)} are all in_progress", ["steps"])
-    cur = doc.get("current_step")
-    if isinstance(cur, float) and cur.is_integer():
-        cur = int(cur)  # 7.0 is the integer 7 in JSON (and in JSON Schema)
+    cur = doc.get("current_step")  # 7.0 was read as the integer 7 (core/jsonread.py)
     if len(in_progress) == 1 and isinstance(cur, int) and not isinstance(cur, bool):
         want = step_order_key(in_progress[0])[0] if _KEY.match(in_progress[0]) else None
         if want is not None and cur != want:

@@ -23,7 +23,7 @@ from session_resume.core import schemas
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic, FileReport
 from session_resume.core.handoff_rules import HANDOFF
-from session_resume.core.jsonread import parse_json_bytes
+from session_resume.core.jsonread import loads_known, parse_json_bytes
 from session_resume.core.lease import SENTINEL
 from session_resume.core.limits import DEFAULT_MAX_SIZE
 from session_resume.core.outcomes import StateStatus
@@ -213,7 +213,7 @@ def _classify_read(data: bytes, file: str, *, parse: bool = True) -> Loaded:
         if not parse:
             return Loaded("ok", version=CURRENT, known_revision=rev)
         # The strict reader found nothing in these bytes, so the plain parse is the same value.
-        return Loaded("ok", json.loads(data), version=CURRENT)
+        return Loaded("ok", loads_known(data), version=CURRENT)
     loaded = classify(data, file=file)
     if loaded.status == "ok" and not loaded.diagnostics:
         known_ok.remember(file, data, loaded.revision)

@@ -415,7 +415,7 @@ function stepUnknownFields(key, out, ctx, base) {
 /** @param {JsonObject} doc @param {Record<string, JsonObject>} steps @param {Context} ctx */
 export function repairCurrentStep(doc, steps, ctx) {
   const cur = doc.current_step;
-  // JSON cannot tell 2.0 from 2 here: an integral number is the step number
+  // 2.0 is the integer 2 (docs/spec.md §2.1)
   if (isInt(cur) && cur >= 0 && cur <= MAX_STEP) return;
   let value;
   if (typeof cur === "string" && /^[0-9]+([._][0-9]+)?$/.test(cur)) {

@@ -226,13 +226,11 @@ def repair_decisions(doc: dict[str, Any], wf: Workflow | None, ctx: MigrationCon
 
 def _log_step(e: dict[str, Any]) -> dict[str, Any]:
     """A decision's ``step`` as 3.0 writes it: ``"3.5"`` and the number ``3.5`` are the step
-    key ``"3_5"``, ``2.0`` is ``2`` (docs/spec.md §9); anything else moves to
+    key ``"3_5"`` (``2.0`` was read as ``2``: docs/spec.md §2.1); anything else moves to
     ``x-legacy-step``."""
     step = e.get("step")
     if isinstance(step, float):
-        if step.is_integer() and 0 <= step <= 2**53:
-            e["step"] = int(step)
-        elif DOTTED_KEY.match(repr(step)):
+        if DOTTED_KEY.match(repr(step)):
             e["step"] = new_key(repr(step))
         else:
             e["x-legacy-step"] = e.pop("step")

@@ -377,15 +377,9 @@ def _step_unknown_fields(
         )
 
 
-MAX_STEP = 2**53  # beyond it a float is no step number (1e308 would become 309 digits)
-
-
 def repair_current_step(doc: dict[str, Any], steps: dict[str, Any], ctx: MigrationContext) -> None:
-    cur = doc.get("current_step")
+    cur = doc.get("current_step")  # 2.0 was read as the integer 2 (docs/spec.md §2.1)
     if isinstance(cur, int) and not isinstance(cur, bool) and cur >= 0:
-        return
-    if isinstance(cur, float) and cur.is_integer() and 0 <= cur <= MAX_STEP:
-        doc["current_step"] = int(cur)  # 2.0 is the integer 2
         return
     new: int | None = None
     if isinstance(cur, str) and re.match(r"^[0-9]+([._][0-9]+)?\Z", cur):
