@@ -1559,26 +1559,99 @@ def test_cli_bad_config_is_refused_as_python_refuses_it(name: str, tmp_path: Pat
         assert not (tmp_path / impl / "agent-output" / "demo" / "00-worklog.jsonl").exists()
 
 
-def test_cli_config_yaml_syntax_error_placed_as_python(tmp_path: Path) -> None:
-    """A configuration that is not YAML: the same code, file, line, column and hint from both
-    CLIs. The words after `invalid YAML:` are each YAML parser's own (ruamel's, the `yaml`
-    package's), the one difference allowed (conformance/js/README.md)."""
+# Configurations that are not YAML, one of each kind of syntax error the reference's parser
+# (ruamel) names: a tab, reserved and directive characters, open quotes and brackets, a value
+# running on into a mapping, lines indented off their siblings, stray closing brackets, keys
+# without values, a second document.
+_YAML_SYNTAX_ERRORS = [
+    "a:\tb\n\tc: d\n",
+    "a: @b\n",
+    "a: %b\n",
+    "a: `b`\n",
+    "workflow: 'x\n",
+    'workflow: "x\n',
+    "select: [SR3\n",
+    "select: [SR1,\n  SR2\n",
+    "ignore: {a: 1\n",
+    "select: [SR1\nignore: x\n",
+    "select: {a: [1, 2}\n",
+    "select: [a, {b: 1]\n",
+    "a: b: c\n",
+    'id: "a": b\n',
+    "key: value\n  bad: indent\n",
+    "a:\n  b: c: d\n",
+    "x:\n  - a\n - b\n",
+    "- - a\n - b\n",
+    "a: b #c\n  d: e\n",
+    "a: >\n  b\n c: d\n",
+    "a:\n  - b\n  c: d\n",
+    "a:\n  - b\n\n  # note\n  c: d\n",
+    "a:\n    b: 1\n  c: 2\n",
+    "a: [b]c\n",
+    'a: "b"c\n',
+    "a: [b, c]]\n",
+    "a: {b: c}}\n",
+    "a: ]\n",
+    "a: }\n",
+    "- ]\n",
+    "a\nb: c\n",
+    "a: b\n- c\n",
+    "- a\n- b: c\n  d\n",
+    "a: |\n x\ny\n",
+    "a: b\n---\nc: d\n",
+    # a tab between tokens outside a flow collection: ruamel skips only spaces there
+    "archive_keep:\t3\n",
+    "archive_keep: 3\t\n",
+    "archive_keep: 3 \t# note\n",
+    "workflow: x\ty\n",
+    "a\tb: c\n",
+    "select: {a: 1,\tb: 2}\t\n",
+    "select:\n  - SR1\t\n",
+]
+# Tabs where ruamel takes them too: inside quoted scalars, comments, flow collections and a
+# block scalar's content (each file otherwise a configuration both refuse for its key `a`).
+_YAML_TABS_ACCEPTED = [
+    'a: "x\ty"\n',
+    "a: 'x\ty'\n",
+    "# a\tb\na: 3\n",
+    "a: 3 # x\t y\n",
+    "a: [SR1,\tSR2]\n",
+    "a: {b: 1,\tc: 2}\n",
+    "a: |\n  x\ty\n",
+    "a: >-\n  x\ty\n\n  z\tz\nb: 3\n",
+]
+
+
+def test_cli_config_yaml_syntax_errors_match_python(tmp_path: Path) -> None:
+    """A configuration that is not YAML: the same code, file, line, column, words (ruamel's,
+    which lib/yamlwords.mjs gives for the `yaml` package's errors) and hint from both CLIs,
+    byte for byte, for each kind of syntax error above; and the tabs both take."""
     node = _need("node")["node"]
-    outs = []
-    for impl in ("py", "js"):
-        root = tmp_path / impl
+    roots = {impl: tmp_path / impl for impl in ("py", "js")}
+    for root in roots.values():
         (root / ".git").mkdir(parents=True)
-        _plant(root, {".session-resume.yaml": "select: [SR3\n"})
-        cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
-        proc = _run([*cmd, "validate", "--now", NOW, "--format", "json"], root)
-        doc = json.loads(proc.stdout.replace(str(root), "ROOT"))
-        diag = doc["files"][0]["diagnostics"][0]
-        assert diag["message"].startswith("invalid YAML: ")
-        diag["message"] = "invalid YAML: WORDS"
-        doc["summary"] = doc.pop("error", None) is not None
-        outs.append((proc.returncode, doc))
-    assert outs[1] == outs[0]
-    assert outs[0][0] == 2 and outs[0][1]["files"][0]["diagnostics"][0]["line"] == 2
+    differ = []
+    for text in _YAML_SYNTAX_ERRORS:
+        outs = []
+        for impl, root in roots.items():
+            (root / ".session-resume.yaml").write_text(text)
+            cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
+            proc = _run([*cmd, "validate", "--now", NOW], root)
+            outs.append((proc.returncode, proc.stdout, proc.stderr.replace(str(root), "ROOT")))
+        assert outs[0][0] == 2 and "SR405 error: invalid YAML: " in outs[0][2], (text, outs[0])
+        if outs[1] != outs[0]:
+            differ.append((text, outs[0][2], outs[1][2]))
+    for text in _YAML_TABS_ACCEPTED:
+        outs = []
+        for impl, root in roots.items():
+            (root / ".session-resume.yaml").write_text(text)
+            cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
+            proc = _run([*cmd, "validate", "--now", NOW], root)
+            outs.append((proc.returncode, proc.stdout, proc.stderr.replace(str(root), "ROOT")))
+        assert "unknown key 'a'" in outs[0][2], (text, outs[0])
+        if outs[1] != outs[0]:
+            differ.append((text, outs[0][2], outs[1][2]))
+    assert differ == []
 
 
 def test_cli_config_that_configures_nothing_matches_python(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument } from "yaml";
 import { pyRepr } from "./findings.mjs";
 import {
+  blockTab,
   flowDeeperThan,
   MAX_YAML_DEPTH,
   propertyStart,
@@ -72,7 +73,9 @@ export function parseYaml(text, { floats = false } = {}) {
   };
   // The reference reads events in order and stops at the first refusal: an anchor, alias,
   // tag or a collection too deep before a syntax error is reported, not the syntax error.
-  const firstError = doc.errors.length ? doc.errors[0].pos[0] : Infinity;
+  const tab = blockTab(text);
+  const parserError = doc.errors.length ? doc.errors[0].pos[0] : Infinity;
+  const firstError = Math.min(parserError, tab < 0 ? Infinity : tab);
   /** @type {[Node | null | undefined, number][]} each node and its collections' depth */
   const stack = [[doc.contents, 0]];
   /** @typedef {{offset: number, error: YamlError}} Refusal */
@@ -126,12 +129,19 @@ export function parseYaml(text, { floats = false } = {}) {
   }
   const first = /** @type {Refusal | null} */ (refusal); // (set by note(), in the loop)
   if (first !== null) throw first.error;
+  if (tab >= 0 && tab <= parserError)
+    throw new YamlError(
+      "SR400",
+      "invalid YAML: found character '\\t' that cannot start any token",
+      ...at(tab),
+    );
   if (doc.errors.length) {
     const e = doc.errors[0];
     // the parser's own recursion gave out: nested too deep, as the reference says it
     if (e.message.includes("Maximum call stack size exceeded"))
       throw new YamlError("SR400", TOO_DEEP);
-    throw new YamlError("SR400", `invalid YAML: ${syntaxWords(e, text)}`, ...at(e.pos[0]));
+    const { words, offset } = syntaxWords(e, text);
+    throw new YamlError("SR400", `invalid YAML: ${words}`, ...at(offset));
   }
   return construct(doc.contents, at, floats);
 }

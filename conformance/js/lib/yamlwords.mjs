@@ -37,15 +37,148 @@ export function propertyStart(text, offset, mark) {
   return i;
 }
 
-/** A syntax error in the reference's (ruamel's) words where the two parsers agree on the
- * place; else the `yaml` package's. @param {import("yaml").YAMLError} e @param {string} text */
+/** A syntax error in the reference's (ruamel's) words and at its place (an offset into
+ * `text`) where the two can be told from the `yaml` package's error; else the package's.
+ * @param {import("yaml").YAMLError} e @param {string} text
+ * @returns {{words: string, offset: number}} */
 export function syntaxWords(e, text) {
-  const c = text[e.pos[0]];
+  const offset = e.pos[0];
+  const c = text[offset];
+  const same = (/** @type {string} */ words) => ({ words, offset });
   if (e.code === "TAB_AS_INDENT" || (c === "\t" && /^Tabs/.test(e.message)))
-    return "found character '\\t' that cannot start any token";
-  if (/^Plain value cannot start with reserved character/.test(e.message))
-    return `found character ${pyRepr(c)} that cannot start any token`;
-  if (e.code === "MULTIPLE_DOCS") return "but found another document";
-  if (/^Missing closing .?quote/.test(e.message)) return "found unexpected end of stream";
-  return e.message;
+    return same("found character '\\t' that cannot start any token");
+  if (/^Plain value cannot start with (?:reserved|directive indicator) character/.test(e.message))
+    return same(`found character ${pyRepr(c)} that cannot start any token`);
+  if (e.code === "MULTIPLE_DOCS") return same("but found another document");
+  if (/^Missing closing .?quote/.test(e.message)) return same("found unexpected end of stream");
+  // `[1, 2` or `{a: 1` left open: ruamel names the token it met instead of `,` or the closing
+  // bracket: the stream's end, a bracket (both where the package stops), or the `:` after a
+  // plain scalar running on from there (`[a` then `b: c` on the next line)
+  const open = /^Flow (?:sequence|map) in block collection must be .* end with an? ([\]}])/.exec(
+    e.message,
+  );
+  if (open) {
+    const expected = `expected ',' or '${open[1]}', but got`;
+    if (text.slice(offset).trim() === "") return same(`${expected} '<stream end>'`);
+    if (c === "]" || c === "}") return same(`${expected} '${c}'`);
+    const next = /:(?=[ \t\r\n]|$)|[,[\]{}]/.exec(text.slice(offset));
+    if (next && next[0] === ":") return { words: `${expected} ':'`, offset: offset + next.index };
+  }
+  // `a: b: c` (or a value running on to an indented `k: v`): ruamel stops at the `:` that
+  // would start the inner mapping, the package at the value
+  if (/^Nested mappings are not allowed in compact mappings/.test(e.message)) {
+    const rest = text.slice(offset);
+    const quoted = /^(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*')/.exec(rest);
+    const from = quoted ? quoted[0].length : 0;
+    const colon = quoted ? /^[ \t]*:/.exec(rest.slice(from)) : /:(?=[ \t\r\n]|$)/.exec(rest);
+    if (colon && !/^[[{]/.test(rest)) {
+      const at = offset + from + colon.index + (quoted ? colon[0].length - 1 : 0);
+      return { words: "mapping values are not allowed here", offset: at };
+    }
+  }
+  return blockWords(e, text) ?? same(e.message);
+}
+
+/** The block-structure errors: what ruamel's parser expected and the token it found instead.
+ * @param {import("yaml").YAMLError} e @param {string} text
+ * @returns {{words: string, offset: number} | null} */
+function blockWords(e, text) {
+  const offset = e.pos[0];
+  const c = text[offset];
+  const lineStart = text.lastIndexOf("\n", offset - 1) + 1;
+  const before = text.slice(lineStart, offset).trimEnd();
+  // a token where none may stand: a closing bracket, or a scalar after a complete node
+  const stray = /^Unexpected flow-(?:seq|map)-end token/.test(e.message);
+  if (stray && (c === "]" || c === "}")) {
+    // right after `key:` or `- ` a node was due; elsewhere the block should have ended
+    const due = before === "" || /(?:^|\s)-$|:$/.test(before);
+    const what = due ? "expected the node content" : "expected <block end>";
+    return { words: `${what}, but found '${c}'`, offset };
+  }
+  if (/^Unexpected scalar at node end/.test(e.message))
+    return { words: "expected <block end>, but found '<scalar>'", offset };
+  // a line indented off its siblings: ruamel meets it at its first character
+  const first = offset + (/^[ \t]*/.exec(text.slice(offset))?.[0].length ?? 0);
+  const f = text[first];
+  const dash = f === "-" && /[ \t\r\n]/.test(text[first + 1] ?? "\n");
+  if (
+    /^All (?:mapping|sequence) items must start at the same column/.test(e.message) ||
+    /^A block sequence may not be used as an implicit map key/.test(e.message)
+  ) {
+    // a key at the column of the `- ` items just above stays in their block: a bare key (`?`)
+    const itsLine = text.lastIndexOf("\n", first - 1) + 1;
+    // the last line above with content (blank and comment lines skipped)
+    const above = /(?:^|\n)([ \t]*)(\S)[^\n]*\n(?:[ \t]*(?:#[^\n]*)?\n)*$/.exec(
+      text.slice(0, itsLine),
+    );
+    const underItems = above !== null && above[2] === "-" && above[1].length === first - itsLine;
+    const start = dash ? "<block sequence start>" : underItems ? "?" : "<block mapping start>";
+    return { words: `expected <block end>, but found '${start}'`, offset: first };
+  }
+  if (/^Implicit keys need to be on a single line/.test(e.message)) {
+    // a `- ` item under a mapping at its column; else a key running on to the next line's `:`
+    if (dash && first === offset) return { words: "expected <block end>, but found '-'", offset };
+    const colon = /:(?=[ \t\r\n]|$)/.exec(text.slice(offset));
+    if (colon)
+      return { words: "mapping values are not allowed here", offset: offset + colon.index };
+  }
+  if (/^Implicit map keys need to be followed by map values/.test(e.message)) {
+    // ruamel gives up on the key where its line ends
+    const end = text.indexOf("\n", offset);
+    return { words: "could not find expected ':'", offset: end < 0 ? text.length : end + 1 };
+  }
+  return null;
+}
+
+/** Where the reference's scanner meets a tab between tokens outside a flow collection (ruamel
+ * skips only spaces there, so `a:\tb`, `a: b\t` and `a: x\ty` are errors that the `yaml`
+ * package, reading YAML 1.2, accepts); tabs inside quoted scalars, comments, flow collections
+ * and block scalars' content are no token's business. -1: none.
+ * @param {string} text @returns {number} */
+export function blockTab(text) {
+  let flow = 0;
+  /** @type {string | null} */
+  let quote = null;
+  let scalarIndent = -1; // inside a block scalar: its header line's indentation
+  let start = 0;
+  while (start < text.length) {
+    const nl = text.indexOf("\n", start);
+    const end = nl < 0 ? text.length : nl;
+    const line = text.slice(start, end);
+    const indent = /^ */.exec(line)?.[0].length ?? 0;
+    if (scalarIndent >= 0 && quote === null) {
+      if (line.trim() === "" || indent > scalarIndent) {
+        start = end + 1;
+        continue;
+      }
+      scalarIndent = -1;
+    }
+    let content = ""; // the line outside comments, for a block scalar's header
+    const from = quote === null ? indent : 0;
+    for (let i = from; i < line.length; i++) {
+      const c = line.charAt(i);
+      const prev = i === 0 ? "" : line[i - 1];
+      if (quote === '"') {
+        if (c === "\\") i++;
+        else if (c === '"') quote = null;
+        continue;
+      }
+      if (quote === "'") {
+        if (c === "'" && line[i + 1] === "'") i++;
+        else if (c === "'") quote = null;
+        continue;
+      }
+      const tokenStart = prev === "" || /[ \t[{,]/.test(prev) || i === indent;
+      if (c === "#" && (prev === "" || /[ \t]/.test(prev))) break;
+      if (c === "\t" && flow === 0) return start + i;
+      if ((c === '"' || c === "'") && tokenStart) quote = c;
+      else if ((c === "[" || c === "{") && tokenStart) flow++;
+      else if ((c === "]" || c === "}") && flow > 0) flow--;
+      content += c;
+    }
+    if (flow === 0 && quote === null && /(?:^|[ :-])[|>][0-9+-]*[ ]*$/.test(content.trimEnd()))
+      scalarIndent = indent;
+    start = end + 1;
+  }
+  return -1;
 }
