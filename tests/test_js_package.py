@@ -1654,6 +1654,39 @@ def test_cli_config_yaml_syntax_errors_match_python(tmp_path: Path) -> None:
     assert differ == []
 
 
+def test_cli_yaml_keys_that_are_not_strings_match_python(tmp_path: Path) -> None:
+    """A key that YAML reads as a number, a boolean or null (`1:`, `1.5:`, `true:`, `~:`):
+    named as the reference names it (`1`, `1.5`, `True`, `None`) and, like the reference,
+    given no line, in a configuration and in a workflow; a quoted `"1":` is a string, with
+    its line."""
+    node = _need("node")["node"]
+    roots = {impl: tmp_path / impl for impl in ("py", "js")}
+    for root in roots.values():
+        (root / ".git").mkdir(parents=True)
+        (root / "agent-output").mkdir()
+    generic = (REPO / "schema" / "workflows" / "generic.yaml").read_text()
+    differ = []
+    for key in ("1", "1.5", "0x10", "1e3", "true", "~", "", '"1"'):
+        for where in ("config", "workflow"):
+            outs = []
+            for impl, root in roots.items():
+                (root / ".session-resume.yaml").unlink(missing_ok=True)
+                argv = ["validate", "--now", NOW]
+                if where == "config":
+                    (root / ".session-resume.yaml").write_text(f"{key}: x\n")
+                else:
+                    (root / "wf.yaml").write_text(f"{generic}{key}: x\n")
+                    argv += ["--workflow", "wf.yaml"]
+                py = [sys.executable, "-m", "session_resume"]
+                cmd = py if impl == "py" else [node, str(CLI_JS)]
+                proc = _run([*cmd, *argv], root)
+                outs.append((proc.returncode, proc.stdout, proc.stderr.replace(str(root), "ROOT")))
+            assert outs[0][0] == 2, (key, where, outs[0])
+            if outs[1] != outs[0]:
+                differ.append((key, where, outs[0][2], outs[1][2]))
+    assert differ == []
+
+
 def test_cli_config_that_configures_nothing_matches_python(tmp_path: Path) -> None:
     """What is no configuration, as the reference reads it: a zero-byte .session-resume.yaml
     (every default, its directory the root), a pyproject.toml that is not TOML (a key set

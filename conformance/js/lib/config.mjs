@@ -23,7 +23,7 @@ import { floatRepr, strRepr } from "./findings.mjs";
 import { firstInvalidUtf8 } from "./jsonread.mjs";
 import { DEFAULT_MAX_SIZE, isWithin } from "./files.mjs";
 import { builtins, loadWorkflow, WorkflowError } from "./workflow.mjs";
-import { parseYaml, YamlError } from "./yaml.mjs";
+import { keyAsWritten, parseYaml, YamlError } from "./yaml.mjs";
 import { YamlFloat } from "./yamlpy.mjs";
 
 export const CONFIG_FILE = ".session-resume.yaml";
@@ -646,12 +646,13 @@ export function loadConfig(start) {
   /** @type {Record<string, any>} */
   const values = cfg;
   for (const [k, v] of Object.entries(raw)) {
-    const key = BY_NAME.get(k);
-    const line = keyLine(text, kind, k);
+    const written = keyAsWritten(raw, k); // `1:` is the key 1, which no line names as "1"
+    const key = typeof written === "string" ? BY_NAME.get(k) : undefined;
+    const line = typeof written === "string" ? keyLine(text, kind, k) : null;
     if (key === undefined)
       throw configError(
         "SR405",
-        `unknown key ${show(k)} (known: ${KEYS.map((x) => x.name).join(", ")})`,
+        `unknown key ${show(written)} (known: ${KEYS.map((x) => x.name).join(", ")})`,
         path,
         `Remove the key or correct its name; the keys are in ${CONFIG_DOC}.`,
         line,

@@ -70,7 +70,8 @@ function yamlPosition(text, path) {
     for (const part of path) {
       if (isMap(node)) {
         /** @type {any} */
-        const pair = node.items.find((/** @type {any} */ p) => String(p.key?.value) === part);
+        // only a string key: the reference finds no place for `1:` (its key is the int 1)
+        const pair = node.items.find((/** @type {any} */ p) => p.key?.value === part);
         if (!pair) break;
         offset = pair.key.range[0];
         node = pair.value;

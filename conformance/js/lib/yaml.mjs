@@ -5,7 +5,7 @@
 // SR401, more than one document or a syntax error is SR400. `<<` is an ordinary key (no merge).
 
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument } from "yaml";
-import { pyRepr } from "./findings.mjs";
+import { floatRepr, pyRepr } from "./findings.mjs";
 import {
   blockTab,
   flowDeeperThan,
@@ -14,7 +14,19 @@ import {
   syntaxWords,
   TOO_DEEP,
 } from "./yamlwords.mjs";
-import { scalarOf } from "./yamlpy.mjs";
+import { scalarOf, YamlFloat } from "./yamlpy.mjs";
+
+/** The keys of a parsed mapping that were not strings in the YAML (`1:`, `true:`, `:`): the
+ * object's property name (a string) to the key's own value, for messages that name the key
+ * as the reference does (`1`, `True`, `None`). @type {WeakMap<object, Map<string, unknown>>} */
+const NON_STRING_KEYS = new WeakMap();
+
+/** The key `name` of `obj` as its YAML wrote it: a string, or the scalar it was.
+ * @param {object} obj @param {string} name */
+export function keyAsWritten(obj, name) {
+  const keys = NON_STRING_KEYS.get(obj);
+  return keys?.has(name) ? keys.get(name) : name;
+}
 
 /** @typedef {import("yaml").ParsedNode} Node @typedef {import("./types.js").Json} Json */
 
@@ -176,7 +188,9 @@ function construct(root, at, floats) {
       const seen = new Set();
       for (const pair of node.items) {
         const keyNode = pair.key;
-        const key = make(keyNode);
+        // a key is told float from int even in a workflow: `1e3:` is the reference's '1000.0'
+        const made = isScalar(keyNode) ? scalarOf(keyNode) : make(keyNode);
+        const key = made instanceof YamlFloat ? made.value : made;
         if (key !== null && typeof key === "object") {
           // the reference's constructor raises it with no place
           throw new YamlError("SR400", "invalid YAML: a mapping key must be a scalar");
@@ -193,7 +207,13 @@ function construct(root, at, floats) {
         const value = make(pair.value);
         // A plain object's keys are strings: `1:` and `"1":` (two keys to the reference) end
         // up as one property, the later one; the workflow schema gives either the same verdict.
-        target[String(key)] = value;
+        const name = made instanceof YamlFloat ? floatRepr(made.value) : String(key);
+        target[name] = value;
+        if (typeof key !== "string") {
+          const keys = NON_STRING_KEYS.get(target) ?? new Map();
+          keys.set(name, made);
+          NON_STRING_KEYS.set(target, keys);
+        }
         if (value !== null && typeof value === "object") stack.push([pair.value, value]);
       }
     }
