@@ -23,8 +23,8 @@ import { floatRepr, strRepr } from "./findings.mjs";
 import { firstInvalidUtf8 } from "./jsonread.mjs";
 import { DEFAULT_MAX_SIZE, isWithin } from "./files.mjs";
 import { builtins, loadWorkflow, WorkflowError } from "./workflow.mjs";
-import { keyAsWritten, parseYaml, YamlError } from "./yaml.mjs";
-import { YamlFloat } from "./yamlpy.mjs";
+import { parseYaml, YamlError } from "./yaml.mjs";
+import { keyAsWritten, YamlFloat } from "./yamlpy.mjs";
 
 export const CONFIG_FILE = ".session-resume.yaml";
 export const MAX_CONFIG_BYTES = 1024 * 1024;

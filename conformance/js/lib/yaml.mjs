@@ -5,28 +5,15 @@
 // SR401, more than one document or a syntax error is SR400. `<<` is an ordinary key (no merge).
 
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument } from "yaml";
-import { floatRepr, pyRepr } from "./findings.mjs";
+import { pyRepr } from "./findings.mjs";
 import {
-  blockTab,
+  firstSyntaxError,
   flowDeeperThan,
   MAX_YAML_DEPTH,
   propertyStart,
-  syntaxWords,
   TOO_DEEP,
 } from "./yamlwords.mjs";
-import { scalarOf, YamlFloat } from "./yamlpy.mjs";
-
-/** The keys of a parsed mapping that were not strings in the YAML (`1:`, `true:`, `:`): the
- * object's property name (a string) to the key's own value, for messages that name the key
- * as the reference does (`1`, `True`, `None`). @type {WeakMap<object, Map<string, unknown>>} */
-const NON_STRING_KEYS = new WeakMap();
-
-/** The key `name` of `obj` as its YAML wrote it: a string, or the scalar it was.
- * @param {object} obj @param {string} name */
-export function keyAsWritten(obj, name) {
-  const keys = NON_STRING_KEYS.get(obj);
-  return keys?.has(name) ? keys.get(name) : name;
-}
+import { scalarOf, setMember, YamlFloat } from "./yamlpy.mjs";
 
 /** @typedef {import("yaml").ParsedNode} Node @typedef {import("./types.js").Json} Json */
 
@@ -85,9 +72,8 @@ export function parseYaml(text, { floats = false } = {}) {
   };
   // The reference reads events in order and stops at the first refusal: an anchor, alias,
   // tag or a collection too deep before a syntax error is reported, not the syntax error.
-  const tab = blockTab(text);
-  const parserError = doc.errors.length ? doc.errors[0].pos[0] : Infinity;
-  const firstError = Math.min(parserError, tab < 0 ? Infinity : tab);
+  const syntax = firstSyntaxError(doc.errors, text);
+  const firstError = syntax ? syntax.offset : Infinity;
   /** @type {[Node | null | undefined, number][]} each node and its collections' depth */
   const stack = [[doc.contents, 0]];
   /** @typedef {{offset: number, error: YamlError}} Refusal */
@@ -141,19 +127,11 @@ export function parseYaml(text, { floats = false } = {}) {
   }
   const first = /** @type {Refusal | null} */ (refusal); // (set by note(), in the loop)
   if (first !== null) throw first.error;
-  if (tab >= 0 && tab <= parserError)
-    throw new YamlError(
-      "SR400",
-      "invalid YAML: found character '\\t' that cannot start any token",
-      ...at(tab),
-    );
-  if (doc.errors.length) {
-    const e = doc.errors[0];
+  if (syntax) {
     // the parser's own recursion gave out: nested too deep, as the reference says it
-    if (e.message.includes("Maximum call stack size exceeded"))
+    if (syntax.words.includes("Maximum call stack size exceeded"))
       throw new YamlError("SR400", TOO_DEEP);
-    const { words, offset } = syntaxWords(e, text);
-    throw new YamlError("SR400", `invalid YAML: ${words}`, ...at(offset));
+    throw new YamlError("SR400", `invalid YAML: ${syntax.words}`, ...at(syntax.offset));
   }
   return construct(doc.contents, at, floats);
 }
@@ -207,13 +185,7 @@ function construct(root, at, floats) {
         const value = make(pair.value);
         // A plain object's keys are strings: `1:` and `"1":` (two keys to the reference) end
         // up as one property, the later one; the workflow schema gives either the same verdict.
-        const name = made instanceof YamlFloat ? floatRepr(made.value) : String(key);
-        target[name] = value;
-        if (typeof key !== "string") {
-          const keys = NON_STRING_KEYS.get(target) ?? new Map();
-          keys.set(name, made);
-          NON_STRING_KEYS.set(target, keys);
-        }
+        setMember(target, made, value);
         if (value !== null && typeof value === "object") stack.push([pair.value, value]);
       }
     }

@@ -37,6 +37,18 @@ export function propertyStart(text, offset, mark) {
   return i;
 }
 
+/** The reference's first syntax error in `text`, where the `yaml` package found `errors`: a
+ * tab it takes and ruamel does not (blockTab) when that comes first, else the package's first
+ * error as ruamel words and places it; null: none.
+ * @param {import("yaml").YAMLError[]} errors @param {string} text
+ * @returns {{words: string, offset: number} | null} */
+export function firstSyntaxError(errors, text) {
+  const tab = blockTab(text);
+  if (tab >= 0 && (!errors.length || tab <= errors[0].pos[0]))
+    return { words: "found character '\\t' that cannot start any token", offset: tab };
+  return errors.length ? syntaxWords(errors[0], text) : null;
+}
+
 /** A syntax error in the reference's (ruamel's) words and at its place (an offset into
  * `text`) where the two can be told from the `yaml` package's error; else the package's.
  * @param {import("yaml").YAMLError} e @param {string} text
