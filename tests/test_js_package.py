@@ -1646,6 +1646,34 @@ def test_cli_config_yaml_syntax_errors_match_python(tmp_path: Path) -> None:
     assert differ == []
 
 
+def test_cli_directory_without_a_state_matches_python(tmp_path: Path) -> None:
+    """A session root or directory that holds no state (SR101): `validate` in every format and
+    `migrate` (text, JSON, dry run) print the reference's words ("no 00-session-state.json
+    under this directory"), not the code's catalogue summary, and exit as it does."""
+    node = _need("node")["node"]
+    runs = [
+        ["validate"],
+        ["validate", "agent-output/x"],
+        *(["validate", "agent-output/x", "--format", f] for f in ("json", "github", "sarif")),
+        ["migrate", "agent-output/x"],
+        ["migrate", "agent-output/x", "--format", "json"],
+        ["migrate", "agent-output/x", "--dry-run"],
+    ]
+    outs = {}
+    for impl in ("py", "js"):
+        root = tmp_path / impl
+        (root / ".git").mkdir(parents=True)
+        (root / "agent-output" / "x").mkdir(parents=True)
+        cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
+        outs[impl] = [
+            (proc.returncode, *(x.replace(str(root), "ROOT") for x in (proc.stdout, proc.stderr)))
+            for proc in (_run([*cmd, *argv, "--now", NOW], root) for argv in runs)
+        ]
+    assert outs["js"] == outs["py"]
+    assert all(rc != 0 for rc, _, _ in outs["py"])
+    assert "no 00-session-state.json under this directory" in outs["py"][0][2]
+
+
 def test_cli_yaml_keys_that_are_not_strings_match_python(tmp_path: Path) -> None:
     """A key that YAML reads as a number, a boolean or null (`1:`, `1.5:`, `true:`, `~:`):
     named as the reference names it (`1`, `1.5`, `True`, `None`) and, like the reference,

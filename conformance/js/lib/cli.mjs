@@ -41,7 +41,7 @@ import {
   reportJson,
 } from "./reporters.mjs";
 import { parseNow } from "./timeutil.mjs";
-import { validateBytesReport, validateReport } from "./validate.mjs";
+import { NO_STATE_UNDER, validateBytesReport, validateReport } from "./validate.mjs";
 import { globRegex, kept, repoPath } from "./selection.mjs";
 import { CURRENT } from "./versions.mjs";
 import { builtins, loadWorkflow, WorkflowError } from "./workflow.mjs";
@@ -1037,8 +1037,12 @@ function cmdMigrate(argv) {
   const outcomes = [];
   for (const p of paths) {
     const found = validateReport.discover(p);
-    if (!found.files.length)
-      problems.push(diagnostic({ code: found.codes[0] ?? "SR100", file: p }));
+    if (!found.files.length) {
+      const code = found.codes[0] ?? "SR100";
+      problems.push(
+        diagnostic({ code, file: p, message: code === "SR101" ? NO_STATE_UNDER : undefined }),
+      );
+    }
     for (const f of found.files) {
       const dir = sessionDirOf(f);
       const res = migrateDir(dir, {
@@ -1090,7 +1094,7 @@ function cmdMigrate(argv) {
       `${pyDumps({ files: outcomes.map(({ before, after, ...o }) => o), problems })}\n`,
     );
   else {
-    printDiagnostics(problems);
+    printDiagnostics(problems, process.stdout); // the reference prints them with the outcomes
     for (const o of outcomes) {
       const label = /** @type {Record<string, string>} */ ({
         current: `already current (${CURRENT}), nothing to do`,

@@ -165,6 +165,9 @@ function addPositions(list, text) {
   }
 }
 
+/** The reference's words for a directory searched without finding a state (SR101). */
+export const NO_STATE_UNDER = `no ${STATE} under this directory`;
+
 /** @param {string} path @returns {{files: string[], codes: string[]}} */
 function discover(path) {
   let st;
@@ -264,7 +267,9 @@ function validateFile(name, opts) {
 export function validateReport(path, opts) {
   const { files, codes } = discover(path);
   if (!files.length) {
-    const none = codes.map((code) => found(code, CODES[code]?.summary ?? ""));
+    const none = codes.map((code) =>
+      found(code, code === "SR101" ? NO_STATE_UNDER : (CODES[code]?.summary ?? "")),
+    );
     return [{ path, codes, found: none, version: null, workflow: null }];
   }
   return files.map((f) => {
