@@ -1674,6 +1674,59 @@ def test_cli_directory_without_a_state_matches_python(tmp_path: Path) -> None:
     assert "no 00-session-state.json under this directory" in outs["py"][0][2]
 
 
+_HOSTILE_RUNS = [
+    ["validate", "agent-output/fifo"],
+    ["validate", "agent-output/zero"],
+    ["validate", "agent-output/bad", "--format", "json"],
+    ["validate"],  # the session root: the git-ignored session is not searched
+    ["resume", "agent-output/fifo"],
+    ["resume", "agent-output/bad"],
+    ["resume", "nothere"],
+    ["resume", "nothere", "--format", "json"],
+    ["recover", "agent-output/fifo"],
+    ["recover", "agent-output/fifo", "--format", "json"],
+    ["migrate", "agent-output/fifo"],
+    ["migrate", "nothere", "agent-output/demo"],
+    ["migrate", "nothere", "--format", "json"],
+    ["start", "1", "--session-dir", "agent-output/zero", "--session", "s0"],
+    ["start", "1", "--session-dir", "agent-output/bad", "--session", "s0"],
+]
+
+
+def test_cli_hostile_and_missing_paths_match_python(tmp_path: Path) -> None:
+    """A state that is a FIFO (never opened: `resume` used to block on it), empty, or holds a
+    duplicate key; a path that does not exist; a git-ignored session: the same exit code and
+    bytes from both CLIs -- `recover` refuses the FIFO (SR102), a writer names what the reader
+    found at its place, discovery honours .gitignore as the reference's `git ls-files` does."""
+    node = _need("node")["node"]
+    outs = {}
+    for impl in ("py", "js"):
+        root = tmp_path / impl
+        (root / ".git").mkdir(parents=True)
+        cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
+        assert _run([*cmd, "init", "demo", "--now", NOW, "--session", "s0"], root).returncode == 0
+        out = root / "agent-output"
+        for name in ("fifo", "zero", "bad", "ignored"):
+            (out / name).mkdir()
+        os.mkfifo(out / "fifo" / "00-session-state.json")
+        (out / "zero" / "00-session-state.json").write_bytes(b"")
+        (out / "bad" / "00-session-state.json").write_text('{"a": 1, "a": 2}')
+        shutil.copy(out / "demo" / "00-session-state.json", out / "ignored")
+        (root / ".gitignore").write_text("agent-output/ignored/\n")
+        _run(["git", "init", "-q"], root)
+        outs[impl] = []
+        for argv in _HOSTILE_RUNS:
+            proc = _run([*cmd, *argv, "--now", NOW], root, timeout=60)
+            out_, err = (x.replace(str(root), "ROOT") for x in (proc.stdout, proc.stderr))
+            outs[impl].append((argv, proc.returncode, out_, err))
+    assert outs["js"] == outs["py"]
+    by_argv = {tuple(a): (rc, o, e) for a, rc, o, e in outs["py"]}
+    assert by_argv[("recover", "agent-output/fifo")][0] == 1
+    # demo, bad and zero: git lists no FIFO, and the ignored session is not searched
+    assert "3 file(s) checked" in by_argv[("validate",)][1]
+    assert "ignored" not in by_argv[("validate",)][1]
+
+
 def test_cli_yaml_keys_that_are_not_strings_match_python(tmp_path: Path) -> None:
     """A key that YAML reads as a number, a boolean or null (`1:`, `1.5:`, `true:`, `~:`):
     named as the reference names it (`1`, `1.5`, `True`, `None`) and, like the reference,

@@ -11,7 +11,8 @@
 // (exit 2) with the reference's code, words and place.
 
 import { randomBytes } from "node:crypto";
-import { existsSync, lstatSync, readFileSync, readSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readSync, statSync } from "node:fs";
+import { readLimited } from "./files.mjs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { CODES, VERSION } from "./codes.mjs";
@@ -838,12 +839,13 @@ function cmdResume(argv) {
   if (positionals.length > 1) throw new UsageError("resume takes one DIR");
   const { cfg, root, dir } = sessionOf(positionals[0], v);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    return fail(
-      [diagnostic({ code: "SR100", message: "no such session directory", file: dir })],
-      EXIT_USAGE,
-      v.format,
-      false,
-    );
+    // a DIR typed that does not exist: the reference's words, the path as typed
+    const [message, file] = existsSync(dir)
+      ? ["no such session directory", dir]
+      : ["no such file or directory", positionals[0] ?? dir];
+    const diags = [diagnostic({ code: "SR100", message, file })];
+    if (v.format === "json") emit({ ok: false, diagnostics: diags }); // and on stderr, as there
+    return fail(diags, EXIT_USAGE, v.format, false);
   }
   // --stale-after, else the configured stale_after_seconds (0 too: the reference's `or`)
   const given = v["stale-after"] === undefined ? 0 : Number(v["stale-after"]);
@@ -938,8 +940,11 @@ const quote = shellQuote;
  * @param {string} dir @param {string} root @param {string | null} configured */
 function projectOf(dir, root, configured) {
   let project = null;
+  // read as every state is read: never a FIFO (an open of one blocks), never past the limit
+  const read = readLimited(join(dir, STATE), { root });
+  if (read.data === undefined) return null;
   try {
-    const doc = JSON.parse(readFileSync(join(dir, STATE), "utf8"));
+    const doc = JSON.parse(read.data.toString("utf8"));
     project = doc && typeof doc.project === "string" ? doc.project : null;
   } catch {
     return null;
@@ -1007,6 +1012,15 @@ function cmdMigrate(argv) {
   if (!positionals.length && !v.project)
     throw new UsageError("give the state files or session directories (PATH|DIR), or --project");
   if (v["dry-run"] && v.check) throw new UsageError("--dry-run and --check exclude each other");
+  // a PATH that does not exist: refused before anything is read, as the reference does
+  const missing = positionals.filter((p) => !lexists(resolvePath(p, v.root)));
+  if (missing.length) {
+    const diags = missing.map((file) =>
+      diagnostic({ code: "SR100", message: "no such file or directory", file }),
+    );
+    if (v.format === "json") emit({ ok: false, diagnostics: diags });
+    return fail(diags, EXIT_USAGE, v.format, false);
+  }
   if (v.workflow) {
     // a broken --workflow is refused once, before any file is read (the reference's)
     try {

@@ -180,10 +180,17 @@ export function usableBackup(
 
 const dirName = (/** @type {string} */ dir) => basename(real(dir) ?? resolve(dir));
 
+/** The reference's held reader's words for a state it did not open (storage/held.py). */
+const UNREAD_WORDS = /** @type {Record<string, string>} */ ({
+  SR101: "this is a directory, not a state file",
+  SR102: "not a regular file (FIFO, socket or device)",
+});
+
 /** Why a file was not read, in the reference's words (its reader's) where they name the
- * file's size (SR112, over the default limit), else the code's summary.
+ * file's size (SR112, over the default limit) or its kind, else the code's summary.
  * @param {string} code @param {string} path */
 function unreadWords(code, path) {
+  if (UNREAD_WORDS[code]) return UNREAD_WORDS[code];
   if (code !== "SR112") return CODES[code]?.summary ?? "";
   try {
     return `the file is ${statSync(path).size} bytes; the limit is ${DEFAULT_MAX_SIZE}`;
@@ -401,6 +408,9 @@ export function recover(dir, root, { now, workflow = null, project = null }) {
  */
 function recoverLocked(dir, root, { now, workflow = null, project = null }) {
   const current = load(dir, root);
+  // a state that cannot be read (a FIFO, a device, no permission) is not corrupt: refused
+  if (current.status === "refused")
+    return { status: "refused", codes: current.codes, found: current.found ?? [] };
   if (current.status !== "corrupt" && current.status !== "absent")
     return { status: "none", codes: current.codes, found: current.found ?? [] };
   const state = join(dir, STATE);

@@ -1,6 +1,7 @@
 // The validate operation (spec §2, §3): read safely, parse strictly, gate the version, check
 // the version's own schema, then the semantic and workflow rules, then the session directory.
 
+import { spawnSync } from "node:child_process";
 import { lstatSync, readdirSync, statSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import { checkSessionHandoffFound } from "./handoff.mjs";
@@ -168,6 +169,33 @@ function addPositions(list, text) {
 /** The reference's words for a directory searched without finding a state (SR101). */
 export const NO_STATE_UNDER = `no ${STATE} under this directory`;
 
+/** The state files under `top` that git tracks or would track (`.gitignore` honoured), as
+ * the reference's `git_listed` finds them; null outside a git work tree or without git.
+ * @param {string} top @returns {string[] | null} */
+function gitListed(top) {
+  const proc = spawnSync(
+    "git",
+    // core.fsmonitor=false: never run a hook the repository's config names
+    ["-c", "core.fsmonitor=false", "-C", top, "ls-files", "--cached", "--others"].concat([
+      "--exclude-standard",
+      "-z",
+      "--",
+      ".",
+    ]),
+    { timeout: 60_000, maxBuffer: 1 << 30 },
+  );
+  if (proc.error || proc.status !== 0) return null;
+  const out = [];
+  for (const rel of proc.stdout.toString("utf8").split("\0")) {
+    const parts = rel.split("/");
+    if (parts.at(-1) !== STATE) continue;
+    if (parts.length > 8 + 1 || parts.slice(0, -1).some((d) => SKIP_DIRS.has(d))) continue;
+    const path = join(top, ...parts);
+    if (lexists(path)) out.push(path); // in the index but deleted in the work tree: skipped
+  }
+  return out.sort();
+}
+
 /** @param {string} path @returns {{files: string[], codes: string[]}} */
 function discover(path) {
   let st;
@@ -177,6 +205,9 @@ function discover(path) {
     return { files: [path], codes: [] };
   }
   if (!st.isDirectory()) return { files: [path], codes: [] };
+  const listed = gitListed(path);
+  if (listed !== null)
+    return listed.length ? { files: listed, codes: [] } : { files: [], codes: ["SR101"] };
   /** @type {string[]} */
   const found = [];
   /** @param {string} dir @param {number} depth */

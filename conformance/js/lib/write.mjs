@@ -545,11 +545,21 @@ function refuseUnwritable(ctx, loaded) {
       message: messages[loaded.status] ?? `the state file is ${loaded.status}`,
       file: f,
     },
-    ...loaded.codes.map((/** @type {string} */ code) => ({
-      code,
-      message: CODES[code]?.summary ?? code,
-      file: f,
-    })),
+    // what the reader found, in the reference's words and places where the store kept them
+    ...(loaded.found?.length
+      ? loaded.found.map((x) => ({
+          code: x.code,
+          message: x.message,
+          file: f,
+          pointer: x.pointer,
+          line: x.line ?? null,
+          column: x.column ?? null,
+        }))
+      : loaded.codes.map((/** @type {string} */ code) => ({
+          code,
+          message: CODES[code]?.summary ?? code,
+          file: f,
+        }))),
   ]);
 }
 
