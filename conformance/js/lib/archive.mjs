@@ -13,11 +13,13 @@
 // puts back the files already moved, so a refused command leaves the session as it was.
 
 import { join } from "node:path";
-import { isWithin, real } from "./files.mjs";
+import { isWithin, real, strerror } from "./files.mjs";
+import { byCodePoint } from "./findings.mjs";
 import { available, HeldDir } from "./held.mjs";
 import { withLock } from "./lock.mjs";
 import { HANDOFF } from "./handoff.mjs";
 import { SENTINEL, STATE, WORKLOG } from "./session.mjs";
+import { stamp } from "./timeutil.mjs";
 
 export const ARCHIVE_DIR = ".archive";
 const BAK = `${STATE}.bak`;
@@ -35,12 +37,6 @@ export class ArchiveError extends Error {
   }
 }
 
-/** `now` (microseconds) as the folder's stamp: 20260302T090500Z. @param {number} micros */
-function stampOf(micros) {
-  const iso = new Date(Math.floor(micros / 1000)).toISOString();
-  return `${iso.slice(0, 19).replace(/[-:]/g, "")}Z`;
-}
-
 /** A folder label: each character outside [A-Za-z0-9._-] a `-`, at most 64.
  * @param {string} label */
 const cleanLabel = (label) => [...label.replace(/[^A-Za-z0-9._-]/gu, "-")].slice(0, 64).join("");
@@ -54,34 +50,6 @@ function isSessionFile(n, includeLease) {
     PRE_MIGRATION.test(n) ||
     (n.startsWith(TMP_PREFIX) && n.endsWith(".tmp"))
   );
-}
-
-/** Names sorted as Python sorts strings (by code point). @param {string[]} names */
-const sorted = (names) =>
-  [...names].sort((a, b) => {
-    const x = [...a].map((c) => /** @type {number} */ (c.codePointAt(0)));
-    const y = [...b].map((c) => /** @type {number} */ (c.codePointAt(0)));
-    for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
-    return x.length - y.length;
-  });
-
-/** The OS's words for an error, as Python's strerror gives them. @param {unknown} err */
-function strerror(err) {
-  const e = /** @type {NodeJS.ErrnoException} */ (err);
-  const words = {
-    ENOENT: "No such file or directory",
-    EACCES: "Permission denied",
-    EPERM: "Operation not permitted",
-    EEXIST: "File exists",
-    ENOTDIR: "Not a directory",
-    EISDIR: "Is a directory",
-    ELOOP: "Too many levels of symbolic links",
-    ENOSPC: "No space left on device",
-    EROFS: "Read-only file system",
-    EXDEV: "Invalid cross-device link",
-    ENOTEMPTY: "Directory not empty",
-  };
-  return (e.code && /** @type {Record<string, string>} */ (words)[e.code]) ?? e.message;
 }
 
 /**
@@ -127,13 +95,16 @@ export function archiveSession(dir, { now, keep, label, root }) {
 /** @param {HeldDir} h @param {string} dir
  * @param {{now: number, keep: number, label: string}} opts */
 function archiveHeld(h, dir, { now, keep, label }) {
-  const names = sorted(h.listdir().filter((n) => isSessionFile(n, false)));
+  const names = h
+    .listdir()
+    .filter((n) => isSessionFile(n, false))
+    .sort(byCodePoint);
   let made = null;
   if (names.length) {
     const madeArchiveDir = h.stat(ARCHIVE_DIR) === null;
     const base = holdArchiveDir(h, true);
     try {
-      made = makeFolder(base, `${stampOf(now)}_${cleanLabel(label) || "session"}`);
+      made = makeFolder(base, `${stamp(now)}_${cleanLabel(label) || "session"}`);
       const target = base.sub(made);
       try {
         moveAll(h, target, names, made, madeArchiveDir);
@@ -262,7 +233,7 @@ function pruneHeld(h, keep, now, made) {
   if (keep < 0) return [];
   const st = h.stat(ARCHIVE_DIR);
   if (st === null || !st.isDirectory()) return [];
-  const latest = stampOf(now);
+  const latest = stamp(now);
   const base = h.sub(ARCHIVE_DIR);
   try {
     const candidates = [];
@@ -277,7 +248,7 @@ function pruneHeld(h, keep, now, made) {
       }
       if (lst?.isDirectory()) candidates.push(n);
     }
-    const ordered = sorted(candidates);
+    const ordered = candidates.sort(byCodePoint);
     const room = keep - (made !== null ? 1 : 0);
     const doomed = ordered.slice(0, Math.max(0, ordered.length - Math.max(room, 0)));
     for (const name of doomed) base.rmtree(name);

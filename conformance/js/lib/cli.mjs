@@ -11,8 +11,8 @@
 // (exit 2) with the reference's code, words and place.
 
 import { randomBytes } from "node:crypto";
-import { existsSync, lstatSync, readSync, statSync } from "node:fs";
-import { readLimited } from "./files.mjs";
+import { existsSync, readSync, statSync } from "node:fs";
+import { lexists, readLimited } from "./files.mjs";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { CODES, VERSION } from "./codes.mjs";
@@ -138,16 +138,6 @@ export function resolvePath(arg, rootArg) {
   if (!lexists(underRoot)) return arg;
   if (lexists(arg) && sameFile(underRoot, arg)) return arg;
   return rel(underRoot);
-}
-
-/** @param {string} p */
-function lexists(p) {
-  try {
-    lstatSync(p);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** @param {string} name */
@@ -448,9 +438,7 @@ function validateRun(v, positionals, maxSize) {
   if (missing.length) {
     return refusedValidate(
       v.format,
-      missing.map((p) =>
-        diagnostic({ code: "SR100", message: "no such file or directory", file: p }),
-      ),
+      missing.map((p) => noSuchPath(p)),
       v.root ? root : null,
     );
   }
@@ -827,6 +815,19 @@ function completeHints(diags, naming) {
   }));
 }
 
+/** A PATH that does not exist, in the reference's words. @param {string} file */
+const noSuchPath = (file) =>
+  diagnostic({ code: "SR100", message: "no such file or directory", file });
+
+/** A refusal as the reference's main() reports a missing path (exit 2): its JSON document on
+ * standard output when JSON was asked for, the text on standard error either way.
+ * @param {ReturnType<typeof diagnostic>[]} diags @param {string} format */
+function refusedMissing(diags, format) {
+  if (format === "json") emit({ ok: false, diagnostics: diags });
+  printDiagnostics(diags);
+  return EXIT_USAGE;
+}
+
 /** @param {string[]} argv */
 function cmdResume(argv) {
   const { values: v, positionals } = parse(argv, {
@@ -840,12 +841,12 @@ function cmdResume(argv) {
   const { cfg, root, dir } = sessionOf(positionals[0], v);
   if (!existsSync(dir) || !statSync(dir).isDirectory()) {
     // a DIR typed that does not exist: the reference's words, the path as typed
-    const [message, file] = existsSync(dir)
-      ? ["no such session directory", dir]
-      : ["no such file or directory", positionals[0] ?? dir];
-    const diags = [diagnostic({ code: "SR100", message, file })];
-    if (v.format === "json") emit({ ok: false, diagnostics: diags }); // and on stderr, as there
-    return fail(diags, EXIT_USAGE, v.format, false);
+    return refusedMissing(
+      existsSync(dir)
+        ? [diagnostic({ code: "SR100", message: "no such session directory", file: dir })]
+        : [noSuchPath(positionals[0] ?? dir)],
+      v.format,
+    );
   }
   // --stale-after, else the configured stale_after_seconds (0 too: the reference's `or`)
   const given = v["stale-after"] === undefined ? 0 : Number(v["stale-after"]);
@@ -1014,13 +1015,7 @@ function cmdMigrate(argv) {
   if (v["dry-run"] && v.check) throw new UsageError("--dry-run and --check exclude each other");
   // a PATH that does not exist: refused before anything is read, as the reference does
   const missing = positionals.filter((p) => !lexists(resolvePath(p, v.root)));
-  if (missing.length) {
-    const diags = missing.map((file) =>
-      diagnostic({ code: "SR100", message: "no such file or directory", file }),
-    );
-    if (v.format === "json") emit({ ok: false, diagnostics: diags });
-    return fail(diags, EXIT_USAGE, v.format, false);
-  }
+  if (missing.length) return refusedMissing(missing.map(noSuchPath), v.format);
   if (v.workflow) {
     // a broken --workflow is refused once, before any file is read (the reference's)
     try {
@@ -1208,15 +1203,11 @@ function cmdRecover(argv) {
   const missing = positionals.length
     ? lexists(resolvePath(positionals[0], v.root))
       ? null
-      : diagnostic({ code: "SR100", message: "no such file or directory", file: positionals[0] })
+      : noSuchPath(positionals[0])
     : isDirectory(dir)
       ? null
       : diagnostic({ code: "SR100", message: "the session directory does not exist", file: dir });
-  if (missing !== null) {
-    if (v.format === "json") emit({ ok: false, diagnostics: [missing] });
-    printDiagnostics([missing]);
-    return EXIT_USAGE;
-  }
+  if (missing !== null) return refusedMissing([missing], v.format);
   // the workflow of a fresh state, refused when broken before anything is read or written
   // (exit 2, as every command refuses a broken workflow)
   try {

@@ -21,7 +21,7 @@ import { basename, dirname, isAbsolute, join, resolve } from "node:path";
 import { parse as parseToml } from "smol-toml";
 import { floatRepr, strRepr } from "./findings.mjs";
 import { firstInvalidUtf8 } from "./jsonread.mjs";
-import { DEFAULT_MAX_SIZE, isWithin } from "./files.mjs";
+import { DEFAULT_MAX_SIZE, isWithin, strerror } from "./files.mjs";
 import { builtins, loadWorkflow, WorkflowError } from "./workflow.mjs";
 import { parseYaml, YamlError } from "./yaml.mjs";
 import { keyAsWritten, YamlFloat } from "./yamlpy.mjs";
@@ -187,20 +187,6 @@ function present(path) {
 
 // --- reading the file --------------------------------------------------------------------
 
-/** @type {Record<string, string>} the strerror of the errors a read may meet */
-const STRERROR = {
-  ENOENT: "No such file or directory",
-  EACCES: "Permission denied",
-  EPERM: "Operation not permitted",
-  ELOOP: "Too many levels of symbolic links",
-  ENOTDIR: "Not a directory",
-  EISDIR: "Is a directory",
-  ENXIO: "No such device or address",
-  EIO: "Input/output error",
-  ENAMETOOLONG: "File name too long",
-  EAGAIN: "Resource temporarily unavailable",
-};
-
 /** @param {string} code @param {string} message @param {string} path @param {string} [hint] @param {number | null} [line] */
 function configError(code, message, path, hint = "", line = null) {
   return new ConfigError({
@@ -215,11 +201,7 @@ function configError(code, message, path, hint = "", line = null) {
 
 /** @param {unknown} err @param {string} path */
 const cannotRead = (err, path) =>
-  configError(
-    "SR405",
-    `cannot read the file: ${STRERROR[/** @type {any} */ (err)?.code] ?? /** @type {any} */ (err)?.message}`,
-    path,
-  );
+  configError("SR405", `cannot read the file: ${strerror(err)}`, path);
 
 /** The bytes of a configuration file in directory `d` (the reference's `read_config_bytes`):
  * a regular file, or a link whose target is inside `d`, of at most MAX_CONFIG_BYTES;

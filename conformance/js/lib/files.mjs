@@ -147,3 +147,28 @@ export function checkTarget(path, root, { write }) {
   if (write && !st.isFile()) return "SR102";
   return null;
 }
+
+/** The strerror Python gives the errors a file operation may meet (its messages quote it). */
+const STRERROR = /** @type {Record<string, string>} */ ({
+  ENOENT: "No such file or directory",
+  EACCES: "Permission denied",
+  EPERM: "Operation not permitted",
+  EEXIST: "File exists",
+  ELOOP: "Too many levels of symbolic links",
+  ENOTDIR: "Not a directory",
+  EISDIR: "Is a directory",
+  ENOTEMPTY: "Directory not empty",
+  ENXIO: "No such device or address",
+  EIO: "Input/output error",
+  ENAMETOOLONG: "File name too long",
+  EAGAIN: "Resource temporarily unavailable",
+  ENOSPC: "No space left on device",
+  EROFS: "Read-only file system",
+  EXDEV: "Invalid cross-device link",
+});
+
+/** An OS error in Python's words (its strerror), else Node's message. @param {unknown} err */
+export function strerror(err) {
+  const e = /** @type {NodeJS.ErrnoException | undefined} */ (err);
+  return (e?.code && STRERROR[e.code]) ?? e?.message;
+}

@@ -6,6 +6,17 @@
 
 import { keysOf } from "./jsonread.mjs";
 
+/** Python's sorted() order of strings: by code point (not UTF-16 unit). */
+export const byCodePoint = (/** @type {string} */ x, /** @type {string} */ y) => {
+  const [a, b] = [[...x], [...y]];
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const d =
+      /** @type {number} */ (a[i].codePointAt(0)) - /** @type {number} */ (b[i].codePointAt(0));
+    if (d) return d;
+  }
+  return a.length - b.length;
+};
+
 /**
  * @typedef {import("./types.js").Found} Found
  */

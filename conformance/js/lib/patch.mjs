@@ -9,7 +9,7 @@
 // order as read (lib/jsonread.mjs keysOf), as Python's dicts are.
 
 import { SequenceMatcher } from "./difflib.mjs";
-import { pyJson } from "./findings.mjs";
+import { byCodePoint, pyJson } from "./findings.mjs";
 import { keysOf, setKeyOrder } from "./jsonread.mjs";
 import { STEP_FIELDS } from "./migration/values.mjs";
 import { orderedKeys } from "./rules.mjs";
@@ -20,16 +20,6 @@ import { orderedKeys } from "./rules.mjs";
 /** @param {unknown} v @returns {v is Record<string, Json>} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
 const esc = (/** @type {string} */ s) => s.replace(/~/g, "~0").replace(/\//g, "~1");
-/** Python's sorted() order of strings: by code point (not UTF-16 unit). */
-const byCodePoint = (/** @type {string} */ x, /** @type {string} */ y) => {
-  const [a, b] = [[...x], [...y]];
-  for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    const d =
-      /** @type {number} */ (a[i].codePointAt(0)) - /** @type {number} */ (b[i].codePointAt(0));
-    if (d) return d;
-  }
-  return a.length - b.length;
-};
 
 /** A key equal for values equal as JSON (objects' members in any order; 1 and true differ):
  * what the reference's json.dumps(..., sort_keys=True) is used for. @param {unknown} v
