@@ -628,3 +628,115 @@ def test_bidi_controls_become_spaces_in_the_handoff(tmp_path: Path) -> None:
     text = (d / HANDOFF).read_text(encoding="utf-8")
     assert not any(ch in text for ch in bidi), ascii(text)
     assert "east exe.gnp" in text
+
+
+# --- one root, whichever way a session is named ---------------------------------------------
+#
+# The repository root is found from the path as the caller gave it, before any link is
+# followed: a session directory that is a link out of the repository, named by --project, by
+# --session-dir (absolute, or relative from where the user stands) or by a positional DIR,
+# is refused by every writer, and the folder the link leads to is left as it was. (Found from
+# the link's target instead, the target became its own "repository" and was written.)
+
+V2_STATE = Path(__file__).parent / "fixtures" / "migrate" / "v2-test01.json"
+DOTAGENT = Path(__file__).parent / "fixtures" / "import" / "dotagent" / "completed" / "memory"
+
+# (where the command runs, relative to the repository; the arguments that name the session)
+NAMINGS: dict[str, tuple[str, list[str]]] = {
+    "--project": (".", ["--project", "demo"]),
+    "--session-dir absolute": (".", ["--session-dir", "{abs}"]),
+    "--session-dir from agent-output": ("agent-output", ["--session-dir", "demo"]),
+    "DIR relative": (".", ["agent-output/demo"]),
+    "DIR absolute": (".", ["{abs}"]),
+    "DIR from agent-output": ("agent-output", ["demo"]),
+}
+# each writer, and which naming forms it takes (a DIR, or --session-dir and --project)
+WRITERS: dict[str, tuple[list[str], str]] = {
+    "decide": (["decide", "region", "eu", "--session", "s1"], "option"),
+    "session start": (["session", "start", "--session", "s1"], "option"),
+    "session end": (["session", "end", "--session", "s1"], "option"),
+    "ping": (["ping", "--session", "s1"], "option"),
+    "checkpoint": (["checkpoint", "2", "phase_3_cost", "--session", "s1"], "option"),
+    "render handoff": (["render", "handoff"], "dir"),
+    "archive": (["archive"], "dir"),
+    "migrate": (["migrate"], "dir"),
+    "recover": (["recover"], "dir"),
+}
+
+
+def _naming_cases() -> list[tuple[str, str]]:
+    out = []
+    for writer, (_, takes) in WRITERS.items():
+        for naming in NAMINGS:
+            is_dir = naming.startswith("DIR")
+            if naming == "--project" or is_dir == (takes == "dir"):
+                out.append((writer, naming))
+    return out
+
+
+def _linked_session(tmp_path: Path, state: bytes) -> tuple[Path, Path, Path]:
+    """The repository whose agent-output/demo is a link to decoy/sub, which holds ``state``
+    (and the other session files a writer would touch)."""
+    repo, d, decoy = make_repo(tmp_path)
+    shutil.rmtree(d)
+    (decoy / "sub" / store.STATE).write_bytes(state)
+    os.symlink(decoy / "sub", d)
+    return repo, d, decoy
+
+
+@pytest.mark.parametrize(("writer", "naming"), _naming_cases())
+def test_a_linked_session_is_refused_whichever_way_it_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, writer: str, naming: str
+) -> None:
+    state = V2_STATE.read_bytes() if writer == "migrate" else dump(apex_state())
+    repo, d, decoy = _linked_session(tmp_path, state)
+    where, names = NAMINGS[naming]
+    names = [n.replace("{abs}", str(d)) for n in names]
+    if writer == "render handoff" and naming == "--project":
+        names = ["--project", "demo"]
+    before = tree_hash(decoy)
+    monkeypatch.chdir(repo / where)
+    args, _ = WRITERS[writer]
+    code, output = cli(*args, *names, "--now", NOW)
+    assert tree_hash(decoy) == before, output
+    assert code != 0 and "SR105" in output, output
+
+
+@pytest.mark.parametrize("naming", ["--project", "DIR relative", "DIR absolute"])
+def test_init_fresh_and_import_force_never_archive_through_a_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, naming: str
+) -> None:
+    repo, d, decoy = _linked_session(tmp_path, dump(apex_state()))
+    before = tree_hash(decoy)
+    monkeypatch.chdir(repo)
+    target = {"--project": [], "DIR relative": ["--session-dir", "agent-output/demo"]}.get(
+        naming, ["--session-dir", str(d)]
+    )
+    code, output = cli("init", "demo", "--fresh", *target, "--now", NOW, "--session", "s1")
+    assert tree_hash(decoy) == before, output
+    assert code != 0 and "SR105" in output, output
+    to = "agent-output/demo" if naming != "DIR absolute" else str(d)
+    code, output = cli("import", "dotagent", str(DOTAGENT), "--to", to, "--force", "--now", NOW)
+    assert tree_hash(decoy) == before, output
+    assert code != 0 and "SR105" in output, output
+
+
+HOOK_FIXTURES = Path(__file__).parent / "fixtures" / "hooks" / "claude"
+
+
+@pytest.mark.parametrize(
+    ("event", "where"),
+    [(e, w) for e in ("session-start", "pre-compact", "stop") for w in (".", "agent-output")],
+)
+def test_hooks_never_write_through_a_linked_session(tmp_path: Path, event: str, where: str) -> None:
+    """A host's hook, run from the repository or below it, finds the repository the session
+    is named in; a session directory linked out of it is not written through."""
+    repo, d, decoy = _linked_session(tmp_path, dump(apex_state()))
+    before = tree_hash(decoy)
+    cwd = repo / where
+    text = (HOOK_FIXTURES / f"{event}.json").read_text(encoding="utf-8")
+    data = text.replace("{REPO}", str(cwd)).replace("{SESSION_DIR}", str(d)).encode()
+    res = run_cli("hook", event, input=data, cwd=cwd)
+    assert res.returncode == 0, res.stderr
+    assert tree_hash(decoy) == before, res.stdout
+    assert CANARY not in res.stdout

@@ -319,8 +319,12 @@ def read_config_bytes(path: Path, d: Path) -> bytes:
 
 def find_root(start: Path) -> tuple[Path, Path | None, str, Any]:
     """(root, config file or None, kind, and for a pyproject.toml its ``[tool.session-resume]``
-    value as it was read here with the file's text) searching upwards from ``start``."""
-    start = start.resolve()
+    value as it was read here with the file's text) searching upwards from ``start``.
+
+    The search is lexical, from the path as the caller gave it, before any link is followed:
+    a session directory that is a link out of the repository must find the repository it is
+    named in (whose walk then refuses the link, SR105), not the folder the link leads to."""
+    start = Path(os.path.abspath(start))
     for d in [start, *start.parents]:
         if _candidate(d / CONFIG_FILE):
             return d, d / CONFIG_FILE, "yaml", None

@@ -109,7 +109,7 @@ def config_for(root_arg: str | None) -> Config:
 
 
 def root_of(root_arg: str | None, cfg: Config) -> Path:
-    return Path(root_arg).resolve() if root_arg else cfg.root
+    return Path(os.path.abspath(root_arg)) if root_arg else cfg.root
 
 
 # --- naming a session: one rule for every command (docs/config.md) ------------------------
@@ -148,7 +148,7 @@ def resolve_path(arg: str, root_arg: str | None = None) -> str:
     if os.path.isabs(arg) or _explicitly_relative(arg):
         return arg
     if root_arg:
-        base = Path(root_arg).resolve()
+        base = Path(os.path.abspath(root_arg))
     else:
         try:
             base = find_root(Path.cwd())[0]
