@@ -44,6 +44,74 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.markexpr = FAST_TIER
 
 
+# --- what a test starts decides its tier -------------------------------------------------
+# The fast tier runs in a plain venv with the `test` extra: no Node packages, no MCP SDK, no
+# built distribution. So a test that starts Node (node, npm, npx) must carry `node`, one that
+# starts `session-resume mcp` `mcp`, one that builds a distribution or installs pre-commit
+# hooks `packaging`. Every process a test (or its fixtures) starts goes through
+# subprocess.Popen (subprocess.run, asyncio and anyio included); one that needs a tier the test
+# does not carry fails the test at its teardown, naming the marker to add.
+_PACKAGING_ARGV = (("-m", "build"), ("pip", "wheel"), ("npm", "pack"), ("pre-commit", "install"))
+_started: list[tuple[pytest.Item, str, str]] = []
+_current: list[pytest.Item] = []
+
+
+def tier_needed(argv: list[str]) -> str | None:
+    """The tier a process started with ``argv`` needs, or None."""
+    if not argv:
+        return None
+    words = [os.path.basename(argv[0]), *argv[1:]]
+    pairs = set(zip(words, words[1:], strict=False))
+    if any(pair in pairs for pair in _PACKAGING_ARGV):
+        return "packaging"
+    if words[0] in ("node", "npm", "npx"):
+        return "node"
+    if "mcp" in words and ("session_resume" in words or words[0] == "session-resume"):
+        return "mcp"
+    return None
+
+
+_popen_init = subprocess.Popen.__init__
+
+
+def _watched_init(self: subprocess.Popen[Any], args: Any, *rest: Any, **kw: Any) -> None:
+    if _current:
+        if isinstance(args, str | bytes | os.PathLike):
+            argv = [os.fsdecode(args)] if not kw.get("shell") else os.fsdecode(args).split()
+        else:
+            argv = [os.fsdecode(a) if isinstance(a, bytes | os.PathLike) else str(a) for a in args]
+        tier = tier_needed(argv)
+        item = _current[-1]
+        if tier is not None and item.get_closest_marker(tier) is None:
+            _started.append((item, tier, " ".join(argv)[:200]))
+    _popen_init(self, args, *rest, **kw)
+
+
+subprocess.Popen.__init__ = _watched_init  # type: ignore[method-assign]
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    _current.append(item)
+    try:
+        return (yield)
+    finally:
+        _current.pop()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    mine = [(tier, argv) for it, tier, argv in _started if it is item]
+    _started[:] = [entry for entry in _started if entry[0] is not item]
+    if mine:
+        tier, argv = mine[0]
+        raise pytest.fail.Exception(
+            f"{item.nodeid} started `{argv}`, which needs the `{tier}` tier: mark the test "
+            f"(or its module) `@pytest.mark.{tier}` (README \"Test tiers\")",
+            pytrace=False,
+        )
+
+
 def pytest_report_header(config: pytest.Config) -> str | None:
     if config.option.markexpr != FAST_TIER:
         return None

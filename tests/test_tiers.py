@@ -161,3 +161,45 @@ def test_naming_what_to_run_runs_it_whatever_its_tier(
     report = _collect(toy, *args, cwd=toy, plugins=False)
     assert {t.rpartition("::")[2] for t in report["kept"]} == kept
     assert (report["markexpr"] == FAST_TIER) == (args == [])
+
+
+# A test that starts Node, an MCP server or a build without its tier's marker fails.
+UNMARKED = """
+import subprocess, sys
+import pytest
+
+def test_starts_node_unmarked():
+    subprocess.run(["node", "--version"], capture_output=True, check=False)
+
+def test_starts_mcp_unmarked():
+    subprocess.run([sys.executable, "-m", "session_resume", "mcp", "--help"], capture_output=True)
+
+def test_builds_unmarked():
+    subprocess.run([sys.executable, "-m", "build", "--help"], capture_output=True, check=False)
+
+@pytest.mark.node
+def test_starts_node_marked():
+    subprocess.run(["node", "--version"], capture_output=True, check=False)
+
+def test_starts_git():
+    subprocess.run(["git", "--version"], capture_output=True, check=False)
+"""
+
+
+def test_a_test_that_needs_a_tier_without_its_marker_fails(toy: Path) -> None:
+    (toy / "tests" / "test_toy.py").write_text(UNMARKED)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_toy.py"],
+        cwd=toy,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **NO_PLUGINS},
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    for name, tier in [("node", "node"), ("mcp", "mcp"), ("builds", "packaging")]:
+        test = "test_builds_unmarked" if name == "builds" else f"test_starts_{name}_unmarked"
+        assert f"ERROR tests/test_toy.py::{test}" in out, out
+        assert f"needs the `{tier}` tier: mark the test" in out, out
+    assert "5 passed, 3 errors" in out, out

@@ -101,6 +101,8 @@ def test_appended_records_are_valid(tmp_path: Path) -> None:
         assert list(_validator().iter_errors(json.loads(line))) == []
 
 
+# ajv runs in Node: the node tier, so the fast tier needs nothing beyond the venv
+@pytest.mark.node
 def test_ajv_strict_agrees_on_every_case_record() -> None:
     request = {
         "schemas": [SCHEMA],
