@@ -600,3 +600,90 @@ def test_a_sequence_checks_the_files_outside_the_session(tmp_path: Path) -> None
     proc = conformance("--adapter", PY_ADAPTER, "--suite", str(tmp_path / "cases"))
     assert proc.returncode == 1
     assert "step 3 (checkpoint) differs" in proc.stdout
+
+
+def _spec_lint_copy(tmp_path: Path, spec: str) -> list[str]:
+    """The lint's problems with ``spec`` as docs/spec.md beside one real case."""
+    (tmp_path / "docs").mkdir(exist_ok=True)
+    (tmp_path / "docs" / "spec.md").write_text(spec, encoding="utf-8")
+    if not (tmp_path / "cases").exists():
+        shutil.copytree(SUITE / "read" / "zero-bytes", tmp_path / "cases" / "read" / "zero-bytes")
+    return [
+        p for p in lint_suite(tmp_path / "cases", tmp_path).problems if p.startswith("docs/spec")
+    ]
+
+
+def test_lint_fails_when_the_spec_names_a_code_without_its_condition(tmp_path: Path) -> None:
+    """docs/conformance.md, "Maintaining the suite": every code the normative sections name
+    has a mention saying when it applies. The real spec passes; the same spec with SR709 back
+    in the bare list of warnings it once was fails, naming the code and its line."""
+    spec = (REPO / "docs" / "spec.md").read_text(encoding="utf-8")
+    assert _spec_lint_copy(tmp_path, spec) == []
+    start = spec.index("SR709 (when a step is asked")
+    end = spec.index("SR306 (when more than one")
+    planted = spec[:start] + "SR709 (another step is in progress), " + spec[end:]
+    problems = _spec_lint_copy(tmp_path, planted)
+    assert len(problems) == 1 and " SR709 is named, but no mention" in problems[0], problems
+
+
+def test_the_condition_forms_the_spec_lint_accepts(tmp_path: Path) -> None:
+    """Each accepted form, and the mentions that are no condition: a list of codes, a code in
+    a parenthesis of its own, a section past §11."""
+    spec = textwrap.dedent(
+        """\
+        # spec
+
+        ## 2. Rules
+
+        | condition | code |
+        | --- | --- |
+        | zero bytes | SR110 |
+
+        A reader refuses the file when it is a FIFO (SR102).
+        - SR716 (warning, when the step ran short).
+        - **SR504**: a record's `seq` is not greater than the previous record's.
+        Keywords map to codes: SR201 required, SR202 type, SR203 enum/const.
+        A step key not in the workflow (SR410), a step missing (SR411).
+        A dangling one is SR103.
+
+        ## 10. Resume
+
+        Warnings: SR708, SR709 (another step is in progress), SR306.
+
+        ## 12. Decisions
+
+        SR900 when the tool fails.
+        """
+    )
+    problems = _spec_lint_copy(tmp_path, spec)
+    named = sorted(p.split(": ")[1].split(" ")[0] for p in problems)
+    assert named == ["SR306", "SR708", "SR709"], problems
+
+
+def test_lint_fails_on_a_lease_or_worklog_field_the_spec_does_not_define(
+    tmp_path: Path,
+) -> None:
+    """A sequence's expected lease may hold only the keys of spec §7's table, a worklog record
+    only the fields §6 defines (its schema): a field learned from an implementation fails."""
+    (tmp_path / "docs").mkdir()
+    shutil.copy(REPO / "docs" / "spec.md", tmp_path / "docs" / "spec.md")
+    cid = "lease-implicit-adopted-by-session-start"
+    case = _sequence_copy(tmp_path, cid)
+
+    def problems() -> list[str]:
+        found = lint_suite(tmp_path / "cases", tmp_path).problems
+        return [p for p in found if p.startswith(f"sequence/{cid}")]
+
+    assert problems() == []
+    lease = case / "expected" / "after-adopt" / "00-session.active"
+    doc = json.loads(lease.read_text())
+    lease.write_text(json.dumps({**doc, "adopted_from": "new-1"}))
+    log = case / "expected" / "after-init" / "00-worklog.jsonl"
+    record = json.loads(log.read_text().splitlines()[0])
+    log.write_text(json.dumps({**record, "attempts": 1}, separators=(",", ":")) + "\n")
+    assert problems() == [
+        f"sequence/{cid}: expected/after-adopt/00-session.active holds adopted_from, which "
+        "docs/spec.md §7 does not define",
+        f"sequence/{cid}: expected/after-init/00-worklog.jsonl line 1 holds attempts, which "
+        "docs/spec.md §6 does not define",
+    ]

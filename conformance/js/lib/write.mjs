@@ -328,8 +328,9 @@ let created = null;
 
 /**
  * Run a write; a lease it created (there was none, or it had ended) is removed again when the
- * write is refused, logging `session_end` with `detail.reason` `write_refused` if its start was
- * logged: a failed write leaves no lease behind (spec §7).
+ * write fails after taking it (every check that can refuse a write runs before), logging
+ * `session_end` with `detail.reason` `write_refused` if its start was logged: a failed write
+ * leaves no lease behind (spec §7, "Refused writes").
  * @template T
  * @param {Context} ctx
  * @param {() => T} fn
@@ -370,6 +371,31 @@ function refresh(ctx, session) {
     if (!isObject(sent) || sent.session !== session) return;
     writeSentinel(ctx.dir, { ...sent, heartbeat: formatTimestamp(ctx.now) });
   });
+}
+
+/**
+ * Refuse (SR161) a document that is not a valid state (spec §4 step 3); else its bytes.
+ * @param {string} dir @param {StateDocument} doc
+ * @param {{now: number, workflow?: string|null}} opts
+ * @returns {ReturnType<typeof serialize>}
+ */
+function refuseInvalid(dir, doc, opts) {
+  const data = serialize(doc);
+  const errors = validateDocument(data, {
+    workflow: opts.workflow ?? undefined,
+    now: opts.now,
+    sessionDir: dir,
+  }).filter((code) => severity(code) === "error");
+  if (errors.length) {
+    throw new WriteError(
+      errors.map((code) => ({
+        code: "SR161",
+        message: `refusing to write an invalid state: ${code}`,
+        file: join(dir, STATE),
+      })),
+    );
+  }
+  return data;
 }
 
 /**
@@ -434,21 +460,7 @@ export function save(dir, doc, opts) {
     const out = structuredClone(doc);
     out.updated = formatTimestamp(opts.now);
     out.revision = onDisk + 1;
-    const data = serialize(out);
-    const errors = validateDocument(data, {
-      workflow: opts.workflow ?? undefined,
-      now: opts.now,
-      sessionDir: dir,
-    }).filter((code) => severity(code) === "error");
-    if (errors.length) {
-      throw new WriteError(
-        errors.map((code) => ({
-          code: "SR161",
-          message: `refusing to write an invalid state: ${code}`,
-          file: state,
-        })),
-      );
-    }
+    const data = refuseInvalid(dir, out, opts);
     try {
       replaceState(dir, data, { rotate: true, currentValid: current.status === "ok" });
     } catch (err) {
@@ -612,6 +624,12 @@ function writeOnce(ctx, build) {
       throw err;
     }
     if (plan.action !== "keep") {
+      // every check that can refuse the write comes before the lease is taken: a refused
+      // write writes nothing (spec §7, "Refused writes")
+      const next = structuredClone(change.document);
+      next.updated = formatTimestamp(ctx.now);
+      next.revision = (loaded.doc.revision ?? 0) + 1;
+      refuseInvalid(ctx.dir, next, { now: ctx.now, workflow: specOf(wf) });
       try {
         before = [
           ...before,

@@ -179,6 +179,168 @@ def spec_sections(text: str) -> dict[str, set[str]]:
     return out
 
 
+# --- every code the spec names has its condition -------------------------------------------
+
+# Words that state when a rule applies (docs/conformance.md, "Maintaining the suite").
+_CONDITION = re.compile(
+    r"\b(when|if|unless|whose|where|while|after|before|without|than|once|only)\b", re.I
+)
+_TABLE_ROW = re.compile(r"^\s*\|")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*]|[0-9]+\.)\s")
+_SENTENCE_END = re.compile(r"(?<=[.;])\s+(?=[A-Z`*(])")
+_LABEL = re.compile(r"\s*(?:\(([^()]*(?:\([^()]*\)[^()]*)*)\))?\s*(?::\s*([^;]*))?")
+_MAPPING = re.compile(r"\s[a-z][a-z/_-]*(?:\s[a-z][a-z/_-]*){0,2}\s*[,.;()]")
+_TAGGED = re.compile(r"([^,;:()]*)\(\Z")
+_STATED = re.compile(r"([^,;:()]*)\b(?:is|are|with)\s+\Z")
+NORMATIVE = range(1, 12)  # §1-§11; §12 records decisions, §13 is an optional profile
+
+
+def _spec_units(text: str) -> list[tuple[int, int, str, bool]]:
+    """(section, line, text, is a table row) of every sentence and table row of spec.md
+    outside code fences, in the numbered sections."""
+    out: list[tuple[int, int, str, bool]] = []
+    section = 0
+    para: list[str] = []
+    start = 0
+    fenced = False
+
+    def flush() -> None:
+        if para:
+            for sentence in _SENTENCE_END.split(" ".join(para)):
+                out.append((section, start, sentence, False))
+            para.clear()
+
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith("```"):
+            flush()
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        if line.startswith("#"):
+            flush()
+            m = _SECTION.match(line)
+            if line.startswith("## "):
+                section = int(m.group(2).split(".")[0]) if m else 0
+            continue
+        if _TABLE_ROW.match(line):
+            flush()
+            out.append((section, number, line, True))
+            continue
+        if not line.strip() or _LIST_ITEM.match(line):
+            flush()
+        if line.strip():
+            if not para:
+                start = number
+            para.append(line.strip())
+    flush()
+    return out
+
+
+def _conditioned(unit: str, is_row: bool, m: re.Match[str]) -> bool:
+    """Whether this mention of a code states when it applies (the forms are listed in
+    docs/conformance.md, "Maintaining the suite")."""
+    if is_row:  # a table row with a condition cell: another cell of two words or more
+        cells = [c.strip() for c in unit.strip().strip("|").split("|")]
+        return any(not _CODE.search(c) and len(c.split()) >= 2 for c in cells)
+    if len(set(_CODE.findall(unit))) == 1 and _CONDITION.search(unit):
+        return True  # the sentence's only code, and it says when
+    rest, before = unit[m.end() :], unit[: m.start()]
+    label = _LABEL.match(rest)
+    if label and label.group(1) and _CONDITION.search(label.group(1)):
+        return True  # SR716 (warning, when …)
+    if (
+        label
+        and label.group(2)
+        and (_CONDITION.search(label.group(2)) or len(label.group(2).split()) >= 3)
+    ):
+        return True  # SR504: a record's seq is not greater than …
+    if _MAPPING.match(rest) and not (label and label.group(1)):
+        return True  # SR202 type, SR203 enum/const
+    for form in (_TAGGED, _STATED):  # a step key not in it (SR410); a dangling one is SR103
+        t = form.search(before)
+        if t and len(t.group(1).split()) >= 2 and not _CODE.search(t.group(1)):
+            return True
+    return False
+
+
+def unconditioned_codes(text: str) -> list[tuple[str, int]]:
+    """Codes that spec.md's normative sections (§1-§11) name without ever saying when they
+    apply: (code, the line of its first mention). A code needs one conditioned mention."""
+    first: dict[str, int] = {}
+    ok: set[str] = set()
+    for section, line, unit, is_row in _spec_units(text):
+        if section not in NORMATIVE:
+            continue
+        for m in _CODE.finditer(unit):
+            code = m.group(0)
+            first.setdefault(code, line)
+            if code not in ok and _conditioned(unit, is_row, m):
+                ok.add(code)
+    return sorted(((c, n) for c, n in first.items() if c not in ok), key=lambda x: x[1])
+
+
+_LEASE_KEY_ROW = re.compile(r"^\|\s*`([a-z_]+)`\s*\|")
+WORKLOG_SCHEMA = "worklog-event/1.json"  # §6: every record is valid against it
+LEASE_FILE = "00-session.active"
+WORKLOG_FILE = "00-worklog.jsonl"
+
+
+def spec_fields(text: str) -> dict[str, set[str]]:
+    """The fields the spec defines for the files a sequence compares: the lease's keys (the
+    first column of §7's key table) and a worklog record's (§6: its schema's properties)."""
+    lease: set[str] = set()
+    section = ""
+    for line in text.splitlines():
+        m = _SECTION.match(line)
+        if m or line.startswith("## "):
+            section = m.group(2) if m else ""
+        elif section == "7":
+            key = _LEASE_KEY_ROW.match(line)
+            if key:
+                lease.add(key.group(1))
+    record = set(load_schema(WORKLOG_SCHEMA).get("properties", {}))
+    return {LEASE_FILE: lease, WORKLOG_FILE: record}
+
+
+def _undefined_fields(case: Case, where: str, fields: dict[str, set[str]]) -> list[str]:
+    """A sequence's expected lease or worklog holding a field the spec does not define."""
+    out: list[str] = []
+    for top in sorted(p for p in case.expected_dir.iterdir() if p.is_dir()):
+        for name, known in fields.items():
+            path = top / name
+            if not path.is_file():
+                continue
+            data = path.read_bytes()
+            lines = data.splitlines() if name.endswith(".jsonl") else [data]
+            for number, line in enumerate(lines, 1):
+                try:
+                    doc = json.loads(line)
+                except ValueError:
+                    continue  # a torn record: compared byte for byte
+                if not isinstance(doc, dict):
+                    continue
+                extra = sorted(set(doc) - known)
+                if extra:
+                    at = f" line {number}" if name.endswith(".jsonl") else ""
+                    rule = "§7" if name == LEASE_FILE else "§6"
+                    out.append(
+                        f"{where}: expected/{top.name}/{name}{at} holds {', '.join(extra)}, "
+                        f"which docs/spec.md {rule} does not define"
+                    )
+    return out
+
+
+def spec_problems(text: str) -> list[str]:
+    """The spec's own lint: every code its normative sections name has its condition."""
+    return [
+        f"docs/spec.md line {line}: {code} is named, but no mention of it in §1-§11 says when "
+        "it applies (a table row with a condition cell, a sentence naming only it with a "
+        "condition word, `CODE (when …)`, `CODE: condition`, or `condition (CODE)`)"
+        for code, line in unconditioned_codes(text)
+    ]
+
+
 def _spec_sections(repo: Path) -> dict[str, set[str]] | None:
     spec = repo / "docs" / "spec.md"
     try:
@@ -237,7 +399,11 @@ def _schema_keywords(node: Any, out: set[str]) -> None:
             _schema_keywords(v, out)
 
 
-def _check_case(case: Case, sections: dict[str, set[str]] | None) -> list[str]:
+def _check_case(
+    case: Case,
+    sections: dict[str, set[str]] | None,
+    fields: dict[str, set[str]] | None = None,
+) -> list[str]:
     where = f"{case.group}/{case.path.name}"
     out: list[str] = []
     if not schemas.is_valid(CASE_SCHEMA, case.data):
@@ -254,7 +420,10 @@ def _check_case(case: Case, sections: dict[str, set[str]] | None) -> list[str]:
     has_expected = case.expected_dir.is_dir()
     files_mode = case.expected.get("files")
     if case.operation == "sequence":
-        return out + _sequence_problems(case, where, sections)
+        out += _sequence_problems(case, where, sections)
+        if fields is not None and case.expected_dir.is_dir():
+            out += _undefined_fields(case, where, fields)
+        return out
     if case.operation in WRITING_OPERATIONS:
         if files_mode == "expected" and not has_expected:
             out.append(f"{where}: expected.files is `expected` but there is no expected/ directory")
@@ -459,6 +628,11 @@ def lint_suite(suite: Path, repo: Path | None = None) -> LintResult:
     repo = repo or suite.resolve().parents[1]
     res = LintResult()
     sections = _spec_sections(repo)
+    fields: dict[str, set[str]] | None = None
+    if sections is not None:
+        text = (repo / "docs" / "spec.md").read_text(encoding="utf-8")
+        res.problems += spec_problems(text)
+        fields = spec_fields(text)
     res.spec = repo / "docs" / "spec.md" if sections is not None else None
     seen: dict[str, str] = {}
     dirs = case_dirs(suite)
@@ -479,7 +653,7 @@ def lint_suite(suite: Path, repo: Path | None = None) -> LintResult:
             continue
         case = Case(group, case_dir, data)
         res.cases.append(case)
-        res.problems += _check_case(case, sections)
+        res.problems += _check_case(case, sections, fields)
         if case.id in seen:
             res.problems.append(f"{where}: id {case.id!r} is also used by {seen[case.id]}")
         seen[case.id] = where

@@ -342,9 +342,11 @@ _CREATED: contextvars.ContextVar[list[tuple[WriteContext, dict[str, Any], bool]]
 
 def no_lease_left_on_failure(fn: Callable[P, R]) -> Callable[P, R]:
     """For a write service: a lease that :func:`acquire` created during it (there was none,
-    or it had ended or was unreadable) is removed again when the write is refused (a
-    :class:`ServiceError`, e.g. SR161), so a failed write leaves no lease behind
-    (docs/spec.md §7). A lease kept, adopted or taken over is left as it is."""
+    or it had ended or was unreadable) is removed again when the write then fails (a
+    :class:`ServiceError` after the lease was taken: SR160, SR162, SR163), so a failed write
+    leaves no lease behind (docs/spec.md §7, "Refused writes"; every check that can refuse a
+    write runs before the lease is taken). A lease kept, adopted or taken over is left as it
+    is."""
 
     @functools.wraps(fn)
     def run(*args: P.args, **kwargs: P.kwargs) -> R:

@@ -21,6 +21,7 @@ from session_resume.core import changes, write_moments
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.outcomes import LeaseAction
+from session_resume.core.timeutil import format_ts
 from session_resume.core.versions import CURRENT
 from session_resume.core.workflow import Workflow, WorkflowError, load_workflow, state_workflow_spec
 from session_resume.core.write_checks import one_form
@@ -199,6 +200,22 @@ def _workflow_of(doc: dict[str, Any] | None, spec: str | None, default: str) -> 
         raise ServiceError(exc.diagnostics, 2) from None
 
 
+def _check_new_state(
+    ctx: WriteContext, loaded: store.Loaded, doc: dict[str, Any], wf: Workflow
+) -> None:
+    """§4 step 3 before the lease is taken: the new document as the save would write it
+    (``updated`` now, the next revision) is refused (SR161, SR166) if it is not a valid
+    state, so a write that must take a lease first never takes one it would give back."""
+    new = {**doc, "updated": format_ts(ctx.now), "revision": loaded.revision + 1}
+    data = store.serialize(new)
+    try:
+        store.check_size(ctx.store_session, data)
+        store.check_writable(new, wf, ctx.now, ctx.state_path, data=data)
+    except store.StoreError as exc:
+        located = _located(exc.diagnostics, ctx.state_path)
+        raise ServiceError(_with_repair_advice(located, loaded, ctx)) from None
+
+
 class _Heartbeat:
     """The lease heartbeat of a write, refreshed under its save's lock (``store.save(then=)``)
     after the state and the worklog event. A failure to write the lease (SR515) is raised
@@ -262,6 +279,9 @@ def write_state(ctx: WriteContext, build: Build) -> WriteResult:
         except TransitionError as exc:
             raise ServiceError(_located(exc.diagnostics, ctx.state_path)) from None
         if plan.action != "keep":
+            # every check that can refuse the write comes before the lease is taken: a
+            # refused write writes nothing (docs/spec.md §7, "Refused writes")
+            _check_new_state(ctx, loaded, change.document, wf)
             try:
                 before += acquire(ctx, plan, log_start=True, implicit=ctx.session is None)
             except LeaseChanged:
