@@ -342,12 +342,47 @@ def fit(head: str, plan: str, tail: str, shown: str, limit: int = PLAN_LIMIT) ->
 # --- hooks install / uninstall -------------------------------------------------------------
 
 
+# What the hooks import beyond the CLI itself: session-start's plan, the compaction note.
+HOOK_MODULES = (
+    "session_resume.cli.commands.resume",
+    "session_resume.services.resume",
+    "session_resume.services.context",
+    "session_resume.services.hook_config",
+    "session_resume.storage.store",
+    "session_resume.storage.worklog",
+    "session_resume.core.timeutil",
+)
+
+
+def warm_bytecode() -> None:
+    """Import the modules the hooks load, so that Python's own bytecode cache holds them
+    before the host's first event: on a checkout without bytecode (an editable install, a
+    fresh clone) compiling them was most of the first session-start, which the host waits
+    for. Python writes that cache as on any run, and skips it where it cannot write."""
+    # lazy: only `hooks install` warms the modules
+    import contextlib
+    import importlib
+
+    from session_resume.core.compiled import INDEX
+    from session_resume.core.versions import CURRENT
+
+    # the generated check of the current state schema: the largest module a hook loads
+    state_check = "_session_state_" + CURRENT.replace(".", "_")
+    compiled = [f"session_resume.core.compiled.{n}" for n in INDEX.values() if n == state_check]
+    for name in (*HOOK_MODULES, *compiled):
+        # a partial installation: the hook itself still allows
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
 def _run_install(args: argparse.Namespace) -> int:
     from session_resume.services.hook_config import install, uninstall
 
     hosts = tuple(dict.fromkeys(args.host or HOSTS))
     fn = install if args.action == "install" else uninstall
     changes = fn(args.root, hosts, dry_run=args.dry_run)
+    if args.action == "install" and not args.dry_run:
+        warm_bytecode()
     if args.format == "json":
         emit_json({"ok": True, "dry_run": args.dry_run, "changes": [c.to_json() for c in changes]})
         return 0
