@@ -65,7 +65,10 @@ def _hook_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--host",
         metavar="HOST",
-        help=f"{', '.join(HOSTS)} (default: detected from the input)",
+        help=f"{', '.join(HOSTS)}: the host whose file configures this command (`hooks install` "
+        "writes --host claude into .claude/settings.json); another host reading that file gets "
+        "no answer from it while its own file runs the event. The answer's host is detected "
+        "from the input (this one when the input says nothing)",
     )
     p.set_defaults(func=_run_parsed, format="json")
 
