@@ -9,11 +9,14 @@ tag's move is played in a scratch git repository.
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any
 
+import pytest
 from ruamel.yaml import YAML
 
 from conftest import REPO
@@ -136,3 +139,19 @@ def test_readme_pins_the_action_by_the_major_tag_and_shows_the_sha_form() -> Non
     assert re.search(rf"uses: {re.escape(repo)}@COMMIT # v\d+\.\d+\.\d+\n", text)
     assert "'refs/tags/v0.1.0^{}'" in text  # how to find COMMIT, as a command that runs
     assert "tags are never moved" not in text
+
+
+def test_the_workflow_meets_schemastores_github_workflow_schema(tmp_path: Path) -> None:
+    """check-jsonschema's vendored SchemaStore schema for workflows (the `bench` extra) accepts
+    release.yml and refuses a copy with a job missing its `runs-on` (the check can fail)."""
+    exe = Path(sys.executable).parent / "check-jsonschema"
+    if not exe.is_file() and shutil.which("check-jsonschema") is None:
+        pytest.skip("check-jsonschema is not installed: pip install -e '.[bench]'")
+    cmd = [str(exe) if exe.is_file() else "check-jsonschema", "--builtin-schema"]
+    cmd.append("vendor.github-workflows")
+    ok = subprocess.run([*cmd, str(RELEASE)], capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    broken = tmp_path / "release.yml"
+    broken.write_text(RELEASE.read_text().replace("    runs-on: ubuntu-latest\n", "", 1))
+    bad = subprocess.run([*cmd, str(broken)], capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 1, bad.stdout + bad.stderr
