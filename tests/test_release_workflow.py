@@ -141,6 +141,8 @@ def test_readme_pins_the_action_by_the_major_tag_and_shows_the_sha_form() -> Non
     assert "tags are never moved" not in text
 
 
+# Test tier (README "Test tiers"): two check-jsonschema processes, about 4 s of CPU.
+@pytest.mark.slow
 def test_the_workflow_meets_schemastores_github_workflow_schema(tmp_path: Path) -> None:
     """check-jsonschema's vendored SchemaStore schema for workflows (the `bench` extra) accepts
     release.yml and refuses a copy with a job missing its `runs-on` (the check can fail)."""
