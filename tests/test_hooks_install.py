@@ -217,3 +217,22 @@ def test_vscode_running_the_claude_configuration_answers_once(repo: Path) -> Non
     github_argv = _configured_command(repo, GITHUB_FILE, "PreToolUse")
     out = json.loads(run_cli(*github_argv, input=data, cwd=repo).stdout)
     assert out["hookSpecificOutput"]["permissionDecision"] == "deny"
+
+
+def test_install_leaves_the_bytecode_the_first_hook_needs(repo: Path, tmp_path: Path) -> None:
+    """On a package without bytecode the first session-start compiled every module of the
+    plan while the host waited; `hooks install` imports them, so Python's own cache holds
+    them (and the state schema's generated check) before the host's first event. A dry run
+    writes nothing, bytecode included."""
+
+    def compiled_after(*args: str) -> set[str]:
+        cache = tmp_path / f"pycache{len(args)}"
+        env = {"PYTHONPYCACHEPREFIX": str(cache), "PYTHONDONTWRITEBYTECODE": ""}
+        assert run_cli("hooks", "install", *args, cwd=repo, env=env).returncode == 0
+        return {p.name.split(".")[0] for p in cache.rglob("*.pyc") if "session_resume" in str(p)}
+
+    dry = compiled_after("--dry-run")
+    real = compiled_after()
+    needed = {"resume", "snapshot", "resume_decision", "plan_text", "worklog", "_session_state_3_0"}
+    assert needed <= real, sorted(needed - real)
+    assert not needed & dry, sorted(needed & dry)

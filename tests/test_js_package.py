@@ -196,6 +196,33 @@ def test_pack_holds_the_license(tarball: Path) -> None:
         assert member is not None and member.read() == (REPO / "LICENSE").read_bytes()
 
 
+@pytest.mark.packaging
+def test_every_export_has_type_declarations(tarball: Path, tmp_path: Path) -> None:
+    """@arethetypeswrong/cli on the packed tarball: every entry of `exports` resolves to type
+    declarations under node16 (from ESM) and bundler, with no problem reported. Its
+    `esm-only` profile leaves out node16's `require` and node10: the package is ESM only
+    (`"type": "module"`), so those resolutions cannot load it whatever its types say."""
+    attw = REPO / "node_modules" / ".bin" / "attw"
+    if not attw.is_file():
+        pytest.skip("@arethetypeswrong/cli is not installed: run `npm ci` at the repository root")
+    proc = _run([str(attw), str(tarball), "--profile", "esm-only", "--format", "json"], tmp_path)
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0, report.get("problems")
+    ignored = {"node10", "node16-cjs"}
+    problems = [p for p in report["analysis"]["problems"] if p.get("resolutionKind") not in ignored]
+    assert problems == []
+    exports = json.loads((PKG / "package.json").read_text())["exports"]
+    entries = report["analysis"]["entrypoints"]
+    assert set(entries) == set(exports)
+    for name in exports:
+        if name == "./package.json":
+            continue
+        entry = entries[name]["resolutions"]
+        for kind in ("node16-esm", "bundler"):
+            resolution = entry[kind]["resolution"]
+            assert resolution["fileName"].endswith(".d.ts"), (name, kind, resolution)
+
+
 def _offline_project(tarball: Path, where: Path) -> None:
     """package.json + package-lock.json for a consumer of the tarball, with the dependencies'
     versions and integrity taken from the repository's lock, so `npm ci --offline` takes

@@ -253,6 +253,54 @@ def test_resources_and_resume_prompt(tmp_path: Path) -> None:
     assert "`fresh_start`" in text and "call `init`" in text
 
 
+def test_prompt_arguments_and_resource_errors_have_the_specified_codes(tmp_path: Path) -> None:
+    """The MCP specification (2025-11-25, prompts and resources): a missing required prompt
+    argument, an invalid one and an unknown prompt are JSON-RPC -32602; an unknown resource
+    -32002; resources/templates/list answers (a template every built-in workflow expands)."""
+    from mcp.shared.exceptions import MCPError
+
+    root = _repo(tmp_path)
+
+    async def go() -> tuple[dict[str, tuple[int, str]], Any, str]:
+        codes: dict[str, tuple[int, str]] = {}
+        async with server(root) as c:
+            for label, name, args in (
+                ("missing", "resume", None),
+                ("empty", "resume", {"project": ""}),
+                ("step only", "resume", {"step": "1"}),
+                ("unknown argument", "resume", {"project": "demo", "colour": "red"}),
+                ("invalid project", "resume", {"project": "../elsewhere"}),
+                ("unknown prompt", "nope", {"project": "demo"}),
+            ):
+                try:
+                    await c.get_prompt(name, args)
+                except MCPError as exc:
+                    codes[label] = (exc.code, exc.message)
+            try:
+                await c.read_resource("session-resume://skills/nope/SKILL.md")
+            except MCPError as exc:
+                codes["resource"] = (exc.code, exc.message)
+            templates = await c.list_resource_templates()
+            (t,) = templates.resource_templates
+            expanded = t.uri_template.replace("{workflow}", "generic")
+            text = (await c.read_resource(expanded)).contents[0].text
+        return codes, templates, text
+
+    codes, _, text = run(go)
+    assert {k: v[0] for k, v in codes.items()} == {
+        "missing": -32602,
+        "empty": -32602,
+        "step only": -32602,
+        "unknown argument": -32602,
+        "invalid project": -32602,
+        "unknown prompt": -32602,
+        "resource": -32002,
+    }
+    assert codes["missing"][1] == "Missing required arguments: project"
+    assert "colour" in codes["unknown argument"][1]
+    assert text == (REPO / "docs" / "skills" / "generic" / "SKILL.md").read_text()
+
+
 # --- a whole life cycle --------------------------------------------------------------------
 
 

@@ -377,3 +377,37 @@ def test_a_usage_error_still_yields_a_document(
 
     report = _check(out.stdout, "schema/report/validate-1.json")
     assert report["valid"] is False and report["error"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("validate", "--format", "sarif", "--bogus-option", "agent-output"),
+        ("validate", "--format=sarif", "--max-size", "abc"),
+        ("validate", "--output-format", "sarif", "--color", "purple"),
+        ("validate", "--output-format=sarif", "--strict", "--bogus"),
+        ("validate", "--form", "sarif", "--now"),  # an abbreviation argparse accepts
+        ("--bogus", "validate", "--format", "sarif"),  # the top-level parser's error
+        ("resume", "--format", "sarif", "agent-output"),  # a command without SARIF
+        ("validate", "--format", "sarif", "--format", "nope"),
+    ],
+)
+def test_an_argparse_error_still_yields_a_sarif_log(repo: Path, args: tuple[str, ...]) -> None:
+    """SARIF asked for anywhere in the arguments: argparse's own usage errors (exit 2, its
+    message on stderr) still write a log valid against the official schema, the error as the
+    failed invocation's notification, so the action never uploads an empty file."""
+    proc = run_cli(*args, cwd=repo)
+    assert proc.returncode == 2, proc.stderr
+    assert "error:" in proc.stderr  # argparse's usage and message, as without SARIF
+    doc = json.loads(proc.stdout)
+    assert _schema_errors(doc) == []
+    (inv,) = doc["runs"][0]["invocations"]
+    assert inv["executionSuccessful"] is False
+    (note,) = inv["toolExecutionNotifications"]
+    assert note["level"] == "error"
+    assert note["message"]["text"] == proc.stderr.strip().splitlines()[-1]
+
+
+def test_a_sarif_value_after_the_separator_is_a_path_not_a_format(repo: Path) -> None:
+    proc = run_cli("validate", "--bogus", "--", "--format", "sarif", cwd=repo)
+    assert proc.returncode == 2 and proc.stdout == ""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import os
 import sys
 from collections.abc import Sequence
@@ -72,6 +73,35 @@ def _refused(args: argparse.Namespace, diags: list[Diagnostic], message: str) ->
     return bool(on_refusal is not None and on_refusal(args, diags, message))
 
 
+# The options naming validate's output format, and how argparse lets them be shortened.
+_FORMAT_OPTIONS = ("--format", "--output-format")
+
+
+def wants_sarif(argv: list[str]) -> bool:
+    """Whether ``argv`` asks for SARIF output (``--format sarif``, ``--output-format=sarif``,
+    an abbreviation argparse accepts), anywhere before a ``--``: then every exit path,
+    argparse's own usage errors too, writes a SARIF log (a caller uploads whatever is there)."""
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            return False
+        name, eq, value = arg.partition("=")
+        if len(name) < 4 or not any(o.startswith(name) for o in _FORMAT_OPTIONS):
+            continue
+        if (value if eq else (argv[i + 1] if i + 1 < len(argv) else "")) == "sarif":
+            return True
+    return False
+
+
+def _sarif_refusal(message: str) -> None:
+    """The SARIF log of a run refused before anything was checked: the invocation failed,
+    ``message`` its notification (the same document `validate` writes for its refusals)."""
+    # lazy: only a refused SARIF run renders here
+    from session_resume.reporters import REPORTERS
+
+    sys.stdout.write(REPORTERS["sarif"].render([], False, refused=message.strip() or "error"))
+    sys.stdout.flush()
+
+
 def _json_error(diags: list[Diagnostic], message: str = "") -> None:
     doc: dict[str, object] = {"ok": False, "diagnostics": diag_json(diags)}
     if message:
@@ -93,14 +123,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         import argcomplete
 
         argcomplete.autocomplete(build_parser())
+    sarif = wants_sarif(args_list)
+    errors = io.StringIO() if sarif else None
     try:
         parser = build_parser(first if first in KNOWN else None)
-        args = parser.parse_args(args_list)
+        with contextlib.redirect_stderr(errors) if errors else contextlib.nullcontext():
+            args = parser.parse_args(args_list)
         args.argv = args_list  # the command line as given, for the commands a refusal prints
     except SystemExit as exc:  # argparse: --help/--version exit 0, usage errors exit 2
-        return int(exc.code or 0)
+        code = int(exc.code or 0)
+        if errors is not None:
+            told = errors.getvalue()
+            sys.stderr.write(told)
+            if code:  # a usage error still yields the SARIF log the caller uploads
+                _sarif_refusal(told.strip().splitlines()[-1] if told.strip() else "usage error")
+        return code
     except Exception as exc:  # noqa: BLE001 - a broken installation, not bad input
-        sys.stderr.write(f"session-resume: SR900 internal error: {type(exc).__name__}: {exc}\n")
+        message = f"SR900 internal error: {type(exc).__name__}: {exc}"
+        sys.stderr.write(f"session-resume: {message}\n")
+        if sarif:
+            _sarif_refusal(message)
         return EXIT_INTERNAL
     stdout = sys.stdout
     with contextlib.suppress(AttributeError, ValueError):
@@ -155,9 +197,11 @@ def _run(args: argparse.Namespace) -> int:
         from session_resume.storage.store import StoreError
 
         if isinstance(exc, StoreError):  # a storage refusal no service translated: coded
+            _refused(args, exc.diagnostics, "; ".join(d.message for d in exc.diagnostics))
             print_diagnostics(exc.diagnostics, sys.stderr)
             return EXIT_INVALID
 
+        _refused(args, [], f"SR900 internal error: {type(exc).__name__}: {exc}")
         sys.stderr.write(
             f"session-resume: SR900 internal error: {type(exc).__name__}: {exc}\n"
             "This is a bug; please report it with the command you ran.\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from session_resume.core.workflow import Deliverable, StepDef, Workflow
-from session_resume.core.write_moments import one_form
+from session_resume.core.write_checks import one_form
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

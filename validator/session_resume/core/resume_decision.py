@@ -27,7 +27,7 @@ from session_resume.core.resume_messages import explain
 from session_resume.core.rules import ordered_step_keys
 from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.core.workflow import Workflow
-from session_resume.core.write_moments import started_at_gate
+from session_resume.core.write_checks import started_at_gate
 from session_resume.records import field, record
 
 TYPE_CHECKING = False

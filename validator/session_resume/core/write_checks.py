@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import DiagnosticsError, pointer_join
@@ -155,3 +155,18 @@ def append_unique(target: list[Any], new: Iterable[str]) -> None:
         if norm not in seen:
             target.append(p)
             seen.add(norm)
+
+
+def started_at_gate(events: Sequence[Mapping[str, Any]], key: str) -> bool:
+    """Whether the latest event of step ``key`` in ``events`` (the worklog's tail) is its
+    start by an orchestrator ``transition`` (a ``step_start`` naming the step it completed),
+    with no checkpoint since: the step was handed over at a gate and did no recorded work."""
+    for ev in reversed(events):
+        if ev.get("step") != key:
+            continue
+        if ev.get("event") == "step_start":
+            detail = ev.get("detail")
+            return isinstance(detail, dict) and "completed" in detail
+        if ev.get("event") in ("checkpoint", "step_complete", "step_skip"):
+            return False
+    return False

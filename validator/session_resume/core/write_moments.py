@@ -17,7 +17,7 @@ one new document and therefore one write.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from session_resume.core.codes import diag
@@ -46,6 +46,9 @@ from session_resume.core.write_checks import (
 )
 from session_resume.core.write_checks import (
     one_form as one_form,
+)
+from session_resume.core.write_checks import (
+    started_at_gate as started_at_gate,
 )
 from session_resume.records import record
 
@@ -631,18 +634,3 @@ def transition(
     for k, v in decisions.items():
         new = set_decision(new, wf, k, v, via="transition")
     return start_step(new, wf, start_key, now, force=force)
-
-
-def started_at_gate(events: Sequence[Mapping[str, Any]], key: str) -> bool:
-    """Whether the latest event of step ``key`` in ``events`` (the worklog's tail) is its
-    start by an orchestrator ``transition`` (a ``step_start`` naming the step it completed),
-    with no checkpoint since: the step was handed over at a gate and did no recorded work."""
-    for ev in reversed(events):
-        if ev.get("step") != key:
-            continue
-        if ev.get("event") == "step_start":
-            detail = ev.get("detail")
-            return isinstance(detail, dict) and "completed" in detail
-        if ev.get("event") in ("checkpoint", "step_complete", "step_skip"):
-            return False
-    return False

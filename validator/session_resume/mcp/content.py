@@ -49,6 +49,30 @@ def skill_resources() -> list[SkillResource]:
     return out
 
 
+@record(frozen=True)
+class SkillTemplate:
+    uri_template: str  # RFC 6570
+    name: str
+    title: str
+    description: str
+    mime_type: str = "text/markdown"
+
+
+def skill_templates() -> list[SkillTemplate]:
+    """The skill's SKILL.md of any built-in workflow, as one template (``resources/list``
+    names each expansion; :func:`read_resource` reads them)."""
+    return [
+        SkillTemplate(
+            uri_template=f"{RESOURCE_PREFIX}{{workflow}}/SKILL.md",
+            name="skill",
+            title="session-resume skill of a workflow",
+            description="The generated SKILL.md of a built-in workflow's skill; workflow: "
+            + ", ".join(BUILTINS)
+            + ".",
+        )
+    ]
+
+
 def read_resource(uri: str) -> str | None:
     """The text of a skill resource, or None when ``uri`` names none."""
     if not uri.startswith(RESOURCE_PREFIX):
@@ -62,11 +86,37 @@ def read_resource(uri: str) -> str | None:
 # --- the resume prompt ---------------------------------------------------------------------
 
 
+# The ``resume`` prompt's arguments: name -> (required, description).
+PROMPT_ARGUMENTS = {
+    "project": (True, "the project name"),
+    "step": (False, "the step asking (default: the orchestrator)"),
+}
+
+
+class PromptArgumentError(ValueError):
+    """The prompt's arguments are missing or invalid (the server answers JSON-RPC -32602,
+    as the MCP specification asks of prompts/get)."""
+
+
 def resume_prompt(rt: Runtime, arguments: dict[str, str] | None) -> tuple[str, str]:
-    """(description, text) of the ``resume`` prompt: the plan the ``resume`` tool answers."""
-    args: dict[str, Any] = {k: v for k, v in (arguments or {}).items() if v}
+    """(description, text) of the ``resume`` prompt: the plan the ``resume`` tool answers.
+    :class:`PromptArgumentError` for a missing required argument, an unknown one, or one the
+    ``resume`` tool refuses as an argument (SR180)."""
+    given = dict(arguments or {})
+    unknown = sorted(k for k in given if k not in PROMPT_ARGUMENTS)
+    if unknown:
+        raise PromptArgumentError(
+            f"Invalid prompt arguments: unknown {', '.join(map(repr, unknown))} (the resume "
+            f"prompt takes {', '.join(PROMPT_ARGUMENTS)})"
+        )
+    missing = [k for k, (req, _) in PROMPT_ARGUMENTS.items() if req and not given.get(k)]
+    if missing:
+        raise PromptArgumentError(f"Missing required arguments: {', '.join(missing)}")
+    args: dict[str, Any] = {k: v for k, v in given.items() if v}
     out = call(rt, "resume", args)
     codes = [d.get("code") for d in out.result.get("diagnostics", [])]
+    if not out.ok and "SR180" in codes:
+        raise PromptArgumentError("Invalid prompt arguments: " + out.text.strip())
     if not out.ok and codes == ["SR100"] and args.get("project"):
         # services.resume refuses a directory that does not exist: no session yet.
         return (

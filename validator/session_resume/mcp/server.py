@@ -20,6 +20,7 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
 from session_resume import __version__
@@ -28,6 +29,8 @@ from session_resume.mcp.lease_keeper import HEARTBEAT_SECONDS, LeaseKeeper
 from session_resume.mcp.runtime import Runtime
 from session_resume.mcp.stdio import envelope, loop_stdio, unreadable, wires_blocking
 from session_resume.mcp.tools import call, tools
+
+RESOURCE_NOT_FOUND = -32002  # the MCP specification's code for resources/read
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -99,8 +102,8 @@ def build_server(rt: Runtime) -> Server[Any]:
     ) -> types.ReadResourceResult:
         uri = str(params.uri)
         text = content.read_resource(uri)
-        if text is None:
-            raise ValueError(f"SR180 invalid-tool-arguments: no resource {uri!r}")
+        if text is None:  # the specification's "Resource not found"
+            raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri!r}", {"uri": uri})
         return types.ReadResourceResult(
             contents=[types.TextResourceContents(uri=uri, mime_type="text/markdown", text=text)]
         )
@@ -114,14 +117,8 @@ def build_server(rt: Runtime) -> Server[Any]:
                     description="The resume decision for a project and the agent's first "
                     "action, as tool calls.",
                     arguments=[
-                        types.PromptArgument(
-                            name="project", description="the project name", required=True
-                        ),
-                        types.PromptArgument(
-                            name="step",
-                            description="the step asking (default: the orchestrator)",
-                            required=False,
-                        ),
+                        types.PromptArgument(name=name, description=text, required=required)
+                        for name, (required, text) in content.PROMPT_ARGUMENTS.items()
                     ],
                 )
             ]
@@ -129,13 +126,30 @@ def build_server(rt: Runtime) -> Server[Any]:
 
     async def get_prompt(_ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
         if params.name != "resume":
-            raise ValueError(f"SR180 invalid-tool-arguments: no prompt {params.name!r}")
-        description, text = content.resume_prompt(rt, params.arguments)
+            raise MCPError(types.INVALID_PARAMS, f"Invalid prompt name: {params.name!r}")
+        try:
+            description, text = content.resume_prompt(rt, params.arguments)
+        except content.PromptArgumentError as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from None
         return types.GetPromptResult(
             description=description,
             messages=[
                 types.PromptMessage(role="user", content=types.TextContent(type="text", text=text))
             ],
+        )
+
+    async def list_resource_templates(_ctx: Any, _params: Any) -> types.ListResourceTemplatesResult:
+        return types.ListResourceTemplatesResult(
+            resource_templates=[
+                types.ResourceTemplate(
+                    uri_template=t.uri_template,
+                    name=t.name,
+                    title=t.title,
+                    description=t.description,
+                    mime_type=t.mime_type,
+                )
+                for t in content.skill_templates()
+            ]
         )
 
     return Server(
@@ -147,6 +161,7 @@ def build_server(rt: Runtime) -> Server[Any]:
         on_call_tool=call_tool,
         on_list_resources=list_resources,
         on_read_resource=read_resource,
+        on_list_resource_templates=list_resource_templates,
         on_list_prompts=list_prompts,
         on_get_prompt=get_prompt,
     )

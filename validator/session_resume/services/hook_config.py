@@ -26,6 +26,7 @@ from pathlib import Path
 from session_resume.core.codes import diag
 from session_resume.records import record
 from session_resume.services.errors import ServiceError
+from session_resume.services.hook_hosts import CLAUDE_FILE, GITHUB_FILE, HOSTS
 from session_resume.storage import fileio
 from session_resume.storage.config import ConfigError, load_config
 from session_resume.storage.held import HeldDir, StoreError, read_path
@@ -36,8 +37,6 @@ if TYPE_CHECKING:
 
     from session_resume.core.diagnostics import Diagnostic
 
-GITHUB_FILE = Path(".github") / "hooks" / "session-resume.json"
-CLAUDE_FILE = Path(".claude") / "settings.json"
 TIMEOUT = 10  # seconds the host waits for one hook
 MAX_CONFIG = 1024 * 1024  # a larger configuration file is refused (SR190)
 # Event name in the configuration -> the hook's EVENT argument.
@@ -50,7 +49,9 @@ EVENTS = {
 }
 # Claude Code's file tools and its shell: the tools the tool hooks run for.
 CLAUDE_TOOLS = "Write|Edit|MultiEdit|NotebookEdit|Bash"
-HOSTS_OF_FILE = {GITHUB_FILE: ("vscode", "copilot"), CLAUDE_FILE: ("claude",)}
+# The file install writes for each host: its home (services/hook_hosts.py); the hosts that
+# read a file without calling it home run its commands too, which then stay silent for them.
+HOSTS_OF_FILE = {f: tuple(h.name for h in HOSTS if h.home == f) for f in (GITHUB_FILE, CLAUDE_FILE)}
 
 
 @record(frozen=True)
@@ -101,6 +102,44 @@ def entries(path: Path) -> dict[str, dict[str, Any]]:
     if path == GITHUB_FILE:
         return {name: github_entry(ev) for name, ev in EVENTS.items()}
     return {name: claude_entry(name, ev) for name, ev in EVENTS.items()}
+
+
+def configures(root: Path, rel: Path, event: str) -> bool:
+    """Whether the configuration file ``rel`` under ``root`` runs a `session-resume hook`
+    command for ``event`` (an EVENT argument: ``stop``), under any spelling of the event's
+    name the hosts accept (``Stop``, ``stop``, ``agentStop``). False for a file that is
+    absent, unreadable or not of the hosts' shape: no host runs anything from it then."""
+    try:
+        res = read_path(root / rel, max_size=MAX_CONFIG, root=root)
+        if res.data is None:
+            return False
+        doc = json.loads(res.data.decode("utf-8"))
+    except (OSError, ValueError, RecursionError, StoreError):
+        return False
+    hooks = doc.get("hooks") if isinstance(doc, dict) else None
+    if not isinstance(hooks, dict):
+        return False
+    for name, entries_ in hooks.items():
+        if _EVENT_OF_NAME.get(str(name).lower()) != event or not isinstance(entries_, list):
+            continue
+        for entry in entries_:
+            inner = entry.get("hooks") if isinstance(entry, dict) else None
+            for e in inner if isinstance(inner, list) else [entry]:
+                if isinstance(e, dict) and any(
+                    isinstance(e.get(k), str) and e[k].startswith("session-resume hook")
+                    for k in ("command", "bash", "powershell")
+                ):
+                    return True
+    return False
+
+
+# Each event's names in a configuration, lower case: the PascalCase ones install writes, the
+# camelCase ones Copilot also reads (agentStop and subagentStop are its stops).
+_EVENT_OF_NAME = {
+    **{name.lower(): ev for name, ev in EVENTS.items()},
+    "agentstop": "stop",
+    "subagentstop": "stop",
+}
 
 
 def find_root(start: str | os.PathLike[str]) -> Path | None:

@@ -7,7 +7,6 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
-from session_resume.core.migration import repair_command
 from session_resume.core.resume_decision import Snapshot
 from session_resume.core.rules import path_problem
 from session_resume.storage import held as held_mod
@@ -140,4 +139,8 @@ def _repair(loaded: store.Loaded, d: Path) -> str | None:
 
     if loaded.status != "invalid" or not isinstance(loaded.document, dict):
         return None
+    # the plan of a valid state (a session-start hook's) never compiles the chain's modules
+    # lazy: the migration chain only for an invalid state
+    from session_resume.core.migration import repair_command
+
     return repair_command(loaded.document, now=datetime.now(UTC), project_hint=d.resolve().name)

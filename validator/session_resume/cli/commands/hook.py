@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from session_resume.cli.commands.common import emit_json
 from session_resume.cli.parser import Command
 from session_resume.reporters.text import clean_tree
-from session_resume.services import hooks
+from session_resume.services import hook_hosts, hooks
 
 # lazy imports: a hook imports only what its event needs (the host waits)
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from session_resume.services.hooks import Sessions
 
 EVENTS = ("session-start", "pre-tool-use", "post-tool-use", "stop", "pre-compact")
-HOSTS = ("vscode", "claude", "copilot")
+HOSTS = ("vscode", "claude", "copilot")  # the records: services/hook_hosts.py
 # An event's names in the hosts' inputs and configurations, folded (lower case, no - or _).
 _EVENT_NAMES = {
     "sessionstart": "session-start",
@@ -53,8 +53,6 @@ _HOOK_EVENT = {
 MAX_INPUT = 4 * 1024 * 1024  # a larger input is not read: the hook allows
 PLAN_LIMIT = 3000  # characters of the session-start context
 COMPACTED = "Your context was compacted: the plan above is the truth."
-# Copilot's own (camelCase) input fields: a payload with one of them comes from Copilot.
-_COPILOT_KEYS = ("toolName", "toolArgs", "toolResult", "transcriptPath", "stopReason")
 
 
 def _hook_arguments(p: argparse.ArgumentParser) -> None:
@@ -67,7 +65,10 @@ def _hook_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--host",
         metavar="HOST",
-        help=f"{', '.join(HOSTS)} (default: detected from the input)",
+        help=f"{', '.join(HOSTS)}: the host whose file configures this command (`hooks install` "
+        "writes --host claude into .claude/settings.json); another host reading that file gets "
+        "no answer from it while its own file runs the event. The answer's host is detected "
+        "from the input (this one when the input says nothing)",
     )
     p.set_defaults(func=_run_parsed, format="json")
 
@@ -183,22 +184,6 @@ def event_of(doc: dict[str, Any], given: str | None) -> str | None:
     return _EVENT_NAMES.get(name.lower().replace("-", "").replace("_", "")) if name else None
 
 
-def detect_host(doc: dict[str, Any], given: str | None) -> str:
-    """The host: VS Code when the input has its camelCase common fields (``hookEventName``;
-    VS Code also runs the hooks of .claude/settings.json, configured ``--host claude``);
-    else ``--host`` when it names one; Copilot for its camelCase fields or its VS Code
-    compatible payload (``hook_event_name`` with a ``timestamp``); else Claude Code."""
-    if "hookEventName" in doc:
-        return "vscode"
-    if given in HOSTS:
-        return given
-    if any(k in doc for k in _COPILOT_KEYS) or ("sessionId" in doc):
-        return "copilot"
-    if "hook_event_name" in doc and "timestamp" in doc:
-        return "copilot"
-    return "claude"
-
-
 def answer(doc: dict[str, Any] | None, given_event: str | None, given_host: str | None) -> Any:
     """The JSON to print for this input, or None for nothing (allow, no context)."""
     if doc is None:
@@ -206,15 +191,15 @@ def answer(doc: dict[str, Any] | None, given_event: str | None, given_host: str 
     event = event_of(doc, given_event)
     if event is None:
         return None
-    host = detect_host(doc, given_host)
-    if given_host == "claude" and "hookEventName" in doc and _vscode_configured(doc):
-        # VS Code reads .claude/settings.json as well as .github/hooks: answer once, there
+    host = hook_hosts.detect(doc, given_host)
+    cwd = _text(doc, "cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+    if hook_hosts.silent_for(host, given_host) and _home_configures(host, cwd, event):
+        # this host reads this command's file and its own: the command there answers
         return None
     if event == "stop" and doc.get("stop_hook_active") is not False:
-        # Block once: only a host that says whether this stop follows a block (Claude Code,
-        # VS Code: stop_hook_active) can be blocked without looping; Copilot's input does not
+        # Block once: only an input that says whether this stop follows a block
+        # (stop_hook_active, which every host's stop sends) can be blocked without looping
         return None
-    cwd = _text(doc, "cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
 
     sessions = hooks.find_sessions(cwd)
     if sessions is None or not sessions.dirs:
@@ -225,23 +210,23 @@ def answer(doc: dict[str, Any] | None, given_event: str | None, given_host: str 
     if event == "pre-tool-use":
         name, tool_input = _tool(doc)
         reason = hooks.guard(sessions, name, tool_input)
-        return None if reason is None else _deny(host, reason)
+        return None if reason is None else host.deny(reason)
     if event == "post-tool-use":
         name, tool_input = _tool(doc)
         return _context(host, event, hooks.unlisted_written(sessions, name, tool_input))
     if event == "stop":
         reason = hooks.unrecorded_work(sessions)
-        return None if reason is None else _block(host, reason)
-    _record_compaction(sessions, doc, host)
+        return None if reason is None else host.block(reason)
+    _record_compaction(sessions, doc, host.name)
     return None
 
 
-def _vscode_configured(doc: dict[str, Any]) -> bool:
-    # lazy: only a hook configured for Claude Code that VS Code runs asks
-    from session_resume.services.hook_config import GITHUB_FILE, find_root
+def _home_configures(host: hook_hosts.Host, cwd: str, event: str) -> bool:
+    # lazy: only a command that a host runs from a file it does not call home asks
+    from session_resume.services.hook_config import configures, find_root
 
-    root = find_root(_text(doc, "cwd") or os.getcwd())
-    return root is not None and os.path.isfile(root / GITHUB_FILE)
+    root = find_root(cwd)
+    return root is not None and configures(root, host.home, event)
 
 
 def _tool(doc: dict[str, Any]) -> tuple[str, Any]:
@@ -277,32 +262,8 @@ def _printable(value: str) -> str:
 # --- answers in each host's format (schema/hooks/<host>-output.json) ---------------------------
 
 
-def _context(host: str, event: str, text: str | None) -> dict[str, Any] | None:
-    if not text:
-        return None
-    if host == "copilot":
-        return {"additionalContext": text}
-    return {"hookSpecificOutput": {"hookEventName": _HOOK_EVENT[event], "additionalContext": text}}
-
-
-def _deny(host: str, reason: str) -> dict[str, Any]:
-    if host == "copilot":
-        return {"permissionDecision": "deny", "permissionDecisionReason": reason}
-    return {
-        "hookSpecificOutput": {
-            "hookEventName": "PreToolUse",
-            "permissionDecision": "deny",
-            "permissionDecisionReason": reason,
-        }
-    }
-
-
-def _block(host: str, reason: str) -> dict[str, Any]:
-    if host == "vscode":
-        return {
-            "hookSpecificOutput": {"hookEventName": "Stop", "decision": "block", "reason": reason}
-        }
-    return {"decision": "block", "reason": reason}
+def _context(host: hook_hosts.Host, event: str, text: str | None) -> dict[str, Any] | None:
+    return host.context(_HOOK_EVENT[event], text) if text else None
 
 
 # --- the plan ------------------------------------------------------------------------------
@@ -384,12 +345,47 @@ def fit(head: str, plan: str, tail: str, shown: str, limit: int = PLAN_LIMIT) ->
 # --- hooks install / uninstall -------------------------------------------------------------
 
 
+# What the hooks import beyond the CLI itself: session-start's plan, the compaction note.
+HOOK_MODULES = (
+    "session_resume.cli.commands.resume",
+    "session_resume.services.resume",
+    "session_resume.services.context",
+    "session_resume.services.hook_config",
+    "session_resume.storage.store",
+    "session_resume.storage.worklog",
+    "session_resume.core.timeutil",
+)
+
+
+def warm_bytecode() -> None:
+    """Import the modules the hooks load, so that Python's own bytecode cache holds them
+    before the host's first event: on a checkout without bytecode (an editable install, a
+    fresh clone) compiling them was most of the first session-start, which the host waits
+    for. Python writes that cache as on any run, and skips it where it cannot write."""
+    # lazy: only `hooks install` warms the modules
+    import contextlib
+    import importlib
+
+    from session_resume.core.compiled import INDEX
+    from session_resume.core.versions import CURRENT
+
+    # the generated check of the current state schema: the largest module a hook loads
+    state_check = "_session_state_" + CURRENT.replace(".", "_")
+    compiled = [f"session_resume.core.compiled.{n}" for n in INDEX.values() if n == state_check]
+    for name in (*HOOK_MODULES, *compiled):
+        # a partial installation: the hook itself still allows
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
+
+
 def _run_install(args: argparse.Namespace) -> int:
     from session_resume.services.hook_config import install, uninstall
 
     hosts = tuple(dict.fromkeys(args.host or HOSTS))
     fn = install if args.action == "install" else uninstall
     changes = fn(args.root, hosts, dry_run=args.dry_run)
+    if args.action == "install" and not args.dry_run:
+        warm_bytecode()
     if args.format == "json":
         emit_json({"ok": True, "dry_run": args.dry_run, "changes": [c.to_json() for c in changes]})
         return 0

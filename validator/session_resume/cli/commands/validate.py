@@ -55,9 +55,11 @@ def _arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--format",
+        "--output-format",
         choices=tuple(REPORTERS),
         default="text",
-        help="output format (default: text)",
+        help="output format (default: text); with sarif, every run writes a SARIF log, a "
+        "usage error too (as a notification of a failed invocation)",
     )
     p.add_argument(
         "--select",
