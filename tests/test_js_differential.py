@@ -1,8 +1,8 @@
 """Differential test of the two implementations' writers (issue 16): random sequences of write
-moments (Hypothesis) applied through the Python CLI and through the JavaScript package's CLI
-to twin session directories give the same answers at every step (exit code, revision, step
-record, worklog event, lease action, refusal codes) and the same files at the end (state,
-.bak, worklog, lease), and each implementation validates the other's files.
+moments and pings (Hypothesis) applied through the Python CLI and through the JavaScript
+package's CLI to twin session directories give the same answers at every step (exit code,
+revision, step record, worklog event, lease action, refusal codes) and the same files at the
+end (state, .bak, worklog, lease), and each implementation validates the other's files.
 
 The Python CLI runs in process (``session_resume.cli.main``); the JavaScript CLI runs in one
 Node process per sequence (tests/node/cli_batch.mjs calls the package's ``cli``). Node
@@ -65,7 +65,7 @@ def moment(draw: st.DrawFn, wf_id: str) -> list[str]:
     kind = draw(
         st.sampled_from(
             ["start", "start", "checkpoint", "complete", "skip", "decide", "log", "finding"]
-            + ["finding", "transition"]
+            + ["finding", "transition", "review", "review", "ping"]
         )
     )
     force = ["--force"] if draw(st.booleans()) and kind in ("start", "skip", "transition") else []
@@ -95,6 +95,24 @@ def moment(draw: st.DrawFn, wf_id: str) -> list[str]:
         # two titles only, so that adding an open one again and resolving happen often
         title = draw(st.sampled_from(["no tests", "Auth flow"]))
         return ["finding", draw(st.sampled_from(["add", "add", "resolve"])), title]
+    if kind == "review":
+        # the workflow's tiers and one it refuses (SR420); counts that fit, exceed or are
+        # negative; skipped passes in and out of those planned, with or without a reason
+        argv = ["review-audit", key]
+        if draw(st.booleans()):
+            argv += ["--complexity", draw(st.sampled_from(["standard", "complex", "huge"]))]
+        for option in ("--passes-planned", "--passes-executed"):
+            if draw(st.booleans()):
+                argv += [option, str(draw(st.integers(-1, 3)))]
+        for n in draw(st.lists(st.integers(0, 3), max_size=2)):
+            argv += ["--skipped-pass", str(n)]
+        if draw(st.booleans()):
+            argv += ["--skip-reason", draw(TEXT)]
+        for model in draw(st.lists(st.sampled_from(["m1", "m2"]), max_size=2)):
+            argv += ["--model", model]
+        return argv
+    if kind == "ping":
+        return ["ping"]
     other = draw(st.sampled_from(keys))
     argv = ["transition", "--complete", key, "--start", other, *force]
     if draw(st.booleans()):

@@ -33,6 +33,7 @@ from typing import Any
 
 import jsonpatch
 import pytest
+from helpers import jstwins
 
 from session_resume.core.codes import CATALOGUE
 
@@ -870,7 +871,7 @@ RESUME_TEXT_CASES = [
     "generic-free-checkpoint",
 ]
 
-_NEW_ID = re.compile(r"\b[0-9a-f]{16}\b")
+_NEW_ID = jstwins.NEW_ID
 
 
 def _case_argv(case: Path) -> list[str]:
@@ -915,46 +916,8 @@ def test_cli_resume_text_matches_python(case: str, tmp_path: Path) -> None:
         assert outs[1] == outs[0], naming
 
 
-def _sequence_in_both(
-    argvs: list[list[str]], tmp_path: Path, node: str, *, new_ids: bool = False
-) -> dict[str, list[tuple[int, str, str]]]:
-    """Each command of ``argvs`` run in order by each CLI in its own repository: exit code,
-    stdout and stderr, the repository's path as ROOT (and, ``new_ids``, each new session id
-    as SID)."""
-    outs: dict[str, list[tuple[int, str, str]]] = {}
-    for impl in ("py", "js"):
-        root = tmp_path / impl
-        (root / ".git").mkdir(parents=True)
-        cmd = [sys.executable, "-m", "session_resume"] if impl == "py" else [node, str(CLI_JS)]
-        outs[impl] = []
-        for argv in argvs:
-            proc = _run([*cmd, *argv], root)
-            out, err = (
-                (_NEW_ID.sub("SID", x) if new_ids else x).replace(str(root), "ROOT")
-                for x in (proc.stdout, proc.stderr)
-            )
-            outs[impl].append((proc.returncode, out, err))
-    return outs
-
-
-def _tree(root: Path) -> dict[str, object]:
-    """Every file below ``root`` (the lock aside) and its text, the root's path as ROOT; a
-    state as its JSON value (JavaScript writes integer-like keys first: README, Known limits)."""
-
-    def content(f: Path) -> object:
-        text = f.read_text().replace(str(root), "ROOT")
-        if f.name.startswith("00-session-state.json"):
-            try:
-                return json.loads(text)
-            except ValueError:
-                return text
-        return text
-
-    return {
-        f.relative_to(root).as_posix(): content(f)
-        for f in sorted(root.rglob("*"))
-        if f.is_file() and not f.is_symlink() and not f.name.endswith(".lock")
-    }
+_sequence_in_both = jstwins.sequence_in_both
+_tree = jstwins.tree
 
 
 _FRESH_PLANTED = {

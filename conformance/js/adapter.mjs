@@ -12,6 +12,7 @@ import { migrateDir, recoverDir, resumeDir, validatePath } from "./lib/operation
 import { parseNow } from "./lib/timeutil.mjs";
 import { LockError } from "./lib/lock.mjs";
 import { loadWorkflow, WorkflowError } from "./lib/workflow.mjs";
+import * as L from "./lib/lease.mjs";
 import * as W from "./lib/write.mjs";
 
 const require = createRequire(import.meta.url);
@@ -48,8 +49,8 @@ function sessionDir(c) {
 /** @type {Record<string, (ctx: any, a: any) => any>} */
 const WRITES = {
   init: (ctx, a) => W.init(ctx, a.project, { workflow: a.workflow }),
-  session_start: (ctx, a) => W.sessionStart(ctx, { takeover: a.takeover }),
-  session_end: (ctx) => W.sessionEnd(ctx),
+  session_start: (ctx, a) => L.sessionStart(ctx, { takeover: a.takeover }),
+  session_end: (ctx) => L.sessionEnd(ctx),
   start: (ctx, a) => W.startStep(ctx, a.step, { force: a.force }),
   checkpoint: (ctx, a) =>
     W.checkpointStep(ctx, a.step, a.sub_step, {

@@ -295,17 +295,36 @@ export function skip(
   opts?: { force?: boolean },
 ): WriteResult;
 export function decide(ctx: Context, key: string, value: unknown): WriteResult;
-/** `session start`: create the lease, keep the caller's own, adopt an implicit one, or take over (an orphaned one, or a live one with `takeover`); SR511 otherwise. */
+/** What `sessionStart`, `sessionEnd` and `ping` did: the session, the action, the worklog
+ * events logged, the lease file now (null: removed or none) and the session whose lease was
+ * adopted or taken over (the CLI's `--format json` answer, keys in snake case). */
+export interface SessionResult {
+  session: string | null;
+  action: "created" | "kept" | "adopted" | "takeover" | "ended" | "none" | "refreshed";
+  events: WorklogEvent[];
+  lease: Record<string, unknown> | null;
+  previousSession: string | null;
+}
+/** `session start`: create the lease, keep the caller's own, adopt an implicit one, or take over (an orphaned one, or a live one with `takeover`); SR511 otherwise. An owner with a control character is SR182, a pid outside 1..2^31-1 SR183 (both `exitCode` 2). */
 export function sessionStart(
   ctx: Context,
   opts?: { takeover?: boolean; owner?: string | null; pid?: number | null },
-): { session: string; action: "created" | "kept" | "adopted" | "takeover"; events: WorklogEvent[] };
-/** `session end`: log `session_end` and remove the lease; `none` when there was none. */
-export function sessionEnd(ctx: Context): {
-  session: string | null;
-  action: "ended" | "none";
-  events: WorklogEvent[];
-};
+): SessionResult & { session: string; action: "created" | "kept" | "adopted" | "takeover" };
+/** `session end`: log `session_end` and remove the lease; `none` when there was none. SR511 for the live lease of an explicit session `ctx.session` does not name. */
+export function sessionEnd(ctx: Context): SessionResult & { action: "ended" | "none" };
+/** `ping`: refresh the lease's heartbeat (writes only the lease). SR514 without a lease, SR511 for an explicit session's live lease not named, SR512 for another session's orphaned one. */
+export function ping(ctx: Context): SessionResult & { session: string; action: "refreshed" };
+/** One review audit: the fields given are set, the lists appended (deduplicated). */
+export interface ReviewAudit {
+  complexity?: string | null;
+  passesPlanned?: number | null;
+  passesExecuted?: number | null;
+  models?: string[];
+  skipped?: number[];
+  skipReasons?: string[];
+}
+/** Write moment 6, a challenger review run: `review_audit.step_<key>`, checked against the workflow (a review-audited step, an allowed complexity, consistent pass counts, a reason for skipped passes: SR710/SR420). */
+export function reviewAudit(ctx: Context, key: string, audit: ReviewAudit): WriteResult;
 export function logDecision(
   ctx: Context,
   entry: {
@@ -373,6 +392,12 @@ export namespace transitions {
   ): StateDocument;
   function addFinding(doc: StateDocument, title: string): StateDocument;
   function resolveFinding(doc: StateDocument, title: string): StateDocument;
+  function reviewAudit(
+    doc: StateDocument,
+    wf: Workflow,
+    key: string,
+    audit: ReviewAudit,
+  ): StateDocument;
   function transition(
     doc: StateDocument,
     wf: Workflow,

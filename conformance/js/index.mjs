@@ -1,8 +1,9 @@
 // session-resume in JavaScript: the library API. See README.md and index.d.ts.
 //
 // Read side: validate, migrate, recover, the resume decision. Write side: the write moments
-// (init, start, checkpoint, complete, skip, decide, logDecision, finding, transition), each one
-// atomic save under the lock with its worklog event and the lease. Protocol data (schemas,
+// (init, start, checkpoint, complete, skip, decide, logDecision, finding, reviewAudit,
+// transition), each one atomic save under the lock with its worklog event and the lease; the
+// session's lease (sessionStart, sessionEnd, ping). Protocol data (schemas,
 // built-in workflows) comes from the bundled schema/ (see lib/schema.mjs).
 
 export {
@@ -30,12 +31,12 @@ export {
   finding,
   init,
   logDecision,
+  reviewAudit,
   save,
-  sessionEnd,
-  sessionStart,
   skipStep as skip,
   startStep as start,
   transition,
   WriteError,
 } from "./lib/write.mjs";
+export { ping, sessionEnd, sessionStart } from "./lib/lease.mjs";
 export { main as cli } from "./lib/cli.mjs";

@@ -9,7 +9,8 @@ the library functions below it. Names are imported on first use, so ``import ses
 - workflows: :func:`load_workflow` → :class:`Workflow`
 - write moments (each takes a :class:`WriteContext`): :func:`init_session`, :func:`start_step`,
   :func:`checkpoint`, :func:`complete_step`, :func:`skip_step`, :func:`set_decision`,
-  :func:`log_decision`, :func:`add_finding`, :func:`resolve_finding`, :func:`transition`
+  :func:`log_decision`, :func:`add_finding`, :func:`resolve_finding`, :func:`review_audit`
+  (with a :class:`ReviewAudit`), :func:`transition`
 - the lease: :func:`start_session`, :func:`end_session`, :func:`ping_session`
 - reading: :func:`resume`, :func:`report`, :func:`budget`; maintenance: :func:`migrate_files`,
   :func:`archive`; rendering: :func:`render_handoff`, :func:`render_skill`
@@ -55,6 +56,8 @@ _EXPORTS = {
     "log_decision": "session_resume.services.writes",
     "add_finding": "session_resume.services.writes",
     "resolve_finding": "session_resume.services.writes",
+    "review_audit": "session_resume.services.writes",
+    "ReviewAudit": "session_resume.core.write_moments",
     "transition": "session_resume.services.writes",
     "start_session": "session_resume.services.leases",
     "end_session": "session_resume.services.leases",
@@ -76,6 +79,7 @@ __all__ = [
     "Diagnostic",
     "FileReport",
     "MigrationError",
+    "ReviewAudit",
     "ServiceError",
     "Severity",
     "StoreError",
@@ -103,6 +107,7 @@ __all__ = [
     "report",
     "resolve_finding",
     "resume",
+    "review_audit",
     "save",
     "set_decision",
     "skip_step",
@@ -122,6 +127,7 @@ if TYPE_CHECKING:
     from session_resume.core.migration import MigrationError, migrate
     from session_resume.core.validation import ValidateOptions, validate_document
     from session_resume.core.workflow import Workflow, WorkflowError, load_workflow
+    from session_resume.core.write_moments import ReviewAudit
     from session_resume.services.budget import budget
     from session_resume.services.context import WriteContext
     from session_resume.services.errors import ServiceError
@@ -138,6 +144,7 @@ if TYPE_CHECKING:
         init_session,
         log_decision,
         resolve_finding,
+        review_audit,
         set_decision,
         skip_step,
         start_step,

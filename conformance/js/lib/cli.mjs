@@ -1,7 +1,9 @@
 // The command line of the JavaScript implementation: the reference CLI's `validate | resume |
 // migrate | recover` with the same exit codes (0 ok, 1 invalid or refused, 2 usage, 3 internal)
 // and the same JSON output shapes (--format json), plus the write moments `init | start |
-// checkpoint | complete | skip | decide | finding | transition` (JSON shaped as the reference's).
+// checkpoint | complete | skip | decide | finding | transition` (lib/cli/write.mjs, JSON shaped
+// as the reference's), `review-audit` (lib/cli/review.mjs) and the session's lease, `session
+// start|end | ping` (lib/cli/session.mjs): each command group a module given this one's `KIT`.
 // Codes are the protocol's; the text summaries (resume's answer, the writers' lines, validate's
 // options and reports, the validator's findings with their words and places, the writers'
 // warnings) are the reference's byte for byte, ported one to one (plantext.mjs,
@@ -26,6 +28,7 @@ import {
   reEscape,
   sessionRootDir,
 } from "./config.mjs";
+import { ownerAlive } from "./lease.mjs";
 import { LockError } from "./lock.mjs";
 import { readLease, STATE, WORKLOG } from "./session.mjs";
 import { migrateDir, recoverDir, resumeDir } from "./operations.mjs";
@@ -47,6 +50,9 @@ import { globRegex, kept, repoPath } from "./selection.mjs";
 import { CURRENT } from "./versions.mjs";
 import { builtins, loadWorkflow, WorkflowError } from "./workflow.mjs";
 import * as W from "./write.mjs";
+import { reviewCommands } from "./cli/review.mjs";
+import { sessionCommands } from "./cli/session.mjs";
+import { writeCommands } from "./cli/write.mjs";
 
 export const EXIT_OK = 0;
 export const EXIT_INVALID = 1;
@@ -299,7 +305,25 @@ function parse(argv, options, formats = ["text", "json"]) {
   CALL.values = v;
   if (!formats.includes(v.format))
     throw new UsageError(`--format: choose ${formats.join(", ")}, not ${JSON.stringify(v.format)}`);
+  // a session directory named must exist (SR100, exit 2), but the one `init` creates
+  const dir = v["session-dir"];
+  if (
+    typeof dir === "string" &&
+    dir &&
+    CALL.argv[0] !== "init" &&
+    !lexists(resolvePath(dir, v.root))
+  )
+    throw new MissingPath(dir);
   return { values: v, positionals: parsed.positionals };
+}
+
+/** A path the command needs does not exist: SR100, exit 2 (the reference's main()). */
+class MissingPath extends Error {
+  /** @param {string} path */
+  constructor(path) {
+    super(path);
+    this.path = path;
+  }
 }
 
 // --- validate, resume, migrate, recover ------------------------------------------------------
@@ -866,7 +890,7 @@ function cmdResume(argv) {
       defaultWorkflow: cfg.workflow,
       session,
       staleSeconds: stale,
-      ownerAlive: W.ownerAlive(sent),
+      ownerAlive: ownerAlive(sent),
     });
   } catch (err) {
     if (err instanceof WorkflowError) return workflowRefused(err, v.format);
@@ -1417,163 +1441,6 @@ function stepLabel(res, key) {
   return name ? `step ${key} (${name})` : `step ${key}`;
 }
 
-/** @type {Record<string, (argv: string[]) => number>} */
-const WRITE_COMMANDS = {
-  init(argv) {
-    const { values: v, positionals } = parse(argv, {
-      ...SESSION_OPTIONS,
-      workflow: { type: "string" },
-      fresh: { type: "boolean", default: false },
-    });
-    if (positionals.length !== 1) throw new UsageError("init takes one PROJECT");
-    return guarded(v.format, () => {
-      const ctx = context(v, positionals[0]);
-      const res = W.init(ctx, positionals[0], { workflow: v.workflow ?? null, fresh: v.fresh });
-      if (v.format === "text" && res.archivedTo)
-        process.stdout.write(`archived the previous session's files to ${res.archivedTo}\n`);
-      const steps = Object.keys(res.document?.steps ?? {}).length;
-      return emitWrite(
-        res,
-        v.format,
-        `initialised ${join(ctx.dir, STATE)} (project ${positionals[0]}, workflow ${res.document?.workflow}, ${steps} steps pending)`,
-      );
-    });
-  },
-  start(argv) {
-    const { values: v, positionals } = parse(argv, {
-      ...SESSION_OPTIONS,
-      force: { type: "boolean", default: false },
-      name: { type: "string" },
-    });
-    if (positionals.length !== 1) throw new UsageError("start takes one STEP");
-    return guarded(v.format, () => {
-      const res = W.startStep(context(v), positionals[0], { force: v.force, name: v.name ?? null });
-      const detail = /** @type {any} */ (res.event)?.detail ?? {};
-      const extra = detail.restart ? `, restarted (attempt ${detail.attempts ?? "None"})` : "";
-      return emitWrite(res, v.format, `${stepLabel(res, positionals[0])}: in_progress${extra}`);
-    });
-  },
-  checkpoint(argv) {
-    const { values: v, positionals } = parse(argv, {
-      ...SESSION_OPTIONS,
-      artifact: { type: "string", multiple: true, default: [] },
-      "context-file": { type: "string", multiple: true, default: [] },
-    });
-    if (positionals.length !== 2) throw new UsageError("checkpoint takes STEP SUB_STEP");
-    return guarded(v.format, () => {
-      const res = W.checkpointStep(context(v), positionals[0], positionals[1], {
-        artifacts: v.artifact,
-        contextFiles: v["context-file"],
-      });
-      const sub = res.document.steps[positionals[0]].sub_step;
-      return emitWrite(res, v.format, `${stepLabel(res, positionals[0])}: checkpoint ${sub}`);
-    });
-  },
-  complete(argv) {
-    const { values: v, positionals } = parse(argv, SESSION_OPTIONS);
-    if (positionals.length !== 1) throw new UsageError("complete takes one STEP");
-    return guarded(v.format, () => {
-      const res = W.completeStep(context(v), positionals[0]);
-      return emitWrite(res, v.format, `${stepLabel(res, positionals[0])}: complete`);
-    });
-  },
-  skip(argv) {
-    const { values: v, positionals } = parse(argv, {
-      ...SESSION_OPTIONS,
-      reason: { type: "string" },
-      force: { type: "boolean", default: false },
-    });
-    if (positionals.length !== 1) throw new UsageError("skip takes one STEP");
-    if (v.reason === undefined) throw new UsageError("skip needs --reason");
-    return guarded(v.format, () => {
-      const res = W.skipStep(context(v), positionals[0], v.reason, { force: v.force });
-      return emitWrite(res, v.format, `${stepLabel(res, positionals[0])}: skipped (${v.reason})`);
-    });
-  },
-  decide(argv) {
-    const { values: v, positionals } = parse(argv, {
-      ...SESSION_OPTIONS,
-      log: { type: "boolean", default: false },
-      title: { type: "string" },
-      choice: { type: "string" },
-      rationale: { type: "string" },
-      step: { type: "string" },
-      alternative: { type: "string", multiple: true, default: [] },
-    });
-    if (v.log) {
-      if (positionals.length)
-        throw new UsageError(
-          "decide --log takes no KEY VALUE (use --title, --choice, --rationale)",
-        );
-      const missing = ["title", "choice", "rationale"].filter((o) => !v[o]);
-      if (missing.length)
-        throw new UsageError(`decide --log needs ${missing.map((m) => `--${m}`).join(", ")}`);
-      return guarded(v.format, () => {
-        const res = W.logDecision(context(v), {
-          title: v.title,
-          choice: v.choice,
-          rationale: v.rationale,
-          step: v.step ?? null,
-          alternatives: v.alternative,
-        });
-        const entry = res.document.decision_log.at(-1);
-        return emitWrite(res, v.format, `decision ${entry.id} logged: ${v.title} → ${v.choice}`);
-      });
-    }
-    if (positionals.length !== 2)
-      throw new UsageError("decide needs KEY VALUE, or --log --title T --choice C --rationale R");
-    if (v.title || v.choice || v.rationale || v.step || v.alternative.length)
-      throw new UsageError(
-        "--title, --choice, --rationale, --step and --alternative go with --log",
-      );
-    return guarded(v.format, () =>
-      emitWrite(
-        W.decide(context(v), positionals[0], positionals[1]),
-        v.format,
-        `decision ${positionals[0]} = ${positionals[1]}`,
-      ),
-    );
-  },
-  finding(argv) {
-    const [action, ...rest] = argv;
-    if (action !== "add" && action !== "resolve")
-      throw new UsageError("finding takes add or resolve, then TITLE");
-    const { values: v, positionals } = parse(rest, SESSION_OPTIONS);
-    if (positionals.length !== 1) throw new UsageError(`finding ${action} takes one TITLE`);
-    return guarded(v.format, () => {
-      const res = W.finding(context(v), action, positionals[0]);
-      const n = (res.document.open_findings ?? []).length;
-      const verb = action === "add" ? "added" : "resolved";
-      return emitWrite(res, v.format, `finding ${verb}: ${positionals[0]} (${n} open)`);
-    });
-  },
-  transition(argv) {
-    const { values: v, positionals } = parse(argv, {
-      ...SESSION_OPTIONS,
-      complete: { type: "string" },
-      start: { type: "string" },
-      decision: { type: "string", multiple: true, default: [] },
-      force: { type: "boolean", default: false },
-    });
-    if (positionals.length || !v.complete || !v.start)
-      throw new UsageError("transition needs --complete A --start B");
-    /** @type {Record<string, string>} */
-    const decisions = {};
-    for (const item of v.decision) {
-      const at = item.indexOf("=");
-      if (at <= 0) throw new UsageError(`--decision ${JSON.stringify(item)}: expected KEY=VALUE`);
-      decisions[item.slice(0, at)] = item.slice(at + 1);
-    }
-    return guarded(v.format, () => {
-      const res = W.transition(context(v), v.complete, v.start, decisions, { force: v.force });
-      let text = `${stepLabel(res, v.complete)}: complete; ${stepLabel(res, v.start)}: in_progress`;
-      const given = Object.entries(decisions);
-      if (given.length) text += `; decisions: ${given.map(([k, x]) => `${k}=${x}`).join(", ")}`;
-      return emitWrite(res, v.format, text);
-    });
-  },
-};
-
 /** Refusals: coded diagnostics on stderr (text) or {"ok": false, ...} on stdout (json). @param {string} format @param {() => number} fn */
 function guarded(format, fn) {
   try {
@@ -1623,12 +1490,29 @@ function fail(diags, code, format, jsonOnStdout) {
   return code;
 }
 
+/** What the command modules under lib/cli/ use of this one, handed to them so that they import
+ * nothing from it: parsing, naming the session, refusals and the writers' output. */
+export const KIT = {
+  parse,
+  context,
+  guarded,
+  emitWrite,
+  stepLabel,
+  emit,
+  clean: cleanLines,
+  usage: (/** @type {string} */ message) => new UsageError(message),
+  SESSION_OPTIONS,
+  EXIT_OK,
+};
+
 const COMMANDS = {
   validate: cmdValidate,
   resume: cmdResume,
   migrate: cmdMigrate,
   recover: cmdRecover,
-  ...WRITE_COMMANDS,
+  ...writeCommands(KIT),
+  ...reviewCommands(KIT),
+  ...sessionCommands(KIT),
 };
 
 const USAGE = `usage: session-resume COMMAND [options]
@@ -1646,6 +1530,11 @@ commands:
   start STEP | checkpoint STEP SUB_STEP | complete STEP | skip STEP --reason R
   decide KEY VALUE | decide --log --title T --choice C --rationale R
   finding add|resolve TITLE | transition --complete A --start B [--decision K=V]
+  review-audit STEP [--complexity TIER] [--passes-planned N] [--passes-executed N]
+                       [--model MODEL] [--skipped-pass N --skip-reason TEXT]
+  session start [--owner NAME] [--pid PID] [--takeover] | session end
+                       take or end the lease (00-session.active); start prints the id
+  ping                 refresh the lease's heartbeat (writes only the lease)
 
 validate also: --format github|sarif, --select/--ignore CODES, --exit-zero, -q, --color WHEN,
 --strict, PATH - (standard input) with --stdin-filename NAME.
@@ -1703,6 +1592,8 @@ export function main(argv) {
       return EXIT_USAGE;
     }
     if (err instanceof ConfigError || err instanceof Refusal) return refusedConfig(command, err);
+    if (err instanceof MissingPath)
+      return refusedMissing([noSuchPath(err.path)], CALL.values.format ?? "text");
     // a broken workflow met while naming the session (the configured one `--project` reads):
     // exit 2, as every command refuses a broken workflow
     if (err instanceof WorkflowError) {

@@ -22,7 +22,7 @@ export const WORKLOG = "00-worklog.jsonl";
 export const SENTINEL = "00-session.active";
 const FULL_SCAN_LIMIT = 16 * 1024 * 1024;
 /** The largest lease pid (a C int, as the reference's PID_MAX). */
-const PID_MAX = 2 ** 31 - 1;
+export const PID_MAX = 2 ** 31 - 1;
 
 /** @typedef {import("./types.js").JsonObject} JsonObject */
 /** @typedef {import("./types.js").Found} Found */

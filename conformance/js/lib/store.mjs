@@ -7,6 +7,7 @@ import {
   fsyncSync,
   linkSync,
   lstatSync,
+  mkdirSync,
   openSync,
   readFileSync,
   renameSync,
@@ -62,19 +63,43 @@ export class Refused extends Error {
 export function checkPaths(dir, root) {
   const rootReal = real(root) ?? resolve(root);
   for (const p of [dir, join(dir, STATE), join(dir, BAK), join(dir, LOCK)]) {
-    if (isLink(p)) {
-      // where the link leads; a dangling link is judged by its text
-      const target = real(p) ?? resolve(dirname(p), linkText(p) ?? "");
-      if (!isWithin(target, rootReal)) {
-        const words = `${basename(p)} is a symbolic link leading outside the session's root (to ${strRepr(target)}); refusing to use it`;
-        throw new Refused(["SR105"], words, [{ ...found("SR105", words), file: p }]);
-      }
-    }
+    // where a link leads; a dangling link is judged by its text
+    if (isLink(p)) refuseLinkOut(p, rootReal);
   }
   // A directory named inside the root whose real path is outside goes through a link.
   const dirReal = real(dir);
   if (dirReal !== null && isWithin(resolve(dir), resolve(root)) && !isWithin(dirReal, rootReal)) {
     throw new Refused(["SR105"]);
+  }
+}
+
+/** A link at `p` leading out of the root, refused in the reference's words (SR105).
+ * @param {string} p @param {string} rootReal */
+function refuseLinkOut(p, rootReal) {
+  const target = real(p) ?? resolve(dirname(p), linkText(p) ?? "");
+  if (isWithin(target, rootReal)) return;
+  const words = `${basename(p)} is a symbolic link leading outside the session's root (to ${strRepr(target)}); refusing to use it`;
+  throw new Refused(["SR105"], words, [{ ...found("SR105", words), file: p }]);
+}
+
+/** Create the session directory `dir` (the reference's `make_session_dir`): each missing
+ * component made in turn, walked from the root, so that nothing is created where a link out
+ * of the root leads (SR105, nothing created). A directory outside the root (named
+ * explicitly, so it exists: SR100 otherwise) is only made sure of.
+ * @param {string} dir @param {string} root */
+export function makeSessionDir(dir, root) {
+  const base = resolve(root);
+  const rootReal = real(root) ?? base;
+  const target = resolve(dir);
+  if (!isWithin(target, base)) {
+    mkdirSync(target, { recursive: true });
+    return;
+  }
+  let at = base;
+  for (const part of relative(base, target).split(sep).filter(Boolean)) {
+    at = join(at, part);
+    if (isLink(at)) refuseLinkOut(at, rootReal);
+    else if (!lexists(at)) mkdirSync(at);
   }
 }
 

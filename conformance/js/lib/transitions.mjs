@@ -509,6 +509,102 @@ export function resolveFinding(doc, title) {
 }
 
 /**
+ * One `review-audit` write: the fields given are set (complexity, pass counts) or appended,
+ * deduplicated (models, skipped pass numbers, skip reasons).
+ * @typedef {{complexity?: string|null, passesPlanned?: number|null, passesExecuted?: number|null,
+ *   models?: string[], skipped?: number[], skipReasons?: string[]}} ReviewAudit
+ */
+
+/**
+ * Review audit recorded: `review_audit.step_<key>` (spec §4), checked against the workflow:
+ * the step must be review-audited, the complexity one of the workflow's `complexity` values,
+ * the counts 0 or more, a skipped pass within the passes planned, no more passes run than
+ * planned with the skipped ones, and a reason for skipped passes (the reference's
+ * `review_audit`, word for word).
+ * @param {StateDocument} doc @param {Workflow} wf @param {string} key @param {ReviewAudit} audit
+ */
+export function reviewAudit(doc, wf, key, audit) {
+  const out = clone(doc);
+  existing(out, wf, key); // refuses a step unknown to the state and the workflow
+  const sdef = wf.step(key);
+  const at = ptr("review_audit", `step_${key}`);
+  if (!wf.freeSteps && !sdef?.reviewed) {
+    const audited = wf.steps.filter((s) => s.reviewed).map((s) => s.key);
+    throw refuse(
+      "SR710",
+      `step ${key} has no challenger review in workflow ${repr(wf.id)} (review-audited steps: ${audited.join(", ") || "none"}); nothing was written`,
+      at,
+    );
+  }
+  const complexity = audit.complexity ?? null;
+  if (complexity !== null) {
+    const allowed = wf.decisions.find((d) => d.key === "complexity")?.enum;
+    if (Array.isArray(allowed) && !allowed.includes(complexity))
+      throw refuse(
+        "SR420",
+        `complexity ${repr(complexity)} is not allowed by workflow ${repr(wf.id)}; allowed: ${allowed
+          .filter((v) => v)
+          .map(repr)
+          .join(", ")}`,
+        `${at}/complexity`,
+      );
+  }
+  const counts = { passes_planned: audit.passesPlanned, passes_executed: audit.passesExecuted };
+  for (const [name, value] of Object.entries(counts))
+    if (value !== null && value !== undefined && value < 0)
+      throw refuse("SR710", `${name} must be 0 or more, not ${value}`, `${at}/${name}`);
+  if (!isObject(out.review_audit)) out.review_audit = {};
+  const audits = out.review_audit;
+  if (!isObject(audits[`step_${key}`]))
+    audits[`step_${key}`] = {
+      complexity: "",
+      passes_planned: 0,
+      passes_executed: 0,
+      skipped: [],
+      skip_reasons: [],
+      models_used: [],
+    };
+  const entry = audits[`step_${key}`];
+  if (complexity !== null) entry.complexity = complexity;
+  for (const [name, value] of Object.entries(counts))
+    if (value !== null && value !== undefined) entry[name] = value;
+  /** @type {[string, unknown[]][]} */
+  const appended = [
+    ["models_used", audit.models ?? []],
+    ["skipped", audit.skipped ?? []],
+    ["skip_reasons", audit.skipReasons ?? []],
+  ];
+  for (const [name, values] of appended) {
+    const target = Array.isArray(entry[name]) ? entry[name] : [];
+    entry[name] = [...target, ...values.filter((v) => !target.includes(v))];
+  }
+  const planned = isInt(entry.passes_planned) ? entry.passes_planned : null;
+  const bad = entry.skipped.filter(
+    (/** @type {any} */ n) => !isInt(n) || n < 1 || (planned !== null && n > planned),
+  );
+  if (bad.length)
+    throw refuse(
+      "SR710",
+      `skipped pass ${repr(bad[0])} is not a pass of the ${repr(planned)} planned (1..${repr(planned)})`,
+      `${at}/skipped`,
+    );
+  const executed = isInt(entry.passes_executed) ? entry.passes_executed : null;
+  if (planned !== null && executed !== null && executed + entry.skipped.length > planned)
+    throw refuse(
+      "SR710",
+      `${executed} passes run and ${entry.skipped.length} skipped exceed the ${planned} planned; raise --passes-planned or correct the counts`,
+      at,
+    );
+  if (entry.skipped.length && entry.skip_reasons.length < 1)
+    throw refuse(
+      "SR710",
+      'skipped passes need a reason (`--skip-reason TEXT`, e.g. "pass 1: 0 must_fix")',
+      `${at}/skip_reasons`,
+    );
+  return out;
+}
+
+/**
  * An orchestrator gate in one document: complete A, record decisions, start B.
  * @param {StateDocument} doc
  * @param {Workflow} wf

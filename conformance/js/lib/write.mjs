@@ -1,47 +1,38 @@
-// The write service (spec §4, §7): the atomic save and the write moments with the lease, as
-// the reference's `session-resume init|start|checkpoint|complete|skip|decide|finding|
-// transition` do them. Every write: load, check, build the whole new document (transitions.mjs),
-// acquire the lease if needed, save under the lock (revision check, validation, temp file,
-// .bak rotation, replace, directory fsync, one worklog event), refresh the heartbeat.
+// The write service (spec §4, §7): the atomic save and the write moments, as the reference's
+// `session-resume init|start|checkpoint|complete|skip|decide|finding|review-audit|transition`
+// do them. Every write: load, check, build the whole new document (transitions.mjs), acquire
+// the lease if needed (lease.mjs), save under the lock (revision check, validation, temp file,
+// .bak rotation, replace, directory fsync, one worklog event), refresh the heartbeat. The
+// session commands (`session start|end`, `ping`) are lease.mjs's.
 
-import { randomBytes } from "node:crypto";
-import { lstatSync, mkdirSync, renameSync, unlinkSync } from "node:fs";
-import { hostname } from "node:os";
 import { join, relative, sep } from "node:path";
 import { ArchiveError, archiveSession } from "./archive.mjs";
 import { CODES, severity } from "./codes.mjs";
+import {
+  acquire,
+  LeaseChanged,
+  makeDir,
+  MAX_ATTEMPTS,
+  noLeaseLeftOnFailure,
+  planFor,
+  refresh,
+} from "./lease.mjs";
 import { withLock } from "./lock.mjs";
 import { startedAtGate } from "./resume.mjs";
-import {
-  appendEvent,
-  endedIn,
-  leaseState,
-  readLease,
-  readTail,
-  SENTINEL,
-  STATE,
-  WORKLOG,
-} from "./session.mjs";
-import {
-  BAK,
-  checkPaths,
-  fsyncDir,
-  load,
-  Refused,
-  replaceState,
-  serialize,
-  writeTemp,
-} from "./store.mjs";
+import { appendEvent, readTail, SENTINEL, STATE, WORKLOG } from "./session.mjs";
+import { BAK, checkPaths, load, Refused, replaceState, serialize } from "./store.mjs";
 import * as T from "./transitions.mjs";
-import { formatTimestamp, parseTimestamp } from "./timeutil.mjs";
+import { formatTimestamp } from "./timeutil.mjs";
 import { validateDocument } from "./validate.mjs";
 import { loadWorkflow, templateState, WorkflowError } from "./workflow.mjs";
 import { stateWorkflowRefusal, stateWorkflowSpec } from "./config.mjs";
 import { pyRepr, shellQuote } from "./findings.mjs";
+import { fail, WriteError } from "./writeerror.mjs";
 
-export const MAX_ATTEMPTS = 5;
+// the refusal, where the write service's callers have found it
+export { WriteError } from "./writeerror.mjs";
+
 const LEASE_TAIL_EVENTS = 200;
-const DEFAULT_STALE_SECONDS = 300;
 
 /**
  * @typedef {import("./types.js").Problem} Problem
@@ -54,324 +45,12 @@ const DEFAULT_STALE_SECONDS = 300;
 /**
  * @typedef {import("./types.js").WorklogEvent} WorklogEvent
  * @typedef {import("./types.js").Loaded} Loaded
+ * @typedef {import("./lease.mjs").Context} Context
+ * @typedef {import("./lease.mjs").LeasePlan} LeasePlan
  */
-/** The lease as a write sees it: its state now and the parsed lease file (null: none).
- * @typedef {import("./types.js").LeaseState & {sentinel: JsonObject | null}} LeaseSeen */
 
-/** A write was refused; `problems` say why and what to do (nothing was written, except SR505). */
-export class WriteError extends Error {
-  /** @param {Problem[]} problems @param {number} [exitCode] */
-  constructor(problems, exitCode = 1) {
-    super(problems.map((p) => `${p.code} ${p.message}`).join("; "));
-    this.problems = problems;
-    this.codes = problems.map((p) => p.code);
-    this.exitCode = exitCode;
-  }
-}
-
-/** @param {string} code @param {string} message @param {string} [file] */
-const fail = (code, message, file = "") => new WriteError([{ code, message, file }]);
 /** @param {unknown} v @returns {v is JsonObject} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
-const sameJson = (/** @type {unknown} */ a, /** @type {unknown} */ b) =>
-  JSON.stringify(a) === JSON.stringify(b);
-
-// spec §7: `$USER` (`$USERNAME`), else `unknown`; never the account name from the system
-export const defaultOwner = () => process.env.USER || process.env.USERNAME || "unknown";
-
-/**
- * Where and when a write happens, and as which session. `newSession`: the id a write uses when
- * it must choose one itself (an implicit lease, a takeover naming none); default a random one.
- * `defaultWorkflow`: the project's configured workflow (else apex); `initWorkflow`: the one a
- * suggested `init` names, as the user would type it (the configured one; none: null).
- * @typedef {{dir: string, now: number, root?: string|null, session?: string|null, owner?: string,
- *   staleSeconds?: number, defaultWorkflow?: string, initWorkflow?: string|null,
- *   newSession?: string|null, archiveKeep?: number}} Context
- */
-
-const newSessionId = () => randomBytes(8).toString("hex");
-
-/** Python's json.dumps(indent=2) (ASCII only), so both implementations write the same lease bytes. */
-const asciiJson = (/** @type {unknown} */ v) =>
-  JSON.stringify(v, null, 2).replace(
-    /[\u0080-\uffff]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
-
-/**
- * Replace the lease file atomically (temp file + rename, never following a link).
- * @param {string} dir
- * @param {import("./types.js").LeaseFile | JsonObject} sentinel
- */
-export function writeSentinel(dir, sentinel) {
-  const tmp = writeTemp(dir, Buffer.from(`${asciiJson(sentinel)}\n`), `.${SENTINEL}.`);
-  try {
-    renameSync(tmp, join(dir, SENTINEL));
-  } catch (err) {
-    try {
-      unlinkSync(tmp);
-    } catch {
-      /* already gone */
-    }
-    throw err;
-  }
-  fsyncDir(dir);
-}
-
-/** Whether the lease's owner pid runs on this host; null when unknowable.
- * @param {JsonObject | null} sent @returns {boolean | null} */
-export function ownerAlive(sent) {
-  if (!sent) return null;
-  const pid = sent.pid;
-  if (!Number.isInteger(pid) || pid <= 0 || sent.host !== hostname()) return null;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    const code = /** @type {NodeJS.ErrnoException} */ (err).code;
-    return code === "ESRCH" ? false : code === "EPERM" ? true : null;
-  }
-}
-
-/** The lease of the session directory now. @param {Context} ctx @returns {LeaseSeen} */
-export function currentLease(ctx) {
-  const path = join(ctx.dir, SENTINEL);
-  const { lease: sent, codes } = readLease(ctx.dir);
-  if (codes.length) {
-    let st = null;
-    try {
-      st = lstatSync(path);
-    } catch {
-      /* absent */
-    }
-    if (st?.isDirectory())
-      throw fail(
-        "SR510",
-        "the sentinel path is a directory; remove it before starting a session",
-        path,
-      );
-  }
-  let ended = false;
-  if (sent !== null && !codes.length) {
-    ended = endedIn(readTail(ctx.dir, LEASE_TAIL_EVENTS).events, sent.session);
-  }
-  const usable = sent !== null && !codes.length ? sent : null;
-  /** @type {import("./types.js").LeaseState} */
-  const judged =
-    usable === null
-      ? { state: sent === null ? "none" : "unreadable", age: null }
-      : leaseState(usable, {
-          now: ctx.now,
-          ended,
-          ownerAlive: ownerAlive(usable),
-          staleSeconds: ctx.staleSeconds ?? DEFAULT_STALE_SECONDS,
-        });
-  return { state: judged.state, age: judged.age, sentinel: sent };
-}
-
-/**
- * What a write does about the lease: keep it, create one, adopt an implicit one (the same user,
- * now naming a session: spec §7), or take over (SR511 when a live lease of another session is
- * in the way).
- * @param {LeaseSeen} lease
- * @param {{session?: string|null, claim?: boolean, takeover?: boolean, file?: string,
- *   mint?: () => string}} opts
- * @returns {{action: "keep" | "create" | "adopt" | "takeover", session: string, lease: LeaseSeen,
- *   orphaned: boolean}}
- */
-export function planLease(
-  lease,
-  { session = null, claim = false, takeover = false, file = "", mint = newSessionId },
-) {
-  const holder = isObject(lease.sentinel) ? lease.sentinel.session : undefined;
-  if (["none", "ended", "unreadable"].includes(lease.state) || typeof holder !== "string") {
-    return { action: "create", session: session ?? mint(), lease, orphaned: false };
-  }
-  if (session !== null && session === holder)
-    return { action: "keep", session: holder, lease, orphaned: false };
-  const implicit = lease.sentinel?.implicit === true; // (a holder: the lease is there)
-  if (lease.state === "idle") {
-    // an implicit lease gone quiet: the same user's next write goes on with it (no takeover,
-    // no crash); a named session or `session start` adopts it
-    if (session === null && !claim)
-      return { action: "keep", session: holder, lease, orphaned: false };
-    return { action: "adopt", session: session ?? holder, lease, orphaned: false };
-  }
-  if (lease.state === "live") {
-    // naming no session: an implicit lease is the caller's own; an explicit one is another
-    // session's, refused below (spec §7, "Who may act on a live lease")
-    if (session === null && !claim && implicit)
-      return { action: "keep", session: holder, lease, orphaned: false };
-    if (implicit) return { action: "adopt", session: session ?? holder, lease, orphaned: false };
-    if (takeover) return { action: "takeover", session: session ?? mint(), lease, orphaned: false };
-    throw refuseLive(lease, session, file);
-  }
-  return { action: "takeover", session: session ?? mint(), lease, orphaned: true };
-}
-
-/**
- * SR511: the live lease of an explicit session is in the way of a caller naming another one,
- * or naming none (the reference's services/leases.refuse_live, word for word): the holder,
- * when its lease goes stale, and what to run -- the caller's own command with `--session
- * HOLDER` if it is the caller's (the CLI puts the command line in), else a takeover only with
- * the user's consent. @param {{age: number|null, sentinel: any}} lease
- * @param {string|null} session @param {string} file
- */
-function refuseLive(lease, session, file) {
-  /** @type {any} */
-  const s = isObject(lease.sentinel) ? lease.sentinel : {};
-  const holder = String(s.session);
-  const age = lease.age === null ? "" : `, heartbeat ${Math.round(lease.age)} s ago`;
-  const proc = Number.isInteger(s.pid) ? `, pid ${s.pid} on ${s.host || "?"}` : "";
-  const holderText = `session ${s.session} (owner ${s.owner || "?"}${proc}${age})`;
-  let at = "";
-  try {
-    const hb = typeof s.heartbeat === "string" ? parseTimestamp(s.heartbeat) : null;
-    if (hb !== null) at = ` at ${formatTimestamp(hb + DEFAULT_STALE_SECONDS * 1e6)}`;
-  } catch {
-    at = "";
-  }
-  const stale = `Its lease goes stale${at} unless it writes or pings again (the stale threshold: ${DEFAULT_STALE_SECONDS} s after the last heartbeat, \`stale_after_seconds\` in the config)`;
-  let who;
-  let mine;
-  let takeover;
-  if (session === null) {
-    who = "this command named no session (`--session`): only that session may write here";
-    mine = `Session ${holder} is yours only if its id appears earlier in this conversation or in your notes (a \`session start\` you ran printed it): then run the same command with \`--session ${holder}\`. If you cannot find it there, it is not yours, so`;
-    takeover = "`session-resume session start --takeover`";
-  } else {
-    who = `session ${session} may not write here`;
-    mine = "It is not yours, so";
-    takeover = `\`session-resume session start --takeover --session ${session}\``;
-  }
-  // (a hint of its own, as the reference's diagnostic carries)
-  return new WriteError([
-    /** @type {any} */ ({
-      code: "SR511",
-      message: `${holderText} holds a live lease on this session directory and ${who}; nothing was written. ${stale}`,
-      file,
-      hint: `${mine} do not write: wait for that session to end or to go stale, or take over with ${takeover} only with the user's consent (logged).`,
-    }),
-  ]);
-}
-
-/**
- * The lease plan of a write with `ctx`.
- * @param {Context} ctx
- * @param {{claim?: boolean, takeover?: boolean, file?: string}} [opts]
- */
-const planFor = (ctx, opts = {}) =>
-  planLease(currentLease(ctx), {
-    session: ctx.session ?? null,
-    file: join(ctx.dir, SENTINEL),
-    mint: () => ctx.newSession ?? newSessionId(),
-    ...opts,
-  });
-
-/** @typedef {ReturnType<typeof planLease>} LeasePlan */
-
-class LeaseChanged extends Error {}
-
-/**
- * Write the new lease of `plan` under the lock and log `takeover` (or `session_start`: when
- * `logStart`, and always for an adoption, naming the implicit session adopted). `implicit`:
- * the caller named no session, so a lease it creates is implicit (spec §7).
- * @param {Context} ctx
- * @param {LeasePlan} plan
- * @param {{logStart: boolean, pid?: number|null, owner?: string|null, implicit?: boolean}} opts
- */
-function acquire(ctx, plan, { logStart, pid = null, owner = null, implicit = false }) {
-  const ts = formatTimestamp(ctx.now);
-  /** @type {WorklogEvent[]} */
-  const events = [];
-  withLock(ctx.dir, () => {
-    if (!sameJson(readLease(ctx.dir).lease, plan.lease.sentinel)) throw new LeaseChanged();
-    /** @type {import("./types.js").LeaseFile} */
-    const sentinel = {
-      v: 1,
-      session: plan.session,
-      owner: owner || ctx.owner || defaultOwner(),
-      pid,
-      host: hostname(),
-      started: ts,
-      heartbeat: ts,
-    };
-    if (implicit && (plan.action === "create" || plan.action === "takeover"))
-      sentinel.implicit = true;
-    if (plan.action === "takeover") {
-      const prev = plan.lease.sentinel ?? {};
-      /** @type {Record<string, unknown>} */
-      const detail = {
-        previous: prev.session,
-        previous_owner: prev.owner,
-        orphaned: plan.orphaned,
-        reason: plan.lease.state,
-      };
-      if (plan.lease.age !== null) detail.silent_seconds = Math.round(plan.lease.age);
-      events.push(appendEvent(ctx.dir, "takeover", { ts, session: plan.session, detail }));
-    } else if (logStart || plan.action === "adopt") {
-      /** @type {Record<string, unknown>} */
-      const detail = { owner: sentinel.owner };
-      if (plan.action === "adopt") detail.adopted = plan.lease.sentinel?.session;
-      if (pid !== null) detail.pid = pid;
-      events.push(appendEvent(ctx.dir, "session_start", { ts, session: plan.session, detail }));
-    }
-    writeSentinel(ctx.dir, sentinel);
-    if (plan.action === "create") created = { sentinel, logged: events.length > 0 };
-  });
-  return events;
-}
-
-/** @typedef {{sentinel: import("./types.js").LeaseFile, logged: boolean}} Created */
-/** @type {Created | null} the lease the running write created */
-let created = null;
-
-/**
- * Run a write; a lease it created (there was none, or it had ended) is removed again when the
- * write fails after taking it (every check that can refuse a write runs before), logging
- * `session_end` with `detail.reason` `write_refused` if its start was logged: a failed write
- * leaves no lease behind (spec §7, "Refused writes").
- * @template T
- * @param {Context} ctx
- * @param {() => T} fn
- * @returns {T}
- */
-function noLeaseLeftOnFailure(ctx, fn) {
-  created = null;
-  try {
-    return fn();
-  } catch (err) {
-    const mine = /** @type {Created | null} */ (created); // (set by acquire, inside fn)
-    if (err instanceof WriteError && mine !== null) {
-      withLock(ctx.dir, () => {
-        if (!sameJson(readLease(ctx.dir).lease, mine.sentinel)) return;
-        if (mine.logged)
-          appendEvent(ctx.dir, "session_end", {
-            ts: formatTimestamp(ctx.now),
-            session: mine.sentinel.session,
-            detail: { reason: "write_refused" },
-          });
-        unlinkSync(join(ctx.dir, SENTINEL));
-      });
-    }
-    throw err;
-  } finally {
-    created = null;
-  }
-}
-
-/**
- * Refresh the heartbeat of `session`'s lease (if it still holds it).
- * @param {Context} ctx
- * @param {string} session
- */
-function refresh(ctx, session) {
-  withLock(ctx.dir, () => {
-    const { lease: sent } = readLease(ctx.dir);
-    if (!isObject(sent) || sent.session !== session) return;
-    writeSentinel(ctx.dir, { ...sent, heartbeat: formatTimestamp(ctx.now) });
-  });
-}
 
 /**
  * Refuse (SR161) a document that is not a valid state (spec §4 step 3); else its bytes.
@@ -720,7 +399,7 @@ function initOnce(ctx, project, workflow, fresh) {
       throw new WriteError(err.problems.map((p) => ({ ...p, file: state })));
     throw err;
   }
-  mkdirSync(ctx.dir, { recursive: true });
+  makeDir(ctx);
   const root = ctx.root ?? ctx.dir;
   const loaded = load(ctx.dir, root);
   if (loaded.status === "refused") refuseUnwritable(ctx, loaded);
@@ -810,88 +489,6 @@ function initOnce(ctx, project, workflow, fresh) {
     warnings: [],
     archivedTo: archived,
   };
-}
-
-/**
- * `session start`: create the lease (logging `session_start`), keep it when the caller's own
- * session holds it (refreshing the heartbeat), adopt an implicit one, take over an orphaned one,
- * or a live one with `takeover` (logging `takeover`). A live lease of another session: SR511.
- * @param {Context} ctx @param {{takeover?: boolean, owner?: string|null, pid?: number|null}} [opts]
- * @returns {{session: string, action: "created"|"kept"|"adopted"|"takeover",
- *   events: WorklogEvent[]}}
- */
-export function sessionStart(ctx, { takeover = false, owner = null, pid = null } = {}) {
-  mkdirSync(ctx.dir, { recursive: true });
-  for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    const plan = planFor(ctx, { claim: true, takeover });
-    if (plan.action === "keep") {
-      const kept = withLock(ctx.dir, () => {
-        const { lease: sent } = readLease(ctx.dir);
-        if (!isObject(sent) || sent.session !== plan.session) return false;
-        writeSentinel(ctx.dir, {
-          ...sent,
-          heartbeat: formatTimestamp(ctx.now),
-          ...(owner ? { owner } : {}),
-          ...(pid !== null ? { pid } : {}),
-        });
-        return true;
-      });
-      if (kept) return { session: plan.session, action: "kept", events: [] };
-      continue;
-    }
-    try {
-      const events = acquire(ctx, plan, { logStart: true, pid, owner });
-      const action =
-        plan.action === "takeover" ? "takeover" : plan.action === "adopt" ? "adopted" : "created";
-      return { session: plan.session, action, events };
-    } catch (err) {
-      if (err instanceof LeaseChanged) continue;
-      throw err;
-    }
-  }
-  throw fail(
-    "SR511",
-    "the lease keeps changing; try again",
-    join(ctx.dir, "00-session-state.json"),
-  );
-}
-
-/**
- * `session end`: log `session_end` for the lease's session (unless it ended already) and remove
- * the sentinel; an orphan's end names why. Refused (SR511) for a live lease of another session
- * named explicitly. @param {Context} ctx
- * @returns {{session: string|null, action: "ended"|"none", events: WorklogEvent[]}}
- */
-export function sessionEnd(ctx) {
-  return withLock(ctx.dir, () => {
-    const lease = currentLease(ctx);
-    const holder = isObject(lease.sentinel) ? lease.sentinel.session : undefined;
-    if (lease.state === "none" || typeof holder !== "string")
-      return { session: null, action: "none", events: [] };
-    const session = ctx.session ?? null;
-    // another session's live lease, or an explicit one for a caller naming none: SR511
-    if (lease.state === "live" && session !== holder)
-      planLease(lease, { session, file: join(ctx.dir, SENTINEL) });
-    /** @type {WorklogEvent[]} */
-    const events = [];
-    if (lease.state !== "ended") {
-      /** @type {Record<string, unknown>|null} */
-      let detail = null;
-      if (lease.state === "stale" || lease.state === "dead_owner") {
-        detail = { orphaned: true, reason: lease.state };
-        if (session !== null) detail.ended_by = session;
-      }
-      events.push(
-        appendEvent(ctx.dir, "session_end", {
-          ts: formatTimestamp(ctx.now),
-          session: holder,
-          detail,
-        }),
-      );
-    }
-    unlinkSync(join(ctx.dir, SENTINEL));
-    return { session: holder, action: "ended", events };
-  });
 }
 
 // --- the write moments (builds as the reference's, event details included) ----------------
@@ -1031,6 +628,22 @@ export const finding = (ctx, action, title) =>
       return { document: T.addFinding(doc, title), event: "finding_add", detail };
     }
     return { document: T.resolveFinding(doc, title), event: "finding_resolve", detail: { title } };
+  });
+
+/**
+ * Moment 6, a challenger review run: `review_audit.step_<key>` set (worklog `review_audit`).
+ * @param {Context} ctx @param {string} key @param {T.ReviewAudit} audit
+ */
+export const reviewAudit = (ctx, key, audit) =>
+  writeState(ctx, (doc, wf) => {
+    const document = T.reviewAudit(doc, wf, key, audit);
+    const entry = document.review_audit[`step_${key}`];
+    /** @type {Record<string, unknown>} */
+    const detail = {};
+    for (const k of ["complexity", "passes_planned", "passes_executed"])
+      detail[k] = entry[k] ?? null;
+    detail.skipped = [...(entry.skipped ?? [])];
+    return { document, event: "review_audit", step: key, detail };
   });
 
 /**

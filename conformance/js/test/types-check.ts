@@ -7,6 +7,9 @@ const codes: sr.Code[] = sr.validate("agent-output/demo", { now, root: "." });
 const decision: sr.ResumeDecision = sr.resume("agent-output/demo", { now, root: "." });
 const ctx: sr.Context = { dir: "agent-output/demo", now, session: "s1" };
 const res: sr.WriteResult = sr.start(ctx, "1", { force: false });
+const audited: sr.WriteResult = sr.reviewAudit(ctx, "1", { complexity: "standard", skipped: [2] });
+const lease: sr.SessionResult = sr.ping(ctx);
+const ended: "ended" | "none" = sr.sessionEnd(ctx).action;
 const wf: sr.Workflow = sr.loadWorkflow("apex");
 const doc: sr.StateDocument = sr.transitions.complete(res.document, wf, "1", now);
 const ids: string[] = sr.builtins();
@@ -33,4 +36,7 @@ export const used = [
   rec.migratedFrom,
   rec.backupProblems,
   notes,
+  audited.revision,
+  lease.lease,
+  ended,
 ];
