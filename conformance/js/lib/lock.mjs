@@ -19,6 +19,7 @@ import {
   accessSync,
   closeSync,
   constants,
+  lstatSync,
   mkdtempSync,
   openSync,
   readFileSync,
@@ -136,6 +137,21 @@ function takeFlock(flock, path, timeoutMs) {
   }
 }
 
+/** The reference's record of its own writes (`.00-session-written/record.json`, Python's
+ * storage/written.py): its host hooks put back a protocol file that differs from it, so a
+ * write made here would be undone. Every locked block here first removes that record (no
+ * record, no check, until the reference writes again); never through a link.
+ * @param {string} dir */
+export function forgetRecord(dir) {
+  const recordDir = join(dir, ".00-session-written");
+  try {
+    if (!lstatSync(recordDir).isDirectory()) return;
+    unlinkSync(join(recordDir, "record.json"));
+  } catch {
+    /* no record */
+  }
+}
+
 /**
  * Run `fn` holding the session directory's lock; SR160 when it cannot be taken in `timeoutMs`.
  * @template T
@@ -147,6 +163,7 @@ export function withLock(dir, fn, { timeoutMs = lockTimeout() } = {}) {
   if (flock !== null) {
     const release = takeFlock(flock, join(dir, LOCK), timeoutMs);
     try {
+      forgetRecord(dir);
       return fn();
     } finally {
       release();
@@ -184,6 +201,7 @@ export function withLock(dir, fn, { timeoutMs = lockTimeout() } = {}) {
     closeSync(fd);
   }
   try {
+    forgetRecord(dir);
     return fn();
   } finally {
     try {
