@@ -298,3 +298,16 @@ def test_the_line_escapes_a_hostile_session_directory_name(tmp_path: Path) -> No
     assert "\n" not in text and "\x1b" not in text
     assert text.count("`") == 2  # only the line's own command is quoted
     assert "\\x0a" in text and "\\x1b" in text and "\\x60" in text
+
+
+def test_a_broken_configuration_does_not_stop_the_check(tmp_path: Path) -> None:
+    """A configuration the tool cannot read (written around the guard) would hide the
+    sessions; the check takes the default configuration in the repository found lexically."""
+    root, sdir = make_repo(tmp_path)
+    written = (sdir / STATE).read_bytes()
+    sh("printf 'session_root: [\\n' > .session-resume.yaml", root)
+    sh(f"sed -i 's/in_progress/completed/' {sdir / STATE}", root)
+    assert run_cli("resume", "agent-output/shop", cwd=root).returncode != 0  # unreadable
+    text = told(hook("post-tool-use", payload("claude", "post-tool-use", root)))
+    assert (sdir / STATE).read_bytes() == written
+    assert f"{STATE} in agent-output/shop was changed outside session-resume" in text

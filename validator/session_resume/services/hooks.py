@@ -108,19 +108,32 @@ class Sessions:
     workflow: str | None = None  # the project configuration's workflow
 
 
-def find_sessions(cwd: str | os.PathLike[str], *, order: bool = True) -> Sessions | None:
+def find_sessions(
+    cwd: str | os.PathLike[str], *, order: bool = True, fallback: bool = False
+) -> Sessions | None:
     """The sessions of the repository holding ``cwd`` (its configured session root's
     directories that hold a state or a ``.bak``); None when ``cwd`` is not a directory or the
     configuration cannot be read. With ``order`` the one with a step in progress comes first,
     then the most recently written: no state is read for that, only the last
     :data:`ORDER_TAIL` bytes of the worklogs of the most recently written sessions, at most
-    :data:`ORDER_BUDGET` bytes in all (:func:`step_open`)."""
+    :data:`ORDER_BUDGET` bytes in all (:func:`step_open`). With ``fallback``, a configuration
+    that cannot be read is taken as the default one in the repository found lexically (the
+    check that puts back protocol files still runs where a changed configuration hid them)."""
     try:
         here = Path(os.path.abspath(cwd))
         if not here.is_dir():
             return None
         cfg = load_config(here)
-    except (ConfigError, OSError, ValueError):
+    except ConfigError:
+        # lazy: a hook looks for the repository itself only when its configuration is broken
+        from session_resume.storage.config import Config
+        from session_resume.storage.hook_probe import repo_of
+
+        top = repo_of(os.fspath(here)) if fallback else None
+        if top is None:
+            return None
+        cfg = Config(root=Path(top))
+    except (OSError, ValueError):
         return None
     base = cfg.root / cfg.session_root
     if not _within(os.path.realpath(base), os.path.realpath(cfg.root)):

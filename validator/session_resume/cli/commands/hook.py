@@ -217,13 +217,14 @@ def answer(doc: dict[str, Any] | None, given_event: str | None, given_host: str 
         name, tool_input = _tool(doc)
         reason = hook_guard.guard(cwd, name, tool_input)
         return None if reason is None else _deny(host, reason)
-    sessions = hooks.find_sessions(cwd, order=event != "post-tool-use")
+    restoring = event in ("post-tool-use", "stop")
+    sessions = hooks.find_sessions(cwd, order=event != "post-tool-use", fallback=restoring)
     if sessions is None or not sessions.dirs:
         return None
     if event == "session-start":
         source = _text(doc, "source")
         return _context(host, event, session_start_text(sessions, source))
-    if event in ("post-tool-use", "stop"):
+    if restoring:
         # guaranteed whatever the spelling: a protocol file changed by anything but the tool
         # is put back from the tool's own last write (docs/spec.md §13)
         restored = hook_restore.restore_changed(sessions, now=datetime.now(UTC), host=host)
