@@ -11,6 +11,7 @@ from session_resume.services.hooks import Sessions, lease_of, shown_path
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from datetime import datetime
+    from pathlib import Path
 
 
 def restore_changed(sessions: Sessions, *, now: datetime, host: str) -> list[str]:
@@ -20,34 +21,28 @@ def restore_changed(sessions: Sessions, *, now: datetime, host: str) -> list[str
     one line per session with a file put back, for the agent (escaped)."""
     # lazy: only the post-tool-use and stop events check
     from session_resume.core.timeutil import format_ts
-    from session_resume.storage import store, worklog, written
+    from session_resume.storage import written
+    from session_resume.storage.worklog import NewEvent
 
     lines = []
     for d in sessions.dirs:
-        try:
-            with store.locked(store.Session(d, sessions.root), timeout=2.0) as h:
-                done = written.check(h, now)
-                if not done:
-                    continue
-                lease = lease_of(d)
-                session = lease["session"] if lease is not None else ""
-                events = [
-                    worklog.NewEvent(
-                        "note",
-                        format_ts(now),
-                        session if isinstance(session, str) else "",
-                        detail={
-                            "note": "protocol_file_restored",
-                            "file": r.name,
-                            "found": r.found,
-                            "kept_as": r.kept_as,
-                            "host": host,
-                        },
-                    )
-                    for r in done
-                ]
-                worklog.append_many(h, events)
-        except (store.StoreError, OSError, ValueError):
+
+        def note(done: list[written.Restored], d: Path = d) -> list[NewEvent]:
+            lease = lease_of(d)
+            session = lease["session"] if lease is not None else ""
+            detail = {"note": "protocol_file_restored", "host": host}
+            return [
+                NewEvent(
+                    "note",
+                    format_ts(now),
+                    session if isinstance(session, str) else "",
+                    detail={**detail, "file": r.name, "found": r.found, "kept_as": r.kept_as},
+                )
+                for r in done
+            ]
+
+        done = written.check_session(d, sessions.root, now, note)
+        if not done:
             continue
         shown = shown_path(d, sessions)
         names = ", ".join(r.name for r in done)

@@ -33,12 +33,15 @@ import stat as stat_mod
 
 from session_resume.records import record
 from session_resume.storage.fileio import write_all
-from session_resume.storage.held import HeldDir, StoreError
+from session_resume.storage.held import HeldDir, LockBusy, StoreError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
     from datetime import datetime
     from typing import Any
+
+    from session_resume.storage.worklog import NewEvent
 
 STATE = "00-session-state.json"
 BAK = STATE + ".bak"
@@ -375,3 +378,36 @@ def _keep(h: HeldDir, name: str, now: datetime, *, move: bool = False) -> str:
             pass
     os.rename(name, kept, src_dir_fd=h.fd, dst_dir_fd=h.fd)
     return kept
+
+
+LOCK = STATE + ".lock"
+
+
+def check_session(
+    session_dir: str | os.PathLike[str],
+    root: str | os.PathLike[str],
+    now: datetime,
+    note: Callable[[list[Restored]], Sequence[NewEvent]],
+    *,
+    timeout: float = 2.0,
+) -> list[Restored]:
+    """:func:`check` in the session directory held from ``root``, under its lock (waiting at
+    most ``timeout`` seconds), then the worklog events ``note`` makes of what was put back
+    appended, and what the block changed recorded (:func:`commit`). Lighter than
+    ``store.locked`` (no state reader or validator is imported: a hook's start-up). [] when
+    the directory cannot be held or locked."""
+    # lazy: the worklog writer only where something is put back
+    from session_resume.storage import worklog
+
+    try:
+        with HeldDir.at(session_dir, root) as h, h.lock(LOCK, timeout):
+            before = snapshot(h)
+            try:
+                done = check(h, now)
+                if done:
+                    worklog.append_many(h, note(done))
+                return done
+            finally:
+                commit(h, before)
+    except (StoreError, LockBusy, OSError, ValueError):
+        return []
