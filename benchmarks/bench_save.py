@@ -496,3 +496,103 @@ def save_vs_bare_io(tmpdir: Path) -> Prepared:
         ],
         info=info,
     )
+
+
+# --- what keeping the tool's record of its writes costs ------------------------------------------
+
+_RECORDED, _UNRECORDED = "store.save() with the record", "store.save() without the record"
+
+
+def _record_bytes(sdir: Path) -> int:
+    """The bytes the record of a session's writes keeps (storage/written.py)."""
+    d = sdir / ".00-session-written"
+    return sum(p.stat().st_size for p in d.iterdir()) if d.is_dir() else 0
+
+
+def _record_cost(med: dict[str, float], info: dict[str, Any]) -> list[str]:
+    extra = med[_RECORDED] - med[_UNRECORDED]
+    return [
+        f"keeping what puts a protocol file back costs {fmt_s(extra)} a save "
+        f"({extra / med[_UNRECORDED]:.0%}): the copy of the state staged before it is "
+        "replaced (no fsync), the .bak's copy renamed from the last one, the worklog line "
+        "appended to its mirror, the record (keys and digests) written",
+        f"on disk: {info['record']:,} bytes of record beside a {info['state']:,}-byte state, "
+        f"its .bak and a {info['worklog']:,}-byte worklog (the copies are their size again)",
+    ]
+
+
+@benchmark(
+    "save-record",
+    description="in process, repeated on two session directories: store.save() of the bundled "
+    "example state with its worklog event, as it runs (each locked block ends by recording "
+    "what it wrote, for the hooks that put back a protocol file changed by anything else: "
+    "storage/written.py), against the same save() with the record's two steps replaced by "
+    "no-ops (nothing recorded, nothing copied)",
+    contenders=(_RECORDED, _UNRECORDED),
+    anchor=_UNRECORDED,
+    targets=(Target(_RECORDED, 1.25),),
+    runs=300,
+    quick_runs=60,
+    warmup=5,
+    derive=_record_cost,
+)
+def save_record(tmpdir: Path) -> Prepared:
+    from session_resume import load_workflow
+    from session_resume.storage import store, written
+
+    doc, sdir = _session(tmpdir, "recorded")
+    _, bare_sdir = _session(tmpdir, "unrecorded")
+    wf = load_workflow(doc["workflow"])
+
+    def saver(d: Path) -> Callable[[], None]:
+        def save() -> None:
+            store.save(
+                d,
+                doc,
+                now=_SAVE_NOW,
+                workflow=wf,
+                root=d.parent.parent,
+                event="checkpoint",
+                event_step="2",
+                event_sub_step="phase_2_waf",
+                session_id=_SESSION,
+            )
+
+        return save
+
+    recorded, plain = saver(sdir), saver(bare_sdir)
+    commit, stage = written.commit, written.stage_state
+
+    def unrecorded() -> None:
+        written.commit = lambda h, before: None  # type: ignore[assignment]
+        written.stage_state = lambda h, data, rotating: None  # type: ignore[assignment]
+        try:
+            plain()
+        finally:
+            written.commit, written.stage_state = commit, stage
+
+    _check_saves(recorded, sdir, sdir.parent.parent)
+    _check_saves(unrecorded, bare_sdir, bare_sdir.parent.parent)
+    if _record_bytes(bare_sdir) or not _record_bytes(sdir):
+        raise BenchAbort("the record was not kept by the one save() and only by it")
+    copy = sdir / ".00-session-written" / "state"
+    if copy.read_bytes() != (sdir / STATE_FILE).read_bytes():
+        raise BenchAbort("the record's copy of the state is not the state save() wrote")
+    info = {
+        "record": _record_bytes(sdir),
+        "state": (sdir / STATE_FILE).stat().st_size,
+        "worklog": (sdir / "00-worklog.jsonl").stat().st_size,
+    }
+    return Prepared(
+        {
+            _RECORDED: Run(recorded, "store.save(dir, doc, ..., event='checkpoint')"),
+            _UNRECORDED: Run(
+                unrecorded, "the same, written.commit and written.stage_state made no-ops"
+            ),
+        },
+        notes=[
+            f"the bundled example state ({info['state']:,} bytes), saved into two sibling "
+            "session directories under the temp dir"
+        ],
+        info=info,
+    )

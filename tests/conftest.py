@@ -107,7 +107,7 @@ def pytest_runtest_teardown(item: pytest.Item) -> None:
         tier, argv = mine[0]
         raise pytest.fail.Exception(
             f"{item.nodeid} started `{argv}`, which needs the `{tier}` tier: mark the test "
-            f"(or its module) `@pytest.mark.{tier}` (README \"Test tiers\")",
+            f'(or its module) `@pytest.mark.{tier}` (README "Test tiers")',
             pytrace=False,
         )
 

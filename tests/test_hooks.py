@@ -109,7 +109,12 @@ def test_documented_input_gets_documented_output(tmp_path: Path, host: str, name
     if event == "pre-compact":
         assert out is None
         changed = {k for k in after if before.get(k) != after[k]}
-        assert changed == {"agent-output/shop/00-worklog.jsonl"}
+        # the note, and the tool's record of what it wrote (storage/written.py)
+        assert changed == {
+            "agent-output/shop/00-worklog.jsonl",
+            "agent-output/shop/.00-session-written/record.json",
+            "agent-output/shop/.00-session-written/worklog",
+        }
         last = json.loads((sdir / "00-worklog.jsonl").read_text().splitlines()[-1])
         assert last["event"] == "note"
         assert last["detail"]["note"] == "context_compacted"
@@ -170,8 +175,11 @@ def test_no_session_no_output(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     (root / ".git").mkdir(parents=True)
     for host in HOSTS:
-        for name in ("session-start", "pre-tool-use", "stop", "pre-compact"):
+        for name in ("session-start", "stop", "pre-compact"):
             assert hook(event_of(name), data=fixture_input(host, name, root, root / "x")) is None
+        # the guard needs no session: a protocol file's name inside a repository is refused
+        out = hook("pre-tool-use", data=fixture_input(host, "pre-tool-use", root, root / "x"))
+        assert "deny" in json.dumps(out)
     assert snapshot(root) == {}
 
 
@@ -358,8 +366,13 @@ def test_hostile_input_never_blocks_nor_tracebacks(
     after = snapshot(root)
     changed = {k for k in after if before.get(k) != after[k]}
     if changed:  # a well-formed compaction with junk in its strings: the note, cleaned
-        assert (changed, event) == ({"agent-output/shop/00-worklog.jsonl"}, "pre-compact")
-        note = json.loads((root / changed.pop()).read_text().splitlines()[-1])
+        log = "agent-output/shop/00-worklog.jsonl"
+        record = {
+            "agent-output/shop/.00-session-written/record.json",  # the tool's own record
+            "agent-output/shop/.00-session-written/worklog",
+        }
+        assert (changed - record, event) == ({log}, "pre-compact")
+        note = json.loads((root / log).read_text().splitlines()[-1])
         assert note["event"] == "note" and "host_session" not in note["detail"]
 
 

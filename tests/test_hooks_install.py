@@ -57,7 +57,10 @@ def test_install_writes_both_files_and_a_second_install_changes_nothing(repo: Pa
     )
     claude = json.loads((repo / CLAUDE_FILE).read_text())
     group = claude["hooks"]["PreToolUse"][0]
-    assert group["matcher"] == "Write|Edit|MultiEdit|NotebookEdit|Bash"
+    # Claude Code's file tools and both of its shells (PowerShell is a documented tool)
+    assert group["matcher"] == "Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell"
+    # after every tool: a protocol file changed by any tool is put back
+    assert claude["hooks"]["PostToolUse"][0]["matcher"] == "*"
     assert group["hooks"][0]["command"] == "session-resume hook pre-tool-use --host claude"
     before = files(repo)
     again = hooks(repo, "install")

@@ -2448,3 +2448,38 @@ def test_cli_recovery_commands_name_the_directory_as_typed_as_python(tmp_path: P
                 assert f"session-resume recover {typed}" in proc.stdout, proc.stdout
                 outs[impl].append(proc.stdout.replace(str(root), "ROOT"))
     assert outs["js"] == outs["py"]
+
+
+def test_a_javascript_write_is_never_put_back_by_the_reference_s_hooks(tmp_path: Path) -> None:
+    """The reference's hooks put back a protocol file that differs from its record of its own
+    writes (storage/written.py); a write by this package first removes that record, so the
+    next post-tool-use event leaves it as written (and the reference records again at its
+    next write)."""
+    node = _need("node")["node"]
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    py = [sys.executable, "-m", "session_resume"]
+    assert _run([*py, "init", "demo"], root).returncode == 0
+    assert (root / "agent-output/demo/.00-session-written/record.json").is_file()
+    assert _run([node, str(CLI_JS), "start", "1", "--project", "demo"], root).returncode == 0
+    state = root / "agent-output" / "demo" / "00-session-state.json"
+    written = state.read_bytes()
+    hook = {
+        "session_id": "s",
+        "cwd": str(root),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "npx session-resume start 1 --project demo"},
+        "tool_response": {},
+    }
+    proc = subprocess.run(
+        [*py, "hook", "post-tool-use"],
+        cwd=root,
+        input=json.dumps(hook),
+        text=True,
+        capture_output=True,
+        check=False,
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, "", "")
+    assert state.read_bytes() == written
+    assert not list(state.parent.glob("*.corrupt-*"))

@@ -115,7 +115,11 @@ def tree(root: Path) -> dict[str, object]:
     return {
         f.relative_to(root).as_posix(): content(f)
         for f in sorted(root.rglob("*"))
-        if f.is_file() and not f.is_symlink() and not f.name.endswith(".lock")
+        if f.is_file()
+        and not f.is_symlink()
+        and not f.name.endswith(".lock")
+        # the reference's record of its own writes (storage/written.py): its bookkeeping
+        and ".00-session-written" not in f.parts
     }
 
 

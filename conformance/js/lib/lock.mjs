@@ -19,6 +19,7 @@ import {
   accessSync,
   closeSync,
   constants,
+  lstatSync,
   mkdtempSync,
   openSync,
   readFileSync,
@@ -136,6 +137,48 @@ function takeFlock(flock, path, timeoutMs) {
   }
 }
 
+const PROTOCOL = [STATE, `${STATE}.bak`, "00-worklog.jsonl", "00-session.active"];
+
+/** The identity of the protocol files (inode, size, modification and change times).
+ * @param {string} dir */
+function protocolStats(dir) {
+  return PROTOCOL.map((name) => {
+    try {
+      const st = lstatSync(join(dir, name), { bigint: true });
+      return `${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
+    } catch {
+      return "";
+    }
+  }).join("|");
+}
+
+/** The reference's record of its own writes (`.00-session-written/record.json`, Python's
+ * storage/written.py): its host hooks put back a protocol file that differs from it, so a
+ * write made here would be undone. A locked block here that changed a protocol file removes
+ * that record (no record, no check, until the reference writes again); never through a link.
+ * A block that wrote nothing (a refusal) leaves it.
+ * @param {string} dir */
+export function forgetRecord(dir) {
+  const recordDir = join(dir, ".00-session-written");
+  try {
+    if (!lstatSync(recordDir).isDirectory()) return;
+    unlinkSync(join(recordDir, "record.json"));
+  } catch {
+    /* no record */
+  }
+}
+
+/** `fn()`, then the record forgotten if it changed a protocol file.
+ * @template T @param {string} dir @param {() => T} fn @returns {T} */
+function recorded(dir, fn) {
+  const before = protocolStats(dir);
+  try {
+    return fn();
+  } finally {
+    if (protocolStats(dir) !== before) forgetRecord(dir);
+  }
+}
+
 /**
  * Run `fn` holding the session directory's lock; SR160 when it cannot be taken in `timeoutMs`.
  * @template T
@@ -147,7 +190,7 @@ export function withLock(dir, fn, { timeoutMs = lockTimeout() } = {}) {
   if (flock !== null) {
     const release = takeFlock(flock, join(dir, LOCK), timeoutMs);
     try {
-      return fn();
+      return recorded(dir, fn);
     } finally {
       release();
     }
@@ -184,7 +227,7 @@ export function withLock(dir, fn, { timeoutMs = lockTimeout() } = {}) {
     closeSync(fd);
   }
   try {
-    return fn();
+    return recorded(dir, fn);
   } finally {
     try {
       unlinkSync(path);

@@ -47,8 +47,14 @@ EVENTS = {
     "Stop": "stop",
     "PreCompact": "pre-compact",
 }
-# Claude Code's file tools and its shell: the tools the tool hooks run for.
-CLAUDE_TOOLS = "Write|Edit|MultiEdit|NotebookEdit|Bash"
+# Claude Code's file tools and its two shells (Bash, and PowerShell where it is enabled): the
+# tools the pre-tool-use guard runs for. The post-tool-use hook runs after every tool ("*"):
+# it puts back a protocol file that any tool changed (docs/spec.md §13).
+CLAUDE_TOOLS = "Write|Edit|MultiEdit|NotebookEdit|Bash|PowerShell"
+CLAUDE_AFTER = "*"
+# The matcher earlier releases wrote: their entries are replaced by install and removed by
+# uninstall like the current ones.
+_EARLIER_MATCHERS = ("Write|Edit|MultiEdit|NotebookEdit|Bash",)
 # The file install writes for each host: its home (services/hook_hosts.py); the hosts that
 # read a file without calling it home run its commands too, which then stay silent for them.
 HOSTS_OF_FILE = {f: tuple(h.name for h in HOSTS if h.home == f) for f in (GITHUB_FILE, CLAUDE_FILE)}
@@ -92,9 +98,17 @@ def github_entry(event: str) -> dict[str, Any]:
 def claude_entry(name: str, event: str) -> dict[str, Any]:
     group: dict[str, Any] = {}
     if name in ("PreToolUse", "PostToolUse"):
-        group["matcher"] = CLAUDE_TOOLS
+        group["matcher"] = CLAUDE_TOOLS if name == "PreToolUse" else CLAUDE_AFTER
     group["hooks"] = [{"type": "command", "command": command(event, "claude"), "timeout": TIMEOUT}]
     return group
+
+
+def earlier_entries(path: Path, name: str) -> list[dict[str, Any]]:
+    """The entries earlier releases' install added to the event ``name`` of ``path``."""
+    if path != CLAUDE_FILE or name not in ("PreToolUse", "PostToolUse"):
+        return []
+    current = claude_entry(name, EVENTS[name])
+    return [{**current, "matcher": m} for m in _EARLIER_MATCHERS]
 
 
 def entries(path: Path) -> dict[str, dict[str, Any]]:
@@ -240,6 +254,8 @@ def _merged(rel: Path, doc: dict[str, Any] | None) -> dict[str, Any]:
     hooks = new.setdefault("hooks", {})
     for name, entry in entries(rel).items():
         lst = hooks.setdefault(name, [])
+        earlier = earlier_entries(rel, name)
+        lst[:] = [e for e in lst if e not in earlier]
         if entry not in lst:
             lst.append(entry)
     return new
@@ -254,9 +270,10 @@ def _unmerged(rel: Path, doc: dict[str, Any]) -> dict[str, Any] | None:
     if isinstance(hooks, dict):
         for name, entry in entries(rel).items():
             lst = hooks.get(name)
-            if isinstance(lst, list) and entry in lst:
+            ours = [entry, *earlier_entries(rel, name)]
+            if isinstance(lst, list) and any(e in lst for e in ours):
                 removed = True
-                lst[:] = [e for e in lst if e != entry]
+                lst[:] = [e for e in lst if e not in ours]
                 if not lst:
                     del hooks[name]
         if removed and not hooks:

@@ -1,6 +1,7 @@
 """What the agent host's hooks decide (docs/spec.md §13): which
-session a hook is about, whether a file tool touches a protocol file, whether a written file
-is not recorded yet, whether work is unrecorded at a stop, and the compaction note.
+session a hook is about (ordered without reading a state), the reason a denied tool call is
+given (the guard itself is ``hook_guard``), whether a written file is not recorded yet,
+whether work is unrecorded at a stop, and the compaction note.
 
 Every function here reads only, except :func:`record_compaction` (one ``note`` event appended
 to the worklog under the session lock). None raises for bad input: a hook that cannot decide
@@ -30,15 +31,23 @@ STATE = "00-session-state.json"
 BAK = STATE + ".bak"
 WORKLOG = "00-worklog.jsonl"
 LEASE = "00-session.active"
-# The protocol files a file tool may not write, move or delete, and what each one is.
-PROTECTED = {STATE: "state", BAK: "bak", WORKLOG: "worklog", LEASE: "lease"}
+# The protocol files and what each one is (the guard refuses more: services/hook_guard.py).
+PROTECTED = {
+    STATE: "state",
+    BAK: "bak",
+    WORKLOG: "worklog",
+    LEASE: "lease",
+    STATE + ".lock": "lock",
+    "00-handoff.md": "handoff",
+}
 # Names in a session directory that are the protocol's own, never an artifact.
 _OWN_PREFIXES = ("00-session", "00-worklog", "00-handoff", ".00-session", ".archive")
 MAX_SESSIONS = 200  # session directories looked at under the session root
 MAX_WALK = 2000  # files looked at under one session directory at a stop
 MAX_STATE = 8 * 1024 * 1024  # a state larger than the readers' limit is not read here
-MAX_ORDER_READ = 1024 * 1024  # states read to order the sessions (a larger one is last)
-MAX_PATHS = 200  # path strings taken from one tool input
+ORDER_TAIL = 16 * 1024  # bytes of one worklog's end read to order the sessions
+ORDER_BUDGET = 256 * 1024  # bytes read to order all the sessions of a repository
+MAX_PATHS = 100_000  # path strings taken from one tool input (the input is at most 4 MiB)
 _MAX_DEPTH = 6  # levels of a tool input searched for paths
 
 # Keys of a tool input that name a file (Claude Code, VS Code, Copilot tools).
@@ -99,21 +108,37 @@ class Sessions:
     workflow: str | None = None  # the project configuration's workflow
 
 
-def find_sessions(cwd: str | os.PathLike[str]) -> Sessions | None:
+def find_sessions(
+    cwd: str | os.PathLike[str], *, order: bool = True, fallback: bool = False
+) -> Sessions | None:
     """The sessions of the repository holding ``cwd`` (its configured session root's
     directories that hold a state or a ``.bak``); None when ``cwd`` is not a directory or the
-    configuration cannot be read."""
+    configuration cannot be read. With ``order`` the one with a step in progress comes first,
+    then the most recently written: no state is read for that, only the last
+    :data:`ORDER_TAIL` bytes of the worklogs of the most recently written sessions, at most
+    :data:`ORDER_BUDGET` bytes in all (:func:`step_open`). With ``fallback``, a configuration
+    that cannot be read is taken as the default one in the repository found lexically (the
+    check that puts back protocol files still runs where a changed configuration hid them)."""
     try:
         here = Path(os.path.abspath(cwd))
         if not here.is_dir():
             return None
         cfg = load_config(here)
-    except (ConfigError, OSError, ValueError):
+    except ConfigError:
+        # lazy: a hook looks for the repository itself only when its configuration is broken
+        from session_resume.storage.config import Config
+        from session_resume.storage.hook_probe import repo_of
+
+        top = repo_of(os.fspath(here)) if fallback else None
+        if top is None:
+            return None
+        cfg = Config(root=Path(top))
+    except (OSError, ValueError):
         return None
     base = cfg.root / cfg.session_root
     if not _within(os.path.realpath(base), os.path.realpath(cfg.root)):
         return Sessions(cfg.root, here, (), cfg.workflow)  # a session root linked elsewhere
-    found: list[tuple[bool, float, Path]] = []
+    found: list[tuple[float, Path]] = []
     try:
         with os.scandir(base) as it:
             for n, entry in enumerate(it):
@@ -125,14 +150,48 @@ def find_sessions(cwd: str | os.PathLike[str]) -> Sessions | None:
                 state = d / STATE
                 if not (os.path.lexists(state) or os.path.lexists(d / BAK)):
                     continue
-                # the order needs the step in progress: read only states of a usual size
-                small = _size(state) <= MAX_ORDER_READ
-                doc = read_state(d) if small else None
-                found.append((in_progress(doc) is None, -_mtime(state), d))
+                found.append((-_mtime(state), d))
     except OSError:
         return Sessions(cfg.root, here, (), cfg.workflow)
     found.sort()
-    return Sessions(cfg.root, here, tuple(d for _, _, d in found), cfg.workflow)
+    dirs = [d for _, d in found]
+    if order:
+        budget = ORDER_BUDGET
+        open_first: list[Path] = []
+        for d in dirs:
+            if budget < ORDER_TAIL:
+                break
+            budget -= ORDER_TAIL
+            if step_open(d):
+                open_first.append(d)
+        dirs = open_first + [d for d in dirs if d not in open_first]
+    return Sessions(cfg.root, here, tuple(dirs), cfg.workflow)
+
+
+# The worklog events after which a step is (or may be) open, and those that close it.
+_OPENS = frozenset({"step_start", "checkpoint", "imported", "recovered", "migrated"})
+_CLOSES = frozenset({"step_complete", "step_skip", "archived", "recreated"})
+
+
+def step_open(session_dir: Path) -> bool:
+    """Whether the session's worklog says a step is open: its last event that opens or
+    closes a step (in the last :data:`ORDER_TAIL` bytes) opens one. Bounded: neither the
+    state nor the whole worklog is read."""
+    # lazy: a hook imports the storage probe only once it orders sessions
+    from session_resume.storage.hook_probe import tail
+
+    data = tail(os.fspath(session_dir), WORKLOG, ORDER_TAIL)
+    for line in reversed(data.split(b"\n")):
+        try:
+            ev = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        name = ev.get("event") if isinstance(ev, dict) else None
+        if name in _OPENS:
+            return True
+        if name in _CLOSES:
+            return False
+    return False
 
 
 def _size(path: Path) -> int:
@@ -253,7 +312,7 @@ def tool_paths(tool_input: Any) -> list[str]:
             if key in _PATH_KEYS and 0 < len(value) <= 4096:
                 out.append(value)
             elif key in _PATCH_KEYS:
-                for m in _PATCH_FILE.finditer(value[:1_000_000]):
+                for m in _PATCH_FILE.finditer(value):
                     out.append((m.group(1) or m.group(2)).strip())
 
     walk(tool_input, None, 0)
@@ -272,94 +331,39 @@ def _within(path: str, top: str) -> bool:
     return path == top or path.startswith(top.rstrip(os.sep) + os.sep)
 
 
-def protected_kind(path: str, sessions: Sessions) -> tuple[str, Path] | None:
-    """(kind, session directory) when ``path`` names a protocol file (state, ``.bak``,
-    worklog, lease) inside the repository, directly or through a link; else None."""
-    p = _absolute(path, sessions.cwd)
-    if p is None:
-        return None
-    try:
-        real = os.path.realpath(p)
-    except (OSError, ValueError):
-        return None
-    root = os.path.realpath(sessions.root)
-    for candidate in (p, real):
-        kind = PROTECTED.get(os.path.basename(candidate))
-        if kind is None:
-            continue
-        parent = os.path.dirname(candidate)
-        try:
-            parent_real = os.path.realpath(parent)
-        except (OSError, ValueError):
-            continue
-        if _within(parent_real, root) or _within(parent, os.path.abspath(sessions.root)):
-            return kind, Path(parent)
-    return None
-
-
-_REDIRECT = re.compile(r""">>?[ \t]*["']?([^\s;|&<>"']+)""")
-_SEPARATORS = re.compile(r"[;|&\n]")
-_DELETES = frozenset({"rm", "mv", "tee", "truncate", "unlink", "shred"})
-_COPIES = frozenset({"cp", "ln", "install", "dd"})
-_WRAPPERS = frozenset({"sudo", "env", "xargs", "command", "nohup", "time", "doas"})
-
-
-def _shell_targets(command: str) -> list[str]:
-    """The words of a shell command line that it may write, move or delete: a redirect's
-    target; every argument of rm, mv, tee, truncate, unlink, shred, of sed/perl -i and of git
-    checkout/restore/rm/mv; the last argument of cp, ln, install, dd. One linear pass (no
-    pattern that backtracks over a long line)."""
-    text = command[:100_000]
-    out = [m.group(1) for m in _REDIRECT.finditer(text)]
-    for segment in _SEPARATORS.split(text):
-        words = [w.strip("\"'") for w in segment.split()]
-        at = 0  # the command word: past assignments and wrappers (sudo, env, xargs, ...)
-        while at < len(words) and ("=" in words[at] or words[at] in _WRAPPERS):
-            at += 1
-        if at >= len(words):
-            continue
-        name, rest = os.path.basename(words[at]), words[at + 1 :]
-        in_place = name in ("sed", "perl") and any(w[:1] == "-" and "i" in w for w in rest)
-        if name in _DELETES or in_place:
-            out += rest
-        elif name == "git" and rest[:1] and rest[0] in ("checkout", "restore", "rm", "mv"):
-            out += rest[1:]
-        elif name in _COPIES and rest:
-            out.append(rest[-1])
-    return [w for w in out if os.path.basename(w) in PROTECTED]
-
-
-def guard(sessions: Sessions, tool_name: str, tool_input: Any) -> str | None:
-    """The reason to deny a tool call that would write, edit, move or delete a protocol file
-    (naming the command and the MCP tool that make that change), or None to allow it."""
-    if is_shell_tool(tool_name):
-        command = tool_input.get("command") if isinstance(tool_input, dict) else tool_input
-        paths = _shell_targets(command) if isinstance(command, str) else []
-    elif is_write_tool(tool_name, tool_input):
-        paths = tool_paths(tool_input)
-    else:
-        return None
-    for path in paths:
-        hit = protected_kind(path, sessions)
-        if hit is not None:
-            return deny_reason(hit[0], hit[1], sessions)
-    return None
-
-
-def shown_path(path: Path, sessions: Sessions) -> str:
+def shown_path(path: Path, sessions: Sessions | Path) -> str:
     """``path`` as the agent should type it: relative to its working directory when inside
-    it, else absolute; quoted for a shell."""
+    it, else absolute; quoted for a shell, and no control character left raw."""
     import shlex
 
     p = os.path.abspath(path)
-    cwd = os.path.abspath(sessions.cwd)
+    cwd = os.path.abspath(sessions.cwd if isinstance(sessions, Sessions) else sessions)
     rel = os.path.relpath(p, cwd) if _within(p, cwd) else p
-    return shlex.quote(rel)
+    return clean(shlex.quote(rel))
 
 
-def deny_reason(kind: str, session_dir: Path, sessions: Sessions) -> str:
-    d = shown_path(session_dir, sessions)
-    name = {v: k for k, v in PROTECTED.items()}[kind]
+def clean(text: str) -> str:
+    """``text`` with every character that is not printable as ``\\xNN`` (or ``\\uNNNN``)
+    and a backtick as ``\\x60``: one line, no markup of its own."""
+    if text.isprintable() and "`" not in text:
+        return text
+    out = []
+    for c in text:
+        if c == "`" or not c.isprintable():
+            n = ord(c)
+            out.append(f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def deny_reason(kind: str, where: Path, cwd: Path, *, shown: str | None = None) -> str:
+    """Why a tool call is denied and which command makes the change instead. ``where``: the
+    session directory (the directory holding the file); ``shown``: the file or directory
+    named."""
+    d = shown_path(where, cwd)
+    what = shown_path(Path(shown), cwd) if shown else d
+    name = {v: k for k, v in PROTECTED.items()}.get(kind, what)
     head = f"session-resume: {name} is written only by session-resume, never by hand. "
     if kind == "state":
         return head + (
@@ -381,11 +385,39 @@ def deny_reason(kind: str, session_dir: Path, sessions: Sessions) -> str:
             f"itself (`session-resume checkpoint STEP CHECKPOINT --session-dir {d}`, MCP tool "
             f"`checkpoint`; `session-resume resume {d}` says which write is next)."
         )
+    if kind == "lock":
+        return head + (
+            "It is the session's lock, taken and released by each write; leave it alone (a "
+            f"write waiting for it says so). `session-resume resume {d}` says which write is next."
+        )
+    if kind == "handoff":
+        return head + (
+            f"It is rendered from the state: record the change with a write (`session-resume "
+            f"resume {d}` says which), then run `session-resume render handoff {d}` (MCP tool "
+            "`render_handoff`)."
+        )
+    if kind == "record":
+        return (
+            f"session-resume: {what} is session-resume's record of its own last writes, used "
+            "to put back a protocol file changed by anything else; leave it alone. "
+            f"`session-resume resume {d}` says which write is next."
+        )
+    if kind == "config":
+        return (
+            f"session-resume: {what} is session-resume's configuration; it is the user's to "
+            "change, not an agent's. Ask the user to make the change."
+        )
+    if kind == "tree":
+        return (
+            f"session-resume: {what} holds a session's protocol files (state, worklog, lease), "
+            "which only session-resume writes. To retire a session run `session-resume archive "
+            "SESSION_DIR` (MCP tool `archive`); remove other files by their own names."
+        )
     import shlex
 
-    lease = lease_of(session_dir)
+    lease = lease_of(where)
     held = lease is not None and not lease.get("implicit") and isinstance(lease.get("session"), str)
-    named = f" --session {shlex.quote(lease['session'])}" if held and lease else ""
+    named = f" --session {clean(shlex.quote(lease['session']))}" if held and lease else ""
     return head + (
         f"It is the session's lease: take it with `session-resume session start --session-dir "
         f"{d}`, release it with `session-resume session end --session-dir {d}{named}` (MCP "
@@ -580,15 +612,19 @@ def changed_since(session_dir: Path, since: float) -> list[str]:
 def unrecorded_work(sessions: Sessions) -> str | None:
     """At a stop: when a session's step is in progress and files under its directory changed
     after its last recorded write, the reason naming the write to make; else None."""
+    budget = ORDER_BUDGET
     for d in sessions.dirs:
-        place = step_place(d, sessions)
-        if place is None:
+        # bounded: a state is read only where the worklog's end says a step is open and a
+        # file changed after the last write
+        if budget < ORDER_TAIL:
+            break
+        budget -= ORDER_TAIL
+        if not step_open(d):
             continue
         since = last_recorded_write(d)
-        if since is None:
-            continue
-        changed = changed_since(d, since)
-        if not changed:
+        changed = changed_since(d, since) if since is not None else []
+        place = step_place(d, sessions) if changed else None
+        if place is None:
             continue
         root = os.path.abspath(sessions.root)
         rels = [Path(os.path.relpath(os.path.join(d, c), root)).as_posix() for c in changed]
@@ -616,14 +652,15 @@ def record_compaction(
     sessions: Sessions, *, now: datetime, trigger: str, host: str, host_session: str
 ) -> dict[str, Any] | None:
     """Append a ``note`` event (the context was compacted, and how) to the worklog of the
-    session in progress, under the session lock; the only write a hook makes. None when there
-    is no session or the note could not be written (a hook never fails the host)."""
+    session in progress, under the session lock (with hook_restore's, the only writes hooks
+    make). None when there is no session or the note could not be written (a hook never
+    fails the host)."""
     # lazy: only this hook writes
     from session_resume.core.timeutil import format_ts
     from session_resume.storage import store, worklog
 
     for d in sessions.dirs[:1]:
-        if in_progress(read_state(d)) is None and not os.path.lexists(d / WORKLOG):
+        if not step_open(d) and not os.path.lexists(d / WORKLOG):
             return None
         lease = lease_of(d)
         detail = {

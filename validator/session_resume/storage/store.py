@@ -4,8 +4,8 @@ Write protocol: build the whole document, refresh ``updated`` and ``revision``, 
 (an invalid state is never written), take the lock, write a unique temp file (O_EXCL) in the
 state's own directory, fsync it, hard-link the current file to ``.bak`` only if the current
 file is a valid state, ``os.replace`` the temp file over the state, fsync the directory,
-append the worklog event. The corrupt file, when there is one, is kept, never deleted.
-"""
+append the worklog event. The corrupt file, when there is one, is kept, never deleted. The
+lock's end records what the block wrote (storage/written.py)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ from session_resume.core.validation import ValidateOptions, validate_parsed
 from session_resume.core.versions import CURRENT, is_known, is_newer_than_known, version_of
 from session_resume.core.workflow import Workflow
 from session_resume.records import field, record
-from session_resume.storage import fileio, known_ok, worklog
+from session_resume.storage import fileio, known_ok, worklog, written
 from session_resume.storage import held as held_mod
 from session_resume.storage.held import HeldDir, StoreError
 
@@ -425,6 +425,7 @@ def locked(s: Session, timeout: float = 30.0, *, create: bool = False) -> Iterat
                 ]
             ) from None
         with stack:
+            before = written.snapshot(h)
             try:
                 yield h
             except OSError as exc:  # a lease or worklog write of a session command
@@ -437,6 +438,8 @@ def locked(s: Session, timeout: float = 30.0, *, create: bool = False) -> Iterat
                         )
                     ]
                 ) from None
+            finally:  # what this block wrote, for the hooks' check (storage/written.py)
+                written.commit(h, before)
 
 
 def serialize(doc: dict[str, Any]) -> bytes:
@@ -481,16 +484,15 @@ def replace_state(
     except OSError as exc:  # disk full, read-only, a directory in the way: nothing changed
         raise StoreError([_write_failed(s, exc)]) from None
     try:
-        if rotate_backup and h.is_regular(STATE):
-            if always_backup:
-                keep = True
-            elif current_valid is not None:
-                keep = current_valid
-            else:
-                current = h.read_limited(STATE)
-                keep = current.data is not None and is_valid_state_bytes(current.data)
-            if keep:
-                h.keep_as(STATE, BAK, prefix=TMP_PREFIX)
+        keep = rotate_backup and h.is_regular(STATE)
+        if keep and not always_backup and current_valid is not None:
+            keep = current_valid
+        elif keep and not always_backup:
+            current = h.read_limited(STATE)
+            keep = current.data is not None and is_valid_state_bytes(current.data)
+        written.stage_state(h, data, rotating=keep)  # the copy the hooks put back from
+        if keep:
+            h.keep_as(STATE, BAK, prefix=TMP_PREFIX)
         h.replace(tmp, STATE)
     except OSError as exc:
         h.discard(tmp)
@@ -515,8 +517,7 @@ def replace_state(
 
 
 def check_size(s: Session, data: bytes, max_size: int = DEFAULT_MAX_SIZE) -> None:
-    """Refuse (SR166) a state the reader would refuse as too large (SR112): written, it would
-    make every later command call the session corrupt."""
+    """Refuse (SR166) a state the reader would refuse as too large (SR112, corrupt)."""
     if len(data) > max_size:
         raise StoreError(
             [

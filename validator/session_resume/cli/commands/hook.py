@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from session_resume.cli.commands.common import emit_json
 from session_resume.cli.parser import Command
 from session_resume.reporters.text import clean_tree
-from session_resume.services import hook_hosts, hooks
+from session_resume.services import hook_guard, hook_hosts, hook_restore, hooks
 
 # lazy imports: a hook imports only what its event needs (the host waits)
 
@@ -196,27 +196,39 @@ def answer(doc: dict[str, Any] | None, given_event: str | None, given_host: str 
     if hook_hosts.silent_for(host, given_host) and _home_configures(host, cwd, event):
         # this host reads this command's file and its own: the command there answers
         return None
-    if event == "stop" and doc.get("stop_hook_active") is not False:
-        # Block once: only an input that says whether this stop follows a block
-        # (stop_hook_active, which every host's stop sends) can be blocked without looping
-        return None
-
-    sessions = hooks.find_sessions(cwd)
+    if event == "pre-tool-use":
+        # no session, order or configuration needed: a protocol file's name inside any
+        # repository a path names is refused, whatever the configuration says
+        name, tool_input = _tool(doc)
+        reason = hook_guard.guard(cwd, name, tool_input)
+        return None if reason is None else host.deny(reason)
+    restoring = event in ("post-tool-use", "stop")
+    sessions = hooks.find_sessions(cwd, order=event != "post-tool-use", fallback=restoring)
     if sessions is None or not sessions.dirs:
         return None
     if event == "session-start":
         source = _text(doc, "source")
         return _context(host, event, session_start_text(sessions, source))
-    if event == "pre-tool-use":
-        name, tool_input = _tool(doc)
-        reason = hooks.guard(sessions, name, tool_input)
-        return None if reason is None else host.deny(reason)
+    # guaranteed whatever the spelling: a protocol file changed by anything but the tool is
+    # put back from the tool's own last write (docs/spec.md §13)
+    restored = (
+        hook_restore.restore_changed(sessions, now=datetime.now(UTC), host=host.name)
+        if restoring
+        else []
+    )
     if event == "post-tool-use":
         name, tool_input = _tool(doc)
-        return _context(host, event, hooks.unlisted_written(sessions, name, tool_input))
+        text = hooks.unlisted_written(sessions, name, tool_input)
+        return _context(host, event, "\n".join([*restored, *([text] if text else [])]))
     if event == "stop":
+        if doc.get("stop_hook_active") is not False:
+            # Block once: only an input that says whether this stop follows a block
+            # (stop_hook_active, which every host's stop sends) can be blocked without
+            # looping. What was put back is in the worklog.
+            return None
         reason = hooks.unrecorded_work(sessions)
-        return None if reason is None else host.block(reason)
+        text = "\n".join([*restored, *([reason] if reason else [])])
+        return host.block(text) if text else None
     _record_compaction(sessions, doc, host.name)
     return None
 
