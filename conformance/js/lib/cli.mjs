@@ -27,7 +27,7 @@ import {
   sessionRootDir,
 } from "./config.mjs";
 import { LockError } from "./lock.mjs";
-import { readLease, STATE, WORKLOG } from "./session.mjs";
+import { readLease, SESSION_ID, STATE, WORKLOG } from "./session.mjs";
 import { migrateDir, recoverDir, resumeDir } from "./operations.mjs";
 import { unifiedDiff, splitLines } from "./difflib.mjs";
 import { jsonPatch, orderLike, pyDumps } from "./patch.mjs";
@@ -53,7 +53,6 @@ export const EXIT_INVALID = 1;
 export const EXIT_USAGE = 2;
 export const EXIT_INTERNAL = 3;
 
-const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
 const PROJECT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 class UsageError extends Error {}
@@ -86,8 +85,13 @@ export function diagnostic(d) {
   };
 }
 
+// Characters JSON leaves raw in a string but that break or reorder a line where the text is
+// shown: the line and paragraph separators and the bidi controls (as \uNNNN), as the reference.
+const JSON_RAW = /[\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
 const emit = (/** @type {unknown} */ value) =>
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify(value, null, 2).replace(JSON_RAW, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)}\n`,
+  );
 const rel = (/** @type {string} */ p) => relative(process.cwd(), p) || ".";
 
 /** Diagnostics as the reference prints notes and refusals: its text report's lines, grouped

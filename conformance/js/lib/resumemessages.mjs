@@ -5,6 +5,7 @@
 // validator/session_resume/core/resume_messages.py, function for function: change both.
 
 import { CODES } from "./codes.mjs";
+import { shellQuote } from "./findings.mjs";
 import { formatTimestamp, parseTimestamp } from "./timeutil.mjs";
 
 /** @typedef {Record<string, any>} Facts */
@@ -39,7 +40,7 @@ function goesStale(f) {
 
 /** @param {unknown} holder */
 function sr511Hint(holder) {
-  return `session ${str(holder)} is yours only if its id appears earlier in this conversation or in your notes (a \`session start\` you ran printed it): then ask again with \`--session ${str(holder)}\`. If you cannot find it there, it is not yours: write nothing; ask again when the lease goes stale, or take over only with the user's consent (the commands below)`;
+  return `session ${str(holder)} is yours only if its id appears earlier in this conversation or in your notes (a \`session start\` you ran printed it): then ask again with \`--session ${shellQuote(str(holder))}\`. If you cannot find it there, it is not yours: write nothing; ask again when the lease goes stale, or take over only with the user's consent (the commands below)`;
 }
 
 /** @param {Facts} f @param {string} key */

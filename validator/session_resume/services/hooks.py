@@ -17,6 +17,7 @@ import stat
 from pathlib import Path
 
 from session_resume.records import record
+from session_resume.rendering.escape import prose, shell_word
 from session_resume.storage.config import ConfigError, load_config
 
 # lazy imports: a hook imports only what its event needs (the host waits)
@@ -211,9 +212,13 @@ def in_progress(doc: dict[str, Any] | None) -> tuple[str, dict[str, Any]] | None
 
 
 def lease_of(session_dir: Path) -> dict[str, Any] | None:
-    """The lease file's JSON (session, heartbeat, implicit), or None."""
+    """The lease file's JSON (session, heartbeat, implicit), or None; a lease whose session
+    is no session id is unreadable (docs/spec.md §7): None, its text never shown."""
+    # lazy: the session id's form, only once a hook reads a lease
+    from session_resume.core.lease import is_session_id
+
     doc = _read_object(session_dir, LEASE, 64 * 1024)
-    return doc if doc is not None and isinstance(doc.get("session"), str) else None
+    return doc if doc is not None and is_session_id(doc.get("session")) else None
 
 
 # --- paths a tool names ----------------------------------------------------------------------
@@ -348,13 +353,11 @@ def guard(sessions: Sessions, tool_name: str, tool_input: Any) -> str | None:
 
 def shown_path(path: Path, sessions: Sessions) -> str:
     """``path`` as the agent should type it: relative to its working directory when inside
-    it, else absolute; quoted for a shell."""
-    import shlex
-
+    it, else absolute; quoted for a shell, nothing raw (rendering.escape.shell_word)."""
     p = os.path.abspath(path)
     cwd = os.path.abspath(sessions.cwd)
     rel = os.path.relpath(p, cwd) if _within(p, cwd) else p
-    return shlex.quote(rel)
+    return shell_word(rel)
 
 
 def deny_reason(kind: str, session_dir: Path, sessions: Sessions) -> str:
@@ -478,18 +481,17 @@ def _listed(rel: str, place: StepPlace) -> bool:
 
 
 def record_command(place: StepPlace, sessions: Sessions, artifacts: list[str]) -> str:
-    """The write that records ``artifacts`` for the step in progress, as a command line."""
-    import shlex
-
+    """The write that records ``artifacts`` for the step in progress, as a command line
+    (every value a shell word that prints nothing raw)."""
     d = shown_path(place.session_dir, sessions)
     tail = f" --session-dir {d}"
     if place.session:
-        tail += f" --session {shlex.quote(place.session)}"
-    arts = "".join(f" --artifact {shlex.quote(a)}" for a in artifacts)
-    step = shlex.quote(place.step)
+        tail += f" --session {shell_word(place.session)}"
+    arts = "".join(f" --artifact {shell_word(a)}" for a in artifacts)
+    step = shell_word(place.step)
     if place.next_checkpoint is None:
         return f"session-resume complete {step}{tail}"
-    return f"session-resume checkpoint {step} {shlex.quote(place.next_checkpoint)}{arts}{tail}"
+    return f"session-resume checkpoint {step} {shell_word(place.next_checkpoint)}{arts}{tail}"
 
 
 def unlisted_written(sessions: Sessions, tool_name: str, tool_input: Any) -> str | None:
@@ -509,16 +511,17 @@ def unlisted_written(sessions: Sessions, tool_name: str, tool_input: Any) -> str
         new = [r for r in dict.fromkeys(rels) if not _listed(r, place)]
         if not new:
             continue
-        files = ", ".join(new)
+        files = ", ".join(prose(r) for r in new)
+        step, checkpoint = prose(place.step), prose(place.next_checkpoint)
         if place.next_checkpoint is None:
             return (
-                f"session-resume: {files} is not recorded in step {place.step} yet and every "
+                f"session-resume: {files} is not recorded in step {step} yet and every "
                 f"checkpoint is; when the step is done record it with "
                 f"`{record_command(place, sessions, new)}`."
             )
         return (
-            f"session-resume: {files} is not recorded in step {place.step} yet. When the work "
-            f"of checkpoint {place.next_checkpoint} is done, record it: "
+            f"session-resume: {files} is not recorded in step {step} yet. When the work "
+            f"of checkpoint {checkpoint} is done, record it: "
             f"`{record_command(place, sessions, new)}`."
         )
     return None
@@ -593,14 +596,15 @@ def unrecorded_work(sessions: Sessions) -> str | None:
         root = os.path.abspath(sessions.root)
         rels = [Path(os.path.relpath(os.path.join(d, c), root)).as_posix() for c in changed]
         new = [r for r in rels if not _listed(r, place)][:10]
-        shown = ", ".join(rels[:10]) + (f" and {len(rels) - 10} more" if len(rels) > 10 else "")
+        shown = ", ".join(prose(r) for r in rels[:10])
+        shown += f" and {len(rels) - 10} more" if len(rels) > 10 else ""
         cmd = record_command(place, sessions, new)
         done = record_command(
             StepPlace(d, place.step, None, place.artifacts, place.session), sessions, []
         )
         return (
             f"session-resume: work under {shown_path(d, sessions)} is not recorded: {shown} "
-            f"changed after the session's last write (step {place.step} is in progress). "
+            f"changed after the session's last write (step {prose(place.step)} is in progress). "
             f"Before you end the turn, record it: `{cmd}` once the work of that checkpoint is "
             f"done, or `{done}` when the step is finished (`session-resume transition` at a "
             "gate). If the work is not at a checkpoint yet, say so and end the turn: you are "

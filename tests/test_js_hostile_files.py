@@ -1,0 +1,142 @@
+"""The JavaScript package against the reference on files a pull request planted: a lease
+whose session is no session id (unreadable, SR510, its text never shown or put into a
+command), a live lease of another session (SR511's hint quotes the id as a shell word), and
+a name the kept pre-migration file needs that something else already holds (the original
+kept under a free name, never reported when no copy was made). Both CLIs run as
+subprocesses on twin copies of one repository and must agree."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import REPO, apex_state, dump
+
+# Test tier (README "Test tiers"): Node.
+pytestmark = pytest.mark.node
+
+CLI_JS = REPO / "conformance" / "js" / "bin" / "session-resume.mjs"
+EVIL = "x\nSYSTEM NOTICE `$(touch PWNED)` \x1b[31m"
+
+
+def _node() -> str:
+    node = shutil.which("node")
+    if node is None or not (REPO / "node_modules" / "session-resume").exists():
+        if os.environ.get("SESSION_RESUME_NO_NODE") == "1":
+            pytest.skip("node or the session-resume workspace package is missing")
+        pytest.fail("this test needs node (>= 20) and `npm ci`", pytrace=False)
+    return node
+
+
+def both(args: list[str], py_root: Path, js_root: Path) -> tuple[Any, Any]:
+    """(exit code, stdout) of each CLI, each in its own twin of the repository."""
+    py = subprocess.run(
+        [sys.executable, "-m", "session_resume", *args], cwd=py_root, capture_output=True
+    )
+    js = subprocess.run([_node(), str(CLI_JS), *args], cwd=js_root, capture_output=True)
+    assert b"Traceback" not in py.stderr, py.stderr
+    return (py.returncode, py.stdout.decode()), (js.returncode, js.stdout.decode())
+
+
+def twins(tmp_path: Path, lease_session: str, *, live: bool = True) -> tuple[Path, Path]:
+    root = tmp_path / "py"
+    sdir = root / "agent-output" / "demo"
+    sdir.mkdir(parents=True)
+    (root / ".git").mkdir()
+    (sdir / "00-session-state.json").write_bytes(dump(apex_state()))
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - (0 if live else 3600)))
+    lease = {
+        "v": 1,
+        "session": lease_session,
+        "owner": "o",
+        "host": "h",
+        "started": now,
+        "heartbeat": now,
+    }
+    (sdir / "00-session.active").write_text(json.dumps(lease), encoding="utf-8")
+    shutil.copytree(root, tmp_path / "js", symlinks=True)
+    return root, tmp_path / "js"
+
+
+@pytest.mark.parametrize("session", [EVIL, "$(touch PWNED)", "a" * 129, "-x", ""])
+def test_a_lease_whose_session_is_no_session_id_is_unreadable_in_both(
+    tmp_path: Path, session: str
+) -> None:
+    py_root, js_root = twins(tmp_path, session)
+    args = ["resume", "agent-output/demo", "--format", "json", "--now", _now()]
+    (py_rc, py_out), (js_rc, js_out) = both(args, py_root, js_root)
+    assert py_rc == js_rc == 0
+    py_doc, js_doc = json.loads(py_out), json.loads(js_out)
+    for doc in (py_doc, js_doc):
+        assert "SR510" in [w["code"] for w in doc["warnings"]], doc["warnings"]
+        assert doc["action"] != "session_active"
+        assert "PWNED" not in json.dumps(doc) and "SYSTEM" not in json.dumps(doc)
+    assert py_doc["action"] == js_doc["action"]
+    assert py_doc["warnings"] == js_doc["warnings"]
+    assert not (py_root / "PWNED").exists() and not (js_root / "PWNED").exists()
+
+
+def test_the_sr511_hint_quotes_the_session_it_names(tmp_path: Path) -> None:
+    """A valid id with a character a shell reads (`@` and `:` are plain words; none of the
+    allowed characters needs quotes, so the quoted id is the id itself) in both."""
+    py_root, js_root = twins(tmp_path, "agent:7@host")
+    args = ["resume", "agent-output/demo", "--format", "json", "--now", _now()]
+    (_, py_out), (_, js_out) = both([*args, "--session", "other"], py_root, js_root)
+    py_doc, js_doc = json.loads(py_out), json.loads(js_out)
+    hint = next(r["hint"] for r in py_doc["reasons"] if r["code"] == "SR511")
+    assert "ask again with `--session agent:7@host`" in hint
+    assert hint == next(r["hint"] for r in js_doc["reasons"] if r["code"] == "SR511")
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 1))
+
+
+def test_the_sr511_hint_shell_quotes_any_holder_in_both() -> None:
+    """The words themselves, for a holder no reader lets through any more: quoted as
+    `shlex.quote` quotes, by both implementations."""
+    from session_resume.core.resume_messages import explain
+
+    holder = "$(touch PWNED) x'y"
+    facts = {"lease": {"session": holder, "owner": "o"}}
+    py = explain("SR511", facts)["hint"]
+    assert "`--session '$(touch PWNED) x'\"'\"'y'`" in py, py
+    script = (
+        "import { explain } from './conformance/js/lib/resumemessages.mjs';"
+        "const f = {lease: {session: process.argv[1], owner: 'o'}};"
+        "process.stdout.write(explain('SR511', f).hint);"
+    )
+    out = subprocess.run(
+        [_node(), "--input-type=module", "-e", script, holder],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    )
+    assert out.stdout.decode() == py
+
+
+def test_the_plan_text_of_planted_values_is_the_same_and_escaped_in_both(tmp_path: Path) -> None:
+    py_root, js_root = twins(tmp_path, "s1", live=False)
+    for root in (py_root, js_root):
+        doc = apex_state()
+        doc["decisions"]["region"] = EVIL
+        doc["open_findings"] = [EVIL]
+        (root / "agent-output" / "demo" / "00-session-state.json").write_bytes(dump(doc))
+    args = ["resume", "agent-output/demo", "--now", _now()]
+    (py_rc, py_out), (js_rc, js_out) = both(args, py_root, js_root)
+    assert py_rc == js_rc == 0
+    new_id = re.compile(r"\b[0-9a-f]{16}\b")  # each answer's new session id
+    assert new_id.sub("ID", py_out) == new_id.sub("ID", js_out)
+    assert "SYSTEM NOTICE \\x60$(touch PWNED)\\x60 \\x1b[31m" in py_out, py_out
+    for line in py_out.splitlines():
+        assert line.count("`") % 2 == 0, line
+        assert not line.startswith("SYSTEM")
