@@ -40,9 +40,12 @@ def _node() -> str:
 def both(args: list[str], py_root: Path, js_root: Path) -> tuple[Any, Any]:
     """(exit code, stdout) of each CLI, each in its own twin of the repository."""
     py = subprocess.run(
-        [sys.executable, "-m", "session_resume", *args], cwd=py_root, capture_output=True
+        [sys.executable, "-m", "session_resume", *args],
+        cwd=py_root,
+        capture_output=True,
+        timeout=60,
     )
-    js = subprocess.run([_node(), str(CLI_JS), *args], cwd=js_root, capture_output=True)
+    js = subprocess.run([_node(), str(CLI_JS), *args], cwd=js_root, capture_output=True, timeout=60)
     assert b"Traceback" not in py.stderr, py.stderr
     return (py.returncode, py.stdout.decode()), (js.returncode, js.stdout.decode())
 
@@ -140,3 +143,29 @@ def test_the_plan_text_of_planted_values_is_the_same_and_escaped_in_both(tmp_pat
     for line in py_out.splitlines():
         assert line.count("`") % 2 == 0, line
         assert not line.startswith("SYSTEM")
+
+
+@pytest.mark.parametrize(("tail", "ignored"), [("**c", False), ("**json", True)])
+def test_a_glob_that_would_backtrack_is_matched_at_once_in_both(
+    tmp_path: Path, tail: str, ignored: bool
+) -> None:
+    """`per-file-ignores: {"**a**a…**c": …}` was a backtracking regular expression in both
+    implementations (`validate` never finished on a 40-character path)."""
+    root = tmp_path / "py"
+    sdir = root / "agent-output" / ("a" * 40)
+    sdir.mkdir(parents=True)
+    (root / ".git").mkdir()
+    doc = apex_state()
+    doc["steps"]["2"]["started"] = None  # SR301
+    (sdir / "00-session-state.json").write_bytes(dump(doc))
+    glob = "**a" * 30 + tail
+    (root / ".session-resume.yaml").write_text(json.dumps({"per-file-ignores": {glob: ["SR301"]}}))
+    shutil.copytree(root, tmp_path / "js", symlinks=True)
+    args = ["validate", f"agent-output/{'a' * 40}", "--format", "json", "--now", _now()]
+    (py_rc, py_out), (js_rc, js_out) = both(args, root, tmp_path / "js")
+    codes = [
+        [d["code"] for f in json.loads(out)["files"] for d in f["diagnostics"]]
+        for out in (py_out, js_out)
+    ]
+    assert py_rc == js_rc and codes[0] == codes[1]
+    assert ("SR301" not in codes[0]) == ignored, codes
