@@ -169,3 +169,100 @@ def test_a_glob_that_would_backtrack_is_matched_at_once_in_both(
     ]
     assert py_rc == js_rc and codes[0] == codes[1]
     assert ("SR301" not in codes[0]) == ignored, codes
+
+
+V2 = REPO / "tests" / "fixtures" / "migrate" / "v2-test01.json"
+KEPT = "00-session-state.v2.0.json"
+
+
+def _plant(sdir: Path, what: str, decoy: Path) -> None:
+    if what == "other bytes":
+        (sdir / KEPT).write_text('{"planted": true}\n')
+    elif what == "link":
+        (sdir / KEPT).symlink_to(decoy)
+    elif what == "dangling link":
+        (sdir / KEPT).symlink_to(decoy.parent / "missing.json")
+    elif what == "directory":
+        (sdir / KEPT).mkdir()
+        (sdir / KEPT / "x").write_text("x")
+    elif what == "hard link":
+        os.link(decoy, sdir / KEPT)
+    elif what == "its own copy":
+        shutil.copyfile(V2, sdir / KEPT)
+
+
+@pytest.mark.parametrize(
+    "what", ["other bytes", "link", "dangling link", "directory", "hard link", "its own copy"]
+)
+def test_a_planted_pre_migration_name_never_loses_the_original_in_both(
+    tmp_path: Path, what: str
+) -> None:
+    """A planted `00-session-state.v2.0.json` (a file, a link, a directory) made `migrate` keep
+    no copy while it printed "the original is kept for good"; after the next write the
+    original was gone. Now a name held by anything but this state's copy is left alone and
+    the original is kept under the next free name, which both CLIs print; a later write
+    keeps it."""
+    decoy = tmp_path / "decoy.json"
+    decoy.write_text('{"decoy": true}\n')
+    twins_ = []
+    for side in ("py", "js"):
+        root = tmp_path / side
+        sdir = root / "agent-output" / "p"
+        sdir.mkdir(parents=True)
+        (root / ".git").mkdir()
+        shutil.copyfile(V2, sdir / "00-session-state.json")
+        _plant(sdir, what, decoy)
+        twins_.append(root)
+    py_root, js_root = twins_
+    planted = {p: sorted(os.listdir(p / "agent-output" / "p")) for p in twins_}
+    now = "2026-11-29T06:00:00Z"
+    (py_rc, py_out), (js_rc, js_out) = both(
+        ["migrate", "agent-output/p", "--now", now], py_root, js_root
+    )
+    assert py_rc == js_rc == 0, (py_out, js_out)
+    expect = KEPT if what == "its own copy" else "00-session-state.v2.0-1.json"
+    for root, out in ((py_root, py_out), (js_root, js_out)):
+        sdir = root / "agent-output" / "p"
+        assert f"the original is kept for good as {expect} " in out, out
+        assert (sdir / expect).read_bytes() == V2.read_bytes()
+        assert not (sdir / expect).is_symlink()
+        # a write after the migration (the .bak rotates away) keeps the original
+        res = subprocess.run(
+            [sys.executable, "-m", "session_resume", "decide", "region", "x"]
+            + ["--session-dir", "agent-output/p", "--now", "2026-11-29T06:01:00Z"],
+            cwd=root,
+            capture_output=True,
+            timeout=60,
+        )
+        assert res.returncode == 0, res.stderr
+        assert (sdir / expect).read_bytes() == V2.read_bytes()
+        if what == "directory":
+            assert (sdir / KEPT / "x").read_text() == "x"
+        elif what == "other bytes":
+            assert (sdir / KEPT).read_text() == '{"planted": true}\n'
+        assert set(planted[root]) <= set(os.listdir(sdir))
+    assert decoy.read_text() == '{"decoy": true}\n'
+    assert py_out.replace("\\", "/") == js_out.replace("\\", "/")
+
+
+def test_every_pre_migration_name_taken_refuses_and_migrates_nothing_in_both(
+    tmp_path: Path,
+) -> None:
+    for side in ("py", "js"):
+        sdir = tmp_path / side / "agent-output" / "p"
+        sdir.mkdir(parents=True)
+        (tmp_path / side / ".git").mkdir()
+        shutil.copyfile(V2, sdir / "00-session-state.json")
+        for n in range(100):
+            (sdir / (KEPT if n == 0 else f"00-session-state.v2.0-{n}.json")).write_text("{}")
+    (py_rc, py_out), (js_rc, js_out) = both(
+        ["migrate", "agent-output/p", "--format", "json"], tmp_path / "py", tmp_path / "js"
+    )
+    for rc, out, side in ((py_rc, py_out, "py"), (js_rc, js_out, "js")):
+        assert rc == 1, out
+        doc = json.loads(out)
+        assert doc["files"][0]["status"] == "refused"
+        assert "SR163" in [n["code"] for n in doc["files"][0]["notes"]], doc
+        sdir = tmp_path / side / "agent-output" / "p"
+        assert (sdir / "00-session-state.json").read_bytes() == V2.read_bytes()
+        assert not (sdir / "00-session-state.json.bak").exists()

@@ -1076,6 +1076,7 @@ function cmdMigrate(argv) {
         path: file,
         status,
         from_version: res.from ?? null,
+        kept_as: res.keptAs ?? null,
         patch: res.original && res.document ? jsonPatch(res.original, res.document) : [],
         before: res.original,
         after: res.document,
@@ -1104,14 +1105,14 @@ function cmdMigrate(argv) {
   if (v.format === "json")
     // the reference's json.dumps: the patch's values keep their keys' order as read
     process.stdout.write(
-      `${pyDumps({ files: outcomes.map(({ before, after, ...o }) => o), problems })}\n`,
+      `${pyDumps({ files: outcomes.map(({ before, after, kept_as, ...o }) => o), problems })}\n`,
     );
   else {
     printDiagnostics(problems, process.stdout); // the reference prints them with the outcomes
     for (const o of outcomes) {
       const label = /** @type {Record<string, string>} */ ({
         current: `already current (${CURRENT}), nothing to do`,
-        migrated: `migrated ${o.from_version} -> ${CURRENT} (${o.patch.length} change(s)); the original is kept for good as 00-session-state.v${o.from_version}.json (and as .bak until a later write)`,
+        migrated: `migrated ${o.from_version} -> ${CURRENT} (${o.patch.length} change(s)); the original is kept for good as ${o.kept_as} (and as .bak until a later write)`,
         would_migrate: `would migrate ${o.from_version} -> ${CURRENT} (${o.patch.length} change(s))`,
         refused: "not migrated",
       })[o.status];
