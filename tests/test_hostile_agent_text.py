@@ -232,3 +232,28 @@ def test_a_shell_word_runs_as_printed_and_prints_nothing_raw(value: str) -> None
 
     out = subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True, check=True)
     assert out.stdout == value.encode("utf-8", "surrogateescape")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("resume", "--project", "shop"),
+        ("resume", "--project", "shop", "--format", "json"),
+        ("report", "--project", "shop"),
+        ("report", "--project", "shop", "--format", "json"),
+        ("render", "handoff", "agent-output/shop"),
+    ],
+    ids=lambda a: " ".join(a),
+)
+def test_every_reader_prints_an_invalid_states_step_key_escaped(
+    hostile_repo: tuple[Path, Path, Path], args: tuple[str, ...]
+) -> None:
+    """The state a pull request edited (its step in progress keyed by the planted text) is
+    invalid: its findings quote the key in their messages and pointers with every control
+    character escaped, so the planted text never starts a line of its own. (A finding's
+    message and pointer keep a backtick of the key: docs/security.md §19, not covered.)"""
+    root = hostile_repo[0]
+    res = run_cli(*args, cwd=root)
+    assert res.returncode in (0, 1), res.stderr
+    assert_no_control(res.stderr, " ".join(args))
+    assert_no_control(res.stdout, " ".join(args))
