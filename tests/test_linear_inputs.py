@@ -336,3 +336,23 @@ def test_setup_vscode_never_copies_a_huge_indentation(tmp_path: Path) -> None:
         return run
 
     assert_linear_at_100x(make, 1200)
+
+
+def test_a_quoted_glob_never_backtracks(tmp_path: Path) -> None:
+    """The quoted globs `validate` and `migrate` expand match each directory name with
+    `fnmatch`, whose translation on Python 3.11 uses atomic groups: a component of stars
+    100x longer against a 200-character name costs at most 150x (a backtracking translation
+    would not finish)."""
+    from session_resume.storage.discovery import expand
+
+    (tmp_path / ".git").mkdir()
+    for i in range(20):
+        d = tmp_path / "agent-output" / ("a" * 199 + str(i % 10) + f"{i:02d}")
+        d.mkdir(parents=True)
+        (d / "00-session-state.json").write_text("{}")
+
+    def make(n: int) -> Callable[[], object]:
+        pattern = str(tmp_path / "agent-output" / ("*a" * n + "*c") / "00-session-state.json")
+        return lambda: expand(pattern, root=tmp_path)
+
+    assert_linear_at_100x(make, 2)
