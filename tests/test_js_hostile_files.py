@@ -104,22 +104,38 @@ def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 1))
 
 
-def test_the_sr511_hint_shell_quotes_any_holder_in_both() -> None:
-    """The words themselves, for a holder no reader lets through any more: quoted as
-    `shlex.quote` quotes, by both implementations."""
+HOLDER = "$(touch PWNED) x'y"
+QUOTED = "'$(touch PWNED) x'\"'\"'y'"
+
+
+@pytest.mark.parametrize(
+    ("code", "facts", "expect"),
+    [
+        ("SR511", {"lease": {"session": HOLDER, "owner": "o"}}, f"`--session {QUOTED}`"),
+        (
+            "SR708",
+            {"session_rel": HOLDER, "updated": "2026-01-01T00:00:00Z", "age_days": 9},
+            f"-- {QUOTED}`",
+        ),
+    ],
+)
+def test_hints_shell_quote_every_value_they_put_into_a_command_in_both(
+    code: str, facts: dict[str, Any], expect: str
+) -> None:
+    """The words themselves: SR511's holder (which no reader lets through any more) and
+    SR708's session directory (a name from disk) are quoted as `shlex.quote` quotes, by both
+    implementations."""
     from session_resume.core.resume_messages import explain
 
-    holder = "$(touch PWNED) x'y"
-    facts = {"lease": {"session": holder, "owner": "o"}}
-    py = explain("SR511", facts)["hint"]
-    assert "`--session '$(touch PWNED) x'\"'\"'y'`" in py, py
+    py = explain(code, facts)["hint"]
+    assert expect in py, py
     script = (
         "import { explain } from './conformance/js/lib/resumemessages.mjs';"
-        "const f = {lease: {session: process.argv[1], owner: 'o'}};"
-        "process.stdout.write(explain('SR511', f).hint);"
+        "const [code, facts] = JSON.parse(process.argv[1]);"
+        "process.stdout.write(explain(code, facts).hint);"
     )
     out = subprocess.run(
-        [_node(), "--input-type=module", "-e", script, holder],
+        [_node(), "--input-type=module", "-e", script, json.dumps([code, facts])],
         cwd=REPO,
         capture_output=True,
         check=True,

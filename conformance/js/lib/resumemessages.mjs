@@ -59,7 +59,8 @@ const str = (v) => (v === null || v === undefined ? "None" : String(v));
 
 /** @param {Facts} f @returns {[string, string]} */
 function sr708(f) {
-  const where = f.session_rel || "the session directory";
+  // a name from disk: one shell word, as the reference quotes it
+  const where = f.session_rel ? shellQuote(String(f.session_rel)) : "the session directory";
   return [
     `the state was last updated ${str(f.updated)}, ${str(f.age_days)} days before now (${str(f.now)}); the project may have moved on since`,
     `before resuming, ask the user whether the work is still wanted and what changed since; in a git repository with commits, this lists the commits since: \`git log --oneline --since=${str(f.updated)} -- ${where}\``,

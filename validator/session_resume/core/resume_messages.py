@@ -72,7 +72,8 @@ def _paths(f: Mapping[str, Any], key: str) -> str:
 
 
 def _sr708(f: Mapping[str, Any]) -> tuple[str, str]:
-    where = f.get("session_rel") or "the session directory"
+    rel = f.get("session_rel")
+    where = shlex.quote(str(rel)) if rel else "the session directory"  # a name from disk
     return (
         f"the state was last updated {f.get('updated')}, {f.get('age_days')} days before now "
         f"({f.get('now')}); the project may have moved on since",
