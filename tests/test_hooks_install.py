@@ -164,6 +164,32 @@ def test_a_file_that_cannot_be_merged_is_refused_and_kept(repo: Path, text: str)
     assert not (repo / GITHUB_FILE).exists()
 
 
+UNWRITABLE = [
+    ('{"a": "\\ud800", "hooks": {}}', "lone surrogate"),
+    ('{"\\udfff": 1}', "lone surrogate"),
+    ('{"x": [1e400]}', "beyond any float"),
+    ('{"x": -1E999}', "beyond any float"),
+    ('{"x": NaN}', "NaN"),
+    ('{"x": {"y": Infinity}}', "Infinity"),
+]
+
+
+@pytest.mark.parametrize("path", [CLAUDE_FILE, GITHUB_FILE], ids=["claude", "github"])
+@pytest.mark.parametrize(("text", "why"), UNWRITABLE)
+def test_a_file_json_cannot_write_back_is_refused_and_kept(
+    repo: Path, path: Path, text: str, why: str
+) -> None:
+    """A lone surrogate was SR900 and a non-finite number was written back as Infinity or
+    NaN (no longer JSON for the host): SR190 now, nothing written, in either file."""
+    (repo / path).parent.mkdir(parents=True)
+    (repo / path).write_text(text, encoding="utf-8")
+    before = files(repo)
+    for args in (("install",), ("uninstall",), ("install", "--dry-run")):
+        out = hooks(repo, *args, code=1)
+        assert "SR190" in out and why in out and "nothing was written" in out, out
+        assert files(repo) == before
+
+
 def _configured_command(root: Path, path: Path, event: str) -> list[str]:
     doc = json.loads((root / path).read_text())
     entry = doc["hooks"][event][0]

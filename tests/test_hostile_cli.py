@@ -189,3 +189,45 @@ def test_a_dotagent_state_directory_linked_out_is_refused(tmp_path: Path) -> Non
     assert out.returncode == 1 and "SR105" in out.stderr, out.stdout + out.stderr
     assert not (repo / "agent-output" / "auth").exists()
     assert tree_hash(decoy) == before
+
+
+@pytest.mark.parametrize("command", ["migrate", "recover"])
+@pytest.mark.parametrize("planted", ["other bytes", "link", "directory"])
+def test_a_planted_pre_migration_name_keeps_the_original_under_a_free_name(
+    tmp_path: Path, command: str, planted: str
+) -> None:
+    """`migrate` (of a 2.0 state) and `recover` (of a corrupt state from a 2.0 `.bak`) kept
+    no copy when `00-session-state.v2.0.json` was planted, yet `migrate` said it was kept;
+    the original is now kept as `…v2.0-1.json`, named, and the planted entry untouched."""
+    from conftest import REPO
+
+    v2 = (REPO / "tests" / "fixtures" / "migrate" / "v2-test01.json").read_bytes()
+    (tmp_path / ".git").mkdir()
+    sdir = tmp_path / "agent-output" / "p"
+    sdir.mkdir(parents=True)
+    decoy = tmp_path / "decoy.json"
+    decoy.write_text("decoy")
+    if command == "migrate":
+        (sdir / "00-session-state.json").write_bytes(v2)
+    else:
+        (sdir / "00-session-state.json").write_bytes(b"{")
+        (sdir / "00-session-state.json.bak").write_bytes(v2)
+    name = sdir / "00-session-state.v2.0.json"
+    if planted == "other bytes":
+        name.write_text("{}")
+    elif planted == "link":
+        name.symlink_to(decoy)
+    else:
+        name.mkdir()
+    fmt = ["--format", "json"] if command == "recover" else []
+    proc = run_cli(command, "agent-output/p", *fmt, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    kept = sdir / "00-session-state.v2.0-1.json"
+    assert kept.read_bytes() == v2 and not kept.is_symlink()
+    if command == "recover":
+        assert json.loads(proc.stdout)["pre_migration_kept_as"] == kept.name
+    else:
+        assert f"the original is kept for good as {kept.name} " in proc.stdout, proc.stdout
+    assert decoy.read_text() == "decoy"
+    untouched = {"directory": name.is_dir, "link": name.is_symlink}.get(planted)
+    assert untouched() if untouched else name.read_text() == "{}"

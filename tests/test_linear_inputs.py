@@ -286,3 +286,73 @@ def test_pyproject_nesting_is_refused_early(tmp_path: Path) -> None:
         return lambda: load_config(d)
 
     assert_near_linear(make, 100)
+
+
+def assert_linear_at_100x(make: Callable[[int], Callable[[], object]], n: int) -> None:
+    """100x the input in at most 150x the time (the ratio of :func:`assert_near_linear`),
+    measured again with twice the runs before it fails."""
+    small, big = make(n), make(100 * n)
+    t_small, t_big = costs(small, big)
+    if t_big / max(t_small, FLOOR) > 150:
+        t_small, t_big = costs(small, big, rounds=6)
+    ratio = t_big / max(t_small, FLOOR)
+    assert ratio <= 150, f"{n}: {t_small:.4f} s, {100 * n}: {t_big:.4f} s (x{ratio:.1f})"
+
+
+@pytest.mark.parametrize("grows", ["path", "pattern"])
+def test_per_file_ignore_globs_never_backtrack(grows: str) -> None:
+    """`**a**a…**c` against `aaa…`: the regular expression it was backtracked without end at
+    40 characters; the glob is matched in one pass, linear in the path and in the pattern."""
+    from session_resume.core.selection import PathGlob
+
+    def make(n: int) -> Callable[[], object]:
+        stars = n if grows == "pattern" else 30
+        glob = PathGlob("**a" * stars + "**c")
+        path = "a" * (n if grows == "path" else 40)
+        return lambda: [glob.fullmatch(path) for _ in range(20)]
+
+    assert_linear_at_100x(make, 100)
+
+
+def test_setup_vscode_never_copies_a_huge_indentation(tmp_path: Path) -> None:
+    """A settings file whose first indentation is 120,000 spaces became 55 MB (the indent
+    copied once per level and line); the indentation copied is bounded, so the merge is
+    linear in the file and writes no more than the file and the entry."""
+    from session_resume.services.editor_config import setup_vscode
+
+    def make(n: int) -> Callable[[], object]:
+        root = tmp_path / str(n)
+        (root / ".git").mkdir(parents=True)
+        (root / ".vscode").mkdir()
+        body = ",\n".join(f'  "k{i}": {{"a": {{"b": [1, 2]}}}}' for i in range(n // 100))
+        text = "{\n" + " " * n + f'"first": 1,\n{body}\n}}\n'
+        (root / ".vscode" / "settings.json").write_text(text)
+
+        def run() -> None:
+            changes = setup_vscode(str(root), dry_run=True)
+            written = changes[1].content or ""
+            assert len(written) < 2 * len(text) + 1000, (len(text), len(written))
+
+        return run
+
+    assert_linear_at_100x(make, 1200)
+
+
+def test_a_quoted_glob_never_backtracks(tmp_path: Path) -> None:
+    """The quoted globs `validate` and `migrate` expand match each directory name with
+    `fnmatch`, whose translation on Python 3.11 uses atomic groups: a component of stars
+    100x longer against a 200-character name costs at most 150x (a backtracking translation
+    would not finish)."""
+    from session_resume.storage.discovery import expand
+
+    (tmp_path / ".git").mkdir()
+    for i in range(20):
+        d = tmp_path / "agent-output" / ("a" * 199 + str(i % 10) + f"{i:02d}")
+        d.mkdir(parents=True)
+        (d / "00-session-state.json").write_text("{}")
+
+    def make(n: int) -> Callable[[], object]:
+        pattern = str(tmp_path / "agent-output" / ("*a" * n + "*c") / "00-session-state.json")
+        return lambda: expand(pattern, root=tmp_path)
+
+    assert_linear_at_100x(make, 2)

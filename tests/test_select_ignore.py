@@ -119,3 +119,45 @@ def test_glob_regex() -> None:
     )
     assert not glob_regex("agent-output/*").fullmatch("agent-output/x/y")
     assert glob_regex("**/x/*").fullmatch("a/b/x/f") and glob_regex("**/x/*").fullmatch("x/f")
+
+
+def test_a_glob_that_would_backtrack_is_matched_at_once(tmp_path: Path) -> None:
+    """`**a**a…**c` was a regular expression that backtracked for hours on a 40-character
+    path (`validate` never finished); the real CLI now answers, and the glob still means
+    what it says (a pattern that matches is honoured, one that cannot is not)."""
+    (tmp_path / ".git").mkdir()
+    a = apex_state()
+    a["steps"]["2"]["started"] = None  # SR301
+    d = tmp_path / "agent-output" / ("a" * 40)
+    d.mkdir(parents=True)
+    (d / "00-session-state.json").write_bytes(dump(a))
+    cfg = tmp_path / ".session-resume.yaml"
+    for glob, ignored in (("**a" * 30 + "**c", False), ("**a" * 30 + "**json", True)):
+        cfg.write_text(json.dumps({"per-file-ignores": {glob: ["SR301"]}}))
+        proc = run_cli("validate", "--format", "json", *NOW, cwd=tmp_path, timeout=30)
+        codes = [x["code"] for f in json.loads(proc.stdout)["files"] for x in f["diagnostics"]]
+        assert ("SR301" not in codes) == ignored, (glob, codes)
+
+
+@pytest.mark.parametrize(
+    ("glob", "path", "matches"),
+    [
+        ("**/x", "x", True),
+        ("**/x", "a/b/x", True),
+        ("**/x", "ax", False),
+        ("a/**/b", "a/b", True),
+        ("a/**/b", "a/x/y/b", True),
+        ("a/**/b", "a/xb", False),
+        ("a/**", "a/x/y", True),
+        ("**/**/x", "x", True),
+        ("***/x", "a/b/x", True),
+        ("*/x", "a/b/x", False),
+        ("a*?", "a", False),
+        ("a*?", "ab", True),
+        ("?", "/", False),
+        ("", "", True),
+        ("é*", "éa", True),
+    ],
+)
+def test_path_glob_cases(glob: str, path: str, matches: bool) -> None:
+    assert glob_regex(glob).fullmatch(path) is matches

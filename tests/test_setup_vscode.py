@@ -85,6 +85,12 @@ def test_dry_run_writes_nothing(tmp_path: Path) -> None:
         ('{"editor.tabSize": }', "it is not JSON"),
         ("[1, 2]", "it is not a JSON object"),
         ('{"json.schemas": {"x": 1}}', "`json.schemas` is not a list"),
+        # what JSON cannot write back (SR900, or Infinity/NaN written, before)
+        ('{"files.exclude": {"\\ud800": true}}', "lone surrogate"),
+        ('{"a": "x\\udc80y"}', "lone surrogate"),
+        ('{"editor.fontSize": 1e400}', "beyond any float"),
+        ('{"editor.fontSize": NaN}', "NaN"),
+        ('{"editor.fontSize": -Infinity}', "-Infinity"),
     ],
 )
 def test_a_file_it_would_not_rewrite_is_refused_and_kept(
@@ -128,3 +134,20 @@ def test_a_symbolic_link_on_the_way_is_refused(tmp_path: Path, link: str) -> Non
     assert proc.returncode == 1, proc.stdout
     assert code in proc.stderr and "nothing was written" in proc.stderr, proc.stderr
     assert tree_hash(root) == before and tree_hash(decoy) == decoy_before
+
+
+def test_a_huge_first_indentation_is_not_copied(tmp_path: Path) -> None:
+    """A 120 KB settings file whose first indentation is 120,000 spaces became 55 MB on disk
+    (the indentation copied once per level and line); an indentation over 8 characters is
+    replaced by two spaces, the keys and values kept."""
+    root = _repo(tmp_path)
+    (root / ".vscode").mkdir()
+    text = "{\n" + " " * 120_000 + '"editor.tabSize": 4,\n  "a": {"b": {"c": [1, 2, 3]}}\n}\n'
+    (root / SETTINGS).write_text(text, encoding="utf-8")
+    proc = run_cli("setup", "vscode", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    assert len(proc.stdout) < 10_000
+    written = (root / SETTINGS).read_text(encoding="utf-8")
+    assert len(written) < 2_000 and '\n  "editor.tabSize": 4,' in written
+    doc = json.loads(written)
+    assert doc["a"] == {"b": {"c": [1, 2, 3]}} and len(_ours(doc)) == 1

@@ -24,7 +24,7 @@ import { stamp } from "./timeutil.mjs";
 export const ARCHIVE_DIR = ".archive";
 const BAK = `${STATE}.bak`;
 const SESSION_FILES = new Set([STATE, BAK, HANDOFF, WORKLOG, SENTINEL]);
-const PRE_MIGRATION = /^00-session-state\.v[0-9]+\.[0-9]+\.json$/;
+const PRE_MIGRATION = /^00-session-state\.v[0-9]+\.[0-9]+(?:-[0-9]{1,2})?\.json$/;
 const TMP_PREFIX = `.${STATE}.`;
 const NAME = /^([0-9]{8}T[0-9]{6}Z)_[A-Za-z0-9._-]+$/;
 

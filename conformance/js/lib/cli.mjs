@@ -30,7 +30,7 @@ import {
 } from "./config.mjs";
 import { ownerAlive } from "./lease.mjs";
 import { LockError } from "./lock.mjs";
-import { readLease, STATE, WORKLOG } from "./session.mjs";
+import { readLease, SESSION_ID, STATE, WORKLOG } from "./session.mjs";
 import { migrateDir, recoverDir, resumeDir } from "./operations.mjs";
 import { unifiedDiff, splitLines } from "./difflib.mjs";
 import { jsonPatch, orderLike, pyDumps } from "./patch.mjs";
@@ -59,7 +59,6 @@ export const EXIT_INVALID = 1;
 export const EXIT_USAGE = 2;
 export const EXIT_INTERNAL = 3;
 
-const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
 const PROJECT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 class UsageError extends Error {}
@@ -92,8 +91,13 @@ export function diagnostic(d) {
   };
 }
 
+// Characters JSON leaves raw in a string but that break or reorder a line where the text is
+// shown: the line and paragraph separators and the bidi controls (as \uNNNN), as the reference.
+const JSON_RAW = /[\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
 const emit = (/** @type {unknown} */ value) =>
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  process.stdout.write(
+    `${JSON.stringify(value, null, 2).replace(JSON_RAW, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)}\n`,
+  );
 const rel = (/** @type {string} */ p) => relative(process.cwd(), p) || ".";
 
 /** Diagnostics as the reference prints notes and refusals: its text report's lines, grouped
@@ -1096,6 +1100,7 @@ function cmdMigrate(argv) {
         path: file,
         status,
         from_version: res.from ?? null,
+        kept_as: res.keptAs ?? null,
         patch: res.original && res.document ? jsonPatch(res.original, res.document) : [],
         before: res.original,
         after: res.document,
@@ -1124,14 +1129,14 @@ function cmdMigrate(argv) {
   if (v.format === "json")
     // the reference's json.dumps: the patch's values keep their keys' order as read
     process.stdout.write(
-      `${pyDumps({ files: outcomes.map(({ before, after, ...o }) => o), problems })}\n`,
+      `${pyDumps({ files: outcomes.map(({ before, after, kept_as, ...o }) => o), problems })}\n`,
     );
   else {
     printDiagnostics(problems, process.stdout); // the reference prints them with the outcomes
     for (const o of outcomes) {
       const label = /** @type {Record<string, string>} */ ({
         current: `already current (${CURRENT}), nothing to do`,
-        migrated: `migrated ${o.from_version} -> ${CURRENT} (${o.patch.length} change(s)); the original is kept for good as 00-session-state.v${o.from_version}.json (and as .bak until a later write)`,
+        migrated: `migrated ${o.from_version} -> ${CURRENT} (${o.patch.length} change(s)); the original is kept for good as ${o.kept_as} (and as .bak until a later write)`,
         would_migrate: `would migrate ${o.from_version} -> ${CURRENT} (${o.patch.length} change(s))`,
         refused: "not migrated",
       })[o.status];

@@ -53,7 +53,8 @@ export function validatePath(path, opts) {
  * @param {{now: number, root: string, workflow?: string|null, dryRun?: boolean, salvage?: boolean}} opts
  * @returns {{status: "migrated"|"current"|"refused", codes: string[],
  *   notes?: import("./types.js").Diagnostic[], from?: string,
- *   original?: import("./types.js").StateDocument, document?: import("./types.js").StateDocument}}
+ *   original?: import("./types.js").StateDocument, document?: import("./types.js").StateDocument,
+ *   keptAs?: string}} `keptAs`: the name the pre-migration file is kept under (migrated).
  */
 export function migrateDir(dir, { now, root, workflow = null, dryRun = false, salvage = false }) {
   try {
@@ -131,12 +132,13 @@ function migrateLoaded(dir, { now, root, wf, dryRun, salvage }) {
   if (dryRun) return { ...base, status: "migrated" };
   // migrate() set revision and updated and refused contradictions: what the dry-run patch
   // shows is exactly what is written (docs/spec.md §9.3)
+  /** @type {{path: string, made: boolean} | null} */
   let kept = null;
   try {
     kept = keepPreMigration(dir, result.from);
     replaceState(dir, serialize(result.document), { rotate: true, always: true });
   } catch (err) {
-    if (kept !== null) rmSync(kept, { force: true }); // nothing changed: not even the kept copy
+    if (kept?.made) rmSync(kept.path, { force: true }); // nothing changed: not even the kept copy
     if (err instanceof Refused)
       return { ...base, status: "refused", codes: unique([...result.codes, ...err.codes]) };
     throw err;
@@ -149,7 +151,12 @@ function migrateLoaded(dir, { now, root, wf, dryRun, salvage }) {
       changes: jsonPatch(parsed.value, result.document).length,
     },
   });
-  return { ...base, status: "migrated", codes: unique([...result.codes, ...extra]) };
+  return {
+    ...base,
+    status: "migrated",
+    codes: unique([...result.codes, ...extra]),
+    keptAs: basename(kept.path),
+  };
 }
 
 /**

@@ -1,12 +1,16 @@
 // The resume answer as text (`session-resume resume` without `--format json`): the same content
 // as the JSON (schema/decision/2.json) in the order an agent acts on it. One function,
 // `planText`, renders it; control characters in values from the session's files are escaped
-// by the caller (`cleanTree`). A port of the reference's
+// by the caller (`cleanTree`), and a backtick in the state's values here (`\x60`), so a value
+// never opens or closes a code span. A port of the reference's
 // validator/session_resume/rendering/plan_text.py, function for function: change both.
 
 import { clean } from "./reporters.mjs";
 
 /** @typedef {Record<string, any>} Json */
+
+/** `text` with each backtick as `\x60` (the reference's `no_backticks`). @param {string} text */
+export const noBackticks = (text) => text.replaceAll("`", "\\x60");
 
 /** JSON as Python's json.dumps writes it (", " and ": " separators, non-ASCII kept), keys
  * sorted when asked. @param {unknown} v @param {boolean} [sortKeys] @returns {string} */
@@ -131,11 +135,11 @@ function gate(g, where, brk = true) {
   const note = brk && g.session_break ? "; a new chat after it" : "";
   const lines = [`  ${str(g.id)} (${str(g.kind)}${note}) ${where}`];
   for (const d of g.decisions || []) {
-    const allowed = d.allowed?.length ? d.allowed.map(str).join(" | ") : "free text";
+    const allowed = noBackticks(d.allowed?.length ? d.allowed.map(str).join(" | ") : "free text");
     const now =
       d.value === null || d.value === undefined
         ? "not decided"
-        : `now ${dumps(d.value)} (keep unless the user changes it)`;
+        : `now ${noBackticks(dumps(d.value))} (keep unless the user changes it)`;
     lines.push(`    decide ${d.key} (${allowed}); ${now}`);
   }
   return lines;
@@ -168,20 +172,25 @@ export function planText(decision) {
   const lease = r.lease;
   if (lease)
     lines.push(
-      `lease: ${lease.state} (session ${str(lease.session)}, owner ${str(lease.owner)}, heartbeat ${str(lease.heartbeat)})`,
+      noBackticks(
+        `lease: ${lease.state} (session ${str(lease.session)}, owner ${str(lease.owner)}, heartbeat ${str(lease.heartbeat)})`,
+      ),
     );
   const o = r.orphan;
   if (o) {
     let where = o.step ? `was in step ${o.step}` : "no step in progress";
     if (o.sub_step) where += ` at ${o.sub_step}`;
     lines.push(
-      `orphaned session ${str(o.session)}: silent for ${o.silent_seconds} s (${o.reason}), ${where}`,
+      noBackticks(
+        `orphaned session ${str(o.session)}: silent for ${o.silent_seconds} s (${o.reason}), ${where}`,
+      ),
     );
     for (const f of o.possibly_incomplete)
-      lines.push(`  possibly incomplete: ${f.path} (${f.why})`);
+      lines.push(`  possibly incomplete: ${noBackticks(f.path)} (${f.why})`);
     if (!o.possibly_incomplete.length) lines.push("  possibly incomplete: none");
   }
-  if (r.briefing) lines.push(...state(r.briefing));
+  // the state's values: no line of it has a code span of its own
+  if (r.briefing) lines.push(...state(r.briefing).map(noBackticks));
   const openGate = r.plan?.open_gate;
   if (openGate) {
     // before the step starts: the user approves it, `decide KEY VALUE` records

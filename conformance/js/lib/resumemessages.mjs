@@ -5,6 +5,7 @@
 // validator/session_resume/core/resume_messages.py, function for function: change both.
 
 import { CODES } from "./codes.mjs";
+import { shellQuote } from "./findings.mjs";
 import { formatTimestamp, parseTimestamp } from "./timeutil.mjs";
 
 /** @typedef {Record<string, any>} Facts */
@@ -39,7 +40,7 @@ function goesStale(f) {
 
 /** @param {unknown} holder */
 function sr511Hint(holder) {
-  return `session ${str(holder)} is yours only if its id appears earlier in this conversation or in your notes (a \`session start\` you ran printed it): then ask again with \`--session ${str(holder)}\`. If you cannot find it there, it is not yours: write nothing; ask again when the lease goes stale, or take over only with the user's consent (the commands below)`;
+  return `session ${str(holder)} is yours only if its id appears earlier in this conversation or in your notes (a \`session start\` you ran printed it): then ask again with \`--session ${shellQuote(str(holder))}\`. If you cannot find it there, it is not yours: write nothing; ask again when the lease goes stale, or take over only with the user's consent (the commands below)`;
 }
 
 /** @param {Facts} f @param {string} key */
@@ -58,7 +59,8 @@ const str = (v) => (v === null || v === undefined ? "None" : String(v));
 
 /** @param {Facts} f @returns {[string, string]} */
 function sr708(f) {
-  const where = f.session_rel || "the session directory";
+  // a name from disk: one shell word, as the reference quotes it
+  const where = f.session_rel ? shellQuote(String(f.session_rel)) : "the session directory";
   return [
     `the state was last updated ${str(f.updated)}, ${str(f.age_days)} days before now (${str(f.now)}); the project may have moved on since`,
     `before resuming, ask the user whether the work is still wanted and what changed since; in a git repository with commits, this lists the commits since: \`git log --oneline --since=${str(f.updated)} -- ${where}\``,

@@ -23,6 +23,9 @@ export const SENTINEL = "00-session.active";
 const FULL_SCAN_LIMIT = 16 * 1024 * 1024;
 /** The largest lease pid (a C int, as the reference's PID_MAX). */
 export const PID_MAX = 2 ** 31 - 1;
+/** What a session id is: every writer accepts only these; a lease naming anything else is
+ *  unreadable (SR510). */
+export const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/;
 
 /** @typedef {import("./types.js").JsonObject} JsonObject */
 /** @typedef {import("./types.js").Found} Found */
@@ -240,6 +243,9 @@ export function readLease(dir) {
   const pid = v.pid;
   if (pid !== undefined && pid !== null && !(Number.isInteger(pid) && pid > 0 && pid <= PID_MAX))
     return bad({}, `the sentinel's pid is not a process id (1..${PID_MAX})`);
+  // text that is no session id (a newline, a `$(...)`) is never judged, shown or quoted
+  if (typeof v.session === "string" && !SESSION_ID.test(v.session))
+    return bad({}, "the sentinel's session is not a session id ([A-Za-z0-9._:@-], at most 128)");
   if (typeof v.session !== "string" || parseTimestamp(v.heartbeat) === null)
     return bad(v, "the sentinel is not a valid lease (session, heartbeat)");
   return { lease: v, codes: [], found: [] };

@@ -454,11 +454,12 @@ function recoverLocked(dir, root, { now, workflow = null, project = null }) {
     const data =
       backup.migratedFrom === null ? readFileSync(join(dir, BAK)) : serialize(backup.document);
     // an older .bak is kept for good before it is migrated: the next write rotates .bak away
-    const pre = backup.migratedFrom ? keepPreMigration(dir, backup.migratedFrom, BAK) : null;
+    const copy = backup.migratedFrom ? keepPreMigration(dir, backup.migratedFrom, BAK) : null;
+    const pre = copy === null ? null : copy.path;
     try {
       replaceState(dir, data, { rotate: false });
     } catch (err) {
-      if (pre !== null) rmSync(pre, { force: true });
+      if (copy?.made) rmSync(copy.path, { force: true });
       throw err;
     }
     const detail = {
@@ -509,20 +510,61 @@ export function repoRelative(dir, root) {
   return rel === "" ? "." : rel.split(sep).join("/");
 }
 
+/** Names tried for the kept pre-migration file before a migration is refused. */
+const PRE_MIGRATION_TRIES = 100;
+
+/** The name the pre-migration file of a `version` state is kept under (the `n`-th free one
+ * when `n`). @param {string} version @param {number} [n] */
+export const preMigrationName = (version, n = 0) =>
+  `00-session-state.v${version}${n ? `-${n}` : ""}.json`;
+
 /** The pre-migration file of a `version` state (the state, or a `.bak` that recover migrates:
  * `source`), kept for good beside the state (spec §1, §5, §9.1 step 7); never over an existing
- * file. Returns its path when this call made it.
- * @param {string} dir @param {string} version @param {string} [source] @returns {string | null}
+ * file. A name held by this state's copy (a regular file of the same bytes, no other name) is
+ * that copy; one held by anything else (other bytes, a link, a directory) is never trusted:
+ * the next free name is taken (`…v<version>-1.json`, …), and with none free the migration is
+ * refused (SR163), as in the reference. Returns its path and whether this call made it.
+ * @param {string} dir @param {string} version @param {string} [source]
+ * @returns {{path: string, made: boolean}}
  */
 export function keepPreMigration(dir, version, source = STATE) {
-  const name = join(dir, `00-session-state.v${version}.json`);
-  if (lexists(name)) return null;
+  const from = join(dir, source);
+  const data = readFileSync(from);
+  const own = lstatSync(from);
+  for (let n = 0; n < PRE_MIGRATION_TRIES; n++) {
+    const path = join(dir, preMigrationName(version, n));
+    try {
+      linkSync(from, path);
+      return { path, made: true };
+    } catch (err) {
+      if (/** @type {NodeJS.ErrnoException} */ (err).code !== "EEXIST")
+        throw new Refused(["SR163"], `the pre-migration file could not be kept: ${err}`);
+    }
+    if (isCopy(path, data, own)) return { path, made: false };
+  }
+  throw new Refused(
+    ["SR163"],
+    `the pre-migration file could not be kept: ${preMigrationName(version)} and its ${PRE_MIGRATION_TRIES - 1} numbered names are taken by files that are not this state's copy; nothing was migrated`,
+  );
+}
+
+/** Whether `path` (taken) is this state's copy: a regular file, not a link, with no other
+ * name (or the source's own file), holding `data`.
+ * @param {string} path @param {Buffer} data @param {import("node:fs").Stats} own */
+function isCopy(path, data, own) {
+  let st;
   try {
-    linkSync(join(dir, source), name);
-    return name;
-  } catch (err) {
-    if (/** @type {NodeJS.ErrnoException} */ (err).code === "EEXIST") return null;
-    throw new Refused(["SR163"], `the pre-migration file could not be kept: ${err}`);
+    st = lstatSync(path);
+  } catch {
+    return false;
+  }
+  if (!st.isFile()) return false;
+  if (st.nlink > 1 && !(st.dev === own.dev && st.ino === own.ino)) return false;
+  if (st.size !== data.length) return false;
+  try {
+    return readFileSync(path).equals(data);
+  } catch {
+    return false;
   }
 }
 

@@ -1085,8 +1085,9 @@ _ALL = [
         E,
         "`setup vscode` found a .vscode/settings.json it will not rewrite: comments or trailing "
         "commas (VS Code accepts them, a rewrite would lose them), not JSON, not an object, a "
-        "`json.schemas` that is not a list, or over 1 MiB; nothing was written, the file is "
-        "kept as it is.",
+        "`json.schemas` that is not a list, over 1 MiB, or holding what JSON cannot write back "
+        "(a lone surrogate escape, `NaN`, a number beyond any float such as `1e400`); nothing "
+        "was written, the file is kept as it is.",
         '.vscode/settings.json holding `{"editor.tabSize": 2, // two}`',
         "Add the entry the message shows to `json.schemas` by hand, or make the file plain JSON "
         "and run the command again.",
@@ -1108,8 +1109,9 @@ _ALL = [
         E,
         "`hooks install` or `hooks uninstall` found a hook configuration file "
         "(.claude/settings.json, .github/hooks/session-resume.json) that is not a JSON object "
-        "whose `hooks` maps event names to lists; nothing was written, the file is kept as it "
-        "is.",
+        "whose `hooks` maps event names to lists, or that holds what JSON cannot write back (a "
+        "lone surrogate escape, `NaN`, a number beyond any float such as `1e400`); nothing was "
+        "written, the file is kept as it is.",
         '.claude/settings.json holding `{"hooks": []}`',
         "Repair the file (the message says what is wrong) or move it aside, then run the "
         "command again.",

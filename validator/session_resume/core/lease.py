@@ -10,6 +10,7 @@ writing the file, and probing a pid, are :mod:`session_resume.storage.lease_file
 from __future__ import annotations
 
 import os
+import re
 from datetime import datetime, timedelta
 
 from session_resume.core.outcomes import LeaseState
@@ -24,6 +25,14 @@ SENTINEL = "00-session.active"
 SENTINEL_VERSION = 1
 DEFAULT_STALE_SECONDS = 300
 DEFAULT_SKEW_SECONDS = 300  # how far a heartbeat may run ahead of now (clocks differ)
+# What a session id is (every writer accepts only these; a lease naming anything else is
+# unreadable, SR510, so no other text from it is ever printed or put into a command).
+SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}\Z")
+
+
+def is_session_id(value: object) -> bool:
+    """Whether ``value`` is a session id (:data:`SESSION_ID`)."""
+    return isinstance(value, str) and SESSION_ID.match(value) is not None
 
 
 def new_session_id() -> str:

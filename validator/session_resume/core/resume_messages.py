@@ -5,6 +5,8 @@ fix are the fallback for a code without its own words here."""
 
 from __future__ import annotations
 
+import shlex
+
 from session_resume.core.codes import CATALOGUE
 from session_resume.core.lease import stale_at
 
@@ -50,7 +52,8 @@ def _sr511_hint(holder: Any, front_end_session: bool = False) -> str:
     return (
         f"session {holder} is yours only if its id appears earlier in this conversation or "
         f"in your notes (a `session start` you ran printed it): then ask again with "
-        f"`--session {holder}`. If you cannot find it there, it is not yours: write nothing; "
+        f"`--session {shlex.quote(str(holder))}`. If you cannot find it there, it is not "
+        "yours: write nothing; "
         "ask again when the lease goes stale, or take over only with the user's consent (the "
         "commands below)"
     )
@@ -69,7 +72,8 @@ def _paths(f: Mapping[str, Any], key: str) -> str:
 
 
 def _sr708(f: Mapping[str, Any]) -> tuple[str, str]:
-    where = f.get("session_rel") or "the session directory"
+    rel = f.get("session_rel")
+    where = shlex.quote(str(rel)) if rel else "the session directory"  # a name from disk
     return (
         f"the state was last updated {f.get('updated')}, {f.get('age_days')} days before now "
         f"({f.get('now')}); the project may have moved on since",

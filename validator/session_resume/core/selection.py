@@ -8,8 +8,6 @@ is never called valid.
 
 from __future__ import annotations
 
-import re
-
 from session_resume.core.diagnostics import Diagnostic, FileReport
 from session_resume.records import record
 
@@ -35,26 +33,91 @@ def _matches(code: str, selectors: tuple[str, ...]) -> bool:
     return any(s == "ALL" or code.startswith(s) for s in selectors)
 
 
-def glob_regex(glob: str) -> re.Pattern[str]:
-    """A path glob: `**` any number of directories, `*` and `?` within one."""
-    out, i = [], 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif glob[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif glob[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(glob[i]))
-            i += 1
-    return re.compile("".join(out))
+class PathGlob:
+    """A path glob: ``**/`` any number of directories, ``**`` anything, ``*`` and ``?``
+    within one directory, every other character itself. Matched in one pass over the path
+    that carries the set of pattern positions still alive (a bit mask), so nothing ever
+    backtracks: the time is the path's length times the pattern's length in machine words,
+    whatever the pattern (``**a**a**a…**c`` made the regular expression this replaced
+    backtrack for hours on a 40-character path). Runs of stars collapse as they would match
+    (``**`` after ``*`` is ``**``; ``**/`` after ``**`` or ``**/`` adds nothing)."""
+
+    __slots__ = ("_accept", "_lit", "_one", "_seg", "_any", "_skip")
+
+    def __init__(self, glob: str) -> None:
+        lit: dict[str, int] = {}
+        one = seg = any_ = skip = 0  # `?`; `*`; `**`; `**/`'s entry (its `**`, its `/` after)
+        pos = 0  # the next token's position
+        last = ""  # the kind of the last token: "*", "**", "**/" or ""
+        i = 0
+        while i < len(glob):
+            if glob.startswith("**/", i):
+                i += 3
+                if last in ("**", "**/"):
+                    continue  # `.*` or `(?:.*/)?` already matches what it adds
+                # an entry position that matches nothing: on to the `**` or past the `/`
+                skip |= 1 << pos
+                any_ |= 1 << (pos + 1)
+                lit["/"] = lit.get("/", 0) | 1 << (pos + 2)
+                pos += 3
+                last = "**/"
+            elif glob[i] == "*":
+                double = glob.startswith("**", i)
+                i += 2 if double else 1
+                if last == "**":
+                    continue
+                if last == "*":  # `*` then `**`: one `**`
+                    if double:
+                        seg &= ~(1 << (pos - 1))
+                        any_ |= 1 << (pos - 1)
+                        last = "**"
+                    continue
+                if double:
+                    any_ |= 1 << pos
+                else:
+                    seg |= 1 << pos
+                pos += 1
+                last = "**" if double else "*"
+            else:
+                bit = 1 << pos
+                if glob[i] == "?":
+                    one |= bit
+                else:
+                    lit[glob[i]] = lit.get(glob[i], 0) | bit
+                pos += 1
+                i += 1
+                last = ""
+        self._accept = 1 << pos
+        self._lit, self._one, self._seg, self._any, self._skip = lit, one, seg, any_, skip
+
+    def _closure(self, alive: int) -> int:
+        """``alive`` with every position a star or a ``**/`` lets through without a
+        character (a few rounds: runs of stars are collapsed)."""
+        onward = self._seg | self._any | self._skip
+        while True:
+            more = alive | (alive & onward) << 1 | (alive & self._skip) << 3
+            if more == alive:
+                return alive
+            alive = more
+
+    def fullmatch(self, path: str) -> bool:
+        alive = self._closure(1)
+        lit, one, seg, any_ = self._lit, self._one, self._seg, self._any
+        for ch in path:
+            if ch == "/":
+                step = (alive & lit.get(ch, 0)) << 1 | (alive & any_)
+            else:
+                step = (alive & (lit.get(ch, 0) | one)) << 1 | (alive & (seg | any_))
+            if not step:
+                return False
+            alive = self._closure(step)
+        return bool(alive & self._accept)
+
+
+def glob_regex(glob: str) -> PathGlob:
+    """The compiled glob (:class:`PathGlob`; its ``fullmatch(path)`` says whether it
+    matches). Kept under its old name: it was a regular expression."""
+    return PathGlob(glob)
 
 
 def kept(d: Diagnostic, selection: Selection, path: str | None) -> bool:

@@ -2,11 +2,14 @@
 host's session-start hook injects): the same content as the JSON (schema/decision/2.json)
 in the order an agent acts on it. One function, :func:`plan_text`, renders it; control
 characters in values from the session's files are escaped by the caller
-(``reporters.text.clean_tree``)."""
+(:func:`session_resume.rendering.escape.clean_tree`), and a backtick in the state's values
+here (``\x60``), so a value never opens or closes a code span."""
 
 from __future__ import annotations
 
 import json
+
+from session_resume.rendering.escape import no_backticks
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -108,11 +111,13 @@ def _gate(gate: Mapping[str, Any], where: str, brk: bool = True) -> list[str]:
     lines = [f"  {gate.get('id')} ({gate.get('kind')}{note}) {where}"]
     for d in gate.get("decisions") or []:
         allowed = " | ".join(map(str, d["allowed"])) if d.get("allowed") else "free text"
+        allowed = no_backticks(allowed)
         value = d.get("value")
         now = (
             "not decided"
             if value is None
-            else f"now {json.dumps(value, ensure_ascii=False)} (keep unless the user changes it)"
+            else f"now {no_backticks(json.dumps(value, ensure_ascii=False))} (keep unless the user "
+            "changes it)"
         )
         lines.append(f"    decide {d['key']} ({allowed}); {now}")
     return lines
@@ -142,8 +147,10 @@ def plan_text(decision: Mapping[str, Any]) -> str:
     lease = r.get("lease")
     if lease:
         lines.append(
-            f"lease: {lease['state']} (session {lease['session']}, owner {lease['owner']}, "
-            f"heartbeat {lease['heartbeat']})"
+            no_backticks(
+                f"lease: {lease['state']} (session {lease['session']}, owner {lease['owner']}, "
+                f"heartbeat {lease['heartbeat']})"
+            )
         )
     o = r.get("orphan")
     if o:
@@ -151,14 +158,17 @@ def plan_text(decision: Mapping[str, Any]) -> str:
         if o["sub_step"]:
             where += f" at {o['sub_step']}"
         lines.append(
-            f"orphaned session {o['session']}: silent for {o['silent_seconds']} s "
-            f"({o['reason']}), {where}"
+            no_backticks(
+                f"orphaned session {o['session']}: silent for {o['silent_seconds']} s "
+                f"({o['reason']}), {where}"
+            )
         )
         lines += [
-            f"  possibly incomplete: {f['path']} ({f['why']})" for f in o["possibly_incomplete"]
+            f"  possibly incomplete: {no_backticks(f['path'])} ({f['why']})"
+            for f in o["possibly_incomplete"]
         ] or ["  possibly incomplete: none"]
-    if r.get("briefing"):
-        lines += _state(r["briefing"])
+    if r.get("briefing"):  # the state's values: no line of it has a code span of its own
+        lines += [no_backticks(line) for line in _state(r["briefing"])]
     gate = (r.get("plan") or {}).get("open_gate")
     if gate:  # before the step starts: the user approves it, `decide KEY VALUE` records
         lines.append(

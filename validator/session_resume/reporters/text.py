@@ -5,51 +5,30 @@ from __future__ import annotations
 import re
 
 from session_resume.core.diagnostics import Diagnostic, FileReport
+from session_resume.rendering.escape import CONTROL, clean, clean_tree, escape_char
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-# Patterns as text, compiled (and cached) by `re` on first use: each wide character class
-# costs about 0.5 ms to compile, and nearly all output is printable (str.isprintable() is
-# False for every character below), so a cold command usually compiles none of them.
-# C0 (with newline and ESC), DEL, C1, the line/paragraph separators and the bidi controls
-# (embeddings, overrides, isolates, marks: U+200E/F, U+202A-U+202E, U+2066-U+2069).
-CONTROL = r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]"
+__all__ = [
+    "CONTROL",
+    "SafeTextStream",
+    "clean",
+    "clean_lines",
+    "clean_tree",
+    "location",
+    "render_text",
+]
+
+# C0 but newline and tab, DEL, C1, the line/paragraph separators and the bidi controls.
 LINE_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]"
 WORKFLOW_COMMAND = r"^(\s*):"
+_escape = escape_char
 
 
 def _command_start(m: re.Match[str]) -> str:
     return m.group(1) + "\\x3a"
-
-
-def _escape(m: re.Match[str]) -> str:
-    c = ord(m.group())
-    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
-
-
-def clean(text: str) -> str:
-    """One printable line: values from untrusted files (keys, paths) must not start a new
-    line (a forged `::error` command in a CI log) or carry terminal escape sequences. Lone
-    surrogates are escaped too, so printing never fails."""
-    if text.isprintable():  # no control character, no lone surrogate
-        return text
-    text = re.sub(CONTROL, _escape, text)
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def clean_tree(value: Any) -> Any:
-    """``value`` (JSON-like: dicts, lists, strings) with every string passed through
-    :func:`clean`: the data of a text report, escaped before it is formatted, so no value
-    taken from a file can start a line, move the cursor or reorder what is shown."""
-    if isinstance(value, str):
-        return clean(value)
-    if isinstance(value, dict):
-        return {clean_tree(k): clean_tree(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [clean_tree(v) for v in value]
-    return value
 
 
 def clean_lines(text: str) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 from session_resume.core import lease as lease_rules
 from session_resume.core.codes import diag
 from session_resume.core.lease import SENTINEL as SENTINEL_FILE
+from session_resume.core.lease import SESSION_ID as SESSION_ID
 from session_resume.core.workflow import (
     DEFAULT_WORKFLOW,
     Workflow,
@@ -25,7 +26,6 @@ from session_resume.services.errors import ServiceError
 from session_resume.storage import store
 
 ENV_SESSION = "SESSION_RESUME_SESSION"
-SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}\Z")
 PROJECT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 
 

@@ -31,7 +31,13 @@ from session_resume import resources
 from session_resume.core.codes import diag
 from session_resume.core.versions import CURRENT, CURRENT_SCHEMA
 from session_resume.services.errors import ServiceError
-from session_resume.services.hook_config import Change, check_path, find_root
+from session_resume.services.hook_config import (
+    Change,
+    Unwritable,
+    check_path,
+    find_root,
+    load_writable,
+)
 from session_resume.storage.held import HeldDir, StoreError
 
 TYPE_CHECKING = False
@@ -138,7 +144,9 @@ def _parse_settings(data: bytes, add: dict[str, Any]) -> dict[str, Any]:
     if not text.strip():
         return {}
     try:
-        doc = json.loads(text)
+        doc = load_writable(text)
+    except Unwritable as exc:
+        raise _refused(str(exc), add) from None
     except (ValueError, RecursionError):
         try:
             json.loads(strip_jsonc(text))
@@ -156,12 +164,18 @@ def _parse_settings(data: bytes, add: dict[str, Any]) -> dict[str, Any]:
     return doc
 
 
+MAX_INDENT = 8  # characters of a first indentation kept; a longer one is not copied
+
+
 def _indent(data: bytes) -> str | int:
-    """The indentation of the file's first indented line (two spaces when there is none)."""
+    """The indentation of the file's first indented line (two spaces when there is none, or
+    when it is longer than :data:`MAX_INDENT`: the rewrite copies it once per level and
+    line, so a 120,000-space indent would turn a 120 KB file into tens of megabytes)."""
     for line in data.decode("utf-8-sig", "replace").splitlines()[1:]:
         stripped = line.lstrip(" \t")
         if stripped and stripped != line:
-            return line[: len(line) - len(stripped)]
+            indent = line[: len(line) - len(stripped)]
+            return indent if len(indent) <= MAX_INDENT else 2
     return 2
 
 

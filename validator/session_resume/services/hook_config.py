@@ -12,12 +12,14 @@ repository from the ``cwd`` of its input.
 The repository is untrusted: a configuration file or a directory on its way that is a
 symbolic link leading outside the repository is refused (SR105), as is one that is not a
 regular file or directory (SR102) or a file that is not a JSON object of the hosts' shape
-(SR190); nothing is written then.
+(SR190), or that holds what JSON cannot write back (a lone surrogate, a number beyond any
+float such as ``1e400``, ``NaN``: SR190, :func:`load_writable`); nothing is written then.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import stat
@@ -58,6 +60,48 @@ _EARLIER_MATCHERS = ("Write|Edit|MultiEdit|NotebookEdit|Bash",)
 # The file install writes for each host: its home (services/hook_hosts.py); the hosts that
 # read a file without calling it home run its commands too, which then stay silent for them.
 HOSTS_OF_FILE = {f: tuple(h.name for h in HOSTS if h.home == f) for f in (GITHUB_FILE, CLAUDE_FILE)}
+
+
+class Unwritable(ValueError):
+    """A JSON text that parses but cannot be written back as JSON (the reason in words)."""
+
+
+def _constant(name: str) -> Any:
+    raise Unwritable(f"it holds {name}, which JSON has no form for (a rewrite would not be JSON)")
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise Unwritable(
+            f"it holds the number {text[:40]}, beyond any float (a rewrite would write Infinity, "
+            "which is not JSON)"
+        )
+    return value
+
+
+def load_writable(text: str) -> Any:
+    """``json.loads(text)``, refusing (:class:`Unwritable`) what ``json.dumps`` cannot write
+    back as the same JSON: ``NaN``/``Infinity``, a number beyond any float, and a string or key
+    with a lone surrogate (``"\\ud800"``: no UTF-8 form). Other bad text: ``ValueError``."""
+    doc = json.loads(text, parse_constant=_constant, parse_float=_float)
+    stack = [doc]
+    while stack:  # no recursion: the parser's own depth is the only limit
+        value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, str) and not value.isprintable():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise Unwritable(
+                    "it holds a lone surrogate escape (\\ud800-\\udfff alone), which has no "
+                    "UTF-8 form"
+                ) from None
+    return doc
 
 
 @record(frozen=True)
@@ -228,7 +272,9 @@ def _read(root: Path, rel: Path) -> dict[str, Any] | None:
             return None
         raise ServiceError(res.diagnostics)
     try:
-        doc = json.loads(res.data.decode("utf-8"))
+        doc = load_writable(res.data.decode("utf-8"))
+    except Unwritable as exc:
+        raise ServiceError([_invalid(rel, str(exc))]) from None
     except (ValueError, RecursionError) as exc:
         raise ServiceError([_invalid(rel, f"it is not JSON ({exc})")]) from None
     if not isinstance(doc, dict):

@@ -18,6 +18,7 @@ import stat
 from pathlib import Path
 
 from session_resume.records import record
+from session_resume.rendering.escape import prose, shell_word
 from session_resume.storage.config import ConfigError, load_config
 
 # lazy imports: a hook imports only what its event needs (the host waits)
@@ -270,9 +271,13 @@ def in_progress(doc: dict[str, Any] | None) -> tuple[str, dict[str, Any]] | None
 
 
 def lease_of(session_dir: Path) -> dict[str, Any] | None:
-    """The lease file's JSON (session, heartbeat, implicit), or None."""
+    """The lease file's JSON (session, heartbeat, implicit), or None; a lease whose session
+    is no session id is unreadable (docs/spec.md §7): None, its text never shown."""
+    # lazy: the session id's form, only once a hook reads a lease
+    from session_resume.core.lease import is_session_id
+
     doc = _read_object(session_dir, LEASE, 64 * 1024)
-    return doc if doc is not None and isinstance(doc.get("session"), str) else None
+    return doc if doc is not None and is_session_id(doc.get("session")) else None
 
 
 # --- paths a tool names ----------------------------------------------------------------------
@@ -333,28 +338,11 @@ def _within(path: str, top: str) -> bool:
 
 def shown_path(path: Path, sessions: Sessions | Path) -> str:
     """``path`` as the agent should type it: relative to its working directory when inside
-    it, else absolute; quoted for a shell, and no control character left raw."""
-    import shlex
-
+    it, else absolute; quoted for a shell, nothing raw (rendering.escape.shell_word)."""
     p = os.path.abspath(path)
     cwd = os.path.abspath(sessions.cwd if isinstance(sessions, Sessions) else sessions)
     rel = os.path.relpath(p, cwd) if _within(p, cwd) else p
-    return clean(shlex.quote(rel))
-
-
-def clean(text: str) -> str:
-    """``text`` with every character that is not printable as ``\\xNN`` (or ``\\uNNNN``)
-    and a backtick as ``\\x60``: one line, no markup of its own."""
-    if text.isprintable() and "`" not in text:
-        return text
-    out = []
-    for c in text:
-        if c == "`" or not c.isprintable():
-            n = ord(c)
-            out.append(f"\\x{n:02x}" if n < 0x100 else f"\\u{n:04x}")
-        else:
-            out.append(c)
-    return "".join(out)
+    return shell_word(rel)
 
 
 def deny_reason(kind: str, where: Path, cwd: Path, *, shown: str | None = None) -> str:
@@ -413,11 +401,9 @@ def deny_reason(kind: str, where: Path, cwd: Path, *, shown: str | None = None) 
             "which only session-resume writes. To retire a session run `session-resume archive "
             "SESSION_DIR` (MCP tool `archive`); remove other files by their own names."
         )
-    import shlex
-
     lease = lease_of(where)
     held = lease is not None and not lease.get("implicit") and isinstance(lease.get("session"), str)
-    named = f" --session {clean(shlex.quote(lease['session']))}" if held and lease else ""
+    named = f" --session {shell_word(lease['session'])}" if held and lease else ""
     return head + (
         f"It is the session's lease: take it with `session-resume session start --session-dir "
         f"{d}`, release it with `session-resume session end --session-dir {d}{named}` (MCP "
@@ -510,18 +496,17 @@ def _listed(rel: str, place: StepPlace) -> bool:
 
 
 def record_command(place: StepPlace, sessions: Sessions, artifacts: list[str]) -> str:
-    """The write that records ``artifacts`` for the step in progress, as a command line."""
-    import shlex
-
+    """The write that records ``artifacts`` for the step in progress, as a command line
+    (every value a shell word that prints nothing raw)."""
     d = shown_path(place.session_dir, sessions)
     tail = f" --session-dir {d}"
     if place.session:
-        tail += f" --session {shlex.quote(place.session)}"
-    arts = "".join(f" --artifact {shlex.quote(a)}" for a in artifacts)
-    step = shlex.quote(place.step)
+        tail += f" --session {shell_word(place.session)}"
+    arts = "".join(f" --artifact {shell_word(a)}" for a in artifacts)
+    step = shell_word(place.step)
     if place.next_checkpoint is None:
         return f"session-resume complete {step}{tail}"
-    return f"session-resume checkpoint {step} {shlex.quote(place.next_checkpoint)}{arts}{tail}"
+    return f"session-resume checkpoint {step} {shell_word(place.next_checkpoint)}{arts}{tail}"
 
 
 def unlisted_written(sessions: Sessions, tool_name: str, tool_input: Any) -> str | None:
@@ -541,16 +526,17 @@ def unlisted_written(sessions: Sessions, tool_name: str, tool_input: Any) -> str
         new = [r for r in dict.fromkeys(rels) if not _listed(r, place)]
         if not new:
             continue
-        files = ", ".join(new)
+        files = ", ".join(prose(r) for r in new)
+        step, checkpoint = prose(place.step), prose(place.next_checkpoint)
         if place.next_checkpoint is None:
             return (
-                f"session-resume: {files} is not recorded in step {place.step} yet and every "
+                f"session-resume: {files} is not recorded in step {step} yet and every "
                 f"checkpoint is; when the step is done record it with "
                 f"`{record_command(place, sessions, new)}`."
             )
         return (
-            f"session-resume: {files} is not recorded in step {place.step} yet. When the work "
-            f"of checkpoint {place.next_checkpoint} is done, record it: "
+            f"session-resume: {files} is not recorded in step {step} yet. When the work "
+            f"of checkpoint {checkpoint} is done, record it: "
             f"`{record_command(place, sessions, new)}`."
         )
     return None
@@ -629,14 +615,15 @@ def unrecorded_work(sessions: Sessions) -> str | None:
         root = os.path.abspath(sessions.root)
         rels = [Path(os.path.relpath(os.path.join(d, c), root)).as_posix() for c in changed]
         new = [r for r in rels if not _listed(r, place)][:10]
-        shown = ", ".join(rels[:10]) + (f" and {len(rels) - 10} more" if len(rels) > 10 else "")
+        shown = ", ".join(prose(r) for r in rels[:10])
+        shown += f" and {len(rels) - 10} more" if len(rels) > 10 else ""
         cmd = record_command(place, sessions, new)
         done = record_command(
             StepPlace(d, place.step, None, place.artifacts, place.session), sessions, []
         )
         return (
             f"session-resume: work under {shown_path(d, sessions)} is not recorded: {shown} "
-            f"changed after the session's last write (step {place.step} is in progress). "
+            f"changed after the session's last write (step {prose(place.step)} is in progress). "
             f"Before you end the turn, record it: `{cmd}` once the work of that checkpoint is "
             f"done, or `{done}` when the step is finished (`session-resume transition` at a "
             "gate). If the work is not at a checkpoint yet, say so and end the turn: you are "

@@ -13,7 +13,7 @@ import stat
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.jsonread import parse_json_bytes
-from session_resume.core.lease import SENTINEL, hostname
+from session_resume.core.lease import SENTINEL, hostname, is_session_id
 from session_resume.core.timeutil import parse_ts
 from session_resume.storage import fileio
 from session_resume.storage import held as held_mod
@@ -87,6 +87,15 @@ def read(
     ):
         return {}, [
             diag("SR510", f"the sentinel's pid is not a process id (1..{PID_MAX})", file=path)
+        ]
+    if isinstance(value.get("session"), str) and not is_session_id(value["session"]):
+        # text that is no session id (a newline, a `$(...)`) is never judged, shown or quoted
+        return {}, [
+            diag(
+                "SR510",
+                "the sentinel's session is not a session id ([A-Za-z0-9._:@-], at most 128)",
+                file=path,
+            )
         ]
     if not isinstance(value.get("session"), str) or parse_ts(value.get("heartbeat")) is None:
         return value, [

@@ -8,6 +8,7 @@ import contextlib
 import copy
 import os
 import re
+import stat
 from datetime import datetime
 
 from session_resume.core.codes import diag
@@ -25,6 +26,7 @@ from session_resume.storage.fileio import write_all
 from session_resume.storage.held import HeldDir
 from session_resume.storage.store import (
     BAK,
+    PRE_MIGRATION_TRIES,
     STATE,
     TMP_PREFIX,
     Backup,
@@ -109,15 +111,15 @@ def recover(
             data = bak_bytes if backup.migrated_from is None else serialize(doc)
             # an older .bak is kept for good before it is migrated: the next write rotates
             # .bak away, and with it the only copy of the pre-migration state
-            pre = (
+            pre, made = (
                 _keep_pre_migration(h, backup.migrated_from, source=BAK)
                 if backup.migrated_from
-                else None
+                else (None, False)
             )
             try:
                 replace_state(s, data, rotate_backup=False)
             except StoreError:
-                if pre is not None:
+                if made and pre is not None:
                     h.discard(pre)
                 raise
             res = RecoverResult(
@@ -186,39 +188,89 @@ def _keep_corrupt(h: HeldDir, now: datetime) -> str:
     return name
 
 
-def _keep_pre_migration(h: HeldDir, version: str, source: str = STATE) -> str | None:
+def _keep_pre_migration(h: HeldDir, version: str, source: str = STATE) -> tuple[str, bool]:
     """Keep the state about to be migrated (``source``: the state, or the ``.bak`` recover
     migrates) for good as ``00-session-state.v<version>.json`` (docs/spec.md §5, §9.1 step
-    7): a hard link, else an O_EXCL copy; never over an existing file (a second migration from
-    the same version keeps the first one's). Returns the name when this call made it."""
-    name = pre_migration_name(version)
-    if h.exists(name):
-        return None
+    7): a hard link, else an O_EXCL copy; never over an existing file. A name already held
+    by this state's copy (a regular file of the same bytes, no other name elsewhere) is that
+    copy; one held by anything else (other bytes, a link, a directory, a FIFO) is never
+    trusted: the next free name (``…v<version>-1.json``, …) is taken, and when none of them is
+    free the migration is refused (SR163). Returns the name and whether this call made it."""
+    res = h.read_limited(source)
+    if res.data is None:
+        raise StoreError(res.diagnostics) from None
+    data = res.data
+    source_id = _identity(h, source)
+    for n in range(PRE_MIGRATION_TRIES):
+        name = pre_migration_name(version, n)
+        if _made_here(h, source, name, data):
+            return name, True
+        if _is_copy(h, name, data, source_id):
+            return name, False
+    raise StoreError(
+        [
+            diag(
+                "SR163",
+                f"the pre-migration file could not be kept: {pre_migration_name(version)} and "
+                f"its {PRE_MIGRATION_TRIES - 1} numbered names are taken by files that are not "
+                "this state's copy; nothing was migrated",
+                file=h.name(pre_migration_name(version)),
+                hint="move those files aside (they are not this session's), then migrate again",
+            )
+        ]
+    )
+
+
+def _made_here(h: HeldDir, source: str, name: str, data: bytes) -> bool:
+    """Whether ``name`` is made now as ``source``'s copy: False when the name is taken."""
     try:
         os.link(source, name, src_dir_fd=h.fd, dst_dir_fd=h.fd, follow_symlinks=False)
-        return name
+        return True
     except FileExistsError:
-        return None
+        return False
     except OSError as exc:
         if exc.errno not in held_mod.NO_LINK:
             raise StoreError([_kept_failed(h, name, exc)]) from None
-        res = h.read_limited(source)
-        if res.data is None:
-            raise StoreError(res.diagnostics) from None
-        try:
-            fd = h.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-        except FileExistsError:
-            return None
-        except OSError as exc2:
-            raise StoreError([_kept_failed(h, name, exc2)]) from None
-        try:
-            write_all(fd, res.data)
-            os.fsync(fd)
-        except OSError as exc2:
-            raise StoreError([_kept_failed(h, name, exc2)]) from None
-        finally:
-            os.close(fd)
-        return name
+    try:  # no hard links here: an O_EXCL copy, never over anything
+        fd = h.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0))
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        raise StoreError([_kept_failed(h, name, exc)]) from None
+    try:
+        write_all(fd, data)
+        os.fsync(fd)
+    except OSError as exc:
+        os.close(fd)
+        h.discard(name)
+        raise StoreError([_kept_failed(h, name, exc)]) from None
+    os.close(fd)
+    return True
+
+
+def _identity(h: HeldDir, name: str) -> tuple[int, int] | None:
+    try:
+        st = h.stat(name)
+    except OSError:
+        return None
+    return None if st is None else (st.st_dev, st.st_ino)
+
+
+def _is_copy(h: HeldDir, name: str, data: bytes, source_id: tuple[int, int] | None) -> bool:
+    """Whether ``name`` (taken) is this state's copy: a regular file, not a link, with no
+    other name (or the source's own file), holding ``data``."""
+    try:
+        st = h.stat(name)
+    except OSError:
+        return False
+    if st is None or not stat.S_ISREG(st.st_mode):
+        return False
+    if st.st_nlink > 1 and (st.st_dev, st.st_ino) != source_id:
+        return False  # another name may be outside the repository: not ours to keep
+    if st.st_size != len(data):
+        return False
+    res = h.read_limited(name)
+    return res.data == data
 
 
 def _kept_failed(h: HeldDir, name: str, exc: OSError) -> Diagnostic:
@@ -295,6 +347,7 @@ class MigrateOutcome:
     notes: list[Diagnostic] = field(default_factory=list)
     before: dict[str, Any] | None = None
     after: dict[str, Any] | None = None
+    kept_as: str | None = None  # the name the pre-migration file is kept under (migrated)
 
 
 def migrate_session(
@@ -378,11 +431,11 @@ def _write_migrated(s: Session, out: MigrateOutcome, result: Any, now: datetime)
     kept: str | None = None
     try:
         with held_mod.using(s.dir, s.root) as h:  # the locked one
-            kept = _keep_pre_migration(h, result.from_version)
+            kept, made = _keep_pre_migration(h, result.from_version)
             try:
                 replace_state(s, serialize(new), rotate_backup=True, always_backup=True, held=h)
             except StoreError:
-                if kept is not None:  # nothing changed: not even the kept copy
+                if made:  # nothing changed: not even the kept copy
                     h.discard(kept)
                 raise
     except StoreError as exc:
@@ -391,6 +444,7 @@ def _write_migrated(s: Session, out: MigrateOutcome, result: Any, now: datetime)
         return out
     out.status = "migrated"
     out.after = new
+    out.kept_as = kept
     try:
         worklog.append(
             s.dir,

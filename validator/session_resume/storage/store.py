@@ -45,14 +45,17 @@ BAK = STATE + ".bak"
 LOCK = STATE + ".lock"
 TMP_PREFIX = "." + STATE + "."
 # The pre-migration file, kept for good beside the state (docs/spec.md §1, §9.1 step 7):
-# ``00-session-state.v2.0.json`` for a 2.0 state. Not a state file: discovery, validate and
+# ``00-session-state.v2.0.json`` for a 2.0 state, ``00-session-state.v2.0-1.json`` (up to
+# ``-99``) when something else holds that name. Not a state file: discovery, validate and
 # resume never read it.
-PRE_MIGRATION = re.compile(r"^00-session-state\.v([0-9]+\.[0-9]+)\.json\Z")
+PRE_MIGRATION = re.compile(r"^00-session-state\.v([0-9]+\.[0-9]+)(?:-[0-9]{1,2})?\.json\Z")
+PRE_MIGRATION_TRIES = 100  # names tried for the kept file before the migration is refused
 
 
-def pre_migration_name(version: str) -> str:
-    """The name the pre-migration file of a ``version`` state is kept under."""
-    return f"00-session-state.v{version}.json"
+def pre_migration_name(version: str, n: int = 0) -> str:
+    """The name the pre-migration file of a ``version`` state is kept under (the ``n``-th
+    free one when ``n``: the name is taken by something that is not this state's copy)."""
+    return f"00-session-state.v{version}{f'-{n}' if n else ''}.json"
 
 
 TMP_SUFFIX = fileio.TMP_SUFFIX

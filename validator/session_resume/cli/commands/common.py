@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -366,8 +367,16 @@ def print_diagnostics(diags: list[Diagnostic], stream: Any = None, *, hints: boo
         (stream or sys.stdout).write("\n".join(text.rstrip("\n").split("\n")[:-1]) + "\n")
 
 
+# Characters that JSON leaves raw in a string but that break or reorder a line where the
+# text is shown: the line and paragraph separators and the bidi controls (as \uNNNN).
+_JSON_RAW = "[\u200e\u200f\u2028-\u202e\u2066-\u2069]"
+
+
 def emit_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    if not text.isascii():
+        text = re.sub(_JSON_RAW, lambda m: f"\\u{ord(m.group()):04x}", text)
+    sys.stdout.write(text + "\n")
 
 
 def diag_json(diags: list[Diagnostic]) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ from session_resume.core.versions import CURRENT, KNOWN
 from session_resume.reporters.text import clean
 from session_resume.services import maintenance
 from session_resume.storage.state_repair import MigrateOutcome
-from session_resume.storage.store import pre_migration_name, serialize
+from session_resume.storage.store import serialize
 from session_resume.terminal import progress
 
 
@@ -190,8 +190,7 @@ def _print_text(o: MigrateOutcome, dry_run: bool) -> None:
     label = {
         "current": f"already current ({CURRENT}), nothing to do",
         "migrated": f"migrated {o.from_version} -> {CURRENT} ({len(o.patch)} change(s)); "
-        f"the original is kept for good as {pre_migration_name(str(o.from_version))} (and as "
-        ".bak until a later write)",
+        f"the original is kept for good as {o.kept_as} (and as .bak until a later write)",
         "would_migrate": f"would migrate {o.from_version} -> {CURRENT} ({len(o.patch)} change(s))",
         "refused": "not migrated",
     }[o.status]

@@ -14,7 +14,7 @@ from session_resume.cli.commands.common import (
 )
 from session_resume.cli.commands.suggest import complete_decision
 from session_resume.cli.parser import Command
-from session_resume.reporters.text import clean_tree
+from session_resume.rendering.escape import clean_tree, prose_tree
 from session_resume.services import resume as resume_service
 
 TYPE_CHECKING = False
@@ -54,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         emit_json(rep)
         return 0
-    rep = clean_tree(rep)  # values from files: escaped before they are formatted
+    # values from files: escaped before they are formatted, and none may open a code span
+    recommended = clean_tree(rep["recommended"])
+    rep = {**prose_tree({**rep, "recommended": None}), "recommended": recommended}
     w = sys.stdout.write
     w(f"# Session report: {rep['project'] or rep['session_dir']}\n\n")
     if rep["crashed"]:
