@@ -5,11 +5,12 @@
 // .bak rotation, replace, directory fsync, one worklog event), refresh the heartbeat.
 
 import { randomBytes } from "node:crypto";
-import { lstatSync, mkdirSync, renameSync, unlinkSync } from "node:fs";
+import { lstatSync, mkdirSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join, relative, sep } from "node:path";
 import { ArchiveError, archiveSession } from "./archive.mjs";
 import { CODES, severity } from "./codes.mjs";
+import { lexists } from "./files.mjs";
 import { withLock } from "./lock.mjs";
 import { startedAtGate } from "./resume.mjs";
 import {
@@ -76,8 +77,33 @@ const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v)
 const sameJson = (/** @type {unknown} */ a, /** @type {unknown} */ b) =>
   JSON.stringify(a) === JSON.stringify(b);
 
-// spec §7: `$USER` (`$USERNAME`), else `unknown`; never the account name from the system
-export const defaultOwner = () => process.env.USER || process.env.USERNAME || "unknown";
+// spec §7: `$USER` (`$USERNAME`, `$LOGNAME`), else this account's number on this host (`uid
+// N@HOST`, so that a lease always names who holds it); never the account name from the system
+const envOwner = () => process.env.USER || process.env.USERNAME || process.env.LOGNAME || "";
+export const defaultOwner = () =>
+  envOwner() || (process.getuid ? `uid ${process.getuid()}@${hostname()}` : "unknown");
+
+// The session directory's own `.gitignore` (spec §1), written when a session is new (no state
+// yet) and none is there: the lock, the lease, the .bak, temp files and kept corrupt copies are
+// this machine's, never committed (storage/store.py `GITIGNORE_TEXT`).
+const GITIGNORE = ".gitignore";
+const GITIGNORE_TEXT =
+  "# Written by session-resume when it created this session (docs/spec.md §1): the lock,\n" +
+  "# the lease, the .bak, temp files and kept corrupt copies are this machine's, never\n" +
+  "# committed. The state, worklog, handoff and deliverables are.\n" +
+  `${STATE}.lock\n${SENTINEL}\n${STATE}.bak\n.${STATE}.*.tmp\n${STATE}.corrupt-*\n`;
+
+/** Create the session directory and, for a new session, its `.gitignore` (never over a file
+ * or through a link: an exclusive create). @param {string} dir */
+function makeSessionDir(dir) {
+  mkdirSync(dir, { recursive: true });
+  if (lexists(join(dir, STATE)) || lexists(join(dir, GITIGNORE))) return;
+  try {
+    writeFileSync(join(dir, GITIGNORE), GITIGNORE_TEXT, { flag: "wx" });
+  } catch (err) {
+    if (/** @type {NodeJS.ErrnoException} */ (err).code !== "EEXIST") throw err;
+  }
+}
 
 /**
  * Where and when a write happens, and as which session. `newSession`: the id a write uses when
@@ -702,7 +728,7 @@ function initOnce(ctx, project, workflow, fresh) {
       throw new WriteError(err.problems.map((p) => ({ ...p, file: state })));
     throw err;
   }
-  mkdirSync(ctx.dir, { recursive: true });
+  makeSessionDir(ctx.dir);
   const root = ctx.root ?? ctx.dir;
   const loaded = load(ctx.dir, root);
   if (loaded.status === "refused") refuseUnwritable(ctx, loaded);
@@ -803,7 +829,7 @@ function initOnce(ctx, project, workflow, fresh) {
  *   events: WorklogEvent[]}}
  */
 export function sessionStart(ctx, { takeover = false, owner = null, pid = null } = {}) {
-  mkdirSync(ctx.dir, { recursive: true });
+  makeSessionDir(ctx.dir);
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     const plan = planFor(ctx, { claim: true, takeover });
     if (plan.action === "keep") {
