@@ -443,7 +443,7 @@ def test_a_deliverable_never_recorded_and_missing_is_a_coded_warning(tmp_path: P
     assert "agent-output/demo/02-architecture-assessment.md" in w["message"]
     assert "record no checkpoint before it exists" in w["hint"]
     # the work to redo is named: the step's checkpoints up to the recorded one, in order
-    assert "redo the work of checkpoints phase_1_prereqs, phase_2_waf)" in w["hint"], w
+    assert "redo the work of checkpoints phase_1_prereqs, phase_2_waf that wrote it" in w["hint"], w
     skip = {f["path"]: f["reason"] for f in ans["briefing"]["skip"]}
     assert skip["agent-output/demo/02-architecture-assessment.md"] == "listed but not on disk"
     # with the draft back, no warning, and it is the first file to read
@@ -907,7 +907,7 @@ def test_a_checkpoint_the_restored_bak_lost_is_named(tmp_path: Path) -> None:
     (w,) = [w for w in ans["warnings"] if w["code"] == "SR718"]
     assert "phase_3_cost" in w["message"] and "phase_2_waf" in w["message"]
     # the hint points at the plan's own line for it (one command form, with the session)
-    assert "the `checkpoint 2 phase_3_cost` line of `commands`" in w["hint"]
+    assert "the `checkpoint 2 phase_3_cost` line of the commands" in w["hint"]
     (line,) = [c["run"] for c in ans["commands"] if " checkpoint 2 phase_3_cost " in c["run"]]
     assert line.endswith("--project demo --session a1")
     text = _plain(repo, T0, "resume", "agent-output/demo", "--session", "a1").stdout

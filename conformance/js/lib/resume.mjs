@@ -221,6 +221,8 @@ function factsOf(out, snap, now, wf, opts) {
   );
   const lease = out.lease ?? {};
   const ids = out.step !== null ? (wf.step(out.step)?.checkpoints ?? []) : [];
+  /** @type {{path: string, why: string}[]} */
+  const load = out.briefing?.load ?? [];
   const facts = {
     step: out.step,
     // the step's checkpoints up to the recorded one: the work SR714 may have to redo
@@ -241,6 +243,8 @@ function factsOf(out, snap, now, wf, opts) {
     orphan_step: out.orphan?.step ?? null,
     temp_files: [...snap.tempFiles],
     missing: out.missing ?? [],
+    read_now: load.map((e) => e.path),
+    next_checkpoint: out.next_checkpoint,
     prereq_missing: out.prereq_missing ?? [],
     short: out.short ?? null,
     worklog_checkpoint: out.worklog_checkpoint ?? null,

@@ -231,6 +231,7 @@ def _facts(
     lease = out.get("lease") or {}
     sdef = wf.step(out["step"]) if out["step"] is not None else None
     ids = sdef.checkpoint_ids if sdef is not None else []
+    load = (out.get("briefing") or {}).get("load") or []
     return {
         "step": out["step"],
         # the step's checkpoints up to the recorded one: the work SR714 may have to redo
@@ -252,6 +253,8 @@ def _facts(
         "orphan_step": (out.get("orphan") or {}).get("step"),
         "temp_files": list(snap.temp_files),
         "missing": out.pop("missing", []),
+        "read_now": [e["path"] for e in load],
+        "next_checkpoint": out["next_checkpoint"],
         "prereq_missing": out.pop("prereq_missing", []),
         "short": out.pop("short", None),
         "worklog_checkpoint": out.pop("worklog_checkpoint", None),
