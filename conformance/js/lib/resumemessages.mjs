@@ -70,9 +70,24 @@ function sr703(f) {
 /** @param {Facts} f @returns {[string, string]} */
 function sr708(f) {
   const where = f.session_rel || "the session directory";
+  const since = str(f.updated);
+  const when = f.resumed ? `this session resumed it at ${f.resumed}` : `now (${str(f.now)})`;
+  const n = f.commits;
+  const moved =
+    n === 0
+      ? `git shows no other commit since then outside ${where}`
+      : Number.isInteger(n)
+        ? `git shows ${n} commit${n !== 1 ? "s" : ""} since then outside ${where}`
+        : "no git history here tells whether the project moved on";
+  const log = n
+    ? ` (\`git log --oneline --since=${since} -- . ':(exclude)${where}'\` lists them)`
+    : "";
+  const away = f.stale_finding
+    ? "continue, and run the `finding add` command below so the user sees it at the next gate"
+    : "write nothing until the user answers";
   return [
-    `the state was last updated ${str(f.updated)}, ${str(f.age_days)} days before now (${str(f.now)}); the project may have moved on since`,
-    `before resuming, ask the user whether the work is still wanted and what changed since; in a git repository with commits, this lists the commits since: \`git log --oneline --since=${str(f.updated)} -- ${where}\``,
+    `the state was last worked on ${since}, ${str(f.age_days)} days before ${when}; ${moved}`,
+    `ask the user whether the work is still wanted and what changed${log}; if the user cannot be asked now, ${away}`,
   ];
 }
 

@@ -83,12 +83,30 @@ def _sr703(f: Mapping[str, Any]) -> str:
 
 def _sr708(f: Mapping[str, Any]) -> tuple[str, str]:
     where = f.get("session_rel") or "the session directory"
+    since = f.get("updated")
+    when = (
+        f"this session resumed it at {f['resumed']}"
+        if f.get("resumed")
+        else f"now ({f.get('now')})"
+    )
+    n = f.get("commits")
+    moved = (
+        f"git shows no other commit since then outside {where}"
+        if n == 0
+        else f"git shows {n} commit{'s' if n != 1 else ''} since then outside {where}"
+        if isinstance(n, int)
+        else "no git history here tells whether the project moved on"
+    )
+    log = f" (`git log --oneline --since={since} -- . ':(exclude){where}'` lists them)" if n else ""
+    away = (
+        "continue, and run the `finding add` command below so the user sees it at the next gate"
+        if f.get("stale_finding")
+        else "write nothing until the user answers"
+    )
     return (
-        f"the state was last updated {f.get('updated')}, {f.get('age_days')} days before now "
-        f"({f.get('now')}); the project may have moved on since",
-        "before resuming, ask the user whether the work is still wanted and what changed since; "
-        "in a git repository with commits, this lists the commits since: "
-        f"`git log --oneline --since={f.get('updated')} -- {where}`",
+        f"the state was last worked on {since}, {f.get('age_days')} days before {when}; {moved}",
+        f"ask the user whether the work is still wanted and what changed{log}; if the user "
+        f"cannot be asked now, {away}",
     )
 
 
