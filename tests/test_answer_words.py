@@ -1,7 +1,8 @@
 """Three words of the resume answer that fresh-agent review 4 found misleading when read
 literally: a decision whose value is the string "None" read as unset; SR708's `git log` hint
-failed in a repository with no commits; an optional step's skip said a `session start` "the
-commands begin with" comes first when they began with none."""
+failed in a repository with no commits (now the tool counts the commits itself); an optional
+step's skip said a `session start` "the commands begin with" comes first when they began with
+none."""
 
 from __future__ import annotations
 
@@ -41,19 +42,32 @@ def test_a_decision_valued_none_reads_as_a_string(tmp_path: Path) -> None:
     assert "region=swedencentral" in text  # a plain word stays bare
 
 
-def test_the_stale_state_hint_runs_where_git_has_commits_and_asks_first(tmp_path: Path) -> None:
+def test_the_stale_state_counts_commits_outside_the_session_and_asks_first(
+    tmp_path: Path,
+) -> None:
+    """SR708 says what git shows, counted by the tool (read-only): no history is an unknown,
+    the commit of the session's own files is no sign the project moved on ("no other
+    commit" is a finding too), and a commit outside it is counted, with a `git log` that
+    runs as printed and lists exactly it."""
     _repo(tmp_path, apex_state())
     (w,) = [w for w in _resume(tmp_path)["warnings"] if w["code"] == "SR708"]
-    assert w["hint"].startswith("before resuming, ask the user")
-    assert "in a git repository with commits" in w["hint"]
-    git = w["hint"].rsplit("`", 2)[1]
-    # without commits git fails, and the hint says so before naming the command
-    assert subprocess.run(shlex.split(git), cwd=tmp_path, capture_output=True).returncode != 0
+    assert w["hint"].startswith("ask the user whether the work is still wanted")
+    assert "no git history here tells whether the project moved on" in w["message"]
     who = ["-c", "user.name=t", "-c", "user.email=t@t"]
-    for argv in (["add", "-A"], [*who, "commit", "-qm", "x"]):
+    for argv in (["add", "-A"], [*who, "commit", "-qm", "session files"]):
         subprocess.run(["git", *argv], cwd=tmp_path, check=True)
+    (w,) = [w for w in _resume(tmp_path)["warnings"] if w["code"] == "SR708"]
+    assert "git shows no other commit since then outside agent-output/demo" in w["message"]
+    assert "git log" not in w["hint"]
+    (tmp_path / "app.py").write_text("x\n")
+    for argv in (["add", "app.py"], [*who, "commit", "-qm", "app"]):
+        subprocess.run(["git", *argv], cwd=tmp_path, check=True)
+    (w,) = [w for w in _resume(tmp_path)["warnings"] if w["code"] == "SR708"]
+    assert "git shows 1 commit since then outside agent-output/demo" in w["message"]
+    git = w["hint"].split("`")[1]
     proc = subprocess.run(shlex.split(git), cwd=tmp_path, capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 0 and proc.stdout.count("\n") == 1, proc.stdout + proc.stderr
+    assert proc.stdout.split(maxsplit=1)[1] == "app\n"
 
 
 def test_the_skip_alternative_names_the_session_start_only_when_the_commands_hold_one(

@@ -306,8 +306,51 @@ def test_a_long_plan_is_cut_to_the_limit(tmp_path: Path) -> None:
         assert run_cli("finding", "add", title, "--project", "shop", cwd=root).returncode == 0
     out = hook("session-start", data=fixture_input("claude", "session-start-compact", root, sdir))
     text = out["hookSpecificOutput"]["additionalContext"]
-    assert len(text) <= PLAN_LIMIT
-    assert "cut at 3,000 characters" in text and text.endswith(COMPACTED)
+    assert len(text) <= PLAN_LIMIT and text.endswith(COMPACTED)
+    # the details went first: the findings' titles are counted, not listed
+    assert "  open findings: 16" in text and "left out to fit: " in text
+    assert "cut at 3,000 characters" in text
+
+
+def test_a_plan_too_long_leaves_out_details_before_any_command() -> None:
+    """The session-start injection is whole when leaving out the details an agent does not
+    act on now suffices (the decision log, the files not to read, the gate's decision values,
+    the findings' titles, counted): every command, To-do and closing rule stays, nothing is
+    "cut at"."""
+    head = "session-resume: a session is in progress in d.\n"
+    keep = [
+        "action: resume_from_checkpoint, step 2",
+        "reason SR703: step 2 is in progress. To do: read only what `read now` lists",
+        "read now:",
+        "  d/02-a.md (partial: continue it)",
+        "commands in order, each when its [condition] holds:",
+        *[
+            f"{i}. [after work {i}] session-resume checkpoint 2 c{i} --project p --session s"
+            for i in range(1, 9)
+        ],
+        "to finish step 2:",
+        "  start: session-resume start 3 --project p --session s",
+        "  a file a checkpoint's work wrote that its line does not name: add `--artifact PATH`",
+    ]
+    spare = [
+        *[
+            f"  decision D{i:03d}: a long title of a logged decision {i} -> its choice"
+            for i in range(5)
+        ],
+        *[f"  open finding: finding {i} " + "with a long title " * 6 for i in range(20)],
+        "do not read:",
+        *[f"  d/{i}.md (over the step's budget of 2 startup files)" for i in range(6)],
+        *[f"    decide k{i} (a | b); not decided" for i in range(5)],
+    ]
+    plan = "\n".join(keep[:2] + spare[:5] + keep[2:4] + spare[5:] + keep[4:]) + "\n"
+    assert len(head + plan) > PLAN_LIMIT
+    text = fit(head, plan, COMPACTED, "d")
+    assert len(text) <= PLAN_LIMIT and text.endswith(COMPACTED) and "cut at" not in text
+    for line in keep:
+        assert line + "\n" in text, line
+    assert "  open findings: 20" in text
+    assert "(left out to fit: the decision log, " in text
+    assert "`session-resume resume d` shows them)" in text
 
 
 # --- hostile input ---------------------------------------------------------------------------

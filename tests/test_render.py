@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from session_resume.cli.main import build_parser
 from session_resume.core.handoff_rules import MAX_LINES, SECTIONS, check_handoff_text
+from session_resume.core.plan import WRITERS
 from session_resume.core.resume_decision import ACTIONS
 from session_resume.core.workflow import BUILTINS, load_workflow
 from session_resume.rendering.environment import Escaped, md_inline
@@ -618,18 +619,18 @@ def test_render_skill_names_the_skill_after_its_directory(tmp_path: Path) -> Non
 
 
 WRITE_CALLS = [
-    "session-resume start STEP",
-    "session-resume checkpoint STEP SUB_STEP --artifact PATH",
-    "session-resume complete STEP",
-    "session-resume decide KEY VALUE",
-    "session-resume decide --log",
-    'session-resume finding add "TITLE"',
-    'session-resume finding resolve "TITLE"',
-    "session-resume transition --complete A --start B",
+    "`start STEP`",
+    "`checkpoint STEP SUB_STEP --artifact PATH`",
+    "`complete STEP`",
+    "`decide KEY VALUE`",
+    "`decide --log",
+    '`finding add "TITLE"`',
+    '`finding resolve "TITLE"`',
+    "`transition --complete A --start B",
     "session-resume resume ",
     "session-resume session start",
-    "session-resume session end",
-    "session-resume ping",
+    "`session end`",
+    "`ping`",
     "session-resume render handoff ",
 ]
 
@@ -650,11 +651,36 @@ def _commands(text: str) -> list[str]:
     ]
 
 
+# The write table of the skill shows each CALL of `session-resume CALL --project PROJECT
+# --session ID` (its heading): the command an agent types is the heading's, CALL filled in.
+WRITE_FORM = "session-resume CALL --project PROJECT --session ID"
+NAMES_SESSION = (*WRITERS, "ping")
+
+
+def _write_table_calls(text: str) -> list[str]:
+    lines = text.splitlines()
+    heading = next((ln for ln in lines if ln.startswith("## 3. Writes")), None)
+    if heading is None:
+        return []
+    assert f"`{WRITE_FORM}`" in heading, heading
+    calls = []
+    for row in _tables(text, heading):
+        calls += [WRITE_FORM.replace("CALL", c) for c in re.findall(r"`([^`]+)`", row[1])]
+    return calls
+
+
 @pytest.mark.parametrize("wf_id", BUILTINS)
 def test_every_command_in_the_skill_docs_parses_with_the_real_cli(wf_id: str) -> None:
-    seen = 0
-    for path in sorted((SKILLS / wf_id).rglob("*.md")):
-        for cmd in _commands(path.read_text(encoding="utf-8")):
+    """Every command shown anywhere in the skill folder (SKILL.md, the digest, the
+    references) parses with the CLI's own parser, and every one that writes names the
+    session, as the resume answer's commands do: an agent copying one never writes as
+    another session, or as none."""
+    seen = writes = 0
+    files = sorted((SKILLS / wf_id).rglob("*.md"))
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        shown = [c for c in _commands(text) if c != WRITE_FORM]
+        for cmd in shown + _write_table_calls(text):
             argv = shlex.split(cmd)[1:]
             try:
                 args = build_parser().parse_args(argv)
@@ -662,7 +688,27 @@ def test_every_command_in_the_skill_docs_parses_with_the_real_cli(wf_id: str) ->
                 pytest.fail(f"{path.relative_to(REPO)}: `{cmd}` is not a valid command")
             assert callable(args.func)
             seen += 1
-    assert seen >= 20
+            if argv[0] in NAMES_SESSION:
+                writes += 1
+                assert args.session is not None, f"{path.relative_to(REPO)}: `{cmd}`"
+    assert seen >= 20 and writes >= 12
+
+
+@pytest.mark.parametrize("wf_id", BUILTINS)
+def test_every_file_of_the_skill_folder_is_named_in_skill_md(wf_id: str) -> None:
+    """An agent that finds a file in the skill folder learns from SKILL.md what it is."""
+    skill = (SKILLS / wf_id / "SKILL.md").read_text(encoding="utf-8")
+    for path in sorted((SKILLS / wf_id).rglob("*")):
+        rel = path.relative_to(SKILLS / wf_id).as_posix()
+        if path.is_file() and rel != "SKILL.md":
+            assert rel in skill, rel
+
+
+@pytest.mark.parametrize("wf_id", BUILTINS)
+def test_no_reference_lists_the_state_file_as_one_to_load(wf_id: str) -> None:
+    budgets = (SKILLS / wf_id / "references" / "context-budgets.md").read_text(encoding="utf-8")
+    for row in _tables(budgets, "## Startup budget per step") if "## Startup" in budgets else []:
+        assert "00-session-state.json" not in row[4] and "00-handoff.md" not in row[4], row
 
 
 def _tables(text: str, heading: str) -> list[list[str]]:
@@ -716,7 +762,10 @@ def test_budget_and_checkpoint_tables_are_generated_from_the_workflow() -> None:
         row = budget_rows[s.key]
         assert row[1] == s.name
         assert row[3] == str(s.budget.max_startup_files)
-        assert re.findall(r"`([^`]+)`", row[4]) == list(s.budget.startup_files)
+        # the state file and handoff are never read: the answer carries them
+        assert re.findall(r"`([^`]+)`", row[4]) == [
+            f for f in s.budget.startup_files if f not in ("00-session-state.json", "00-handoff.md")
+        ]
         cps = _tables(text, f"### Step {s.key}: {s.name}")
         assert [r[0].strip("`") for r in cps[: len(s.checkpoints)]] == s.checkpoint_ids
         assert [r[1] for r in cps[: len(s.checkpoints)]] == [c.after for c in s.checkpoints]
@@ -746,10 +795,11 @@ def test_digest_is_at_most_60_lines_from_the_same_source(wf_id: str) -> None:
     assert len(shared) >= 3
     for line in shared:
         assert line in digest, line
-    commands = _commands(digest)
+    commands = _commands(digest) + _write_table_calls(digest)
     assert len(commands) >= 10
+    in_skill = _commands(skill) + _write_table_calls(skill)
     for cmd in commands:
-        assert cmd in skill, cmd
+        assert cmd in in_skill, cmd
 
 
 def test_digest_of_a_huge_workflow_is_cut_to_60_lines(tmp_path: Path) -> None:

@@ -13,6 +13,8 @@ const WHY_INPUT = "startup input of this step (workflow budget)";
 const SKIP_STATE = "the briefing carries it";
 const SKIP_MISSING = "listed but not on disk";
 const FRESH = ["start", "restart_step", "offer_rerun", "continue_step"];
+// The actions that work on a step now: its files to read are listed.
+const WORKING = ["start", "restart_step", "resume_from_checkpoint", "continue_step"];
 
 /**
  * @typedef {import("./types.js").StateDocument} StateDocument
@@ -78,7 +80,8 @@ export function build(doc, key, wf, { action, exists, events, sessionRel }) {
   if (sub === null)
     next = ids.length && FRESH.includes(action) && action !== "offer_rerun" ? ids[0] : null;
   else if (ids.includes(sub)) next = ids[ids.indexOf(sub) + 1] ?? null;
-  const [load, skip] = loadAndSkip(def, artifacts, exists, sessionRel, action, sub);
+  const inProgress = st.status === "in_progress";
+  const [load, skip] = loadAndSkip(def, artifacts, exists, sessionRel, action, sub, inProgress);
   return {
     step: key,
     optional: def ? def.optional : false,
@@ -96,20 +99,24 @@ export function build(doc, key, wf, { action, exists, events, sessionRel }) {
   };
 }
 
-/** load: the step's existing artifacts (only when continuing it), then its startup inputs, at
+/** load: the step's existing artifacts and deliverables (while it is in progress), then its startup inputs, at
  * most the budget's max_startup_files (the briefing takes the state file's place); skip: the
  * rest, each with why.
  * @param {StepDef | null} def @param {Briefing["artifacts"]} artifacts
  * @param {Record<string, boolean>} exists @param {string | null} sessionRel @param {string} action
  * @param {string | null} sub the recorded checkpoint (continuing)
+ * @param {boolean} inProgress the step's status is in_progress
  * @returns {[Briefing["load"], Briefing["skip"]]}
  */
-function loadAndSkip(def, artifacts, exists, sessionRel, action, sub) {
+function loadAndSkip(def, artifacts, exists, sessionRel, action, sub, inProgress) {
   /** @type {Briefing["load"]} */
   const load = [];
   /** @type {Briefing["skip"]} */
   const skip = [];
-  if (action === "resume_from_checkpoint") {
+  const working = WORKING.includes(action);
+  // A draft on disk is read and continued, recorded with `--artifact` or not: a fresh agent
+  // that never saw it would write the step's deliverable over it.
+  if (working && inProgress) {
     for (const a of artifacts) {
       if (a.exists) load.push({ path: a.path, why: WHY_PARTIAL });
       else skip.push({ path: a.path, reason: SKIP_MISSING });
@@ -122,12 +129,16 @@ function loadAndSkip(def, artifacts, exists, sessionRel, action, sub) {
       if (exists[d.file] === true) load.push({ path, why: WHY_PARTIAL });
       else skip.push({ path, reason: SKIP_MISSING });
     }
+    // the step's other deliverables already on disk: drafts, continued like a recorded one
+    const loaded = new Set(load.map((e) => e.path));
+    for (const d of def ? def.deliverables : []) {
+      const path = sessionPath(sessionRel, d.file);
+      if (loaded.has(path) || exists[d.file] !== true) continue;
+      load.push({ path, why: WHY_PARTIAL });
+      loaded.add(path);
+    }
   }
-  if (
-    !def?.budget ||
-    !["start", "restart_step", "resume_from_checkpoint", "continue_step"].includes(action)
-  )
-    return [load, skip];
+  if (!def?.budget || !working) return [load, skip];
   const { max, files } = def.budget;
   const capacity = max;
   for (const name of files) {

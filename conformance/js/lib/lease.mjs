@@ -40,7 +40,11 @@ const sameJson = (/** @type {unknown} */ a, /** @type {unknown} */ b) =>
   JSON.stringify(a) === JSON.stringify(b);
 
 // spec §7: `$USER` (`$USERNAME`), else `unknown`; never the account name from the system
-export const defaultOwner = () => process.env.USER || process.env.USERNAME || "unknown";
+// spec §7: `$USER` (`$USERNAME`, `$LOGNAME`), else this account's number on this host (`uid
+// N@HOST`, so that a lease always names who holds it); never the account name from the system
+const envOwner = () => process.env.USER || process.env.USERNAME || process.env.LOGNAME || "";
+export const defaultOwner = () =>
+  envOwner() || (process.getuid ? `uid ${process.getuid()}@${hostname()}` : "unknown");
 
 /**
  * Where and when a write happens, and as which session. `newSession`: the id a write uses when

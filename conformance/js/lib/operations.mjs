@@ -6,7 +6,8 @@ import { basename, join } from "node:path";
 import { isCorrupt, readJsonBytes } from "./jsonread.mjs";
 import { readLimited, real } from "./files.mjs";
 import { migrate, MigrationError } from "./migrate.mjs";
-import { decide, sessionFiles, snapshot } from "./resume.mjs";
+import { commitsSince } from "./gitlog.mjs";
+import { decide, sessionFiles, snapshot, staleGap } from "./resume.mjs";
 import { STATE } from "./session.mjs";
 import {
   checkPaths,
@@ -222,6 +223,10 @@ export function resumeDir(dir, opts) {
     ]),
   ];
   snap.files = sessionFiles(dir, inputs);
+  // SR708 says whether the project moved on: the commits since, outside the session directory
+  const gap = snap.doc !== null ? staleGap(snap.doc, snap.lastEvents, opts.now) : null;
+  if (gap !== null && opts.root)
+    snap.commitsSince = commitsSince(opts.root, gap[0], snap.sessionRel);
   return decide(snap, opts.step ?? null, opts.now, wf, {
     session: opts.session ?? null,
     staleSeconds: opts.staleSeconds ?? 300,

@@ -38,7 +38,7 @@ const FINDINGS_RULE =
 const GATE_RULE =
   "ask the user's approval, showing the deliverables and open findings; no write records it";
 const ARTIFACT_RULE =
-  "a file a checkpoint's work wrote that the answer names nowhere: add `--artifact PATH` to its write";
+  "a file a checkpoint's work wrote that its line does not name: add `--artifact PATH` to it";
 
 /** @param {unknown} v @returns {v is JsonObject} */
 const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);

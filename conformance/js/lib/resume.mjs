@@ -189,6 +189,21 @@ export function decide(snap, step, now, wf, opts) {
       out.alternatives = planAlternatives(out.plan, out.action);
     }
   }
+  const gap =
+    snap.status === "ok" && snap.doc !== null ? staleGap(snap.doc, snap.lastEvents, now) : null;
+  let staleFinding = false;
+  if (gap !== null && out.plan !== null && out.warnings.includes("SR708")) {
+    // the user may be away: the agent goes on, and the gap stays on record for the gate
+    const days = Math.floor((gap[1] - gap[0]) / 86400e6);
+    const title = `${STALE_FINDING}${days} days idle (last work ${formatTimestamp(gap[0])}): is the work still wanted?`;
+    out.commands.unshift(
+      cmd(
+        `session-resume finding add ${shellQuote(title)}`,
+        "only if the user cannot be asked now (warning SR708); then go on",
+      ),
+    );
+    staleFinding = true;
+  }
   const writes = [...out.commands, ...out.alternatives].some((c) => isWriter(c.run));
   const fresh = (opts.session ?? null) === null && writes;
   out.session = { id: opts.session ?? null, new: fresh };
@@ -204,6 +219,7 @@ export function decide(snap, step, now, wf, opts) {
     for (const alt of out.alternatives) alt.when += AFTER_SESSION_START;
   }
   const facts = factsOf(out, snap, now, wf, opts);
+  facts.stale_finding = staleFinding;
   out.reasons = [...new Set(/** @type {string[]} */ (out.reasons))].map((c) => explain(c, facts));
   out.warnings = [...new Set(/** @type {string[]} */ (out.warnings))].map((c) => explain(c, facts));
   return out;
@@ -215,12 +231,16 @@ export function decide(snap, step, now, wf, opts) {
 function factsOf(out, snap, now, wf, opts) {
   const doc = snap.doc ?? {};
   const steps = isObject(doc.steps) ? doc.steps : {};
-  const updated = snap.doc ? lastWork(doc, snap.lastEvents) : null;
+  const gap = snap.doc ? staleGap(doc, snap.lastEvents, now) : null;
+  const updated = gap !== null ? gap[0] : snap.doc ? lastWork(doc, snap.lastEvents) : null;
+  const resumed = gap !== null && gap[1] !== now ? gap[1] : null;
   const running = Object.keys(steps).filter(
     (k) => isObject(steps[k]) && steps[k].status === "in_progress",
   );
   const lease = out.lease ?? {};
   const ids = out.step !== null ? (wf.step(out.step)?.checkpoints ?? []) : [];
+  /** @type {{path: string, why: string}[]} */
+  const load = out.briefing?.load ?? [];
   const facts = {
     step: out.step,
     // the step's checkpoints up to the recorded one: the work SR714 may have to redo
@@ -231,7 +251,9 @@ function factsOf(out, snap, now, wf, opts) {
     incomplete: out.incomplete,
     running,
     updated: updated !== null ? formatTimestamp(updated) : null,
-    age_days: updated !== null ? Math.floor((now - updated) / 86400e6) : null,
+    age_days: updated !== null ? Math.floor(((resumed ?? now) - updated) / 86400e6) : null,
+    resumed: resumed !== null ? formatTimestamp(resumed) : null,
+    commits: snap.commitsSince ?? null,
     now: out.now,
     lease,
     session: lease.session ?? null,
@@ -241,6 +263,8 @@ function factsOf(out, snap, now, wf, opts) {
     orphan_step: out.orphan?.step ?? null,
     temp_files: [...snap.tempFiles],
     missing: out.missing ?? [],
+    read_now: load.map((e) => e.path),
+    next_checkpoint: out.next_checkpoint,
     prereq_missing: out.prereq_missing ?? [],
     short: out.short ?? null,
     worklog_checkpoint: out.worklog_checkpoint ?? null,
@@ -523,8 +547,8 @@ function decideAction(snap, step, now, wf, opts) {
   }
 
   const steps = isObject(snap.doc.steps) ? snap.doc.steps : {};
-  const updated = lastWork(snap.doc, snap.lastEvents);
-  if (updated !== null && (now - updated) / 1e6 > OLD_STATE_SECONDS) out.warnings.push("SR708");
+  if (staleGap(snap.doc, snap.lastEvents, now) !== null && !staleRecorded(snap.doc))
+    out.warnings.push("SR708");
   const order = orderedKeys(steps, wf);
   const running = order.filter((k) => steps[k].status === "in_progress");
   if (running.length > 1) out.warnings.push("SR306");
@@ -548,6 +572,50 @@ function decideAction(snap, step, now, wf, opts) {
     stepAction(out, steps, order, step, wf, false, snap.lastEvents, own);
   }
   return finish();
+}
+
+// Events after which the user has seen the work at a gate: a stale gap before them is settled.
+const GATE_EVENTS = ["step_complete", "step_skip"];
+const LEASE_EVENTS = ["session_start", "session_end", "heartbeat", "takeover"];
+export const STALE_FINDING = "Resumed after ";
+
+/** SR708 (spec §10): [last work, resumed] when the state was last worked on more than 7 days
+ * before now (resumed: now), or when the worklog's tail shows work resumed more than 7 days
+ * after the work before it with no step completed or skipped since; else null (the reference's
+ * `stale_gap`).
+ * @param {StateDocument} doc @param {JsonObject[]} events @param {number} now
+ * @returns {[number, number] | null} */
+export function staleGap(doc, events, now) {
+  const updated = lastWork(doc, events);
+  if (updated !== null && (now - updated) / 1e6 > OLD_STATE_SECONDS) return [updated, now];
+  /** @type {[number, unknown][]} */
+  const work = [];
+  for (const e of events) {
+    if (LEASE_EVENTS.includes(/** @type {string} */ (e.event)) || e.event === "migrated") continue;
+    let t = null;
+    try {
+      t = typeof e.ts === "string" ? parseTimestamp(e.ts) : null;
+    } catch {
+      t = null;
+    }
+    if (t !== null) work.push([t, e.event]);
+  }
+  for (let i = work.length - 1; i > 0; i--) {
+    const [before] = work[i - 1];
+    const [after, event] = work[i];
+    if (GATE_EVENTS.includes(/** @type {string} */ (event))) return null;
+    if ((after - before) / 1e6 > OLD_STATE_SECONDS) return [before, after];
+  }
+  return null;
+}
+
+/** Whether an open finding records the stale gap already (the plan's `finding add` of SR708
+ * ran): the warning is not repeated. @param {StateDocument} doc */
+export function staleRecorded(doc) {
+  const found = doc.open_findings;
+  return (
+    Array.isArray(found) && found.some((t) => typeof t === "string" && t.startsWith(STALE_FINDING))
+  );
 }
 
 /** When the state was last worked on (spec §10): `updated`, unless its latest state event is

@@ -57,13 +57,41 @@ function redo(f) {
 /** @param {unknown} v */
 const str = (v) => (v === null || v === undefined ? "None" : String(v));
 
+/** Which files to read and what to redo after the recorded checkpoint, in plain words.
+ * @param {Facts} f */
+function sr703(f) {
+  // a partial file says there "(partial: continue it)"
+  const read = f.read_now?.length
+    ? "read only what `read now` lists"
+    : "read no file beyond this answer";
+  const redo = f.missing?.length ? "redo only the missing file SR714 names" : "redo nothing";
+  return `${read}; ${redo}; next: ${f.next_checkpoint ? `checkpoint ${f.next_checkpoint}` : "finish the step"}`;
+}
+
 /** @param {Facts} f @returns {[string, string]} */
 function sr708(f) {
+  const rel = f.session_rel ? String(f.session_rel) : null;
   // a name from disk: one shell word, as the reference quotes it
-  const where = f.session_rel ? shellQuote(String(f.session_rel)) : "the session directory";
+  const where = rel ? shellQuote(rel) : "the session directory";
+  const since = str(f.updated);
+  const when = f.resumed ? `this session resumed it at ${f.resumed}` : `now (${str(f.now)})`;
+  const n = f.commits;
+  const moved =
+    n === 0
+      ? `git shows no other commit since then outside ${where}`
+      : Number.isInteger(n)
+        ? `git shows ${n} commit${n !== 1 ? "s" : ""} since then outside ${where}`
+        : "no git history here tells whether the project moved on";
+  const log =
+    n && rel
+      ? ` (\`git log --oneline --since=${since} -- . ${shellQuote(`:(exclude)${rel}`)}\` lists them)`
+      : "";
+  const away = f.stale_finding
+    ? "continue, and run the `finding add` command below so the user sees it at the next gate"
+    : "write nothing until the user answers";
   return [
-    `the state was last updated ${str(f.updated)}, ${str(f.age_days)} days before now (${str(f.now)}); the project may have moved on since`,
-    `before resuming, ask the user whether the work is still wanted and what changed since; in a git repository with commits, this lists the commits since: \`git log --oneline --since=${str(f.updated)} -- ${where}\``,
+    `the state was last worked on ${since}, ${str(f.age_days)} days before ${when}; ${moved}`,
+    `ask the user whether the work is still wanted and what changed${log}; if the user cannot be asked now, ${away}`,
   ];
 }
 
@@ -81,10 +109,7 @@ const WORDS = {
     `${step(f)} is in progress with no checkpoint recorded, and no live session of yours started it: its earlier attempt stopped before its first checkpoint`,
     "start it again from its beginning (the first command), then follow the plan",
   ],
-  SR703: (f) => [
-    `${step(f)} is in progress after checkpoint ${str(f.sub_step)}`,
-    `first redo any work up to ${str(f.sub_step)} the files to read lack (do not record it again)`,
-  ],
+  SR703: (f) => [`${step(f)} is in progress after checkpoint ${str(f.sub_step)}`, sr703(f)],
   SR704: (f) => [
     `${step(f)} is complete${f.gate_open ? `; its ${f.gate_open} is still open` : ""}`,
     `${
@@ -121,11 +146,11 @@ const WORDS = {
   ],
   SR714: (f) => [
     `${step(f)} is past checkpoint ${str(f.sub_step)}, but ${paths(f, "missing")} (recorded at a checkpoint, or a deliverable the workflow says its work wrote by then) is not on disk`,
-    `resume after checkpoint ${str(f.sub_step)} as planned, but first write the missing file again (restore it from version control if it was committed, else redo the work of ${redo(f)}); record no checkpoint before it exists`,
+    `resume after checkpoint ${str(f.sub_step)} as planned, but first write the missing file again (restore it from version control if it was committed, else redo the work of ${redo(f)} that wrote it, keeping every file on disk as it is); record no checkpoint before it exists`,
   ],
   SR718: (f) => [
     `the worklog records checkpoint ${str(f.worklog_checkpoint)} of ${step(f)}, later than the state's ${f.sub_step || "start of the step"} (an older \`.bak\` was restored, or the state lost a write): its work may be on disk`,
-    `check whether the work of ${str(f.worklog_checkpoint)} is done: read the files it writes (the step's deliverable, even where \`briefing.load\` does not list it). If it is there, run the \`checkpoint ${str(f.step)} ${str(f.worklog_checkpoint)}\` line of \`commands\` now (with \`--artifact\` per file it wrote); if not, or if that work leaves nothing on disk, redo it first, then run that line`,
+    `check whether the work of ${str(f.worklog_checkpoint)} is done: the files it wrote that are on disk are listed to read now (none listed: it left none). If it is done, run the \`checkpoint ${str(f.step)} ${str(f.worklog_checkpoint)}\` line of the commands now (with \`--artifact\` per file it wrote that the line does not name); if not, or if that work leaves nothing on disk, redo it first, then run that line`,
   ],
   SR715: (f) => [
     `deliverables of completed earlier steps (recorded, or named by the workflow) are not on disk: ${paths(f, "prereq_missing")}`,

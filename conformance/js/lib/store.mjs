@@ -14,6 +14,7 @@ import {
   rmSync,
   statSync,
   unlinkSync,
+  writeFileSync,
   writeSync,
 } from "node:fs";
 import { randomBytes } from "node:crypto";
@@ -93,13 +94,35 @@ export function makeSessionDir(dir, root) {
   const target = resolve(dir);
   if (!isWithin(target, base)) {
     mkdirSync(target, { recursive: true });
-    return;
+  } else {
+    let at = base;
+    for (const part of relative(base, target).split(sep).filter(Boolean)) {
+      at = join(at, part);
+      if (isLink(at)) refuseLinkOut(at, rootReal);
+      else if (!lexists(at)) mkdirSync(at);
+    }
   }
-  let at = base;
-  for (const part of relative(base, target).split(sep).filter(Boolean)) {
-    at = join(at, part);
-    if (isLink(at)) refuseLinkOut(at, rootReal);
-    else if (!lexists(at)) mkdirSync(at);
+  writeGitignore(target);
+}
+
+// The session directory's own `.gitignore` (spec §1), written when a session is new (no state
+// yet) and none is there: the lock, the lease, the .bak, temp files and kept corrupt copies are
+// this machine's, never committed (storage/store.py `GITIGNORE_TEXT`).
+const GITIGNORE = ".gitignore";
+const GITIGNORE_TEXT =
+  "# Written by session-resume when it created this session (docs/spec.md §1): the lock,\n" +
+  "# the lease, the .bak, temp files and kept corrupt copies are this machine's, never\n" +
+  "# committed. The state, worklog, handoff and deliverables are.\n" +
+  `${STATE}.lock\n${SENTINEL}\n${STATE}.bak\n.${STATE}.*.tmp\n${STATE}.corrupt-*\n`;
+
+/** A new session's `.gitignore` (never over a file or through a link: an exclusive create).
+ * @param {string} dir */
+function writeGitignore(dir) {
+  if (lexists(join(dir, STATE)) || lexists(join(dir, GITIGNORE))) return;
+  try {
+    writeFileSync(join(dir, GITIGNORE), GITIGNORE_TEXT, { flag: "wx" });
+  } catch (err) {
+    if (/** @type {NodeJS.ErrnoException} */ (err).code !== "EEXIST") throw err;
   }
 }
 

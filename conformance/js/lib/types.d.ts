@@ -222,6 +222,8 @@ export interface Snapshot {
   mtimes: Record<string, number | null>;
   tempFiles: string[];
   sessionRel: string | null;
+  /** SR708: commits since the last work outside the session directory (null: unknown) */
+  commitsSince?: number | null;
   /** Which startup inputs of the workflow exist in the session directory. */
   files: Record<string, boolean>;
 }

@@ -139,7 +139,25 @@ def subset_diff(expected: Any, actual: Any, path: list[str | int]) -> list[str]:
             else:
                 out.extend(subset_diff(v, actual[k], [*path, k]))
         return out
+    if isinstance(expected, list) and isinstance(actual, list) and len(expected) == len(actual):
+        # an entry's prose (a briefing file's `why`) is never named, so never compared
+        actual = [
+            {k: v for k, v in a.items() if not _prose_at([*path, i, k])}
+            if isinstance(a, dict)
+            else a
+            for i, a in enumerate(actual)
+        ]
     return json_diff(expected, actual, path)
+
+
+def _prose_at(path: list[str | int]) -> bool:
+    """Whether ``path`` in a decision is one of ``PROSE_DECISION_POINTERS``."""
+    parts = [str(p) for p in path]
+    for pattern in PROSE_DECISION_POINTERS:
+        want = pattern.split("/")[1:]
+        if len(want) == len(parts) and all(w in ("*", p) for w, p in zip(want, parts, strict=True)):
+            return True
+    return False
 
 
 # --- results -----------------------------------------------------------------------------

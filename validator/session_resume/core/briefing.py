@@ -21,6 +21,8 @@ EVENTS = 5  # the last worklog events shown
 # Startup inputs the briefing replaces: a fresh agent reads the briefing instead.
 STATE_FILES = ("00-session-state.json", "00-handoff.md")
 
+# The actions that work on a step now: its files to read are listed.
+WORKING = ("start", "restart_step", "resume_from_checkpoint", "continue_step")
 WHY_PARTIAL = "partial deliverable of this step: continue it"
 WHY_INPUT = "startup input of this step (workflow budget)"
 SKIP_STATE = "the briefing carries it"
@@ -117,13 +119,15 @@ def _load_and_skip(
     action: str,
     sub: str | None = None,
 ) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
-    """``load``: the step's existing artifacts (only when continuing it), then its startup
-    inputs, at most the budget's ``max_startup_files`` (the briefing takes the state file's
-    place); ``skip``: the rest, each with why."""
+    """``load``: the step's existing artifacts and deliverables (while it is in progress),
+    then its startup inputs, at most the budget's ``max_startup_files`` (the briefing takes
+    the state file's place); ``skip``: the rest, each with why."""
     load: list[dict[str, str]] = []
     skip: list[dict[str, str]] = []
-    continuing = action == "resume_from_checkpoint"
-    if continuing:
+    working = action in WORKING
+    if working and st.get("status") == "in_progress":
+        # A draft on disk is read and continued, recorded with `--artifact` or not: a
+        # fresh agent that never saw it would write the step's deliverable over it.
         for a in artifacts:
             if a["exists"]:
                 load.append({"path": a["path"], "why": WHY_PARTIAL})
@@ -131,17 +135,8 @@ def _load_and_skip(
                 skip.append({"path": a["path"], "reason": SKIP_MISSING})
         if sdef is not None:
             _due_deliverables(sdef, sub, exists, session_rel, load, skip)
-    if (
-        sdef is None
-        or sdef.budget is None
-        or action
-        not in (
-            "start",
-            "restart_step",
-            "resume_from_checkpoint",
-            "continue_step",
-        )
-    ):
+            _drafts(sdef, exists, session_rel, load)
+    if sdef is None or sdef.budget is None or not working:
         return load, skip
     budget = sdef.budget
     capacity = budget.max_startup_files
@@ -182,6 +177,22 @@ def _due_deliverables(
             load.append({"path": path, "why": WHY_PARTIAL})
         else:
             skip.append({"path": path, "reason": SKIP_MISSING})
+
+
+def _drafts(
+    sdef: StepDef,
+    exists: Mapping[str, bool],
+    session_rel: str | None,
+    load: list[dict[str, str]],
+) -> None:
+    """The step's other deliverables already on disk (written before the checkpoint the
+    workflow names for them): drafts, read and continued like a recorded one."""
+    listed = {e["path"] for e in load}
+    for d in sdef.deliverables:
+        path = session_path(session_rel, d.file)
+        if path not in listed and exists.get(d.file):
+            load.append({"path": path, "why": WHY_PARTIAL})
+            listed.add(path)
 
 
 def briefing_paths(doc: Mapping[str, Any], key: str | None, wf: Workflow) -> tuple[str, ...]:

@@ -55,8 +55,7 @@ GATE_RULE = (
     "ask the user's approval, showing the deliverables and open findings; no write records it"
 )
 ARTIFACT_RULE = (
-    "a file a checkpoint's work wrote that the answer names nowhere: add `--artifact PATH` to "
-    "its write"
+    "a file a checkpoint's work wrote that its line does not name: add `--artifact PATH` to it"
 )
 
 

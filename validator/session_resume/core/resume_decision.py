@@ -82,6 +82,9 @@ class Snapshot:
     backup_document: dict[str, Any] | None = None
     # an invalid state that migration repairs: "migrate" or "migrate --salvage" (docs/spec.md §9.5)
     repair: str | None = None
+    # SR708: the commits since the last work that touched the repository outside the session
+    # directory (counted read-only by the storage layer; None: unknown, no git history)
+    commits_since: int | None = None
 
 
 @record(frozen=True)
@@ -148,6 +151,21 @@ def decide(
             pending = as_dict(as_dict(snap.document.get("steps")).get(key)).get("status")
             out["commands"] = plan_rules.commands(plan, out["action"], pending == "pending")
             out["alternatives"] = plan_rules.alternatives(plan, out["action"])
+    gap = stale_gap(snap.document or {}, snap.last_events, now) if usable else None
+    if gap is not None and out["plan"] is not None and "SR708" in out["warnings"]:
+        # the user may be away: the agent goes on, and the gap stays on record for the gate
+        days = ((gap[1] - gap[0]).days, format_ts(gap[0]))
+        title = (
+            f"Resumed after {days[0]} days idle (last work {days[1]}): is the work still wanted?"
+        )
+        out["commands"].insert(
+            0,
+            plan_rules.cmd(
+                f"session-resume finding add {shlex.quote(title)}",
+                "only if the user cannot be asked now (warning SR708); then go on",
+            ),
+        )
+        out["stale_finding"] = True
     writes = any(is_writer(c["run"]) for c in out["commands"] + out["alternatives"])
     new = opts.session is None and writes
     out["session"] = {"id": opts.session, "new": new}
@@ -196,6 +214,46 @@ def last_work(doc: dict[str, Any], events: tuple[dict[str, Any], ...]) -> dateti
     return parse_ts(legacy) or updated
 
 
+# Events after which the user has seen the work at a gate: a stale gap before them is settled.
+_GATE_EVENTS = ("step_complete", "step_skip")
+
+
+def stale_gap(
+    doc: dict[str, Any], events: tuple[dict[str, Any], ...], now: datetime
+) -> tuple[datetime, datetime] | None:
+    """SR708 (docs/spec.md §10): ``(last work, resumed)`` when the state was last worked on
+    more than 7 days before now (``resumed`` is now), or when the worklog's tail shows work
+    resumed more than 7 days after the work before it with no step completed or skipped
+    since, so that the resuming session's first write does not hide the gap; else None."""
+    updated = last_work(doc, events)
+    if updated is not None and now - updated > OLD_STATE:
+        return updated, now
+    work = [
+        (t, e.get("event"))
+        for e in events
+        if e.get("event") not in (*_LEASE_EVENTS, "migrated")
+        and (t := parse_ts(e.get("ts"))) is not None
+    ]
+    for (before, _), (after, event) in reversed(list(zip(work, work[1:], strict=False))):
+        if event in _GATE_EVENTS:
+            return None
+        if after - before > OLD_STATE:
+            return before, after
+    return None
+
+
+STALE_FINDING = "Resumed after "
+
+
+def stale_recorded(doc: dict[str, Any]) -> bool:
+    """Whether an open finding records the stale gap already (the plan's `finding add` of
+    SR708 ran): the user sees it at the gate, so the warning is not repeated."""
+    found = doc.get("open_findings")
+    return isinstance(found, list) and any(
+        isinstance(t, str) and t.startswith(STALE_FINDING) for t in found
+    )
+
+
 def is_writer(run: str) -> bool:
     """Whether a command line is a state or lease write (it names the session)."""
     parts = run.split()
@@ -224,13 +282,15 @@ def _facts(
     """What the codes' words name (core/resume_messages.py)."""
     doc = snap.document or {}
     steps = as_dict(doc.get("steps"))
-    updated = last_work(doc, snap.last_events)
+    gap = stale_gap(doc, snap.last_events, now) if snap.document is not None else None
+    updated, resumed = gap if gap is not None else (last_work(doc, snap.last_events), None)
     running = [
         k for k, s in steps.items() if isinstance(s, dict) and s.get("status") == "in_progress"
     ]
     lease = out.get("lease") or {}
     sdef = wf.step(out["step"]) if out["step"] is not None else None
     ids = sdef.checkpoint_ids if sdef is not None else []
+    load = (out.get("briefing") or {}).get("load") or []
     return {
         "step": out["step"],
         # the step's checkpoints up to the recorded one: the work SR714 may have to redo
@@ -241,7 +301,10 @@ def _facts(
         "incomplete": out["incomplete"],
         "running": running,
         "updated": format_ts(updated) if updated is not None else None,
-        "age_days": (now - updated).days if updated is not None else None,
+        "age_days": ((resumed or now) - updated).days if updated is not None else None,
+        "resumed": format_ts(resumed) if resumed is not None and resumed != now else None,
+        "commits": snap.commits_since,
+        "stale_finding": out.pop("stale_finding", False),
         "now": out["now"],
         "lease": lease,
         "session": lease.get("session"),
@@ -252,6 +315,8 @@ def _facts(
         "orphan_step": (out.get("orphan") or {}).get("step"),
         "temp_files": list(snap.temp_files),
         "missing": out.pop("missing", []),
+        "read_now": [e["path"] for e in load],
+        "next_checkpoint": out["next_checkpoint"],
         "prereq_missing": out.pop("prereq_missing", []),
         "short": out.pop("short", None),
         "worklog_checkpoint": out.pop("worklog_checkpoint", None),
@@ -293,8 +358,7 @@ def _decide(
 
     doc = snap.document
     steps: dict[str, Any] = doc.get("steps", {})
-    updated = last_work(doc, snap.last_events)
-    if updated is not None and now - updated > OLD_STATE:
+    if stale_gap(doc, snap.last_events, now) is not None and not stale_recorded(doc):
         out["warnings"].append("SR708")
     order = ordered_step_keys(steps, workflow)
     running = [k for k in order if steps[k].get("status") == "in_progress"]

@@ -71,15 +71,47 @@ def _paths(f: Mapping[str, Any], key: str) -> str:
     return ", ".join(f.get(key) or []) or "?"
 
 
+def _sr703(f: Mapping[str, Any]) -> str:
+    """Which files to read and what to redo after the recorded checkpoint, in plain words."""
+    # a partial file says there "(partial: continue it)"
+    read = (
+        "read only what `read now` lists"
+        if f.get("read_now")
+        else "read no file beyond this answer"
+    )
+    redo = "redo only the missing file SR714 names" if f.get("missing") else "redo nothing"
+    nxt = f.get("next_checkpoint")
+    return f"{read}; {redo}; next: " + (f"checkpoint {nxt}" if nxt else "finish the step")
+
+
 def _sr708(f: Mapping[str, Any]) -> tuple[str, str]:
     rel = f.get("session_rel")
     where = shlex.quote(str(rel)) if rel else "the session directory"  # a name from disk
+    since = f.get("updated")
+    when = (
+        f"this session resumed it at {f['resumed']}"
+        if f.get("resumed")
+        else f"now ({f.get('now')})"
+    )
+    n = f.get("commits")
+    moved = (
+        f"git shows no other commit since then outside {where}"
+        if n == 0
+        else f"git shows {n} commit{'s' if n != 1 else ''} since then outside {where}"
+        if isinstance(n, int)
+        else "no git history here tells whether the project moved on"
+    )
+    pathspec = shlex.quote(f":(exclude){rel}")
+    log = f" (`git log --oneline --since={since} -- . {pathspec}` lists them)" if n and rel else ""
+    away = (
+        "continue, and run the `finding add` command below so the user sees it at the next gate"
+        if f.get("stale_finding")
+        else "write nothing until the user answers"
+    )
     return (
-        f"the state was last updated {f.get('updated')}, {f.get('age_days')} days before now "
-        f"({f.get('now')}); the project may have moved on since",
-        "before resuming, ask the user whether the work is still wanted and what changed since; "
-        "in a git repository with commits, this lists the commits since: "
-        f"`git log --oneline --since={f.get('updated')} -- {where}`",
+        f"the state was last worked on {since}, {f.get('age_days')} days before {when}; {moved}",
+        f"ask the user whether the work is still wanted and what changed{log}; if the user "
+        f"cannot be asked now, {away}",
     )
 
 
@@ -100,8 +132,7 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
     ),
     "SR703": lambda f: (
         f"{_step(f)} is in progress after checkpoint {f.get('sub_step')}",
-        f"first redo any work up to {f.get('sub_step')} the files to read lack (do not record "
-        "it again)",
+        _sr703(f),
     ),
     "SR704": lambda f: (
         f"{_step(f)} is complete"
@@ -154,17 +185,19 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
         "then) is not on disk",
         f"resume after checkpoint {f.get('sub_step')} as planned, but first write the missing "
         "file again (restore it from version control if it was committed, else redo the work "
-        f"of {_redo(f)}); record no checkpoint before it exists",
+        f"of {_redo(f)} that wrote it, keeping every file on disk as it is); record no "
+        "checkpoint before it exists",
     ),
     "SR718": lambda f: (
         f"the worklog records checkpoint {f.get('worklog_checkpoint')} of {_step(f)}, later "
         f"than the state's {f.get('sub_step') or 'start of the step'} (an older `.bak` was "
         "restored, or the state lost a write): its work may be on disk",
-        f"check whether the work of {f.get('worklog_checkpoint')} is done: read the files it "
-        "writes (the step's deliverable, even where `briefing.load` does not list it). If it "
-        f"is there, run the `checkpoint {f.get('step')} {f.get('worklog_checkpoint')}` line "
-        "of `commands` now (with `--artifact` per file it wrote); if not, or if that work "
-        "leaves nothing on disk, redo it first, then run that line",
+        f"check whether the work of {f.get('worklog_checkpoint')} is done: the files it "
+        "wrote that are on disk are listed to read now (none listed: it left none). If it "
+        f"is done, run the `checkpoint {f.get('step')} {f.get('worklog_checkpoint')}` line "
+        "of the commands now (with `--artifact` per file it wrote that the line does not "
+        "name); if not, or if that work leaves nothing on disk, redo it first, then run that "
+        "line",
     ),
     "SR715": lambda f: (
         f"deliverables of completed earlier steps (recorded, or named by the workflow) are "

@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import re
 
+from session_resume.core.briefing import STATE_FILES
 from session_resume.core.codes import CATALOGUE
+from session_resume.core.plan import WRITERS
 from session_resume.core.resume_decision import ACTIONS
 from session_resume.core.versions import CURRENT_SCHEMA
 from session_resume.core.workflow import StepDef, Workflow
@@ -256,11 +258,32 @@ def skill_name_problem(name: str) -> str | None:
     return None
 
 
+# The subcommands that write a session's files: every one the skill shows names the
+# session (`--session ID`), as the resume answer's commands do.
+NAMES_SESSION = (*WRITERS, "ping")
+_WRITE_CALL = re.compile(
+    r"`(session-resume (?:" + "|".join(map(re.escape, NAMES_SESSION)) + r")\b[^`]*?)`"
+)
+
+
 def _with_session(command: str, session: str) -> str:
     """The command as an agent types it: writer commands name the session."""
     if " DIR" in command:
         return command.replace(" DIR", f" {session}")
-    return f"{command} --project PROJECT"
+    return _session_named(f"{command} --project PROJECT")
+
+
+def _session_named(command: str) -> str:
+    """``command`` with ``--session ID`` when it writes and names none yet."""
+    parts = command.split()
+    if len(parts) > 1 and parts[1] in NAMES_SESSION and "--session" not in parts:
+        return f"{command} --session ID"
+    return command
+
+
+def _sessions_named(text: str) -> str:
+    """Every backticked write command of ``text`` naming the session."""
+    return _WRITE_CALL.sub(lambda m: f"`{_session_named(m.group(1))}`", text)
 
 
 def _schema_tables() -> list[dict[str, Any]]:
@@ -467,7 +490,7 @@ def _step_row(s: StepDef) -> dict[str, Any]:
         ],
         "checkpoint_chain": Escaped(" → ".join(code(c) for c in s.checkpoint_ids)),
         "deliverables": Escaped(
-            ", ".join(f"{code(d.file)} (at {code(d.written_at)})" for d in s.deliverables)
+            ", ".join(f"{code(d.file)} (recorded at {code(d.written_at)})" for d in s.deliverables)
         ),
         "legacy": [
             {"old": code(o, cell=True), "new": code(n, cell=True)}
@@ -477,8 +500,12 @@ def _step_row(s: StepDef) -> dict[str, Any]:
         if s.budget is None
         else {
             "max": s.budget.max_startup_files,
+            # the state file and handoff are never read (the answer carries them)
             "files": Escaped(
-                ", ".join(code(f, cell=True) for f in s.budget.startup_files) or "none"
+                ", ".join(
+                    code(f, cell=True) for f in s.budget.startup_files if f not in STATE_FILES
+                )
+                or "none beyond the resume answer"
             ),
             "notes": md_cell(s.budget.notes or ""),
         },
@@ -534,7 +561,9 @@ def _command_rows(wf: Workflow, session: str) -> dict[str, list[dict[str, Any]]]
             "codes": md_cell(ACTION_DOCS[a][0]),
             "when": md_cell(ACTION_DOCS[a][1]),
             "do": md_cell(
-                ACTION_DOCS[a][2].replace("WORKFLOW", wf.id).replace(" DIR", f" {session}")
+                _sessions_named(
+                    ACTION_DOCS[a][2].replace("WORKFLOW", wf.id).replace(" DIR", f" {session}")
+                )
             ),
         }
         for a in ACTIONS
@@ -564,7 +593,7 @@ def _agent_code_rows() -> list[dict[str, Any]]:
             "code": code(c.code, cell=True),
             "severity": md_cell(c.severity.value),
             "summary": md_cell(c.summary),
-            "fix": md_cell(c.fix),
+            "fix": md_cell(_sessions_named(c.fix)),
         }
         for c in sorted(CATALOGUE.values(), key=lambda c: c.code)
     ]

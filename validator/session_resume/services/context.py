@@ -14,6 +14,7 @@ from session_resume.core import lease as lease_rules
 from session_resume.core.codes import diag
 from session_resume.core.lease import SENTINEL as SENTINEL_FILE
 from session_resume.core.lease import SESSION_ID as SESSION_ID
+from session_resume.core.lease import hostname
 from session_resume.core.workflow import (
     DEFAULT_WORKFLOW,
     Workflow,
@@ -32,8 +33,20 @@ PROJECT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")
 UNKNOWN_OWNER = "unknown"
 
 
+def env_owner() -> str | None:
+    """Who runs the session as the environment names them: `$USER`, `$USERNAME`, `$LOGNAME`."""
+    return os.environ.get("USER") or os.environ.get("USERNAME") or os.environ.get("LOGNAME")
+
+
 def default_owner() -> str:
-    return os.environ.get("USER") or os.environ.get("USERNAME") or UNKNOWN_OWNER
+    """The lease's owner (docs/spec.md §7): the environment's name, else this account's
+    number on this host (`uid N@HOST`), so that a lease always names who holds it (agent
+    shells often set no `$USER`)."""
+    named = env_owner()
+    if named:
+        return named
+    getuid = getattr(os, "getuid", None)
+    return f"uid {getuid()}@{hostname()}" if getuid is not None else UNKNOWN_OWNER
 
 
 @record(frozen=True)
@@ -102,9 +115,14 @@ def make_session_dir(ctx: WriteContext) -> None:
     parent's held descriptor, walked from the root without following a link out of it, so
     nothing is ever created at a link's target (SR105 before anything exists)."""
     try:
-        ctx.store_session.hold(create=True).close()
+        with ctx.store_session.hold(create=True) as h:
+            store.write_gitignore(h)  # a new session: its machine files stay out of git
     except store.StoreError as exc:
         raise ServiceError(exc.diagnostics) from None
+    except OSError as exc:
+        raise ServiceError(
+            [diag("SR164", f"cannot write {store.GITIGNORE} in the session directory: {exc}")]
+        ) from None
 
 
 def session_dir_for_project(root: Path, project: str, workflow: str) -> Path:

@@ -32,7 +32,12 @@ from session_resume.core.lease import Lease
 from session_resume.core.outcomes import LeaseAction, SessionAction
 from session_resume.core.timeutil import format_ts
 from session_resume.records import field, record
-from session_resume.services.context import UNKNOWN_OWNER, WriteContext, make_session_dir
+from session_resume.services.context import (
+    WriteContext,
+    default_owner,
+    env_owner,
+    make_session_dir,
+)
 from session_resume.services.errors import ServiceError
 from session_resume.storage import lease_file as sentinel_mod
 from session_resume.storage import store, worklog
@@ -414,7 +419,7 @@ def start_session(
     with ``takeover`` (logging ``takeover``). A live lease of another session: SR511."""
     check_owner(owner or ctx.owner, file=ctx.sentinel_path)
     check_pid(pid, file=ctx.sentinel_path)
-    if not owner and pid is not None and ctx.owner == UNKNOWN_OWNER:
+    if not owner and pid is not None and ctx.owner == default_owner() and not env_owner():
         # no --owner and no $USER: the owner is the process named, on this host (§7)
         owner = f"pid {pid}@{lease_rules.hostname()}"
     make_session_dir(ctx)

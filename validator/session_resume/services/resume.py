@@ -12,7 +12,7 @@ from session_resume.core.briefing import deliverable_files
 from session_resume.core.codes import diag
 from session_resume.core.jsonread import as_dict
 from session_resume.core.lease import DEFAULT_STALE_SECONDS, new_session_id
-from session_resume.core.resume_decision import Options, decide, is_writer
+from session_resume.core.resume_decision import Options, decide, is_writer, stale_gap
 from session_resume.records import replace
 from session_resume.rendering.plan_text import plan_text
 from session_resume.services.context import (
@@ -23,6 +23,7 @@ from session_resume.services.context import (
     session_dir_for_project,
 )
 from session_resume.services.errors import ServiceError
+from session_resume.storage.gitlog import commits_since
 from session_resume.storage.snapshot import session_files, take
 
 TYPE_CHECKING = False
@@ -103,6 +104,9 @@ def resume(
     spec = reading.spec_for(snap.document)
     wf = load_workflow_or_fail(spec)
     snap = with_workflow_files(snap, session_dir, wf)
+    gap = stale_gap(snap.document, snap.last_events, now) if snap.document is not None else None
+    if gap is not None and reading.root is not None:  # SR708 says whether the project moved on
+        snap = replace(snap, commits_since=commits_since(reading.root, gap[0], snap.session_rel))
     opts = Options(
         session=session, stale_seconds=stale_seconds, front_end_session=front_end_session
     )

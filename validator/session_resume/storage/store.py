@@ -125,6 +125,39 @@ class Session:
                 raise
 
 
+# The session directory's own `.gitignore` (docs/spec.md §1): what a session leaves beside the
+# files meant to be committed (the state, worklog, handoff, deliverables) never shows in
+# `git status`: the lock, the lease, the `.bak`, temp files and kept corrupt copies.
+GITIGNORE = ".gitignore"
+GITIGNORE_TEXT = (
+    "# Written by session-resume when it created this session (docs/spec.md §1): the lock,\n"
+    "# the lease, the .bak, temp files and kept corrupt copies are this machine's, never\n"
+    "# committed. The state, worklog, handoff and deliverables are.\n"
+    f"{LOCK}\n"
+    "00-session.active\n"
+    f"{BAK}\n"
+    f"{TMP_PREFIX}*{TMP_SUFFIX}\n"
+    f"{STATE}.corrupt-*\n"
+)
+
+
+def write_gitignore(h: HeldDir) -> bool:
+    """Write the session directory's `.gitignore` when the session is new (no state file yet)
+    and none is there; never replaces a file or follows a link (``O_EXCL``). True when
+    written."""
+    if h.exists(STATE) or h.exists(GITIGNORE):
+        return False
+    try:
+        fd = h.open(GITIGNORE, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    except FileExistsError:
+        return False
+    try:
+        fileio.write_all(fd, GITIGNORE_TEXT.encode())
+    finally:
+        os.close(fd)
+    return True
+
+
 def repo_relative(s: Session) -> str | None:
     """The session directory relative to the repository root, POSIX (None: no root, or the
     directory is outside it): what a bare artifact name is resolved against (docs/spec.md

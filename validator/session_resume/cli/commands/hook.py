@@ -25,6 +25,7 @@ from session_resume.services import hook_guard, hook_hosts, hook_restore, hooks
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Callable
     from pathlib import Path
     from typing import Any
 
@@ -337,14 +338,63 @@ def session_start_text(sessions: Sessions, source: str) -> str | None:
     return fit("\n".join(head) + "\n", plan, "\n".join(tail), shown)
 
 
+# What a too long plan leaves out first, in order: details the agent does not act on now (the
+# state file and `resume` keep them), so that the commands, the To-dos, `read now` and the
+# rules at the end always stay whole. Each: what it is called, and whether a line is one.
+_SPARE: tuple[tuple[str, Callable[[str], bool]], ...] = (
+    ("the decision log", lambda ln: ln.startswith("  decision ")),
+    ("the review audit", lambda ln: ln.startswith("  review audit: {")),
+    ("the files not to read", lambda ln: False),  # the `do not read:` block, below
+    ("the gate's decision values", lambda ln: ln.startswith("    decide ")),
+    ("the recorded artifacts", lambda ln: ln.startswith("  artifact: ")),
+    ("the open findings' titles", lambda ln: ln.startswith("  open finding: ")),
+)
+
+
+def _spared(plan: str, room: int, shown: str) -> tuple[str, bool]:
+    """``plan`` in at most ``room`` characters by leaving out, in the order of ``_SPARE``,
+    whole kinds of detail (said in one line, with the command that prints them), and whether
+    it fits; when even that does not fit, the plan without any of them."""
+    lines = plan.rstrip("\n").split("\n")
+    left: list[str] = []
+    text = plan
+    block = False
+    for name, drop in _SPARE:
+        kept: list[str] = []
+        for ln in lines:
+            block = ln == "do not read:" or (block and ln.startswith("  "))
+            gone = block if name == "the files not to read" else drop(ln)
+            if name == "the open findings' titles" and gone:
+                if not any(k.startswith("  open findings: ") for k in kept):
+                    n = sum(x.startswith("  open finding: ") for x in lines)
+                    kept.append(f"  open findings: {n}")
+                continue
+            if not gone:
+                kept.append(ln)
+        if len(kept) != len(lines):
+            left.append(name)
+            lines = kept
+        note = f"(left out to fit: {', '.join(left)}; `session-resume resume {shown}` shows them)"
+        # said second, so that it stays even where the rest must be cut
+        text = "\n".join([*lines[:1], note, *lines[1:]]) if left else "\n".join(lines)
+        if len(text) <= room:
+            return text, True
+    return text + "\n", False
+
+
 def fit(head: str, plan: str, tail: str, shown: str, limit: int = PLAN_LIMIT) -> str:
-    """``head``, ``plan`` and ``tail`` in at most ``limit`` characters: the plan is cut at a
-    line end (with a line saying so and how to read the rest) so that the head and the tail
-    always fit."""
+    """``head``, ``plan`` and ``tail`` in at most ``limit`` characters. A plan too long leaves
+    out whole kinds of detail first (``_SPARE``: the commands, the To-dos and what to read
+    stay); only a plan still too long is cut at a line end (with a line saying so and how to
+    read the rest), so that the head and the tail always fit."""
     tail = tail.strip()
     full = head + plan.rstrip("\n") + ("\n" + tail if tail else "")
     if len(full) <= limit:
         return full
+    spared, fits = _spared(plan, limit - len(head) - (len(tail) + 1 if tail else 0), shown)
+    if fits:
+        return head + spared + ("\n" + tail if tail else "")
+    plan = spared  # the details went first; what still does not fit is cut below
     cut_note = f"… (cut at {limit:,} characters: `session-resume resume {shown}` prints it all)"
     room = limit - len(head) - len(cut_note) - (len(tail) + 1 if tail else 0) - 1
     if room <= 0:
