@@ -44,6 +44,9 @@ DEFAULT_OWNER = "conformance"  # the lease owner a sequence's writes name (docs/
 BUILTIN_WORKFLOWS = ("apex", "dotagent", "generic")
 # Never compared: the advisory lock file may or may not outlive the operation (docs/spec.md §1).
 IGNORED_NAMES = frozenset({"00-session-state.json.lock"})
+# Never compared either: the record of an implementation's own writes that the optional host
+# hooks profile keeps (docs/spec.md §13), which an implementation without it never writes.
+IGNORED_DIRS = frozenset({".00-session-written"})
 
 
 class CaseError(Exception):
@@ -402,12 +405,14 @@ class Entry:
 
 def snapshot(top: Path) -> dict[str, Entry]:
     """Every file, link and special file under ``top`` (directories are implied), keyed by
-    POSIX relative path; the lock file is left out (see :data:`IGNORED_NAMES`)."""
+    POSIX relative path; the lock file and the hooks profile's record directory are left out
+    (see :data:`IGNORED_NAMES`, :data:`IGNORED_DIRS`)."""
     out: dict[str, Entry] = {}
     if not top.is_dir():
         return out
     for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
         here = Path(dirpath)
+        dirnames[:] = [d for d in dirnames if d not in IGNORED_DIRS]
         names = list(filenames)
         # os.walk lists links to directories among dirnames; they are entries, not trees.
         for d in list(dirnames):
