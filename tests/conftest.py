@@ -66,7 +66,12 @@ def tier_needed(argv: list[str]) -> str | None:
         return "packaging"
     if words[0] in ("node", "npm", "npx"):
         return "node"
-    if "mcp" in words and ("session_resume" in words or words[0] == "session-resume"):
+    help_only = "--help" in words or "-h" in words  # argparse answers before any SDK import
+    if (
+        "mcp" in words
+        and not help_only
+        and ("session_resume" in words or words[0] == "session-resume")
+    ):
         return "mcp"
     return None
 

@@ -562,6 +562,7 @@ def test_an_explicit_session_gone_silent_is_still_an_orphan(tmp_path: Path) -> N
     assert rep["crashed"] is True and rep["lease"]["state"] == "stale"
 
 
+@pytest.mark.mcp  # the real server, through the SDK's client
 def test_mid_step_resume_over_the_mcp_sdk_client(tmp_path: Path) -> None:
     """The same agent over MCP: the answer's commands are this server's tool calls
     ``{tool, arguments, when}``; it calls them in order, literally, the work first."""

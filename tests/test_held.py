@@ -602,6 +602,7 @@ def test_a_save_walks_to_the_session_directory_once(
 # --- the MCP writers (finding 8 and 3 through the real server) --------------------------------
 
 
+@pytest.mark.mcp  # the real server, through the SDK's client
 def test_mcp_writers_create_nothing_at_a_links_target_and_refuse_an_oversized_decide(
     tmp_path: Path,
 ) -> None:

@@ -189,8 +189,10 @@ def test_pack_bundles_the_top_level_schema(tarball: Path) -> None:
     assert not any("test/" in n or n.endswith("skip.txt") for n in names)
 
 
+@pytest.mark.packaging
+@pytest.mark.serial
 def test_pack_holds_the_license(tarball: Path) -> None:
-    """Issue 27 point 9: the npm tarball had no LICENSE; it carries the repository's."""
+    """The npm tarball carries the repository's LICENSE (it once shipped none)."""
     assert (PKG / "LICENSE").read_bytes() == (REPO / "LICENSE").read_bytes()
     with tarfile.open(tarball) as tar:
         member = tar.extractfile("package/LICENSE")

@@ -172,6 +172,10 @@ def test_starts_node_unmarked():
     subprocess.run(["node", "--version"], capture_output=True, check=False)
 
 def test_starts_mcp_unmarked():
+    argv = [sys.executable, "-m", "session_resume", "mcp", "--root", "."]
+    subprocess.run(argv, input=b"", capture_output=True, timeout=120)
+
+def test_asks_mcp_for_help():
     subprocess.run([sys.executable, "-m", "session_resume", "mcp", "--help"], capture_output=True)
 
 def test_builds_unmarked():
@@ -202,4 +206,4 @@ def test_a_test_that_needs_a_tier_without_its_marker_fails(toy: Path) -> None:
         test = "test_builds_unmarked" if name == "builds" else f"test_starts_{name}_unmarked"
         assert f"ERROR tests/test_toy.py::{test}" in out, out
         assert f"needs the `{tier}` tier: mark the test" in out, out
-    assert "5 passed, 3 errors" in out, out
+    assert "6 passed, 3 errors" in out, out
