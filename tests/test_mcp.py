@@ -257,7 +257,7 @@ def test_resources_and_resume_prompt(tmp_path: Path) -> None:
 
 
 LIFE_CYCLE: list[tuple[str, dict[str, Any], str | None]] = [
-    ("init", {"workflow": "apex"}, "note"),
+    ("init", {"workflow": "apex"}, "session_start"),  # the write takes the lease
     ("start", {"step": "1"}, "step_start"),
     (
         "checkpoint",

@@ -33,19 +33,17 @@ def _tool_words(diags: list[Diagnostic]) -> list[dict[str, Any]]:
 def _write(
     rt: Runtime, args: dict[str, Any], fn: Callable[[WriteContext], WriteResult]
 ) -> dict[str, Any]:
-    """A write moment: take the lease first (this process owns it), write, keep the pid.
-    ``events`` are every worklog line the call appended (a ``session_start`` or ``takeover``
-    of the lease first), ``lease`` what the call did about the lease."""
+    """A write moment as this server's session: the write itself takes the lease (under its
+    lock, after its checks), so a refused write leaves nothing behind, as on the command
+    line: no session directory, lock, lease or worklog line (docs/spec.md §7). The lease it
+    created or took over then gets this process's pid. ``events`` are every worklog line the
+    call appended (a ``session_start`` or ``takeover`` of the lease first), ``lease`` what
+    the call did about the lease."""
     ctx = rt.context(args)
-    taken = rt.keeper.ensure(ctx)
     res = fn(ctx)
     rt.keeper.after_write(ctx, res.lease_action)
     out = res.to_json(_tool_words)  # the CLI's --format json mapping
-    if taken is not None:
-        out["events"] = [*taken.events, *out["events"]]
-        out["lease"] = {"created": "create", "takeover": "takeover"}.get(taken.action, "keep")
-        if taken.previous_session is not None:
-            out["previous_session"] = taken.previous_session
+    out["lease"] = {"create": "create", "takeover": "takeover"}.get(res.lease_action, "keep")
     return out
 
 
