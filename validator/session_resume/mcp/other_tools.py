@@ -160,6 +160,8 @@ def do_migrate(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
 def do_recover(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     ctx = rt.context(a)
     _existing(ctx.session_dir)
+    # refused before the lease is taken: a refused call writes nothing
+    maintenance.refuse_stray(ctx.session_dir, rt.root, rt.session_root)
     rt.keeper.ensure(ctx)
     reading = Reading(root=rt.root, workflow=a.get("workflow"))  # the call's, not the configured
     res = maintenance.recover(ctx.session_dir, reading, now=ctx.now, project=a.get("project"))

@@ -371,7 +371,11 @@ def _complete_suggestions(args: argparse.Namespace, reports: list[FileReport]) -
     # lazy: only suggestions need it
     from session_resume.cli.commands.suggest import Naming, complete_diagnostics
 
+    # standard input without --stdin-filename is no file of any session directory: its
+    # hints keep their DIR (the current directory is not the piped file's session)
+    piped = getattr(args, "paths", None) == ["-"] and not getattr(args, "stdin_filename", None)
     for r in reports:
         sd = os.path.dirname(r.path) or "."
-        naming = Naming(dir=sd if os.path.isdir(sd) else None, root=args.root)
+        named = not piped and os.path.isdir(sd)
+        naming = Naming(dir=sd if named else None, root=args.root)
         r.diagnostics = complete_diagnostics(r.diagnostics, naming)
