@@ -206,6 +206,9 @@ function discover(path) {
   }
   if (!st.isDirectory()) return { files: [path], codes: [] };
   const listed = gitListed(path);
+  const own = join(path, STATE);
+  // the session directory named itself: .gitignore applies to the search only
+  if (listed !== null && !listed.includes(own) && lexists(own)) listed.unshift(own);
   if (listed !== null)
     return listed.length ? { files: listed, codes: [] } : { files: [], codes: ["SR101"] };
   /** @type {string[]} */

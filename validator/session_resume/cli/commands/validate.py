@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -185,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
                 ],
                 exit_code=EXIT_USAGE,
             )
-        paths = [str(session_root)]
+        paths = [relpath(session_root)]
     if "-" in paths:
         return _validate_stdin(args, cfg, root, paths)
     # lazy: discovery only when paths are checked
@@ -212,15 +213,30 @@ def run(args: argparse.Namespace) -> int:
     from session_resume.terminal import progress
 
     show, close = progress("validate", enabled=REPORTERS[args.format].terminal)
+    skipped: list[str] = []
     try:
-        reports = validate(paths, opts, progress=show)
+        reports = validate(paths, opts, progress=show, skipped=skipped)
     finally:
         close()
+    if skipped and not args.quiet:
+        _note_skipped(skipped)
     if reports and all(r.codes == ["SR101"] for r in reports):
         # nothing to check at all: the command line named no state file (a usage error,
         # exit 2, as a missing path is), not "1 invalid"
         raise ServiceError([d for r in reports for d in r.diagnostics], exit_code=EXIT_USAGE)
     return _report(args, reports, root, docs_url)
+
+
+def _note_skipped(skipped: list[str]) -> None:
+    """Say on standard error how many state files ``.gitignore`` kept out of the search, and
+    how to check one (naming its directory checks it whatever git ignores)."""
+    first = relpath(os.path.dirname(skipped[0]) or ".")
+    n = len(skipped)
+    sys.stderr.write(
+        f"note: {n} git-ignored state file{'s' if n != 1 else ''} not checked (the search "
+        f"of a directory honours .gitignore); to check one, name its session directory: "
+        f"`session-resume validate {shlex.quote(first)}`\n"
+    )
 
 
 def _options(
