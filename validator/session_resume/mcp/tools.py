@@ -117,13 +117,14 @@ def refused(diags: list[Diagnostic], arguments: dict[str, Any] | None = None) ->
         replace(d, message=own_words(d.message, arguments), hint=own_words(d.hint, arguments))
         for d in diags
     ]
+    where = {k: v for k, v in (arguments or {}).items() if k in ("project", "session_dir")}
     shown = [d.to_json() for d in diags]
     for d in shown:
         for k in ("message", "hint"):
             if isinstance(d.get(k), str):
-                d[k] = tool_text(d[k])
+                d[k] = tool_text(d[k], where)
     result = {"ok": False, "diagnostics": shown}
-    return ToolOutcome(False, result, tool_text(error_text(diags)))
+    return ToolOutcome(False, result, tool_text(error_text(diags), where))
 
 
 def call(rt: Runtime, name: str, arguments: Any) -> ToolOutcome:

@@ -22,10 +22,13 @@ if TYPE_CHECKING:
 # --- results -------------------------------------------------------------------------------
 
 
-def _tool_words(diags: list[Diagnostic]) -> list[dict[str, Any]]:
-    """What a write left unrecorded (SR716, SR717), its commands worded as tool calls."""
+def _tool_words(
+    diags: list[Diagnostic], where: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """What a write left unrecorded (SR716, SR717), its commands worded as tool calls naming
+    the caller's session (``where``)."""
     return [
-        {**w, "message": tool_text(w["message"]), "hint": tool_text(w["hint"])}
+        {**w, "message": tool_text(w["message"], where), "hint": tool_text(w["hint"], where)}
         for w in (d.to_json() for d in diags)
     ]
 
@@ -42,7 +45,8 @@ def _write(
     ctx = rt.context(args)
     res = fn(ctx)
     rt.keeper.after_write(ctx, res.lease_action)
-    out = res.to_json(_tool_words)  # the CLI's --format json mapping
+    where = {k: v for k, v in args.items() if k in ("project", "session_dir")}
+    out = res.to_json(lambda diags: _tool_words(diags, where))  # the CLI's --format json mapping
     out["lease"] = {"create": "create", "takeover": "takeover"}.get(res.lease_action, "keep")
     return out
 
