@@ -92,7 +92,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # lazy: argcomplete only when a shell asks for completions
         import argcomplete
 
-        argcomplete.autocomplete(build_parser())
+        from session_resume.cli.commands.completion import attach
+
+        parser = build_parser()
+        attach(parser)  # --project, steps and checkpoints from the sessions on disk
+        argcomplete.autocomplete(parser)
     try:
         parser = build_parser(first if first in KNOWN else None)
         args = parser.parse_args(args_list)

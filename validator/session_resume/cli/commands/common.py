@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -20,7 +21,7 @@ from session_resume.storage.config import Config, ConfigError, find_root, load_c
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, NoReturn
 
     from session_resume.services.context import Reading
 
@@ -88,6 +89,48 @@ class ArgumentParser(argparse.ArgumentParser):
         if self.lazy_description is not None:
             self.description = self.lazy_description()
         return super().format_help()
+
+    def error(self, message: str) -> NoReturn:
+        """argparse's usage error, with the nearest command or option for a mistyped one
+        (`valdate`: did you mean `validate`?)."""
+        super().error(message + did_you_mean(self, message))
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)'")
+_UNRECOGNIZED = re.compile(r"unrecognized arguments: (.*)")
+
+
+def did_you_mean(parser: argparse.ArgumentParser, message: str) -> str:
+    """The sentence naming the nearest command (an invalid choice of a subcommand) or option
+    (an unrecognized ``--option``) of ``parser`` and its subcommands; "" when none is near."""
+    # lazy: difflib only for a usage error
+    import difflib
+
+    choices: list[str] = []
+    options: list[str] = []
+    stack = [parser]
+    while stack:
+        p = stack.pop()
+        options += [o for o in p._option_string_actions if o.startswith("--")]
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                choices += list(a.choices)
+                stack += list(a.choices.values())
+    m = _INVALID_CHOICE.search(message)
+    if m:
+        near = difflib.get_close_matches(m.group(1), choices, n=1)
+        return f"; did you mean `{near[0]}`?" if near else ""
+    m = _UNRECOGNIZED.search(message)
+    if m:
+        found = []
+        for word in m.group(1).split():
+            if word.startswith("--"):
+                name = word.split("=", 1)[0]
+                near = difflib.get_close_matches(name, sorted(set(options)), n=1)
+                if near:
+                    found.append(f"`{near[0]}` for `{name}`")
+        return f"; did you mean {', '.join(found)}?" if found else ""
+    return ""
 
 
 def now_from(value: str | None) -> datetime:

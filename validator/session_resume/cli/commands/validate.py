@@ -365,11 +365,27 @@ def _selection(args: argparse.Namespace, cfg: Any) -> Any:
 
     select = _codes_arg(args.select, "--select")
     ignore = _codes_arg(args.ignore, "--ignore") or ()
+    _note_unignorable(ignore, "--ignore")
+    _note_unignorable(cfg.ignore, "ignore in the configuration")
     return Selection(
         select=select if select is not None else cfg.select,
         ignore=(*cfg.ignore, *ignore),
         per_file_ignores=cfg.per_file_ignores,
     )
+
+
+def _note_unignorable(selectors: Any, where: str) -> None:
+    """A notice on standard error for the read errors (SR1xx) ``selectors`` name: they are
+    reported whatever is ignored (a file that cannot be read is never valid), so naming them
+    changes nothing, and the user should know it did not."""
+    from session_resume.core.selection import ALWAYS
+
+    named = [s for s in selectors or () if s.startswith(ALWAYS) or s in ("SR", "ALL", "S")]
+    if named:
+        sys.stderr.write(
+            f"note: {where} {', '.join(named)}: read errors ({ALWAYS}xx) cannot be ignored; "
+            "they are still reported\n"
+        )
 
 
 def _relative(path: str, root: Path) -> str | None:
