@@ -14,6 +14,7 @@ from session_resume.core.diagnostics import Diagnostic, FileReport
 from session_resume.records import replace
 from session_resume.reporters.text import render_text
 from session_resume.services.errors import ServiceError
+from session_resume.storage.config import CONFIG_FILE as CONFIG_NAME
 from session_resume.storage.config import Config, ConfigError, find_root, load_config
 
 # lazy imports: the CLI imports only what the command it runs needs
@@ -397,9 +398,36 @@ def read_options(args: argparse.Namespace) -> tuple[Path, Reading, dict[str, Any
     )
 
 
+def here_relative(text: str) -> str:
+    """``text`` with every absolute path inside the repository the current directory is in
+    written relative to its root: one path style in what the CLI prints. Every command it
+    names still runs as printed from anywhere in the repository (a relative session directory
+    is looked up under the repository root first); a path elsewhere stays absolute."""
+    if os.sep not in text:
+        return text
+    here = Path.cwd()
+    root = next(
+        (d for d in (here, *here.parents) if (d / ".git").exists() or (d / CONFIG_NAME).exists()),
+        None,
+    )
+    if root is None or root == Path(root.anchor):
+        return text
+    prefix = str(root).rstrip(os.sep) + os.sep
+    return text.replace(prefix, "") if prefix in text else text
+
+
 def print_diagnostics(diags: list[Diagnostic], stream: Any = None, *, hints: bool = True) -> None:
     if not hints:
         diags = [replace(d, hint="") for d in diags]
+    diags = [
+        replace(
+            d,
+            file=here_relative(d.file),
+            message=here_relative(d.message),
+            hint=here_relative(d.hint),
+        )
+        for d in diags
+    ]
     if diags:
         by_file: dict[str, list[Diagnostic]] = {}
         for d in diags:
