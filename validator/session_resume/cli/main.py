@@ -92,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # lazy: argcomplete only when a shell asks for completions
         import argcomplete
 
+        # lazy: the completers only when a shell asks for completions
         from session_resume.cli.commands.completion import attach
 
         parser = build_parser()

@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _root_and_config(parsed_args: argparse.Namespace) -> tuple[Any, Any]:
+    # lazy: the configuration's reader only when a shell asks for a completion
     from session_resume.cli.commands.common import config_for, root_of
 
     cfg = config_for(getattr(parsed_args, "root", None))
@@ -106,6 +107,7 @@ def step_keys(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> list[st
 
 def checkpoint_ids(prefix: str, parsed_args: argparse.Namespace, **_: Any) -> list[str]:
     """The checkpoints of the step given, from the named session's workflow."""
+    # lazy: the workflow loader only when a shell asks for a checkpoint
     from session_resume.core.workflow import DEFAULT_WORKFLOW, WorkflowError, load_workflow
 
     doc = _state(parsed_args) or {}

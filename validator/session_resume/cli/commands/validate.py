@@ -378,6 +378,7 @@ def _note_unignorable(selectors: Any, where: str) -> None:
     """A notice on standard error for the read errors (SR1xx) ``selectors`` name: they are
     reported whatever is ignored (a file that cannot be read is never valid), so naming them
     changes nothing, and the user should know it did not."""
+    # lazy: as every module of the selection, only when validate runs
     from session_resume.core.selection import ALWAYS
 
     named = [s for s in selectors or () if s.startswith(ALWAYS) or s in ("SR", "ALL", "S")]
