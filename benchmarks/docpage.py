@@ -25,7 +25,7 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 import runner  # noqa: E402
-from doctables import _md, benchmark_table, machine_table  # noqa: E402
+from doctables import _md, benchmark_table, machine_table, portable  # noqa: E402
 
 PAGE = runner.ROOT / "docs" / "benchmarks.md"
 FIGURES = runner.ROOT / "docs" / "benchmarks.json"
@@ -98,7 +98,7 @@ def _marker(report: dict[str, Any]) -> str:
     load = m.get("load_average_at_start")
     load_text = f", load average {load[0]} at start" if load else ""
     ran = (
-        f"The figures below are from one run: `{report['command']}`, started "
+        f"The figures below are from one run: `{portable(report['command'])}`, started "
         f"{report['started']}, source `{m['source']}`{load_text}."
     )
     if load and m.get("cores") and load[0] > m["cores"]:

@@ -10,6 +10,7 @@ and one table per benchmark (median, p90 or max, runs, ratio against the anchor)
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,10 +28,29 @@ def _md(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def portable(command: str) -> str:
+    """The run's command line as a reader types it: the interpreter as `python`, a file it
+    writes as `RUN.json`, a path to this checkout relative to it (no machine's paths)."""
+    import shlex
+
+    words = shlex.split(command)
+    out = []
+    for i, w in enumerate(words):
+        if i == 0 and ("/" in w or w.startswith("python")):
+            out.append("python")
+        elif i > 0 and words[i - 1] == "--json":
+            out.append("RUN.json")
+        elif os.path.isabs(w) and "benchmarks/" in w:
+            out.append(w[w.index("benchmarks/") :])
+        else:
+            out.append(w)
+    return shlex.join(out)
+
+
 def machine_table(report: dict[str, Any]) -> str:
     m = report["machine"]
     rows = [
-        ["command", f"`{report['command']}`"],
+        ["command", f"`{portable(report['command'])}`"],
         ["date", f"{report['started']}, total {report['elapsed_s']:.0f} s"],
         ["machine", f"{m['platform']}; {m['cpu']}; {m['cores']} cores"],
         ["Python", m["python"]],

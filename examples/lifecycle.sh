@@ -33,9 +33,10 @@ sr checkpoint 2 phase_1_prereqs --project demo-shop \
 echo "# Architecture (draft, WAF half done)" > "$dir/02-architecture-assessment.md"
 sr checkpoint 2 phase_2_waf --project demo-shop --artifact "$dir/02-architecture-assessment.md"
 
-echo "--- the agent crashes (SIGKILL), no session end ---" >&2
+echo "--- simulated crash: the agent's stand-in process (sleep 600, pid $agent) is killed" \
+  "with SIGKILL; no session end is written ---" >&2
 kill -9 "$agent"
-sleep 0.2
+wait "$agent" 2>/dev/null || true   # reaped here, so the shell reports no "Killed" job
 unset SESSION_RESUME_SESSION
 
 echo "--- a new chat starts: what now? ---" >&2

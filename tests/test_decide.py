@@ -389,6 +389,9 @@ def test_lifecycle_example_script(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
+    # the crash is labelled as the simulation it is, and the shell reports no killed job
+    assert "simulated crash: the agent's stand-in process (sleep 600" in proc.stderr
+    assert "Killed" not in proc.stdout + proc.stderr
     out = proc.stdout
     assert "action: resume_from_checkpoint" in out
     assert "action: resume_from_checkpoint, step 2" in out

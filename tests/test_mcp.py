@@ -305,7 +305,7 @@ def test_prompt_arguments_and_resource_errors_have_the_specified_codes(tmp_path:
 
 
 LIFE_CYCLE: list[tuple[str, dict[str, Any], str | None]] = [
-    ("init", {"workflow": "apex"}, "note"),
+    ("init", {"workflow": "apex"}, "session_start"),  # the write takes the lease
     ("start", {"step": "1"}, "step_start"),
     (
         "checkpoint",

@@ -100,11 +100,35 @@ const emit = (/** @type {unknown} */ value) =>
   );
 const rel = (/** @type {string} */ p) => relative(process.cwd(), p) || ".";
 
+/** The reference's `here_relative`: every absolute path inside the repository the current
+ * directory is in, written relative to its root (one path style; a relative session
+ * directory is looked up under the root first, so a command it names still runs as printed).
+ * @param {string} text */
+function hereRelative(text) {
+  if (typeof text !== "string" || !text.includes("/")) return text;
+  let d = process.cwd();
+  for (;;) {
+    if (existsSync(join(d, ".git")) || existsSync(join(d, ".session-resume.yaml"))) break;
+    const up = dirname(d);
+    if (up === d) return text;
+    d = up;
+  }
+  if (d === "/") return text;
+  const prefix = `${d.replace(/\/+$/, "")}/`;
+  return text.split(prefix).join("");
+}
+
 /** Diagnostics as the reference prints notes and refusals: its text report's lines, grouped
  * by file, without the summary line. @param {ReturnType<typeof diagnostic>[]} diags
  * @param {NodeJS.WritableStream} [stream] */
 function printDiagnostics(diags, stream = process.stderr) {
   if (!diags.length) return;
+  diags = diags.map((d) => ({
+    ...d,
+    file: hereRelative(d.file),
+    message: hereRelative(d.message),
+    hint: hereRelative(d.hint),
+  }));
   /** @type {Map<string, ReturnType<typeof diagnostic>[]>} */
   const byFile = new Map();
   for (const d of diags) byFile.set(d.file, [...(byFile.get(d.file) ?? []), d]);
@@ -536,7 +560,14 @@ function fileReports(files, v, selection, root) {
       f.found
         .map((x) => diagnostic({ ...x, file: x.file ?? f.path }))
         .filter((d) => kept(d.code, selection, path)),
-      { dir: isDirectory(dirname(f.path) || ".") ? dirname(f.path) || "." : null, root: v.root },
+      {
+        // piped without --stdin-filename: no file of any session directory (DIR kept)
+        dir:
+          !(f.path === "<stdin>" && !v["stdin-filename"]) && isDirectory(dirname(f.path) || ".")
+            ? dirname(f.path) || "."
+            : null,
+        root: v.root,
+      },
     );
     return {
       path: f.path,
@@ -652,14 +683,27 @@ function codesArg(values, option) {
 
 /** @typedef {import("./selection.mjs").Selection} Selection */
 
+/** The reference's notice for read errors (SR1xx) named to be ignored: they are always reported.
+ * @param {string[]} selectors @param {string} where */
+function noteUnignorable(selectors, where) {
+  const named = selectors.filter((s) => s.startsWith("SR1") || ["SR", "ALL", "S"].includes(s));
+  if (named.length)
+    process.stderr.write(
+      `note: ${where} ${named.join(", ")}: read errors (SR1xx) cannot be ignored; they are still reported\n`,
+    );
+}
+
 /** The codes this run reports: --select replaces the configured `select`, --ignore adds to its
  * `ignore` (ruff's precedence); `per-file-ignores` from the configuration.
  * @param {Record<string, any>} v @param {import("./config.mjs").Config} cfg @returns {Selection} */
 function selectionOf(v, cfg) {
   const select = codesArg(v.select, "--select");
+  const ignore = codesArg(v.ignore, "--ignore") ?? [];
+  noteUnignorable(ignore, "--ignore");
+  noteUnignorable(cfg.ignore, "ignore in the configuration");
   return {
     select: select ?? cfg.select,
-    ignore: [...cfg.ignore, ...(codesArg(v.ignore, "--ignore") ?? [])],
+    ignore: [...cfg.ignore, ...ignore],
     perFile: cfg.per_file_ignores.map(([glob, codes]) => [globRegex(glob), codes]),
   };
 }
@@ -1505,6 +1549,7 @@ export const KIT = {
   stepLabel,
   emit,
   clean: cleanLines,
+  hereRelative,
   usage: (/** @type {string} */ message) => new UsageError(message),
   SESSION_OPTIONS,
   EXIT_OK,

@@ -95,7 +95,7 @@ export function migrate(
     throw new MigrationError([
       {
         code: "SR142",
-        message: `schema_version ${pyRepr(doc.schema_version ?? null)} is not a version string`,
+        message: `schema_version ${doc.schema_version == null ? "is not set; it must be" : `${pyRepr(doc.schema_version)} is not`} a version string`,
         ...at[0],
       },
     ]);

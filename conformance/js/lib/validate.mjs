@@ -98,7 +98,9 @@ function validateParts(data, opts) {
     const token =
       at0 === null ? null : /^-?[0-9.eE+-]+/.exec(/** @type {string} */ (parsed.text).slice(at0));
     const shown = token ? pyNumberRepr(token[0]) : pyRepr(raw);
-    const msg = `schema_version ${shown} is not a version string like ${strRepr(CURRENT)}`;
+    // no value: said in words, never as Python's None
+    const what = raw === null || raw === undefined ? "is not set; it must be" : `${shown} is not`;
+    const msg = `schema_version ${what} a version string like ${strRepr(CURRENT)}`;
     out.push(found("SR142", msg, at));
   } else if (newerThanKnown(v.num)) {
     version = v.raw;
@@ -206,6 +208,9 @@ function discover(path) {
   }
   if (!st.isDirectory()) return { files: [path], codes: [] };
   const listed = gitListed(path);
+  const own = join(path, STATE);
+  // the session directory named itself: .gitignore applies to the search only
+  if (listed !== null && !listed.includes(own) && lexists(own)) listed.unshift(own);
   if (listed !== null)
     return listed.length ? { files: listed, codes: [] } : { files: [], codes: ["SR101"] };
   /** @type {string[]} */

@@ -122,7 +122,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         # lazy: argcomplete only when a shell asks for completions
         import argcomplete
 
-        argcomplete.autocomplete(build_parser())
+        # lazy: the completers only when a shell asks for completions
+        from session_resume.cli.commands.completion import attach
+
+        parser = build_parser()
+        attach(parser)  # --project, steps and checkpoints from the sessions on disk
+        argcomplete.autocomplete(parser)
     sarif = wants_sarif(args_list)
     errors = io.StringIO() if sarif else None
     try:

@@ -25,7 +25,7 @@ def _holder(f: Mapping[str, Any]) -> str:
     lease = f.get("lease") or {}
     age = lease.get("age_seconds")
     return (
-        f"session {lease.get('session')} (owner {lease.get('owner') or '?'}"
+        f"session {lease.get('session') or 'unknown'} (owner {lease.get('owner') or '?'}"
         + (f", heartbeat {age} s ago" if age is not None else "")
         + ")"
     )

@@ -112,8 +112,12 @@ def validate_parsed(
         report.diagnostics.append(
             diag(
                 "SR142",
-                f"schema_version {doc.get('schema_version')!r} is not a version string like "
-                f"{CURRENT!r}",
+                (
+                    "schema_version is not set; it must be"
+                    if doc.get("schema_version") is None
+                    else f"schema_version {doc.get('schema_version')!r} is not"
+                )
+                + f" a version string like {CURRENT!r}",
                 file=file,
                 pointer="/schema_version",
             )

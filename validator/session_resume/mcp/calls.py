@@ -57,7 +57,11 @@ def tool_call(run: str, where: dict[str, Any]) -> dict[str, Any]:
             continue
         if a.startswith("--"):
             key = argument_name(tool, a) or a[2:].replace("-", "_")
-            flag = i + 1 >= len(argv) or argv[i + 1].startswith("--")
+            flag = (
+                i + 1 >= len(argv)
+                or argv[i + 1].startswith("--")
+                or _property(tool, key).get("type") == "boolean"  # `--salvage PATH`: a flag
+            )
             if flag:
                 args[key] = True
                 i += 1
@@ -129,7 +133,7 @@ def as_tool_calls(decision: dict[str, Any], where: dict[str, Any]) -> dict[str, 
             for k in ("start", "skip", "transition"):
                 if nxt[k] is not None:
                     nxt[k] = tool_call(nxt[k], where)
-    _prose_as_tools(decision)
+    _prose_as_tools(decision, where)
     return decision
 
 
@@ -143,27 +147,28 @@ _RECORDED = frozenset(
 )
 
 
-def _prose_as_tools(node: Any) -> None:
+def _prose_as_tools(node: Any, where: dict[str, Any] | None = None) -> None:
     """Every prose text below ``node`` (a resume answer) through :func:`tool_text`."""
     if isinstance(node, dict):
         for k, v in node.items():
             if isinstance(v, str) and k in _PROSE:
-                node[k] = tool_text(v)
+                node[k] = tool_text(v, where)
             elif k not in _RECORDED or (k == "open_findings" and isinstance(v, dict)):
-                _prose_as_tools(v)
+                _prose_as_tools(v, where)
     elif isinstance(node, list):
         for v in node:
-            _prose_as_tools(v)
+            _prose_as_tools(v, where)
 
 
 _CLI = re.compile(r"`session-resume ([^`]*)`")
 
 
-def tool_text(message: str) -> str:
+def tool_text(message: str, where: dict[str, Any] | None = None) -> str:
     """A message or hint with each `session-resume COMMAND ...` named as the tool it is, with
     its arguments, and the CLI commands and options named without `session-resume ` as calls
     and arguments (:func:`_bare_words`): refusals and answers over MCP name tools, not CLI
-    commands."""
+    commands. ``where``: the arguments naming the caller's session (``project`` or
+    ``session_dir``), given to every call that names a session, as the caller gave them."""
 
     def sub(m: re.Match[str]) -> str:
         words = m.group(1).split()
@@ -176,13 +181,23 @@ def tool_text(message: str) -> str:
         if words[0] == "ping":
             return "no call (this server keeps the heartbeat)"
         try:
-            call = tool_call("session-resume " + m.group(1), {})
+            call = tool_call("session-resume " + m.group(1), _session_where(words[0], where))
         except ValueError:  # unbalanced quotes: the tool alone
             return f"the `{TOOL_OF.get(words[0], words[0].replace('-', '_'))}` tool"
         shown = json.dumps(call["arguments"], ensure_ascii=False)
         return f"the `{call['tool']}` tool" + (f" with `{shown}`" if call["arguments"] else "")
 
-    return _bare_words(_DECISION.sub(_decisions_argument, _CLI.sub(sub, message)))
+    return _bare_words(_DECISION.sub(_decisions_argument, _CLI.sub(sub, message)), where)
+
+
+# the tools that name a session (all but these)
+_NO_SESSION = frozenset({"validate"})
+
+
+def _session_where(command: str, where: dict[str, Any] | None) -> dict[str, Any]:
+    if not where or command in _NO_SESSION or command not in TOOL_OF:
+        return {}
+    return {k: v for k, v in where.items() if k in ("project", "session_dir")}
 
 
 # the CLI's commands that a text names without `session-resume ` (`start STEP --force`)
@@ -190,7 +205,7 @@ _COMMAND_WORDS = frozenset({*TOOL_OF, "finding", "session", "ping"})
 _OPTION = re.compile(r"(?<![\w`-])--([a-z][a-z-]*)")
 
 
-def _bare_words(text: str) -> str:
+def _bare_words(text: str, where: dict[str, Any] | None = None) -> str:
     """``text`` with the CLI commands and options it names without `session-resume ` written
     as this server's calls: `start STEP --force` as `start {"step": "STEP", "force": true}`,
     `--artifact` and an unquoted --step as the argument (`artifacts`, `step`). Other
@@ -205,7 +220,7 @@ def _bare_words(text: str) -> str:
         if i % 2 == 0:
             out.append(_OPTION.sub(lambda m: _option_words(m.group(1), None), part))
         else:
-            out.append(_span_words(part))
+            out.append(_span_words(part, where))
     return "".join(out)
 
 
@@ -218,7 +233,7 @@ def _option_words(option: str, value: str | None) -> str:
     return f"`{name}: {value}`" if value else f"`{name}`"
 
 
-def _span_words(span: str) -> str:
+def _span_words(span: str, where: dict[str, Any] | None = None) -> str:
     """A quoted span as the call it names (with its backticks), or as it was."""
     if span.startswith("--"):
         option, _, value = span[2:].partition(" ")
@@ -233,7 +248,7 @@ def _span_words(span: str) -> str:
     if len(words) == 1:  # `complete`, `resume`: already the tool's name
         return f"`{TOOL_OF.get(span, span)}`"
     try:
-        call = tool_call("session-resume " + span, {})
+        call = tool_call("session-resume " + span, _session_where(words[0], where))
     except ValueError:  # unbalanced quotes: not a command line
         return f"`{span}`"
     shown = json.dumps(call["arguments"], ensure_ascii=False)

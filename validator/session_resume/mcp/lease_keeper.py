@@ -74,9 +74,10 @@ class LeaseKeeper:
         return res
 
     def after_write(self, ctx: WriteContext, lease_action: str) -> None:
-        """A write that had to create or take over the lease (someone ended or took this
-        process's lease meanwhile) wrote one without the pid: record the pid again."""
-        if lease_action != "keep":
+        """A write that created, adopted or took over the lease (the first write to the
+        directory, or someone ended or took this process's lease meanwhile) wrote one without
+        the pid: record the pid and this server's owner, and hold the lease from now on."""
+        if lease_action != "keep" or not self.holds(ctx.session_dir):
             self.start(ctx)
 
     def end(self, ctx: WriteContext) -> SessionResult:

@@ -46,7 +46,16 @@ def resume_text(decision: dict[str, Any]) -> str:
     calls, values from the session's files escaped), about half the length of its JSON:
     hosts that get structured content hand the model that alone, so an agent reads this
     text only when the answer is sent as text alone."""
-    return tool_text(plan_text(clean_tree(decision)))
+    return tool_text(plan_text(clean_tree(decision)), _where_of(decision))
+
+
+def _where_of(decision: dict[str, Any]) -> dict[str, Any]:
+    """The arguments naming the session in the answer's own tool calls (the caller's)."""
+    for c in decision.get("commands") or []:
+        args = c.get("arguments") if isinstance(c, dict) else None
+        if isinstance(args, dict):
+            return {k: v for k, v in args.items() if k in ("project", "session_dir")}
+    return {}
 
 
 def _reading(rt: Runtime, a: dict[str, Any]) -> Reading:
@@ -125,16 +134,23 @@ def do_migrate(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     ctx = rt.context(a)
     d = _existing(ctx.session_dir)
     dry_run = bool(a.get("dry_run", False))
-    if not dry_run:
+
+    def run(write: bool) -> maintenance.MigrateReport:
+        return maintenance.migrate(
+            [str(d)],
+            now=ctx.now,
+            write=write,
+            workflow=a.get("workflow"),
+            root=rt.root,
+            salvage=bool(a.get("salvage", False)),
+            patterns=False,  # a name, never a glob
+        )
+
+    rep = run(False)
+    if not dry_run and not rep.refused:
+        # the lease only for a migration that will be made: a refused one writes nothing
         rt.keeper.ensure(ctx)
-    rep = maintenance.migrate(
-        [str(d)],
-        now=ctx.now,
-        write=not dry_run,
-        workflow=a.get("workflow"),
-        root=rt.root,
-        patterns=False,  # a name, never a glob
-    )
+        rep = run(True)
     if rep.refused:
         raise ServiceError(
             [*rep.problems, *(n for o in rep.outcomes for n in o.notes)]
@@ -160,6 +176,8 @@ def do_migrate(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
 def do_recover(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     ctx = rt.context(a)
     _existing(ctx.session_dir)
+    # refused before the lease is taken: a refused call writes nothing
+    maintenance.refuse_stray(ctx.session_dir, rt.root, rt.session_root)
     rt.keeper.ensure(ctx)
     reading = Reading(root=rt.root, workflow=a.get("workflow"))  # the call's, not the configured
     res = maintenance.recover(ctx.session_dir, reading, now=ctx.now, project=a.get("project"))

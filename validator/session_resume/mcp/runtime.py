@@ -37,6 +37,7 @@ class Runtime:
     workflow: str | None = None  # the project config's workflow
     stale_seconds: int = 300
     archive_keep: int = 5  # the project config's archive_keep (init's fresh)
+    session_root: str = "agent-output"  # the project config's session_root (recover)
     clock: Callable[[], datetime] = field(default=lambda: datetime.now(UTC))
 
     def checked(self, args: dict[str, Any]) -> dict[str, Any]:

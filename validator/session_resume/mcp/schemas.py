@@ -192,6 +192,12 @@ INPUT_SCHEMAS: dict[str, dict[str, Any]] = {
                 "default": False,
                 "description": "report the JSON Patch that would be written; write nothing",
             },
+            "salvage": {
+                "type": "boolean",
+                "default": False,
+                "description": "resolve the contradictions a migration refuses (docs/spec.md "
+                "§9.4), each one named in the answer",
+            },
         }
     ),
     "recover": tool_schema({"workflow": WORKFLOW}),

@@ -280,6 +280,7 @@ def run(
     stale_seconds: int = 300,
     archive_keep: int = 5,
     heartbeat: float = HEARTBEAT_SECONDS,
+    session_root: str = "agent-output",
 ) -> int:
     """Serve until the client goes away (closes stdin, or the server's stdout), then end every
     session this process holds."""
@@ -290,6 +291,7 @@ def run(
         workflow=workflow,
         stale_seconds=stale_seconds,
         archive_keep=archive_keep,
+        session_root=session_root,
     )
     try:
         _serve_until_gone(rt)

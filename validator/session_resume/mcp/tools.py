@@ -11,6 +11,8 @@ No MCP SDK import here.
 from __future__ import annotations
 
 import json
+import re
+import shlex
 from collections.abc import Callable
 from functools import cache
 
@@ -22,7 +24,7 @@ from session_resume.mcp.other_tools import OTHER_TOOLS, RESUME_TOOL
 from session_resume.mcp.runtime import BAD_ARGUMENTS, Runtime, Tool
 from session_resume.mcp.schemas import INPUT_SCHEMAS
 from session_resume.mcp.write_tools import WRITE_TOOLS
-from session_resume.records import record
+from session_resume.records import record, replace
 from session_resume.services.errors import ServiceError
 from session_resume.storage.store import StoreError
 
@@ -96,14 +98,33 @@ def error_text(diags: list[Diagnostic]) -> str:
     return "\n".join(lines)
 
 
-def refused(diags: list[Diagnostic]) -> ToolOutcome:
+_COMMAND_SPAN = re.compile(r"`session-resume [^`\n]*`")
+
+
+def own_words(text: str, arguments: dict[str, Any] | None) -> str:
+    """``text`` with the ``PROJECT`` of each command it names replaced by the project the
+    call gave: a refusal names the call to make with the caller's own arguments."""
+    project = (arguments or {}).get("project")
+    if not isinstance(project, str) or "PROJECT" not in text:
+        return text
+    return _COMMAND_SPAN.sub(
+        lambda m: re.sub(r"\bPROJECT\b", lambda _w: shlex.quote(project), m.group(0)), text
+    )
+
+
+def refused(diags: list[Diagnostic], arguments: dict[str, Any] | None = None) -> ToolOutcome:
+    diags = [
+        replace(d, message=own_words(d.message, arguments), hint=own_words(d.hint, arguments))
+        for d in diags
+    ]
+    where = {k: v for k, v in (arguments or {}).items() if k in ("project", "session_dir")}
     shown = [d.to_json() for d in diags]
     for d in shown:
         for k in ("message", "hint"):
             if isinstance(d.get(k), str):
-                d[k] = tool_text(d[k])
+                d[k] = tool_text(d[k], where)
     result = {"ok": False, "diagnostics": shown}
-    return ToolOutcome(False, result, tool_text(error_text(diags)))
+    return ToolOutcome(False, result, tool_text(error_text(diags), where))
 
 
 def call(rt: Runtime, name: str, arguments: Any) -> ToolOutcome:
@@ -117,7 +138,7 @@ def call(rt: Runtime, name: str, arguments: Any) -> ToolOutcome:
     try:
         result = tool.handler(rt, rt.checked(dict(arguments or {})))
     except (ServiceError, StoreError) as exc:  # a store refusal a service let through is coded too
-        return refused(exc.diagnostics)
+        return refused(exc.diagnostics, arguments if isinstance(arguments, dict) else None)
     except OSError as exc:
         file = str(exc.filename) if exc.filename else ""
         return refused([diag("SR104", f"{name}: {exc.strerror or exc}", file=file)])

@@ -22,10 +22,13 @@ if TYPE_CHECKING:
 # --- results -------------------------------------------------------------------------------
 
 
-def _tool_words(diags: list[Diagnostic]) -> list[dict[str, Any]]:
-    """What a write left unrecorded (SR716, SR717), its commands worded as tool calls."""
+def _tool_words(
+    diags: list[Diagnostic], where: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """What a write left unrecorded (SR716, SR717), its commands worded as tool calls naming
+    the caller's session (``where``)."""
     return [
-        {**w, "message": tool_text(w["message"]), "hint": tool_text(w["hint"])}
+        {**w, "message": tool_text(w["message"], where), "hint": tool_text(w["hint"], where)}
         for w in (d.to_json() for d in diags)
     ]
 
@@ -33,19 +36,18 @@ def _tool_words(diags: list[Diagnostic]) -> list[dict[str, Any]]:
 def _write(
     rt: Runtime, args: dict[str, Any], fn: Callable[[WriteContext], WriteResult]
 ) -> dict[str, Any]:
-    """A write moment: take the lease first (this process owns it), write, keep the pid.
-    ``events`` are every worklog line the call appended (a ``session_start`` or ``takeover``
-    of the lease first), ``lease`` what the call did about the lease."""
+    """A write moment as this server's session: the write itself takes the lease (under its
+    lock, after its checks), so a refused write leaves nothing behind, as on the command
+    line: no session directory, lock, lease or worklog line (docs/spec.md §7). The lease it
+    created or took over then gets this process's pid. ``events`` are every worklog line the
+    call appended (a ``session_start`` or ``takeover`` of the lease first), ``lease`` what
+    the call did about the lease."""
     ctx = rt.context(args)
-    taken = rt.keeper.ensure(ctx)
     res = fn(ctx)
     rt.keeper.after_write(ctx, res.lease_action)
-    out = res.to_json(_tool_words)  # the CLI's --format json mapping
-    if taken is not None:
-        out["events"] = [*taken.events, *out["events"]]
-        out["lease"] = {"created": "create", "takeover": "takeover"}.get(taken.action, "keep")
-        if taken.previous_session is not None:
-            out["previous_session"] = taken.previous_session
+    where = {k: v for k, v in args.items() if k in ("project", "session_dir")}
+    out = res.to_json(lambda diags: _tool_words(diags, where))  # the CLI's --format json mapping
+    out["lease"] = {"create": "create", "takeover": "takeover"}.get(res.lease_action, "keep")
     return out
 
 

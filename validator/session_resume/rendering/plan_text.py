@@ -148,8 +148,8 @@ def plan_text(decision: Mapping[str, Any]) -> str:
     if lease:
         lines.append(
             no_backticks(
-                f"lease: {lease['state']} (session {lease['session']}, owner {lease['owner']}, "
-                f"heartbeat {lease['heartbeat']})"
+                f"lease: {lease['state']} (session {_known(lease['session'])}, owner "
+                f"{_known(lease['owner'])}, heartbeat {_known(lease['heartbeat'])})"
             )
         )
     o = r.get("orphan")
@@ -159,7 +159,7 @@ def plan_text(decision: Mapping[str, Any]) -> str:
             where += f" at {o['sub_step']}"
         lines.append(
             no_backticks(
-                f"orphaned session {o['session']}: silent for {o['silent_seconds']} s "
+                f"orphaned session {_known(o['session'])}: silent for {o['silent_seconds']} s "
                 f"({o['reason']}), {where}"
             )
         )
@@ -208,3 +208,8 @@ def _run(c: Any) -> str:
     if isinstance(c, dict) and "tool" in c:
         return f"{c['tool']} {json.dumps(c['arguments'], ensure_ascii=False)}"
     return c["run"] if isinstance(c, dict) else str(c)
+
+
+def _known(value: Any) -> str:
+    """A lease field as text: ``unknown`` where the lease does not say (never ``None``)."""
+    return "unknown" if value is None else str(value)

@@ -358,7 +358,7 @@ def deny_reason(kind: str, where: Path, cwd: Path, *, shown: str | None = None) 
             f"Ask what to record with `session-resume resume {d}`, then record it with its "
             f"write: `session-resume checkpoint STEP CHECKPOINT --session-dir {d}`, "
             f"`session-resume start|complete|skip STEP --session-dir {d}` or `session-resume "
-            f"decide ... --session-dir {d}` (MCP tools `checkpoint`, `start`, `complete`, "
+            f"decide KEY VALUE --session-dir {d}` (MCP tools `checkpoint`, `start`, `complete`, "
             "`skip`, `decide`); a damaged state is repaired with "
             f"`session-resume recover {d}` (MCP `recover`)."
         )

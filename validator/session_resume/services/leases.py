@@ -134,7 +134,7 @@ def _holder_text(lease: Lease) -> str:
     age = "" if lease.age_seconds is None else f", heartbeat {round(lease.age_seconds)} s ago"
     pid = s.get("pid")
     proc = f", pid {pid} on {s.get('host') or '?'}" if isinstance(pid, int) else ""
-    return f"session {s.get('session')} (owner {s.get('owner') or '?'}{proc}{age})"
+    return f"session {s.get('session') or 'unknown'} (owner {s.get('owner') or '?'}{proc}{age})"
 
 
 def _stale_text(lease: Lease, stale_seconds: int) -> str:

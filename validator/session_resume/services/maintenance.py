@@ -3,6 +3,7 @@ session. Each is one call into the store, with refusals as :class:`ServiceError`
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
@@ -17,13 +18,59 @@ from session_resume.storage.discovery import discover, session_dir_of
 from session_resume.storage.state_repair import MigrateOutcome, RecoverResult
 
 
+def under_session_root(session_dir: Path, root: Path | None, session_root: str) -> bool:
+    """Whether ``session_dir`` is a session's place: inside the session root, or where a
+    built-in workflow's ``session_dir`` pattern puts a project (``memory/NAME``). Paths only."""
+    d = Path(os.path.abspath(session_dir))
+    base = Path(os.path.abspath(root or Path.cwd()))
+    if d.is_relative_to(base / session_root) and d != base / session_root:
+        return True
+    # lazy: the workflow loader only for a directory outside the session root
+    from session_resume.core.workflow import BUILTINS, load_workflow
+
+    for name in BUILTINS:
+        pattern = load_workflow(name).session_dir
+        if d == base / pattern.replace("{project}", d.name):
+            return True
+    return False
+
+
+def refuse_stray(session_dir: Path, root: Path | None, session_root: str) -> None:
+    """Refuse (SR101, exit 1, nothing written) to recover a directory that holds no state and
+    no ``.bak`` and is no session's place (:func:`under_session_root`)."""
+    if under_session_root(session_dir, root, session_root):
+        return
+    try:
+        state_repair.refuse_stray(
+            session_dir, root, shown=_shown(session_dir, root), session_root=session_root
+        )
+    except store.StoreError as exc:
+        raise ServiceError(exc.diagnostics, exit_code=1) from None
+
+
+def _shown(path: Path, root: Path | None) -> str:
+    """``path`` relative to the repository root when inside it (the one path style)."""
+    base = os.path.abspath(root or Path.cwd())
+    full = os.path.abspath(path)
+    rel = os.path.relpath(full, base)
+    return full if rel.startswith("..") else ("." if rel == "." else rel)
+
+
 def recover(
-    session_dir: Path, reading: Reading, *, now: datetime, project: str | None = None
+    session_dir: Path,
+    reading: Reading,
+    *,
+    now: datetime,
+    project: str | None = None,
+    session_root: str | None = None,
 ) -> RecoverResult:
     """Restore a corrupt or missing state from a valid ``.bak``, else recreate it from the
     template of the reading's workflow (the caller's, else the configured one); the corrupt
-    file is kept as ``*.corrupt-<stamp>``."""
+    file is kept as ``*.corrupt-<stamp>``. ``session_root`` (the configured one): a
+    directory with no state and no ``.bak`` outside it is refused (:func:`refuse_stray`)."""
     spec, root = reading.spec_for(None), reading.root
+    if session_root is not None:
+        refuse_stray(session_dir, root, session_root)
     # a broken workflow (SR400-SR403) is refused before anything is read or written, exit 2
     # as in every command (it was an internal error once recover needed it for a fresh state)
     # lazy: the workflow loader only when a workflow is named

@@ -196,15 +196,18 @@ def validate(
     *,
     progress: Callable[[int, int], None] | None = None,
     patterns: bool = True,
+    skipped: list[str] | None = None,
 ) -> list[FileReport]:
     """Validate state files and directories (each directory searched for state files, globs
     expanded unless ``patterns`` is false: :func:`session_resume.storage.discovery.discover`).
 
     Returns one :class:`FileReport` per file; a directory without state files yields a
-    report carrying SR101. ``progress(done, total)`` is called after each file.
+    report carrying SR101. ``progress(done, total)`` is called after each file. The state
+    files a directory's search left out because git ignores them are appended to
+    ``skipped`` (a directory named that holds a state itself is checked, ignored or not).
     """
     opts = options or ValidateOptions()
-    files, problems = discover(paths, root=opts.root, patterns=patterns)
+    files, problems = discover(paths, root=opts.root, patterns=patterns, skipped=skipped)
     reports = [FileReport(path=d.file, diagnostics=[d]) for d in problems]
     for n, f in enumerate(files, start=1):
         reports.append(validate_file(f, opts))

@@ -33,11 +33,14 @@ def discover(
     *,
     root: str | os.PathLike[str] | None = None,
     patterns: bool = True,
+    skipped: list[str] | None = None,
 ) -> tuple[list[str], list[Diagnostic]]:
     """The state files the paths name: files as given, directories searched, globs
     expanded (``patterns``: false takes every path literally, as the MCP server does). Links to
     directories are not followed; every file is listed once. A glob inside ``root`` (default:
-    the current directory) stays inside it."""
+    the current directory) stays inside it. ``.gitignore`` applies to the search only: a
+    directory named that holds a state file itself is that session, ignored or not; the state
+    files the search left out because git ignores them are appended to ``skipped``."""
     files: list[str] = []
     problems: list[Diagnostic] = []
     for p in paths:
@@ -49,9 +52,9 @@ def discover(
             elif not matches:
                 problems.append(diag("SR100", "no file matches this pattern", file=name))
             for m in matches:
-                files.extend(_search(m, problems) if _is_dir(m) else [m])
+                files.extend(_search(m, problems, skipped) if _is_dir(m) else [m])
         elif _is_dir(name):
-            files.extend(_search(name, problems))
+            files.extend(_search(name, problems, skipped))
         else:
             files.append(name)
     seen: set[str] = set()
@@ -173,17 +176,23 @@ def _is_dir(name: str) -> bool:
     return os.path.isdir(name) and not os.path.islink(name)
 
 
-def _search(top: str, problems: list[Diagnostic]) -> list[str]:
+def _search(top: str, problems: list[Diagnostic], skipped: list[str] | None = None) -> list[str]:
     listed = git_listed(top)
     found = listed if listed is not None else walk(top)
+    own = os.path.join(top, STATE_FILE)
+    if listed is not None and own not in found and os.path.lexists(own):
+        found = [own, *found]  # the session directory named itself: never ignored
+    if listed is not None and skipped is not None:
+        skipped.extend(p for p in git_listed(top, ignored=True) or [] if p not in found)
     if not found:
         problems.append(diag("SR101", f"no {STATE_FILE} under this directory", file=top))
     return found
 
 
-def git_listed(top: str) -> list[str] | None:
+def git_listed(top: str, *, ignored: bool = False) -> list[str] | None:
     """The state files under ``top`` that git tracks or would track (``.gitignore``
-    honoured); None when ``top`` is not in a git work tree or git is not installed."""
+    honoured), or with ``ignored`` those it ignores; None when ``top`` is not in a git work
+    tree or git is not installed."""
     cmd = [
         "git",
         "-c",
@@ -191,12 +200,11 @@ def git_listed(top: str) -> list[str] | None:
         "-C",
         top,
         "ls-files",
-        "--cached",
-        "--others",
+        *(("--others", "--ignored") if ignored else ("--cached", "--others")),
         "--exclude-standard",
         "-z",
         "--",
-        ".",
+        f":(glob)**/{STATE_FILE}" if ignored else ".",
     ]
     # lazy: subprocess (~5 ms) only when a directory is searched
     import subprocess

@@ -77,6 +77,37 @@ def _refuse_unreadable(s: Session, current: Loaded) -> None:
         )
 
 
+def refuse_stray(
+    session_dir: str | os.PathLike[str] | Session,
+    root: str | os.PathLike[str] | None = None,
+    *,
+    shown: str,
+    session_root: str,
+) -> None:
+    """SR101 (nothing written) for a directory that holds no state file and no ``.bak``:
+    `recover` repairs a session, it never creates one where none is (a hint pasted at the
+    repository root once made ``./00-session-state.json``, a lock and a worklog there). The
+    caller skips this for a directory under the session root (a session whose state was lost)."""
+    s = session_of(session_dir, root)
+    if not s.dir.is_dir():
+        return  # recover says SR100 itself
+    if any(os.path.lexists(s.dir / name) for name in (STATE, BAK)):
+        return
+    raise StoreError(
+        [
+            diag(
+                "SR101",
+                f"no {STATE} and no {BAK} in {shown}, and it is not a session directory under "
+                f"the session root {session_root}/; recover repairs a session and creates none "
+                "here (nothing was written)",
+                file=shown,
+                hint=f"Give the session's own directory (the one under {session_root}/ "
+                "named after its project), or check the path for a typing error.",
+            )
+        ]
+    )
+
+
 def recover(
     session_dir: str | os.PathLike[str] | Session,
     *,

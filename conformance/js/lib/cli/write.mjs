@@ -29,7 +29,7 @@ export function writeCommands(kit) {
         return kit.emitWrite(
           res,
           v.format,
-          `initialised ${join(ctx.dir, STATE)} (project ${positionals[0]}, workflow ${res.document?.workflow}, ${steps} steps pending)`,
+          `initialised ${kit.hereRelative(join(ctx.dir, STATE))} (project ${positionals[0]}, workflow ${res.document?.workflow}, ${steps} steps pending)`,
         );
       });
     },

@@ -51,10 +51,25 @@ export function settle(doc, wf, ctx) {
   throw new MigrationError(
     left.map((f) => ({
       code: "SR152",
-      message: `the migrated state would contradict itself: ${f.code} ${f.message}; ${tail}`,
+      message: `${cause(f, ctx)}the migrated state would contradict itself: ${f.code} ${f.message}; ${tail}`,
       pointer: f.pointer ?? "",
     })),
   );
+}
+
+/** What the file itself holds that led to contradiction `f`: the repairs the migration made to
+ * the same step, as the reference's `_cause` words them.
+ * @param {{pointer?: string | null}} f @param {Context} ctx */
+function cause(f, ctx) {
+  const place = (f.pointer ?? "").split("/").slice(0, 3).join("/");
+  if ((f.pointer ?? "").split("/").length < 3) return "";
+  const made = ctx.notes
+    .filter(
+      (/** @type {{pointer?: string}} */ n) =>
+        (n.pointer ?? "").split("/").slice(0, 3).join("/") === place,
+    )
+    .map((/** @type {{message: string}} */ n) => n.message);
+  return made.length ? `${made.join("; ")}, so ` : "";
 }
 
 /** The codes of CONTRADICTIONS in doc, once per occurrence.

@@ -246,7 +246,7 @@ function stepStatus(key, out, doc, ctx, base) {
     ctx.legacySet(out, "status", status);
     out.status = "pending";
     ctx.kept(
-      `step ${key}: status ${pyRepr(status)} is not a ${VERSION} status; set to pending, kept as x-legacy.status`,
+      `${status === null || status === undefined ? `step ${key} has no status` : `step ${key}: status ${pyRepr(status)} is not a ${VERSION} status`}; set to pending, kept as x-legacy.status`,
       pointer([...base, "status"]),
     );
   }
@@ -438,5 +438,6 @@ export function repairCurrentStep(doc, steps, ctx) {
       );
   }
   doc.current_step = value;
-  ctx.note(`current_step ${pyRepr(cur ?? null)} became ${value}`, "/current_step");
+  const was = cur === null || cur === undefined ? "was not set" : `was ${pyRepr(cur)}`;
+  ctx.note(`current_step set to ${value} (it ${was})`, "/current_step");
 }

@@ -14,6 +14,7 @@ from session_resume.core.diagnostics import Diagnostic, FileReport
 from session_resume.records import replace
 from session_resume.reporters.text import render_text
 from session_resume.services.errors import ServiceError
+from session_resume.storage.config import CONFIG_FILE as CONFIG_NAME
 from session_resume.storage.config import Config, ConfigError, find_root, load_config
 
 # lazy imports: the CLI imports only what the command it runs needs
@@ -21,7 +22,7 @@ from session_resume.storage.config import Config, ConfigError, find_root, load_c
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
+    from typing import Any, NoReturn
 
     from session_resume.services.context import Reading
 
@@ -89,6 +90,48 @@ class ArgumentParser(argparse.ArgumentParser):
         if self.lazy_description is not None:
             self.description = self.lazy_description()
         return super().format_help()
+
+    def error(self, message: str) -> NoReturn:
+        """argparse's usage error, with the nearest command or option for a mistyped one
+        (`valdate`: did you mean `validate`?)."""
+        super().error(message + did_you_mean(self, message))
+
+
+_INVALID_CHOICE = re.compile(r"invalid choice: '([^']*)'")
+_UNRECOGNIZED = re.compile(r"unrecognized arguments: (.*)")
+
+
+def did_you_mean(parser: argparse.ArgumentParser, message: str) -> str:
+    """The sentence naming the nearest command (an invalid choice of a subcommand) or option
+    (an unrecognized ``--option``) of ``parser`` and its subcommands; "" when none is near."""
+    # lazy: difflib only for a usage error
+    import difflib
+
+    choices: list[str] = []
+    options: list[str] = []
+    stack = [parser]
+    while stack:
+        p = stack.pop()
+        options += [o for o in p._option_string_actions if o.startswith("--")]
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                choices += list(a.choices)
+                stack += list(a.choices.values())
+    m = _INVALID_CHOICE.search(message)
+    if m:
+        near = difflib.get_close_matches(m.group(1), choices, n=1)
+        return f"; did you mean `{near[0]}`?" if near else ""
+    m = _UNRECOGNIZED.search(message)
+    if m:
+        found = []
+        for word in m.group(1).split():
+            if word.startswith("--"):
+                name = word.split("=", 1)[0]
+                near = difflib.get_close_matches(name, sorted(set(options)), n=1)
+                if near:
+                    found.append(f"`{near[0]}` for `{name}`")
+        return f"; did you mean {', '.join(found)}?" if found else ""
+    return ""
 
 
 def now_from(value: str | None) -> datetime:
@@ -355,9 +398,36 @@ def read_options(args: argparse.Namespace) -> tuple[Path, Reading, dict[str, Any
     )
 
 
+def here_relative(text: str) -> str:
+    """``text`` with every absolute path inside the repository the current directory is in
+    written relative to its root: one path style in what the CLI prints. Every command it
+    names still runs as printed from anywhere in the repository (a relative session directory
+    is looked up under the repository root first); a path elsewhere stays absolute."""
+    if os.sep not in text:
+        return text
+    here = Path.cwd()
+    root = next(
+        (d for d in (here, *here.parents) if (d / ".git").exists() or (d / CONFIG_NAME).exists()),
+        None,
+    )
+    if root is None or root == Path(root.anchor):
+        return text
+    prefix = str(root).rstrip(os.sep) + os.sep
+    return text.replace(prefix, "") if prefix in text else text
+
+
 def print_diagnostics(diags: list[Diagnostic], stream: Any = None, *, hints: bool = True) -> None:
     if not hints:
         diags = [replace(d, hint="") for d in diags]
+    diags = [
+        replace(
+            d,
+            file=here_relative(d.file),
+            message=here_relative(d.message),
+            hint=here_relative(d.hint),
+        )
+        for d in diags
+    ]
     if diags:
         by_file: dict[str, list[Diagnostic]] = {}
         for d in diags:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from datetime import UTC, datetime
 
@@ -287,12 +288,20 @@ def plan_text(session_dir: Path, sessions: Sessions, session: str | None) -> str
     orchestrator's answer, for the session ``session`` when it is this agent's own)."""
     # lazy: the resume service and its text, for session-start only
     from session_resume.cli.commands.resume import render_text
+    from session_resume.cli.commands.suggest import Naming, complete_answer, complete_text
     from session_resume.services import resume as resume_service
     from session_resume.services.context import Reading
 
     reading = Reading(root=sessions.root, default_workflow=sessions.workflow)
     result = resume_service.resume(session_dir, reading, now=datetime.now(UTC), session=session)
-    return str(render_text(clean_tree(result)))
+    # every command it names runs as printed from the host's cwd, as `resume DIR` prints it
+    chosen = result.get("session")
+    naming = Naming(
+        dir=shlex.split(hooks.shown_path(session_dir, sessions))[0],
+        session=session or (chosen.get("id") if isinstance(chosen, dict) else None),
+    )
+    complete_answer(result, naming)
+    return complete_text(str(render_text(clean_tree(result))), naming)
 
 
 def session_start_text(sessions: Sessions, source: str) -> str | None:
@@ -317,14 +326,14 @@ def session_start_text(sessions: Sessions, source: str) -> str | None:
         head.append(
             f"Its lease names session {lease['session']}: pass `--session {lease['session']}` "
             "only if that id appears earlier in this conversation (a `session start` you ran "
-            f"printed it); otherwise `session-resume session start {shown}` takes a "
-            "lease and prints your id (a live lease of another agent is taken only with the "
-            "user's consent)."
+            f"printed it); otherwise `session-resume session start --session-dir {shown}` "
+            "takes a lease and prints your id (a live lease of another agent is taken only "
+            "with the user's consent)."
         )
     else:
         head.append(
-            f"No session holds its lease: `session-resume session start {shown}` takes it and "
-            "prints the id to pass as `--session`."
+            f"No session holds its lease: `session-resume session start --session-dir {shown}` "
+            "takes it and prints the id to pass as `--session`."
         )
     others = [hooks.shown_path(o, sessions) for o in sessions.dirs[1:6]]
     tail = []

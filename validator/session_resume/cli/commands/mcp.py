@@ -84,5 +84,6 @@ def run(args: argparse.Namespace) -> int:
         stale_seconds=cfg.stale_after_seconds,
         archive_keep=cfg.archive_keep,
         heartbeat=args.heartbeat,
+        session_root=cfg.session_root,
     )
     return result

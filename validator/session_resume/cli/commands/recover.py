@@ -55,7 +55,13 @@ COMMANDS = (
 def run(args: argparse.Namespace) -> int:
     cfg, root, session_dir = session_of(args, workflow=args.workflow, project_with_dir=True)
     reading = reading_of(args, cfg, root)
-    res = maintenance.recover(session_dir, reading, now=now_from(args.now), project=args.project)
+    res = maintenance.recover(
+        session_dir,
+        reading,
+        now=now_from(args.now),
+        project=args.project,
+        session_root=cfg.session_root,
+    )
 
     naming = naming_of(args, relpath(session_dir) if not args.dir else None)
     for listed in (res.diagnostics, res.backup_problems, res.problems):

@@ -62,14 +62,15 @@ def run(args: argparse.Namespace) -> int:
     if rep["crashed"]:
         o = rep["orphan"]
         w(
-            f"CRASHED: session {o['session']} (owner {o['owner']}, host {o['host']}) left its "
+            f"CRASHED: session {o['session'] or 'unknown'} (owner {o['owner'] or 'unknown'}, "
+            f"host {o['host'] or 'unknown'}) left its "
             f"lease without session_end; silent for {o['silent_seconds']} s ({o['reason']}).\n"
         )
     else:
         lease = rep["lease"]
         held = (
-            f"{lease['state']}: session {lease['session']}, owner {lease['owner']}, heartbeat "
-            f"{lease['heartbeat']}"
+            f"{lease['state']}: session {lease['session'] or 'unknown'}, owner "
+            f"{lease['owner'] or 'unknown'}, heartbeat {lease['heartbeat'] or 'unknown'}"
             if lease
             else "none"
         )

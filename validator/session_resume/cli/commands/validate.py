@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -187,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
                 ],
                 exit_code=EXIT_USAGE,
             )
-        paths = [str(session_root)]
+        paths = [relpath(session_root)]
     if "-" in paths:
         return _validate_stdin(args, cfg, root, paths)
     # lazy: discovery only when paths are checked
@@ -214,15 +215,30 @@ def run(args: argparse.Namespace) -> int:
     from session_resume.terminal import progress
 
     show, close = progress("validate", enabled=REPORTERS[args.format].terminal)
+    skipped: list[str] = []
     try:
-        reports = validate(paths, opts, progress=show)
+        reports = validate(paths, opts, progress=show, skipped=skipped)
     finally:
         close()
+    if skipped and not args.quiet:
+        _note_skipped(skipped)
     if reports and all(r.codes == ["SR101"] for r in reports):
         # nothing to check at all: the command line named no state file (a usage error,
         # exit 2, as a missing path is), not "1 invalid"
         raise ServiceError([d for r in reports for d in r.diagnostics], exit_code=EXIT_USAGE)
     return _report(args, reports, root, docs_url)
+
+
+def _note_skipped(skipped: list[str]) -> None:
+    """Say on standard error how many state files ``.gitignore`` kept out of the search, and
+    how to check one (naming its directory checks it whatever git ignores)."""
+    first = relpath(os.path.dirname(skipped[0]) or ".")
+    n = len(skipped)
+    sys.stderr.write(
+        f"note: {n} git-ignored state file{'s' if n != 1 else ''} not checked (the search "
+        f"of a directory honours .gitignore); to check one, name its session directory: "
+        f"`session-resume validate {shlex.quote(first)}`\n"
+    )
 
 
 def _options(
@@ -351,11 +367,28 @@ def _selection(args: argparse.Namespace, cfg: Any) -> Any:
 
     select = _codes_arg(args.select, "--select")
     ignore = _codes_arg(args.ignore, "--ignore") or ()
+    _note_unignorable(ignore, "--ignore")
+    _note_unignorable(cfg.ignore, "ignore in the configuration")
     return Selection(
         select=select if select is not None else cfg.select,
         ignore=(*cfg.ignore, *ignore),
         per_file_ignores=cfg.per_file_ignores,
     )
+
+
+def _note_unignorable(selectors: Any, where: str) -> None:
+    """A notice on standard error for the read errors (SR1xx) ``selectors`` name: they are
+    reported whatever is ignored (a file that cannot be read is never valid), so naming them
+    changes nothing, and the user should know it did not."""
+    # lazy: as every module of the selection, only when validate runs
+    from session_resume.core.selection import ALWAYS
+
+    named = [s for s in selectors or () if s.startswith(ALWAYS) or s in ("SR", "ALL", "S")]
+    if named:
+        sys.stderr.write(
+            f"note: {where} {', '.join(named)}: read errors ({ALWAYS}xx) cannot be ignored; "
+            "they are still reported\n"
+        )
 
 
 def _relative(path: str, root: Path) -> str | None:
@@ -373,7 +406,11 @@ def _complete_suggestions(args: argparse.Namespace, reports: list[FileReport]) -
     # lazy: only suggestions need it
     from session_resume.cli.commands.suggest import Naming, complete_diagnostics
 
+    # standard input without --stdin-filename is no file of any session directory: its
+    # hints keep their DIR (the current directory is not the piped file's session)
+    piped = getattr(args, "paths", None) == ["-"] and not getattr(args, "stdin_filename", None)
     for r in reports:
         sd = os.path.dirname(r.path) or "."
-        naming = Naming(dir=sd if os.path.isdir(sd) else None, root=args.root)
+        named = not piped and os.path.isdir(sd)
+        naming = Naming(dir=sd if named else None, root=args.root)
         r.diagnostics = complete_diagnostics(r.diagnostics, naming)

@@ -20,6 +20,7 @@ from session_resume.cli.commands.common import (
     config_near,
     diag_json,
     emit_json,
+    here_relative,
     now_from,
     print_diagnostics,
     project_dir,
@@ -398,7 +399,7 @@ def run_init(args: argparse.Namespace) -> int:
     return _emit(
         args,
         res,
-        f"initialised {ctx.state_path} (project {args.project}, workflow {wf}, "
+        f"initialised {here_relative(str(ctx.state_path))} (project {args.project}, workflow {wf}, "
         f"{len(res.document.get('steps') or {})} steps pending)",
     )
 

@@ -77,7 +77,12 @@ def migrate(
             [
                 diag(
                     "SR142",
-                    f"schema_version {doc.get('schema_version')!r} is not a version string",
+                    (
+                        "schema_version is not set; it must be"
+                        if doc.get("schema_version") is None
+                        else f"schema_version {doc.get('schema_version')!r} is not"
+                    )
+                    + " a version string",
                     file=file,
                     pointer="/schema_version",
                 )

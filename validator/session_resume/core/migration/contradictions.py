@@ -57,13 +57,25 @@ def settle(doc: dict[str, Any], wf: Workflow | None, ctx: MigrationContext) -> N
         [
             diag(
                 "SR152",
-                f"the migrated state would contradict itself: {d.code} {d.message}; {tail}",
+                _cause(d, ctx)
+                + f"the migrated state would contradict itself: {d.code} {d.message}; {tail}",
                 file=ctx.file,
                 pointer=d.pointer,
             )
             for d in left
         ]
     )
+
+
+def _cause(d: Diagnostic, ctx: MigrationContext) -> str:
+    """What the file itself holds that led to contradiction ``d``: the repairs the migration
+    made to the same step (``step 1: status 'done-ish' is not a 3.0 status; set to
+    pending``), so a refusal names the file's own finding, not only the repaired copy's."""
+    place = d.pointer.split("/")[:3]
+    if len(place) < 3:
+        return ""
+    made = [n.message for n in ctx.notes if n.pointer.split("/")[:3] == place]
+    return "; ".join(made) + ", so " if made else ""
 
 
 def contradictions(doc: dict[str, Any], wf: Workflow | None, file: str) -> list[Diagnostic]:

@@ -219,8 +219,12 @@ def _step_status(
             ctx.notes.append(
                 diag(
                     "SR151",
-                    f"step {key}: status {status!r} is not a {VERSION} status; "
-                    "set to pending, kept as x-legacy.status",
+                    (
+                        f"step {key} has no status; "
+                        if status is None
+                        else f"step {key}: status {status!r} is not a {VERSION} status; "
+                    )
+                    + "set to pending, kept as x-legacy.status",
                     file=ctx.file,
                     pointer=pointer_join([*base, "status"]),
                 )
@@ -398,4 +402,5 @@ def repair_current_step(doc: dict[str, Any], steps: dict[str, Any], ctx: Migrati
                 "/current_step",
             )
     doc["current_step"] = new
-    ctx.note(f"current_step {cur!r} became {new}", "/current_step")
+    was = "was not set" if cur is None else f"was {cur!r}"
+    ctx.note(f"current_step set to {new} (it {was})", "/current_step")
