@@ -30,8 +30,6 @@ from session_resume.cli.commands.common import (
 )
 from session_resume.cli.parser import Command
 from session_resume.core.workflow import BUILTINS, DEFAULT_WORKFLOW
-from session_resume.core.write_moments import ReviewAudit
-from session_resume.services import leases, writes
 from session_resume.services.context import (
     ENV_SESSION,
     PROJECT_NAME,
@@ -40,8 +38,6 @@ from session_resume.services.context import (
     session_dir_for_project,
 )
 from session_resume.services.errors import ServiceError
-from session_resume.services.leases import SessionResult
-from session_resume.services.writes import WriteResult
 from session_resume.storage.config import Config
 from session_resume.storage.discovery import session_dir_of
 
@@ -50,6 +46,25 @@ if TYPE_CHECKING:
     from typing import Any
 
     from session_resume.core.diagnostics import Diagnostic
+    from session_resume.services.leases import SessionResult
+    from session_resume.services.writes import WriteResult
+
+# lazy imports: the services, and the write moments under them, only when a write runs: a
+# parser built to read a command's options (the session-start hook's plan, the suggestions)
+# imports no write moment (tests/test_cold_imports.py)
+
+
+def _writes() -> Any:
+    from session_resume.services import writes
+
+    return writes
+
+
+def _leases() -> Any:
+    from session_resume.services import leases
+
+    return leases
+
 
 # --- command line --------------------------------------------------------------------------
 
@@ -392,7 +407,7 @@ def _step_label(res: WriteResult, key: str) -> str:
 @_command
 def run_init(args: argparse.Namespace) -> int:
     ctx = _context(args, project=args.project, creating=True)
-    res = writes.init_session(ctx, args.project, workflow=args.workflow, fresh=args.fresh)
+    res = _writes().init_session(ctx, args.project, workflow=args.workflow, fresh=args.fresh)
     if args.format == "text" and res.archived_to:
         sys.stdout.write(f"archived the previous session's files to {res.archived_to}\n")
     wf = res.document.get("workflow")
@@ -407,7 +422,7 @@ def run_init(args: argparse.Namespace) -> int:
 @_command
 def run_start(args: argparse.Namespace) -> int:
     ctx = _context(args)
-    res = writes.start_step(ctx, args.step, force=args.force, name=args.name)
+    res = _writes().start_step(ctx, args.step, force=args.force, name=args.name)
     detail = (res.event or {}).get("detail") or {}
     extra = ""
     if detail.get("restart"):
@@ -418,7 +433,7 @@ def run_start(args: argparse.Namespace) -> int:
 @_command
 def run_checkpoint(args: argparse.Namespace) -> int:
     ctx = _context(args)
-    res = writes.checkpoint(ctx, args.step, args.sub_step, args.artifact, args.context_file)
+    res = _writes().checkpoint(ctx, args.step, args.sub_step, args.artifact, args.context_file)
     sub = res.document["steps"][args.step]["sub_step"]
     return _emit(args, res, f"{_step_label(res, args.step)}: checkpoint {sub}")
 
@@ -426,14 +441,14 @@ def run_checkpoint(args: argparse.Namespace) -> int:
 @_command
 def run_complete(args: argparse.Namespace) -> int:
     ctx = _context(args)
-    res = writes.complete_step(ctx, args.step)
+    res = _writes().complete_step(ctx, args.step)
     return _emit(args, res, f"{_step_label(res, args.step)}: complete")
 
 
 @_command
 def run_skip(args: argparse.Namespace) -> int:
     ctx = _context(args)
-    res = writes.skip_step(ctx, args.step, args.reason, force=args.force)
+    res = _writes().skip_step(ctx, args.step, args.reason, force=args.force)
     return _emit(args, res, f"{_step_label(res, args.step)}: skipped ({args.reason})")
 
 
@@ -446,7 +461,7 @@ def run_decide(args: argparse.Namespace) -> int:
         if missing:
             raise _usage("decide --log needs " + ", ".join(f"--{m}" for m in missing))
         ctx = _context(args)
-        res = writes.log_decision(
+        res = _writes().log_decision(
             ctx,
             args.title,
             args.choice,
@@ -461,7 +476,7 @@ def run_decide(args: argparse.Namespace) -> int:
     if args.title or args.choice or args.rationale or args.decision_step or args.alternative:
         raise _usage("--title, --choice, --rationale, --step and --alternative go with --log")
     ctx = _context(args)
-    res = writes.set_decision(ctx, args.key, args.value)
+    res = _writes().set_decision(ctx, args.key, args.value)
     return _emit(args, res, f"decision {args.key} = {args.value}")
 
 
@@ -469,9 +484,9 @@ def run_decide(args: argparse.Namespace) -> int:
 def run_finding(args: argparse.Namespace) -> int:
     ctx = _context(args)
     res = (
-        writes.add_finding(ctx, args.title)
+        _writes().add_finding(ctx, args.title)
         if args.finding_action == "add"
-        else writes.resolve_finding(ctx, args.title)
+        else _writes().resolve_finding(ctx, args.title)
     )
     n = len(res.document.get("open_findings") or [])
     verb = "added" if args.finding_action == "add" else "resolved"
@@ -481,6 +496,8 @@ def run_finding(args: argparse.Namespace) -> int:
 @_command
 def run_review_audit(args: argparse.Namespace) -> int:
     ctx = _context(args)
+    from session_resume.core.write_moments import ReviewAudit
+
     audit = ReviewAudit(
         complexity=args.complexity,
         passes_planned=args.passes_planned,
@@ -489,7 +506,7 @@ def run_review_audit(args: argparse.Namespace) -> int:
         skipped=tuple(args.skipped_pass),
         skip_reasons=tuple(args.skip_reason),
     )
-    res = writes.review_audit(ctx, args.step, audit)
+    res = _writes().review_audit(ctx, args.step, audit)
     e = res.document["review_audit"][f"step_{args.step}"]
     return _emit(
         args,
@@ -513,7 +530,9 @@ def parse_decisions(items: list[str]) -> dict[str, Any]:
 def run_transition(args: argparse.Namespace) -> int:
     decisions = parse_decisions(args.decision)
     ctx = _context(args)
-    res = writes.transition(ctx, args.complete_step, args.start_step, decisions, force=args.force)
+    res = _writes().transition(
+        ctx, args.complete_step, args.start_step, decisions, force=args.force
+    )
     text = (
         f"{_step_label(res, args.complete_step)}: complete; "
         f"{_step_label(res, args.start_step)}: in_progress"
@@ -534,7 +553,7 @@ def _emit_session(args: argparse.Namespace, res: SessionResult, text: str) -> in
 @_command
 def run_session_start(args: argparse.Namespace) -> int:
     ctx = _context(args)
-    res = leases.start_session(ctx, owner=args.owner, pid=args.pid, takeover=args.takeover)
+    res = _leases().start_session(ctx, owner=args.owner, pid=args.pid, takeover=args.takeover)
     if res.action == "adopted" and args.format == "text":
         sys.stderr.write(
             f"session-resume: adopted the lease of session {res.previous_session}, taken "
@@ -550,7 +569,7 @@ def run_session_start(args: argparse.Namespace) -> int:
 @_command
 def run_session_end(args: argparse.Namespace) -> int:
     ctx = _context(args)
-    res = leases.end_session(ctx)
+    res = _leases().end_session(ctx)
     text = f"session {res.session} ended\n" if res.session else "no active session\n"
     return _emit_session(args, res, text)
 
@@ -558,6 +577,6 @@ def run_session_end(args: argparse.Namespace) -> int:
 @_command
 def run_ping(args: argparse.Namespace) -> int:
     ctx = _context(args)
-    res = leases.ping_session(ctx)
+    res = _leases().ping_session(ctx)
     hb = (res.lease or {}).get("heartbeat")
     return _emit_session(args, res, f"session {res.session}: heartbeat {hb}\n")
