@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -367,9 +368,12 @@ def test_resume_text_output_names_the_command(session_dir: Path) -> None:
     assert "[after cost estimate produced]" in proc.stdout
 
 
-def test_resume_missing_dir_is_usage_error(tmp_path: Path) -> None:
-    proc = run_cli("resume", str(tmp_path / "nope"), cwd=tmp_path)
+def test_resume_missing_dir_outside_the_repository_is_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "repo").mkdir()
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    proc = run_cli("resume", str(tmp_path / "nope"), cwd=tmp_path / "repo")
     assert proc.returncode == 2 and "SR100" in proc.stderr
+    assert not (tmp_path / "nope").exists()
 
 
 def test_lifecycle_example_script(tmp_path: Path) -> None:

@@ -614,6 +614,7 @@ def test_mid_step_resume_over_the_mcp_sdk_client(tmp_path: Path) -> None:
         "checkpoint",
         "checkpoint",
         "complete",
+        "approve",
         "session_end",
     ]
     assert all("session" not in c["arguments"] for c in ans["commands"])

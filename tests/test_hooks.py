@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import time
 from functools import cache
 from pathlib import Path
@@ -362,6 +363,26 @@ def test_hostile_input_never_blocks_nor_tracebacks(
         assert (changed, event) == ({"agent-output/shop/00-worklog.jsonl"}, "pre-compact")
         note = json.loads((root / changed.pop()).read_text().splitlines()[-1])
         assert note["event"] == "note" and "host_session" not in note["detail"]
+
+
+def test_session_start_in_a_repository_with_no_session_names_the_fresh_start(
+    tmp_path: Path,
+) -> None:
+    """No session yet: the hook answers through the same door as `resume` (a fresh start,
+    `init` first), and the command it names answers `fresh_start` as printed."""
+    root, sdir = make_repo(tmp_path)
+    shutil.rmtree(root / "agent-output")
+    out = hook("session-start", data=fixture_input("claude", "session-start", root, sdir))
+    text = out["hookSpecificOutput"]["additionalContext"]
+    assert "`session-resume resume --project PROJECT`" in text and "`init`" in text
+    res = run_cli("resume", "--project", "harbor", cwd=root)
+    assert res.returncode == 0 and res.stdout.startswith("action: fresh_start, step 1")
+    assert not (root / "agent-output").exists()
+    # not a repository: nothing injected
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    data = fixture_input("claude", "session-start", plain, plain / "x")
+    assert hook("session-start", data=data, cwd=plain) is None
 
 
 def test_a_misconfigured_hook_is_silent_not_a_usage_error(tmp_path: Path) -> None:

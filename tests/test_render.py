@@ -630,7 +630,7 @@ WRITE_CALLS = [
     "session-resume session start",
     "session-resume session end",
     "session-resume ping",
-    "session-resume render handoff ",
+    "session-resume approve STEP",
 ]
 
 

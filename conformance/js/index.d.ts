@@ -300,8 +300,12 @@ export function sessionStart(
   ctx: Context,
   opts?: { takeover?: boolean; owner?: string | null; pid?: number | null },
 ): { session: string; action: "created" | "kept" | "adopted" | "takeover"; events: WorklogEvent[] };
-/** `session end`: log `session_end` and remove the lease; `none` when there was none. */
-export function sessionEnd(ctx: Context): {
+/** `session end`: log `session_end` and remove the lease; `none` when there was none. With
+ * reason `paused` the step in progress stops before it is complete (spec §7, SR720). */
+export function sessionEnd(
+  ctx: Context,
+  reason?: "paused" | null,
+): {
   session: string | null;
   action: "ended" | "none";
   events: WorklogEvent[];
@@ -324,6 +328,10 @@ export function transition(
   decisions: Record<string, unknown>,
   opts?: { force?: boolean },
 ): WriteResult;
+
+/** The user approved the gate of complete step `key`, with `decisions` (spec §4.1): one
+ * write records them and the approval (`decision_log`, event `gate_approved`). */
+export function approve(ctx: Context, key: string, decisions: Record<string, unknown>): WriteResult;
 
 /** The pure transitions behind the write moments (no I/O). */
 export namespace transitions {
@@ -383,6 +391,16 @@ export namespace transitions {
     opts?: { force?: boolean },
   ): StateDocument;
   function nextDecisionId(doc: StateDocument): string;
+  /** The user's approval of step `key`'s gate (spec §4.1). */
+  function approveGate(
+    doc: StateDocument,
+    wf: Workflow,
+    key: string,
+    decisions: Record<string, unknown>,
+    now: Micros,
+  ): StateDocument;
+  /** The decision_log entry recording the approval of step `key`'s gate, or null. */
+  function gateApproval(doc: StateDocument, key: string): Record<string, unknown> | null;
 }
 
 /** Run the command line with `argv` (without node and the script); returns the exit code. */

@@ -1,7 +1,7 @@
 // session-resume in JavaScript: the library API. See README.md and index.d.ts.
 //
 // Read side: validate, migrate, recover, the resume decision. Write side: the write moments
-// (init, start, checkpoint, complete, skip, decide, logDecision, finding, transition), each one
+// (init, start, checkpoint, complete, skip, decide, logDecision, finding, transition, approve), each one
 // atomic save under the lock with its worklog event and the lease. Protocol data (schemas,
 // built-in workflows) comes from the bundled schema/ (see lib/schema.mjs).
 
@@ -24,6 +24,7 @@ export { formatTimestamp, parseNow, parseTimestamp } from "./lib/timeutil.mjs";
 export { withLock, LockError } from "./lib/lock.mjs";
 export * as transitions from "./lib/transitions.mjs";
 export {
+  approve,
   checkpointStep as checkpoint,
   completeStep as complete,
   decide,

@@ -841,10 +841,11 @@ export function sessionStart(ctx, { takeover = false, owner = null, pid = null }
 /**
  * `session end`: log `session_end` for the lease's session (unless it ended already) and remove
  * the sentinel; an orphan's end names why. Refused (SR511) for a live lease of another session
- * named explicitly. @param {Context} ctx
+ * named explicitly. `reason` `paused`: the agent stops before the step is complete.
+ * @param {Context} ctx @param {string|null} [reason]
  * @returns {{session: string|null, action: "ended"|"none", events: WorklogEvent[]}}
  */
-export function sessionEnd(ctx) {
+export function sessionEnd(ctx, reason = null) {
   return withLock(ctx.dir, () => {
     const lease = currentLease(ctx);
     const holder = isObject(lease.sentinel) ? lease.sentinel.session : undefined;
@@ -862,6 +863,9 @@ export function sessionEnd(ctx) {
       if (lease.state === "stale" || lease.state === "dead_owner") {
         detail = { orphaned: true, reason: lease.state };
         if (session !== null) detail.ended_by = session;
+      } else if (reason !== null) {
+        // a stop mid-step (spec §7): the next resume reports the pause (SR720)
+        detail = { reason };
       }
       events.push(
         appendEvent(ctx.dir, "session_end", {
@@ -1035,4 +1039,19 @@ export const transition = (ctx, completeKey, startKey, decisions, { force = fals
     if (force) detail.forced = true;
     const warnings = T.completionGaps(doc, wf, completeKey, document);
     return { document, event: "step_start", step: startKey, detail, warnings };
+  });
+
+/**
+ * The user approved the gate of complete step `key`, with `decisions` (spec §4.1): event
+ * `gate_approved`. The package renders no handoff (the reference's toolchain does).
+ * @param {Context} ctx @param {string} key @param {Record<string, unknown>} decisions
+ */
+export const approve = (ctx, key, decisions) =>
+  writeState(ctx, (doc, wf) => {
+    const document = T.approveGate(doc, wf, key, decisions, ctx.now);
+    const entry = /** @type {Record<string, unknown>} */ (document.decision_log.at(-1));
+    /** @type {Record<string, unknown>} */
+    const detail = { gate: entry.gate, decision: entry.id };
+    if (Object.keys(decisions).length) detail.decisions = { ...decisions };
+    return { document, event: "gate_approved", step: key, detail };
   });

@@ -52,6 +52,13 @@ _HOOK_EVENT = {
 }
 MAX_INPUT = 4 * 1024 * 1024  # a larger input is not read: the hook allows
 PLAN_LIMIT = 3000  # characters of the session-start context
+# A repository with no session yet: the same door as every other moment (docs/spec.md §10.2)
+FRESH_START = (
+    "session-resume: no session in this repository yet. To start one, ask "
+    "`session-resume resume --project PROJECT` (PROJECT: the project's name): it answers "
+    "`fresh_start` with the plan, whose first command, `init`, creates the state and takes "
+    "the lease; then follow it as printed."
+)
 COMPACTED = "Your context was compacted: the plan above is the truth."
 # Copilot's own (camelCase) input fields: a payload with one of them comes from Copilot.
 _COPILOT_KEYS = ("toolName", "toolArgs", "toolResult", "transcriptPath", "stopReason")
@@ -217,6 +224,10 @@ def answer(doc: dict[str, Any] | None, given_event: str | None, given_host: str 
     cwd = _text(doc, "cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
 
     sessions = hooks.find_sessions(cwd)
+    if sessions is not None and not sessions.dirs and event == "session-start":
+        # a repository (not any directory) with no session yet: how to start one
+        fresh = os.path.lexists(sessions.root / ".git")
+        return _context(host, event, FRESH_START) if fresh else None
     if sessions is None or not sessions.dirs:
         return None
     if event == "session-start":
