@@ -172,8 +172,11 @@ def test_no_session_no_output(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     (root / ".git").mkdir(parents=True)
     for host in HOSTS:
-        for name in ("session-start", "pre-tool-use", "stop", "pre-compact"):
+        for name in ("pre-tool-use", "stop", "pre-compact"):
             assert hook(event_of(name), data=fixture_input(host, name, root, root / "x")) is None
+        # the session start names the fresh start (the same door as `resume`), writing nothing
+        out = hook("session-start", data=fixture_input(host, "session-start", root, root / "x"))
+        assert "fresh_start" in json.dumps(out)
     assert snapshot(root) == {}
 
 
@@ -433,8 +436,9 @@ def test_a_scripted_host_plays_a_whole_session(tmp_path: Path, host: str) -> Non
     def body(out: Any) -> Any:
         return out.get("hookSpecificOutput", out)
 
-    # A repository without a session: the host's session start injects nothing.
-    assert send("SessionStart", source="startup" if host == "claude" else "new") is None
+    # A repository without a session: the host's session start names the fresh start.
+    first = send("SessionStart", source="startup" if host == "claude" else "new")
+    assert "`session-resume resume --project PROJECT`" in body(first)["additionalContext"]
     # The agent starts a session and its first step with the real CLI.
     assert run_cli("init", "shop", cwd=root).returncode == 0
     assert run_cli("start", "1", "--project", "shop", cwd=root).returncode == 0

@@ -351,7 +351,7 @@ export namespace transitions {
     wf: Workflow,
     key: string,
     subStep: string,
-    opts?: { artifacts?: string[]; contextFiles?: string[] },
+    opts?: { artifacts?: string[]; contextFiles?: string[]; base?: string | null },
   ): StateDocument;
   function complete(doc: StateDocument, wf: Workflow, key: string, now: Micros): StateDocument;
   function skip(

@@ -965,6 +965,9 @@ function cwdRoot(v) {
  * @param {string} dir @param {string | null} root */
 function creatable(dir, root) {
   if (root === null || lexists(dir)) return false;
+  // no repository here (the reference's REPOSITORY_MARKS): nothing to start a session in
+  if (![".git", ".session-resume.yaml", "pyproject.toml"].some((m) => lexists(join(root, m))))
+    return false;
   const top = realOrAbsolute(root);
   let at = resolve(dir);
   while (!lexists(at)) {

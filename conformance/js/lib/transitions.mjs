@@ -138,6 +138,34 @@ function checkPaths(paths, pointer) {
   return out;
 }
 
+/**
+ * A listed path in its one stored form (spec §4; the reference's `one_form`): normalised, and a
+ * bare file name resolved against the session directory `base` (repository-relative).
+ * @param {string} path @param {string | null} base
+ */
+export function oneForm(path, base) {
+  const p = path && !path.startsWith("/") ? normalize(path) : path;
+  if (base !== null && base !== "" && base !== "." && !p.includes("/") && p !== "." && p !== "..")
+    return `${base}/${p}`;
+  return p;
+}
+
+/** `target` (a step's listed paths) in the one form, each once, in order.
+ * @param {unknown[]} target @param {string} base */
+function oneFormList(target, base) {
+  const seen = new Set();
+  const out = [];
+  for (let p of target) {
+    if (typeof p === "string") {
+      p = oneForm(p, base);
+      if (seen.has(p)) continue;
+      seen.add(p);
+    }
+    out.push(p);
+  }
+  target.splice(0, target.length, ...out);
+}
+
 /** @param {unknown[]} target @param {string[]} values */
 function appendUnique(target, values) {
   const seen = new Set(
@@ -249,9 +277,16 @@ export function start(doc, wf, key, now, { force = false, orphaned = false, name
 /**
  * Sub-step done: record the checkpoint and append artifacts and context files (deduplicated).
  * @param {StateDocument} doc @param {Workflow} wf @param {string} key @param {string} subStep
- * @param {{artifacts?: string[], contextFiles?: string[]}} [opts]
+ * @param {{artifacts?: string[], contextFiles?: string[], base?: string | null}} [opts] `base`:
+ *   the session directory relative to the repository (every listed path then in its one form)
  */
-export function checkpoint(doc, wf, key, subStep, { artifacts = [], contextFiles = [] } = {}) {
+export function checkpoint(
+  doc,
+  wf,
+  key,
+  subStep,
+  { artifacts = [], contextFiles = [], base = null } = {},
+) {
   const out = clone(doc);
   const step = existing(out, wf, key);
   const sdef = wf.step(key);
@@ -283,11 +318,15 @@ export function checkpoint(doc, wf, key, subStep, { artifacts = [], contextFiles
   }
   const arts = checkPaths(artifacts, ptr("steps", key, "artifacts"));
   const ctx = checkPaths(contextFiles, ptr("steps", key, "context_files_used"));
-  for (const [list, values] of /** @type {[string, string[]][]} */ ([
+  for (let [list, values] of /** @type {[string, string[]][]} */ ([
     ["artifacts", arts],
     ["context_files_used", ctx],
   ])) {
     if (!Array.isArray(step[list])) step[list] = [];
+    if (base !== null) {
+      oneFormList(step[list], base);
+      values = values.map((v) => oneForm(v, base));
+    }
     appendUnique(step[list], values);
   }
   step.sub_step = sub;

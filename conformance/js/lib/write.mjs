@@ -922,7 +922,10 @@ export const startStep = (ctx, key, { force = false, name = null } = {}) => {
  */
 export const checkpointStep = (ctx, key, subStep, { artifacts = [], contextFiles = [] } = {}) =>
   writeState(ctx, (doc, wf) => {
-    const document = T.checkpoint(doc, wf, key, subStep, { artifacts, contextFiles });
+    // the session directory relative to the repository: every listed path in its one form
+    const rel = ctx.root ? relative(ctx.root, ctx.dir).split(sep).join("/") : null;
+    const base = rel === null || rel.startsWith("..") ? null : rel || ".";
+    const document = T.checkpoint(doc, wf, key, subStep, { artifacts, contextFiles, base });
     const written = document.steps[key].sub_step;
     /** @type {Record<string, unknown>} */
     const detail = {};

@@ -15,10 +15,12 @@ from pathlib import Path
 
 from session_resume.cli.commands.common import (
     UsageError,
+    config_for,
     diag_json,
     emit_json,
     print_diagnostics,
     resolve_path,
+    root_of,
 )
 from session_resume.cli.parser import KNOWN, build_parser
 from session_resume.core.codes import diag
@@ -72,7 +74,6 @@ def _fresh_start(args: argparse.Namespace, name: str, path: str) -> bool:
     if getattr(args, "command", None) != "resume" or name != "dir":
         return False
     # lazy: only a resume of a directory that does not exist
-    from session_resume.cli.commands.common import config_for, root_of
     from session_resume.services.resume import creatable
 
     try:  # the repository the user stands in (or --root), never one found from the path

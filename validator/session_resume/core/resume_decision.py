@@ -27,7 +27,7 @@ from session_resume.core.resume_messages import explain
 from session_resume.core.rules import ordered_step_keys
 from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.core.workflow import Workflow
-from session_resume.core.write_moments import started_at_gate
+from session_resume.core.write_moments import init_state, started_at_gate
 from session_resume.records import field, record
 
 TYPE_CHECKING = False
@@ -188,8 +188,6 @@ def _fresh_plan(out: dict[str, Any], snap: Snapshot, now: datetime, wf: Workflow
     """A fresh start's plan (docs/spec.md §10.2): `init` creates the state and takes the
     lease, then the workflow's first step as a `start` of the state `init` writes (its start,
     its checkpoints, what completes it). The service adds `init`'s workflow and session."""
-    from session_resume.core.write_moments import init_state
-
     keys = wf.step_keys
     if not keys:
         return

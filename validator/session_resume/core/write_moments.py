@@ -23,7 +23,7 @@ from datetime import datetime
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.rules import ordered_step_keys, step_order_key
-from session_resume.core.timeutil import format_ts
+from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.core.workflow import Workflow, pending_step
 from session_resume.core.write_checks import (
     STEP_KEY,
@@ -643,9 +643,6 @@ def gate_approval(doc: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
 
 
 def _earlier(a: str, b: str) -> bool:
-    # lazy: only an approval beside a timed step compares times
-    from session_resume.core.timeutil import parse_ts
-
     ta, tb = parse_ts(a), parse_ts(b)
     return ta is not None and tb is not None and ta < tb
 

@@ -66,17 +66,7 @@ def resume_prompt(rt: Runtime, arguments: dict[str, str] | None) -> tuple[str, s
     """(description, text) of the ``resume`` prompt: the plan the ``resume`` tool answers."""
     args: dict[str, Any] = {k: v for k, v in (arguments or {}).items() if v}
     out = call(rt, "resume", args)
-    codes = [d.get("code") for d in out.result.get("diagnostics", [])]
-    if not out.ok and codes == ["SR100"] and args.get("project"):
-        # services.resume refuses a directory that does not exist: no session yet.
-        return (
-            "Resume: no session yet",
-            f"There is no session of project {args['project']} yet (the decision would be "
-            "`fresh_start`).\n\nFirst action: call `init` with the project (and its "
-            "workflow), then `start` the first step.\n\n"
-            "Then record progress with the write-moment tools (start, checkpoint, complete, "
-            "decide, finding, transition), each right when it happens.\n",
-        )
+    # no session yet: the `resume` tool answers `fresh_start`, its plan `init` first
     if not out.ok:
         return (
             "session-resume could not decide how to resume",

@@ -97,6 +97,9 @@ class Sessions:
     cwd: Path
     dirs: tuple[Path, ...]
     workflow: str | None = None  # the project configuration's workflow
+    # no session yet, and one could be started here: a git repository whose session root is
+    # absent or a directory inside it (a fresh start, docs/spec.md §10.2)
+    fresh: bool = False
 
 
 def find_sessions(cwd: str | os.PathLike[str]) -> Sessions | None:
@@ -129,10 +132,13 @@ def find_sessions(cwd: str | os.PathLike[str]) -> Sessions | None:
                 small = _size(state) <= MAX_ORDER_READ
                 doc = read_state(d) if small else None
                 found.append((in_progress(doc) is None, -_mtime(state), d))
+    except FileNotFoundError:
+        found = []
     except OSError:
         return Sessions(cfg.root, here, (), cfg.workflow)
     found.sort()
-    return Sessions(cfg.root, here, tuple(d for _, _, d in found), cfg.workflow)
+    fresh = not found and os.path.lexists(cfg.root / ".git")
+    return Sessions(cfg.root, here, tuple(d for _, _, d in found), cfg.workflow, fresh)
 
 
 def _size(path: Path) -> int:

@@ -127,12 +127,18 @@ def resume(
     return result
 
 
+# What makes a directory a repository a session can start in (its root holds one).
+REPOSITORY_MARKS = (".git", ".session-resume.yaml", "pyproject.toml")
+
+
 def creatable(session_dir: Path, root: Path | None) -> bool:
     """Whether ``session_dir``, absent, is a directory `init` may create: nothing by its name
-    (not even a dangling link), and its nearest existing ancestor a directory inside the
-    repository root (no link leading out of it)."""
+    (not even a dangling link), the root a repository (:data:`REPOSITORY_MARKS`), and the
+    nearest existing ancestor a directory inside it (no link leading out of it)."""
     if root is None or os.path.lexists(session_dir):
         return False
+    if not any(os.path.lexists(os.path.join(root, m)) for m in REPOSITORY_MARKS):
+        return False  # no repository here: nothing to start a session in
     top = os.path.realpath(root)
     at = os.path.abspath(session_dir)
     while not os.path.lexists(at):

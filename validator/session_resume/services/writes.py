@@ -26,7 +26,7 @@ from session_resume.core.workflow import Workflow, WorkflowError, load_workflow,
 from session_resume.core.write_checks import one_form
 from session_resume.core.write_moments import TransitionError
 from session_resume.records import field, record, replace
-from session_resume.services.context import WriteContext, make_session_dir
+from session_resume.services.context import Reading, WriteContext, make_session_dir
 from session_resume.services.errors import ServiceError
 from session_resume.services.leases import (
     LEASE_TAIL_EVENTS,
@@ -560,7 +560,6 @@ def approve_gate(
     res = write_state(ctx, changes.approve_gate(step, dict(decisions or {}), ctx.now))
     if handoff:
         # lazy: only an approval renders the handoff (Jinja)
-        from session_resume.services.context import Reading
         from session_resume.services.rendering import render_handoff
 
         reading = Reading(root=ctx.root, default_workflow=ctx.default_workflow)

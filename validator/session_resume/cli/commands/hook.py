@@ -224,10 +224,8 @@ def answer(doc: dict[str, Any] | None, given_event: str | None, given_host: str 
     cwd = _text(doc, "cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
 
     sessions = hooks.find_sessions(cwd)
-    if sessions is not None and not sessions.dirs and event == "session-start":
-        # a repository (not any directory) with no session yet: how to start one
-        fresh = os.path.lexists(sessions.root / ".git")
-        return _context(host, event, FRESH_START) if fresh else None
+    if sessions is not None and sessions.fresh and event == "session-start":
+        return _context(host, event, FRESH_START)  # no session yet: how to start one
     if sessions is None or not sessions.dirs:
         return None
     if event == "session-start":
