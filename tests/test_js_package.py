@@ -1764,7 +1764,10 @@ def test_cli_hostile_and_missing_paths_match_python(tmp_path: Path) -> None:
         outs[impl] = []
         for argv in _HOSTILE_RUNS:
             proc = _run([*cmd, *argv, "--now", NOW], root, timeout=60)
-            out_, err = (x.replace(str(root), "ROOT") for x in (proc.stdout, proc.stderr))
+            # `resume nothere`: a fresh start, whose plan names a new session id
+            out_, err = (
+                _NEW_ID.sub("SID", x.replace(str(root), "ROOT")) for x in (proc.stdout, proc.stderr)
+            )
             outs[impl].append((argv, proc.returncode, out_, err))
     assert outs["js"] == outs["py"]
     by_argv = {tuple(a): (rc, o, e) for a, rc, o, e in outs["py"]}

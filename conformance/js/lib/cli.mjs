@@ -885,10 +885,13 @@ function cmdResume(argv) {
   if (decision.session) decision.session.id = sid;
   const fill = {
     root: v.root,
-    project: fresh ? freshProject(dir, root, cfg.workflow) : projectOf(dir, root, cfg.workflow),
+    project:
+      decision.action === "fresh_start"
+        ? freshProject(dir, root, cfg.workflow)
+        : projectOf(dir, root, cfg.workflow),
     session: sid,
   };
-  if (fresh)
+  if (decision.action === "fresh_start")
     for (const c of decision.commands ?? [])
       if (c.run === INIT)
         c.run = initCommand(
