@@ -79,14 +79,15 @@ def test_the_skip_alternative_names_the_session_start_only_when_the_commands_hol
     _repo(tmp_path, doc)
     ans = _resume(tmp_path, "--step", "3")
     assert ans["commands"][0]["run"].startswith("session-resume session start ")
-    (alt,) = ans["alternatives"]
+    alt, pause = ans["alternatives"]  # skip the optional step, or pause once working on it
     assert alt["when"].endswith(", after the first command (`session start`)"), alt
+    assert pause["run"].startswith("session-resume session end --reason paused "), pause
     # the session taken (as that first command does), the list begins with no session start
     assert run_cli(*shlex.split(ans["commands"][0]["run"])[1:], *NOW, cwd=tmp_path).returncode == 0
     sid = ans["session"]["id"]
     again = _resume(tmp_path, "--step", "3", "--session", sid)
     assert not again["commands"][0]["run"].startswith("session-resume session start")
-    (alt,) = again["alternatives"]
+    alt, _pause = again["alternatives"]
     assert "session start" not in alt["when"], alt
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -367,9 +368,31 @@ def test_resume_text_output_names_the_command(session_dir: Path) -> None:
     assert "[after cost estimate produced]" in proc.stdout
 
 
-def test_resume_missing_dir_is_usage_error(tmp_path: Path) -> None:
-    proc = run_cli("resume", str(tmp_path / "nope"), cwd=tmp_path)
+def test_resume_missing_dir_outside_the_repository_is_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "repo").mkdir()
+    subprocess.run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    proc = run_cli("resume", str(tmp_path / "nope"), cwd=tmp_path / "repo")
     assert proc.returncode == 2 and "SR100" in proc.stderr
+    assert not (tmp_path / "nope").exists()
+
+
+def test_resume_of_a_missing_dir_under_a_link_out_of_the_repository_is_sr100(
+    tmp_path: Path,
+) -> None:
+    """A fresh start only for a directory `init` may create inside the repository: a parent
+    linked to a decoy outside it stays SR100, and nothing is created there or here."""
+    repo, decoy = tmp_path / "repo", tmp_path / "decoy"
+    decoy.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "agent-output").symlink_to(decoy)
+    proc = run_cli("resume", "agent-output/harbor", cwd=repo)
+    assert proc.returncode == 2 and "SR100" in proc.stderr
+    proc = run_cli("resume", "--project", "harbor", cwd=repo)
+    assert proc.returncode == 2 and "SR100" in proc.stderr
+    assert list(decoy.iterdir()) == []
+    fresh = run_cli("resume", "elsewhere/harbor", cwd=repo)  # a real parent: the fresh start
+    assert fresh.returncode == 0 and fresh.stdout.startswith("action: fresh_start, step 1")
+    assert "--session-dir elsewhere/harbor" in fresh.stdout
 
 
 def test_lifecycle_example_script(tmp_path: Path) -> None:

@@ -159,8 +159,8 @@ class FreshAgent:
             k for k, s in self.state()["steps"].items() if any("step-" in a for a in s["artifacts"])
         )
 
-    def assert_valid(self) -> None:
-        res = run_cli("validate", str(self.d), "--strict", cwd=self.repo)
+    def assert_valid(self, strict: bool = True) -> None:
+        res = run_cli("validate", str(self.d), *(["--strict"] if strict else []), cwd=self.repo)
         assert res.returncode == 0, res.stdout + res.stderr
 
     def state(self) -> dict[str, Any]:
@@ -512,7 +512,9 @@ def test_resume_right_after_own_start_continues(tmp_path: Path) -> None:
     ans = agent.ask()
     assert ans["action"] == "start"
     agent.follow(ans["commands"][0]["run"])  # session start
-    agent.follow(ans["commands"][1]["run"])  # start 2
+    assert " approve 1 " in ans["commands"][1]["run"]  # Gate 1, still open: the user approved
+    agent.follow(ans["commands"][1]["run"])
+    agent.follow(ans["commands"][2]["run"])  # start 2
     again = agent.ask()  # with --session: continue, never a second start
     assert (again["action"], [r["code"] for r in again["reasons"]]) == ("continue_step", ["SR713"])
     assert not [c for c in again["commands"] if shlex.split(c["run"])[1] == "start"]
@@ -617,6 +619,7 @@ def test_mid_step_resume_over_the_mcp_sdk_client(tmp_path: Path) -> None:
         "checkpoint",
         "checkpoint",
         "complete",
+        "approve",
         "session_end",
     ]
     assert all("session" not in c["arguments"] for c in ans["commands"])
@@ -829,14 +832,15 @@ def test_start_after_an_open_gate_waits_for_it(tmp_path: Path) -> None:
     assert [x["key"] for x in gate["decisions"]] == ["architecture_pattern"]
     runs = [(c["when"], shlex.split(c["run"])[1:3]) for c in ans["commands"]]
     assert runs[0] == ("now", ["session", "start"])
-    when, (verb, key) = runs[1]
-    assert (verb, key) == ("start", "3")
-    # its decision is recorded; the state never records the approval itself
+    # its decision is recorded; its approval is the write before the start
     assert gate["decisions"][0]["value"]
+    when, (verb, key) = runs[1]
+    assert (verb, key) == ("approve", "2") and when.startswith("after the user approved Gate 2")
+    when, (verb, key) = runs[2]
+    assert (verb, key) == ("start", "3")
     assert when == (
-        "after the user approved Gate 2 of step 2 (ask once, unless the user already told you "
-        "they approved it), and the user chose to run this optional step rather than "
-        "skip it (ask once)"
+        "after the approval of Gate 2 of step 2 is recorded (above), and the user chose to run "
+        "this optional step rather than skip it (ask once)"
     )
     text = _plain(repo, T0, "resume", "agent-output/demo").stdout
     assert text.index("Gate 2 (approval") < text.index("session-resume start 3")
@@ -844,7 +848,9 @@ def test_start_after_an_open_gate_waits_for_it(tmp_path: Path) -> None:
     # the agent follows it: the user approves, then it starts; the step is done in order
     agent.run_step()
     assert agent.state()["steps"]["3"]["status"] == "complete"
-    agent.assert_valid()
+    # not --strict: the handoff Gate 2's approval rendered is older than step 3's writes
+    # (SR606, a warning the next gate's approval clears)
+    agent.assert_valid(strict=False)
 
 
 def test_a_handover_by_transition_has_no_open_gate(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import time
 from functools import cache
 from pathlib import Path
@@ -175,11 +176,14 @@ def test_no_session_no_output(tmp_path: Path) -> None:
     root = tmp_path / "repo"
     (root / ".git").mkdir(parents=True)
     for host in HOSTS:
-        for name in ("session-start", "stop", "pre-compact"):
+        for name in ("stop", "pre-compact"):
             assert hook(event_of(name), data=fixture_input(host, name, root, root / "x")) is None
         # the guard needs no session: a protocol file's name inside a repository is refused
         out = hook("pre-tool-use", data=fixture_input(host, "pre-tool-use", root, root / "x"))
         assert "deny" in json.dumps(out)
+        # the session start names the fresh start (the same door as `resume`), writing nothing
+        out = hook("session-start", data=fixture_input(host, "session-start", root, root / "x"))
+        assert "fresh_start" in json.dumps(out)
     assert snapshot(root) == {}
 
 
@@ -419,6 +423,26 @@ def test_hostile_input_never_blocks_nor_tracebacks(
         assert note["event"] == "note" and "host_session" not in note["detail"]
 
 
+def test_session_start_in_a_repository_with_no_session_names_the_fresh_start(
+    tmp_path: Path,
+) -> None:
+    """No session yet: the hook answers through the same door as `resume` (a fresh start,
+    `init` first), and the command it names answers `fresh_start` as printed."""
+    root, sdir = make_repo(tmp_path)
+    shutil.rmtree(root / "agent-output")
+    out = hook("session-start", data=fixture_input("claude", "session-start", root, sdir))
+    text = out["hookSpecificOutput"]["additionalContext"]
+    assert "`session-resume resume --project PROJECT`" in text and "`init`" in text
+    res = run_cli("resume", "--project", "harbor", cwd=root)
+    assert res.returncode == 0 and res.stdout.startswith("action: fresh_start, step 1")
+    assert not (root / "agent-output").exists()
+    # not a repository: nothing injected
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    data = fixture_input("claude", "session-start", plain, plain / "x")
+    assert hook("session-start", data=data, cwd=plain) is None
+
+
 def test_a_misconfigured_hook_is_silent_not_a_usage_error(tmp_path: Path) -> None:
     root, sdir = make_repo(tmp_path)
     data = fixture_input("claude", "pre-tool-use", root, sdir)
@@ -467,8 +491,9 @@ def test_a_scripted_host_plays_a_whole_session(tmp_path: Path, host: str) -> Non
     def body(out: Any) -> Any:
         return out.get("hookSpecificOutput", out)
 
-    # A repository without a session: the host's session start injects nothing.
-    assert send("SessionStart", source="startup" if host == "claude" else "new") is None
+    # A repository without a session: the host's session start names the fresh start.
+    first = send("SessionStart", source="startup" if host == "claude" else "new")
+    assert "`session-resume resume --project PROJECT`" in body(first)["additionalContext"]
     # The agent starts a session and its first step with the real CLI.
     assert run_cli("init", "shop", cwd=root).returncode == 0
     assert run_cli("start", "1", "--project", "shop", cwd=root).returncode == 0

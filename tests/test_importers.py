@@ -519,6 +519,27 @@ def test_dotagent_interrupted_at_the_approval_point(repo: Path) -> None:
     assert_valid(repo, "agent-output/auth")
 
 
+def test_dotagent_approval_is_a_recorded_gate_approval(repo: Path) -> None:
+    """An approval dotagent recorded (`user_checkpoints[].approved_at`) is the gate's
+    approval (docs/spec.md §4.1): with the next step still to start, no gate is open before
+    it, and `approve` of that gate is refused as already recorded."""
+    mem = place("dotagent", "approval-pending", repo)
+    import_json(repo, "dotagent", mem, "agent-output/auth")
+    d = repo / "agent-output" / "auth"
+    doc = state(repo, "agent-output/auth")
+    (entry,) = [e for e in doc["decision_log"] if e["choice"] == "approved"]
+    assert (str(entry["step"]), entry["agent"]) == ("1", "user")
+    # the architecture phase not begun yet (as if the chat had ended at the approval)
+    doc["steps"]["2"] = _template()["2"]
+    (d / store.STATE).write_bytes(json.dumps(doc).encode())
+    r = run_cli("resume", "agent-output/auth", "--now", NOW, "--format", "json", cwd=repo)
+    ans = json.loads(r.stdout)
+    assert (ans["action"], ans["step"], ans["plan"]["open_gate"]) == ("start", "2", None)
+    assert not any(" approve 1 " in c["run"] for c in ans["commands"])  # its own: approve 2
+    refused = run_cli("approve", "1", "--session-dir", "agent-output/auth", "--now", NOW, cwd=repo)
+    assert refused.returncode == 1 and f"already approved ({entry['id']})" in refused.stderr
+
+
 def test_dotagent_completed_workflow(repo: Path) -> None:
     mem = place("dotagent", "completed", repo)
     out = import_json(repo, "dotagent", mem, "agent-output/auth")

@@ -65,7 +65,7 @@ def moment(draw: st.DrawFn, wf_id: str) -> list[str]:
     kind = draw(
         st.sampled_from(
             ["start", "start", "checkpoint", "complete", "skip", "decide", "log", "finding"]
-            + ["finding", "transition", "review", "review", "ping"]
+            + ["finding", "transition", "review", "review", "ping", "approve"]
         )
     )
     force = ["--force"] if draw(st.booleans()) and kind in ("start", "skip", "transition") else []
@@ -90,6 +90,14 @@ def moment(draw: st.DrawFn, wf_id: str) -> list[str]:
         argv = ["decide", "--log", "--title", draw(TEXT), "--choice", "c", "--rationale", "r"]
         if draw(st.booleans()):
             argv += ["--step", key]
+        return argv
+    if kind == "approve":
+        # a gate's approval: refused before the step is complete, once recorded, for a step
+        # with no gate (SR710); with a decision the enum allows, refuses (SR420) or lacks (SR422)
+        argv = ["approve", key]
+        if draw(st.booleans()):
+            pair = draw(st.sampled_from(["iac_tool=bicep", "iac_tool=nope", "regoin=x"]))
+            argv += ["--decision", pair]
         return argv
     if kind == "finding":
         # two titles only, so that adding an open one again and resolving happen often

@@ -1089,6 +1089,53 @@ def test_cli_write_summaries_match_python(tmp_path: Path) -> None:
     )
 
 
+def test_cli_gate_approval_and_fresh_start_match_python(tmp_path: Path) -> None:
+    """The moments with a record: `resume` of a session directory still to create (the fresh
+    start, `init` first), `init` naming the lease it took, `approve` of a gate (refused before
+    the step is complete and once recorded), the answers after it (no gate open, the next
+    step's owner after a session break) -- the same
+    text and JSON from the two CLIs, and the same state and worklog. The reference renders
+    the handoff with the approval (the package renders none: `render` is the toolchain's)."""
+    node = _need("node")["node"]
+    common = ["--now", NOW]
+    named = ["--project", "demo", "--session", "s0", *common]
+    argvs = [
+        ["resume", "--project", "demo", *common],
+        ["resume", "agent-output/demo", "--format", "json", *common],
+        ["init", "demo", "--workflow", "apex", "--session", "s0", *common],
+        ["start", "1", *named],
+        ["approve", "1", *named],
+        ["complete", "1", *named],
+        ["resume", "--step", "1", "--project", "demo", "--session", "s0", *common],
+        ["approve", "1", "--decision", "region=swedencentral", "--decision", "budget=9", *named],
+        ["approve", "1", *named],
+        ["resume", "--project", "demo", "--session", "s0", "--format", "json", *common],
+        ["start", "2", *named],
+        ["resume", "--project", "demo", "--session", "s0", *common],
+    ]
+    outs = _sequence_in_both(argvs, tmp_path, node, new_ids=True)
+    rendered = re.compile(r"; rendered ROOT/agent-output/demo/00-handoff\.md")
+    py = [(rc, rendered.sub("", out), err) for rc, out, err in outs["py"]]
+    js = outs["js"]
+    for i, (a, b) in enumerate(zip(py, js, strict=True)):
+        if argvs[i][-1] == "json" or "--format" in argvs[i]:
+            assert (a[0], json.loads(a[1])) == (b[0], json.loads(b[1])), argvs[i]
+        else:
+            assert a == b, argvs[i]
+    assert [rc for rc, _, _ in py] == [0, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0]
+    assert py[0][1].startswith("action: fresh_start, step 1")
+    assert "SR710" in py[4][2] and "complete 1" in py[4][2]  # before the step is complete
+    assert "session s0 holds the lease" in py[2][1]
+    assert "approve 1 --project demo --session s0" in py[6][1]
+    assert "already approved (D001)" in py[8][2]
+    after = json.loads(py[9][1])
+    assert (after["action"], after["step"], after["plan"]["open_gate"]) == ("start", "2", None)
+    assert "after Gate 2 is approved this chat ends" in py[11][1]
+    trees = {impl: _tree(tmp_path / impl) for impl in ("py", "js")}
+    assert trees["py"].pop("agent-output/demo/00-handoff.md").startswith("# demo")
+    assert trees["js"] == trees["py"]
+
+
 # --- the lock: the two implementations exclude each other ----------------------------------
 
 
@@ -1709,7 +1756,10 @@ def test_cli_hostile_and_missing_paths_match_python(tmp_path: Path) -> None:
         outs[impl] = []
         for argv in _HOSTILE_RUNS:
             proc = _run([*cmd, *argv, "--now", NOW], root, timeout=60)
-            out_, err = (x.replace(str(root), "ROOT") for x in (proc.stdout, proc.stderr))
+            # `resume nothere`: a fresh start, whose plan names a new session id
+            out_, err = (
+                _NEW_ID.sub("SID", x.replace(str(root), "ROOT")) for x in (proc.stdout, proc.stderr)
+            )
             outs[impl].append((argv, proc.returncode, out_, err))
     assert outs["js"] == outs["py"]
     by_argv = {tuple(a): (rc, o, e) for a, rc, o, e in outs["py"]}

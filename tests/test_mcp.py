@@ -55,6 +55,7 @@ TOOLS = {
     "decide",
     "finding",
     "transition",
+    "approve",
     "validate",
     "migrate",
     "recover",
@@ -250,7 +251,9 @@ def test_resources_and_resume_prompt(tmp_path: Path) -> None:
     assert ".vscode/mcp.json" in ref and "mcpServers" in ref
     assert [p.name for p in prompts.prompts] == ["resume"]
     text = prompt.messages[0].content.text
-    assert "`fresh_start`" in text and "call `init`" in text
+    # no session yet: the prompt is the fresh start's plan, `init` first
+    assert text.startswith("Resume the session of project demo") and "fresh_start" in text
+    assert 'init {"project": "demo", "workflow": "apex"}' in text
 
 
 def test_prompt_arguments_and_resource_errors_have_the_specified_codes(tmp_path: Path) -> None:
@@ -337,6 +340,7 @@ LIFE_CYCLE: list[tuple[str, dict[str, Any], str | None]] = [
     ),
     ("finding", {"action": "add", "title": "No backup policy"}, "finding_add"),
     ("complete", {"step": "1"}, "step_complete"),
+    ("approve", {"step": "1", "decisions": {"region": "swedencentral"}}, "gate_approved"),
     ("transition", {"complete": "2", "start": "3"}, None),  # 2 is pending: refused, see below
     ("start", {"step": "2"}, "step_start"),
     ("finding", {"action": "resolve", "title": "No backup policy"}, "finding_resolve"),
@@ -352,7 +356,7 @@ def test_whole_life_cycle(tmp_path: Path) -> None:
     async def go() -> None:
         async with server(root) as c:
             first = await c.call_tool("resume", {"project": "demo"})  # no directory yet
-            assert first.is_error and _codes(first) == ["SR100"], _text(first)
+            assert not first.is_error and _text(first).startswith("action: fresh_start")
             assert not d.exists()  # resume reads only
             for tool, args, event in LIFE_CYCLE:
                 before = _worklog(d)
@@ -392,7 +396,13 @@ def test_whole_life_cycle(tmp_path: Path) -> None:
     assert state["steps"]["2"]["status"] == "complete"
     assert state["steps"]["3"]["status"] == "in_progress"
     assert state["decisions"]["complexity"] == "standard"
-    assert [e["id"] for e in state["decision_log"]] == ["D001"]
+    # the region's entry, Gate 1's approval, and Gate 2's that the transition recorded
+    assert [(e["id"], e.get("gate")) for e in state["decision_log"]] == [
+        ("D001", None),
+        ("D002", "Gate 1"),
+        ("D003", "Gate 2"),
+    ]
+    assert (d / "00-handoff.md").is_file()  # the approval rendered it
     assert state["open_findings"] == []
     assert state["steps"]["1"]["artifacts"] == ["agent-output/demo/01-requirements.md"]
     events = [e["event"] for e in _worklog(d)]

@@ -70,30 +70,48 @@ def test_an_open_gate_after_complete_is_never_dropped(tmp_path: Path) -> None:
     assert step_agent["action"] == "offer_rerun"
     (reason,) = step_agent["reasons"]
     assert "Gate 2 is still open" in reason["message"] and "Gate 2" in reason["hint"]
+    approve = "session-resume approve 2 --project demo --session s1"
+    end = "session-resume session end --project demo --session s1"
     assert [c["run"] for c in step_agent["commands"]] == [
         decide,
-        "session-resume session end --project demo --session s1",
+        approve,
+        end,
         "session-resume start 2 --force --project demo --session s1",
     ]
     assert step_agent["commands"][0]["when"].startswith("only with the user's choice of")
-    assert step_agent["commands"][1]["when"] == "after `complete` and Gate 2, which ends this chat"
+    assert step_agent["commands"][1]["when"].startswith("after the user approved Gate 2")
+    assert step_agent["commands"][2]["when"].startswith(
+        "after the approval of Gate 2 is recorded (and the skip of 3 if the user chose it): "
+        "this chat ends here"
+    )
 
     orchestrator = _answer(tmp_path, "--session", "s1")
     assert (orchestrator["action"], orchestrator["step"]) == ("start", "3")
     runs = [c["run"] for c in orchestrator["commands"]]
-    assert runs[:2] == [decide, "session-resume start 3 --project demo --session s1"]
+    assert runs[:3] == [
+        decide,
+        approve,
+        "session-resume start 3 --project demo --session s1",
+    ]
 
-    # recorded with the user's choice: the gate is closed and the answers say nothing of it
+    # the decision recorded with the user's choice: the gate is still open until approved
     argv = shlex.split(decide.replace("VALUE", "hub-spoke"))[1:]
     assert run_cli(*argv, *NOW, cwd=tmp_path).returncode == 0
     again = _answer(tmp_path, "--step", "2", "--session", "s1")
     assert [c["run"] for c in again["commands"]] == [
-        "session-resume session end --project demo --session s1",
+        approve,
+        end,
         "session-resume start 2 --force --project demo --session s1",
     ]
-    assert " decide " not in " ".join(
-        c["run"] for c in _answer(tmp_path, "--session", "s1")["commands"]
-    )
+    # approved: no answer names the gate again
+    assert run_cli(*shlex.split(approve)[1:], *NOW, cwd=tmp_path).returncode == 0
+    runs = " ".join(c["run"] for c in _answer(tmp_path, "--session", "s1")["commands"])
+    assert " decide " not in runs and " approve " not in runs
+    after = _answer(tmp_path, "--step", "2", "--session", "s1")
+    assert "still open" not in after["reasons"][0]["message"]
+    assert [c["run"] for c in after["commands"]] == [
+        "session-resume start 2 --force --project demo --session s1"
+    ]
 
 
 def test_the_gate_says_what_passes_it_and_the_tier_where_it_is_decided(tmp_path: Path) -> None:
@@ -110,8 +128,11 @@ def test_the_gate_says_what_passes_it_and_the_tier_where_it_is_decided(tmp_path:
     ans = _answer(tmp_path, "--session", "s1")
     plan = ans["plan"]
     assert plan["gate"]["rule"] == (
-        "ask the user's approval, showing the deliverables and open findings; no write records it"
+        "ask the user's approval once, showing the deliverables and open findings; then record "
+        "it with `approve` and the decisions the user gave"
     )
+    assert plan["gate"]["approve"] == "session-resume approve 2 --project demo --session s1"
+    assert plan["gate"]["approved"] is None
     audit = plan["review_audit"]
     assert (audit["tier"], audit["tier_decided"], audit["tier_gate"]) == (
         "standard",
@@ -126,7 +147,4 @@ def test_the_gate_says_what_passes_it_and_the_tier_where_it_is_decided(tmp_path:
     done = _answer(tmp_path, "--step", "2", "--session", "s1")
     assert done["action"] == "offer_rerun"
     assert done["briefing"]["next_checkpoint"] is None
-    assert (
-        "no write records the approval (the start of a later step passes the gate)"
-        in (done["reasons"][0]["hint"])
-    )
+    assert "then the approval (`approve`, in the commands)" in done["reasons"][0]["hint"]

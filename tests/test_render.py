@@ -632,6 +632,7 @@ WRITE_CALLS = [
     "`session end`",
     "`ping`",
     "session-resume render handoff ",
+    "`approve STEP",
 ]
 
 

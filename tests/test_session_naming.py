@@ -134,8 +134,11 @@ def test_explicitly_relative_names_are_the_current_directorys(repo: Path) -> Non
     proc = run_cli("resume", ".", "--format", "json", *NOW, cwd=inside)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["action"] == "resume_from_checkpoint", proc.stdout
+    # the subdirectory's, which does not exist: a session still to create there (fresh
+    # start, its `init` naming that directory), never the root's
     miss = run_cli("resume", "./agent-output/P", *NOW, cwd=repo / "sub")
-    assert miss.returncode == 2 and "SR100" in miss.stderr
+    assert miss.returncode == 0 and miss.stdout.startswith("action: fresh_start")
+    assert "--session-dir ./agent-output/P" in miss.stdout
 
 
 def test_dir_and_project_together_are_a_usage_error(repo: Path) -> None:

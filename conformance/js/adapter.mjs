@@ -50,7 +50,7 @@ function sessionDir(c) {
 const WRITES = {
   init: (ctx, a) => W.init(ctx, a.project, { workflow: a.workflow }),
   session_start: (ctx, a) => L.sessionStart(ctx, { takeover: a.takeover }),
-  session_end: (ctx) => L.sessionEnd(ctx),
+  session_end: (ctx, a) => L.sessionEnd(ctx, a.reason ?? null),
   start: (ctx, a) => W.startStep(ctx, a.step, { force: a.force }),
   checkpoint: (ctx, a) =>
     W.checkpointStep(ctx, a.step, a.sub_step, {
@@ -61,6 +61,7 @@ const WRITES = {
   skip: (ctx, a) => W.skipStep(ctx, a.step, a.reason, { force: a.force }),
   decide: (ctx, a) => W.decide(ctx, a.key, a.value),
   transition: (ctx, a) => W.transition(ctx, a.complete, a.start, a.decisions, { force: a.force }),
+  approve: (ctx, a) => W.approve(ctx, a.step, a.decisions ?? {}),
 };
 
 /** A write of a sequence: written, the refusal's codes, the session and revision it wrote. @param {any} c */

@@ -310,8 +310,11 @@ export function sessionStart(
   ctx: Context,
   opts?: { takeover?: boolean; owner?: string | null; pid?: number | null },
 ): SessionResult & { session: string; action: "created" | "kept" | "adopted" | "takeover" };
-/** `session end`: log `session_end` and remove the lease; `none` when there was none. SR511 for the live lease of an explicit session `ctx.session` does not name. */
-export function sessionEnd(ctx: Context): SessionResult & { action: "ended" | "none" };
+/** `session end`: log `session_end` and remove the lease; `none` when there was none. SR511 for the live lease of an explicit session `ctx.session` does not name. With reason `paused` the step in progress stops before it is complete (spec §7, SR720). */
+export function sessionEnd(
+  ctx: Context,
+  reason?: "paused" | null,
+): SessionResult & { action: "ended" | "none" };
 /** `ping`: refresh the lease's heartbeat (writes only the lease). SR514 without a lease, SR511 for an explicit session's live lease not named, SR512 for another session's orphaned one. */
 export function ping(ctx: Context): SessionResult & { session: string; action: "refreshed" };
 /** One review audit: the fields given are set, the lists appended (deduplicated). */
@@ -344,6 +347,10 @@ export function transition(
   opts?: { force?: boolean },
 ): WriteResult;
 
+/** The user approved the gate of complete step `key`, with `decisions` (spec §4.1): one
+ * write records them and the approval (`decision_log`, event `gate_approved`). */
+export function approve(ctx: Context, key: string, decisions: Record<string, unknown>): WriteResult;
+
 /** The pure transitions behind the write moments (no I/O). */
 export namespace transitions {
   export class TransitionError extends Error {
@@ -362,7 +369,7 @@ export namespace transitions {
     wf: Workflow,
     key: string,
     subStep: string,
-    opts?: { artifacts?: string[]; contextFiles?: string[] },
+    opts?: { artifacts?: string[]; contextFiles?: string[]; base?: string | null },
   ): StateDocument;
   function complete(doc: StateDocument, wf: Workflow, key: string, now: Micros): StateDocument;
   function skip(
@@ -408,6 +415,16 @@ export namespace transitions {
     opts?: { force?: boolean },
   ): StateDocument;
   function nextDecisionId(doc: StateDocument): string;
+  /** The user's approval of step `key`'s gate (spec §4.1). */
+  function approveGate(
+    doc: StateDocument,
+    wf: Workflow,
+    key: string,
+    decisions: Record<string, unknown>,
+    now: Micros,
+  ): StateDocument;
+  /** The decision_log entry recording the approval of step `key`'s gate, or null. */
+  function gateApproval(doc: StateDocument, key: string): Record<string, unknown> | null;
 }
 
 /** Run the command line with `argv` (without node and the script); returns the exit code. */

@@ -2,8 +2,8 @@
 //
 // Read side: validate, migrate, recover, the resume decision. Write side: the write moments
 // (init, start, checkpoint, complete, skip, decide, logDecision, finding, reviewAudit,
-// transition), each one atomic save under the lock with its worklog event and the lease; the
-// session's lease (sessionStart, sessionEnd, ping). Protocol data (schemas,
+// transition, approve), each one atomic save under the lock with its worklog event and the
+// lease; the session's lease (sessionStart, sessionEnd, ping). Protocol data (schemas,
 // built-in workflows) comes from the bundled schema/ (see lib/schema.mjs).
 
 export {
@@ -25,6 +25,7 @@ export { formatTimestamp, parseNow, parseTimestamp } from "./lib/timeutil.mjs";
 export { withLock, LockError } from "./lib/lock.mjs";
 export * as transitions from "./lib/transitions.mjs";
 export {
+  approve,
   checkpointStep as checkpoint,
   completeStep as complete,
   decide,

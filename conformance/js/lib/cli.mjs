@@ -27,11 +27,13 @@ import {
   realOrAbsolute,
   reEscape,
   sessionRootDir,
+  stateWorkflowSpec,
 } from "./config.mjs";
 import { ownerAlive } from "./lease.mjs";
 import { LockError } from "./lock.mjs";
 import { readLease, SESSION_ID, STATE, WORKLOG } from "./session.mjs";
 import { migrateDir, recoverDir, resumeDir } from "./operations.mjs";
+import { INIT } from "./resume.mjs";
 import { unifiedDiff, splitLines } from "./difflib.mjs";
 import { jsonPatch, orderLike, pyDumps } from "./patch.mjs";
 import { isWriter, shellQuote } from "./plan.mjs";
@@ -786,6 +788,7 @@ const TAKES = /** @type {Record<string, {dir: boolean, options: string[]}>} */ (
       "skip",
       "decide",
       "transition",
+      "approve",
       "finding add",
       "finding resolve",
       "review-audit",
@@ -911,7 +914,10 @@ function cmdResume(argv) {
   });
   if (positionals.length > 1) throw new UsageError("resume takes one DIR");
   const { cfg, root, dir } = sessionOf(positionals[0], v);
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+  // a session directory still to create inside the repository the user stands in: the
+  // answer is the fresh start (spec §10.2)
+  const fresh = !lexists(dir) && creatable(dir, cwdRoot(v));
+  if (!fresh && (!existsSync(dir) || !statSync(dir).isDirectory())) {
     // a DIR typed that does not exist: the reference's words, the path as typed
     return refusedMissing(
       existsSync(dir)
@@ -951,9 +957,21 @@ function cmdResume(argv) {
   if (decision.session) decision.session.id = sid;
   const fill = {
     root: v.root,
-    project: projectOf(dir, root, cfg.workflow),
+    project:
+      decision.action === "fresh_start"
+        ? freshProject(dir, root, cfg.workflow)
+        : projectOf(dir, root, cfg.workflow),
     session: sid,
   };
+  if (decision.action === "fresh_start")
+    for (const c of decision.commands ?? [])
+      if (c.run === INIT)
+        c.run = initCommand(
+          dir,
+          fill.project,
+          v.workflow || stateWorkflowSpec(null, cfg.workflow),
+          sid,
+        );
   // decision version 2: commands (and alternatives) are {run, when} objects
   for (const key of ["commands", "alternatives"]) {
     if (!Array.isArray(decision[key])) continue;
@@ -1007,6 +1025,67 @@ const quote = shellQuote;
  * @typedef {{root?: string, project?: string | null, session?: string | null}} Fill
  */
 
+/** The repository root of the place the user stands (or --root): never one found from a path.
+ * @param {any} v @returns {string | null} */
+function cwdRoot(v) {
+  try {
+    return v.root ? realOrAbsolute(v.root) : loadConfig(process.cwd()).root;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether `dir`, absent, is a directory `init` may create: nothing by its name, and its
+ * nearest existing ancestor a directory inside `root` (the reference's `creatable`).
+ * @param {string} dir @param {string | null} root */
+function creatable(dir, root) {
+  if (root === null || lexists(dir)) return false;
+  // no repository here (the reference's REPOSITORY_MARKS): nothing to start a session in
+  if (![".git", ".session-resume.yaml", "pyproject.toml"].some((m) => lexists(join(root, m))))
+    return false;
+  const top = realOrAbsolute(root);
+  let at = resolve(dir);
+  while (!lexists(at)) {
+    const parent = dirname(at);
+    if (parent === at) return false;
+    at = parent;
+  }
+  const r = realOrAbsolute(at);
+  try {
+    if (!statSync(r).isDirectory()) return false;
+  } catch {
+    return false;
+  }
+  return r === top || r.startsWith(top.endsWith("/") ? top : `${top}/`);
+}
+
+/** A fresh start's project: the directory's name when `--project` names the directory.
+ * @param {string} dir @param {string} root @param {string | null} configured */
+function freshProject(dir, root, configured) {
+  const project = basename(dir);
+  if (!PROJECT.test(project)) return null;
+  try {
+    return resolve(projectDir(project, root, configured)) === resolve(dir) ? project : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A fresh start's first command (the reference's `_init_command`).
+ * @param {string} dir @param {string | null} project @param {string} spec @param {string | null} sid */
+function initCommand(dir, project, spec, sid) {
+  const name = project ?? basename(dir);
+  const typed =
+    !spec.includes("/") && !spec.endsWith(".yaml") && !spec.endsWith(".yml")
+      ? spec
+      : isAbsolute(spec)
+        ? relative(process.cwd(), spec)
+        : spec;
+  let run = `session-resume init ${quote(name)} --workflow ${quote(typed)}`;
+  if (project === null) run += ` --session-dir ${quote(dir)}`;
+  return run + (sid !== null ? ` --session ${quote(sid)}` : "");
+}
+
 /** The state's project when `--project` names `dir` as a printed writer resolves it (no
  * --workflow: the configured workflow's session_dir, else the built-in workflow's directory
  * that holds the session), else null (the reference's `_project_of`).
@@ -1057,7 +1136,15 @@ function fillPlan(plan, dir, fill) {
   const next = plan.next_step;
   if (next)
     for (const k of ["start", "skip", "transition"])
-      if (typeof next[k] === "string") next[k] = runnable(next[k], dir, fill);
+      if (typeof next[k] === "string")
+        // after a session break the next chat starts it under its own session (spec §10.2)
+        next[k] = runnable(
+          next[k],
+          dir,
+          next.by === "next_chat" && k !== "skip" ? { ...fill, session: null } : fill,
+        );
+  for (const g of [plan.gate, plan.open_gate])
+    if (g && typeof g.approve === "string") g.approve = runnable(g.approve, dir, fill);
 }
 
 /** The plan's writes completed for the call (as `fillPlan` fills them).
@@ -1068,9 +1155,13 @@ function completePlan(plan, naming) {
   if (typeof plan.complete === "string") plan.complete = complete(plan.complete, naming);
   if (plan.review_audit) plan.review_audit.write = complete(plan.review_audit.write, naming);
   const next = plan.next_step;
+  // after a session break the next chat starts it under its own session (spec §10.2)
+  const later = next?.by === "next_chat" ? { ...naming, session: null } : naming;
   if (next)
     for (const k of ["start", "skip", "transition"])
-      if (typeof next[k] === "string") next[k] = complete(next[k], naming);
+      if (typeof next[k] === "string") next[k] = complete(next[k], k === "skip" ? naming : later);
+  for (const g of [plan.gate, plan.open_gate])
+    if (g && typeof g.approve === "string") g.approve = complete(g.approve, naming);
 }
 
 /** @param {string[]} argv */
@@ -1585,6 +1676,7 @@ commands:
   session start [--owner NAME] [--pid PID] [--takeover] | session end
                        take or end the lease (00-session.active); start prints the id
   ping                 refresh the lease's heartbeat (writes only the lease)
+  approve STEP [--decision K=V]
 
 validate also: --format github|sarif, --select/--ignore CODES, --exit-zero, -q, --color WHEN,
 --strict, PATH - (standard input) with --stdin-filename NAME.

@@ -518,9 +518,10 @@ function isDir(dir) {
  * `session end`: log `session_end` for the lease's session (unless it ended already) and remove
  * the lease; an orphan's end names why. Refused (SR511) for the live lease of an explicit
  * session the caller does not name; an implicit, ended or orphaned lease is ended by anyone.
- * @param {Context} ctx @returns {SessionResult}
+ * `reason` `paused`: the agent stops before the step is complete (spec §7, SR720).
+ * @param {Context} ctx @param {string|null} [reason] @returns {SessionResult}
  */
-export function sessionEnd(ctx) {
+export function sessionEnd(ctx, reason = null) {
   /** @type {SessionResult} */
   const none = { session: null, action: "none", events: [], lease: null, previousSession: null };
   if (!isDir(ctx.dir)) return none;
@@ -537,6 +538,9 @@ export function sessionEnd(ctx) {
       if (lease.state === "stale" || lease.state === "dead_owner") {
         detail = { orphaned: true, reason: lease.state };
         if (ctx.session) detail.ended_by = ctx.session;
+      } else if (reason !== null) {
+        // a stop mid-step (spec §7): the next resume reports the pause (SR720)
+        detail = { reason };
       }
       events.push(
         appendEvent(ctx.dir, "session_end", {

@@ -4,6 +4,7 @@
 
 import { sessionPath } from "./briefing.mjs";
 import { normalize, orderedKeys } from "./rules.mjs";
+import { gateApproval } from "./transitions.mjs";
 
 /**
  * @typedef {import("./types.js").StateDocument} StateDocument
@@ -27,6 +28,7 @@ export const WRITERS = [
   "review-audit",
   "transition",
   "finding",
+  "approve",
 ];
 export const WORKING = ["start", "restart_step", "resume_from_checkpoint", "continue_step"];
 export const SESSION_START = "session-resume session start";
@@ -36,7 +38,13 @@ export const SESSION_END = "session-resume session end";
 const FINDINGS_RULE =
   "add each (`finding add TITLE`); fix each, then `finding resolve TITLE`; one only the user can settle stays open for the gate";
 const GATE_RULE =
-  "ask the user's approval, showing the deliverables and open findings; no write records it";
+  "ask the user's approval once, showing the deliverables and open findings; then record it with `approve` and the decisions the user gave";
+// `when` of the approval's write (spec §10.2)
+export const APPROVED_WHEN = "after the user approved";
+// A stop before the step is complete (spec §7): the session ends paused.
+export const PAUSE = "session-resume session end --reason paused";
+const PAUSE_WHEN =
+  "only if you must stop before the step is complete: after the write of the last checkpoint whose work is done, instead of the rest (the next chat continues from there)";
 const ARTIFACT_RULE =
   "a file a checkpoint's work wrote that its line does not name: add `--artifact PATH` to it";
 
@@ -132,11 +140,14 @@ function decidingGate(decision, wf, key) {
 }
 
 /**
- * @param {StateDocument} doc @param {StepDef | null} def @param {Workflow} wf
+ * Step `key`'s gate: its decisions, whether its approval is recorded (spec §4.1) and the
+ * write recording it.
+ * @param {StateDocument} doc @param {StepDef | null} def @param {Workflow} wf @param {string} key
  * @returns {import("./types.js").Gate | null}
  */
-function gate(doc, def, wf) {
+function gate(doc, def, wf, key) {
   if (!def || !isObject(def.gate)) return null;
+  const entry = gateApproval(doc, key);
   const decisions = isObject(doc.decisions) ? doc.decisions : {};
   const keys = Array.isArray(def.gate.decisions) ? def.gate.decisions : [];
   return {
@@ -150,6 +161,8 @@ function gate(doc, def, wf) {
       return { key: k, allowed, required: d ? d.required : false, value: decisions[k] ?? null };
     }),
     rule: GATE_RULE,
+    approved: entry ? /** @type {string} */ (entry.id ?? null) : null,
+    approve: `session-resume approve ${key}`,
   };
 }
 
@@ -192,8 +205,8 @@ function openGate(doc, key, wf, action) {
   for (const k of order.slice(0, order.indexOf(key)).reverse()) {
     const status = isObject(steps[k]) ? steps[k].status : undefined;
     if (status === "skipped") continue;
-    const g = status === "complete" ? gate(doc, wf.step(k), wf) : null;
-    return g === null ? null : { step: k, ...g };
+    const g = status === "complete" ? gate(doc, wf.step(k), wf, k) : null;
+    return g === null || g.approved ? null : { step: k, ...g };
   }
   return null;
 }
@@ -212,11 +225,7 @@ function tierWords(audit) {
 function startWhen(g, optional = false) {
   const chose = "the user chose to run this optional step rather than skip it (ask once)";
   if (!g) return optional ? `only if ${chose}` : NOW;
-  const empty = emptyRequired(g).map((d) => d.key);
-  const when = empty.length
-    ? `after the user approved ${g.id} of step ${g.step} and its decisions (${empty.join(", ")}) are recorded`
-    : // the state records a gate's decisions, never its approval
-      `after the user approved ${g.id} of step ${g.step} (ask once, unless the user already told you they approved it)`;
+  const when = `after the approval of ${g.id} of step ${g.step} is recorded (above)`;
   return optional ? `${when}, and ${chose}` : when;
 }
 
@@ -261,6 +270,10 @@ export function buildPlan(doc, key, wf, { action, sub, sessionRel = null }) {
   const steps = isObject(doc.steps) ? doc.steps : {};
   const st = isObject(steps[key]) ? steps[key] : {};
   const findings = Array.isArray(doc.open_findings) ? doc.open_findings : [];
+  const g = gate(doc, def, wf, key);
+  const nxt = nextStep(doc, key, wf);
+  // one owner for the next step (spec §10.2): after a session break the next chat
+  if (nxt) nxt.by = g?.session_break ? "next_chat" : "this_chat";
   return {
     step: key,
     name: def ? def.name : (st.name ?? null),
@@ -271,8 +284,8 @@ export function buildPlan(doc, key, wf, { action, sub, sessionRel = null }) {
     review_audit: review(doc, key, def, wf),
     open_findings: { count: findings.length, blocks_complete: false, rule: FINDINGS_RULE },
     complete: `session-resume complete ${key}`,
-    gate: gate(doc, def, wf),
-    next_step: nextStep(doc, key, wf),
+    gate: g,
+    next_step: nxt,
   };
 }
 
@@ -315,7 +328,14 @@ export function gateAfter(doc, key, wf) {
     .slice(order.indexOf(key) + 1)
     .filter((k) => status(k) !== "complete" && status(k) !== "skipped");
   if (!later.length || status(later[0]) !== "pending") return null;
-  return gate(doc, wf.step(key), wf);
+  const g = gate(doc, wf.step(key), wf, key);
+  return g === null || g.approved ? null : g;
+}
+
+/** The step after `key` still to do (null: none). @param {StateDocument} doc
+ * @param {string} key @param {Workflow} wf */
+export function nextStepOf(doc, key, wf) {
+  return nextStep(doc, key, wf);
 }
 
 /** The plan as the ordered command list. `pending`: the step has not started (an optional
@@ -327,7 +347,7 @@ export function planCommands(plan, action, pending = false) {
   const out = [];
   if (action === "start" || action === "restart_step") {
     const g = plan.open_gate;
-    if (g) out.push(...gateDecisions(g, g.step));
+    if (g) out.push(...gateDecisions(g, g.step), cmd(g.approve, approvedWhen(g)));
     out.push(cmd(`session-resume start ${plan.step}`, startWhen(g, plan.optional && pending)));
   }
   const audit = plan.review_audit;
@@ -356,8 +376,15 @@ export function planCommands(plan, action, pending = false) {
   out.push(
     cmd(plan.complete, last ? `after checkpoint ${last}` : "after the step's remaining work"),
   );
+  if (plan.gate && !plan.gate.approved) out.push(cmd(plan.gate.approve, approvedWhen(plan.gate)));
   out.push(cmd(SESSION_END, endWhen(plan.gate, plan.next_step)));
   return out;
+}
+
+/** `when` of a gate's approval write: once the user approved it (spec §10.2).
+ * @param {NonNullable<Plan["gate"]>} g */
+export function approvedWhen(g) {
+  return `${APPROVED_WHEN} ${g.id} (ask once; add \`--decision KEY=VALUE\` for each decision the user gave)`;
 }
 
 /** `when` of `session end`: when the agent stops, or, at a gate that ends the chat
@@ -367,8 +394,11 @@ export function planCommands(plan, action, pending = false) {
  */
 export function endWhen(gate, nxt = null) {
   if (gate?.session_break) {
-    const skip = nxt?.optional ? ` (skip ${nxt.key} first if the user chose so)` : "";
-    return `after \`complete\` and ${gate.id}${skip}, which ends this chat`;
+    const skip = nxt?.optional ? ` (and the skip of ${nxt.key} if the user chose it)` : "";
+    const then = nxt
+      ? `; the next chat starts step ${nxt.key} under its own session, from its own \`resume\``
+      : "";
+    return `after the approval of ${gate.id} is recorded${skip}: this chat ends here${then}`;
   }
   return "when you stop";
 }
@@ -377,6 +407,7 @@ export function endWhen(gate, nxt = null) {
  * @param {Plan} plan @param {string} action @returns {Command[]}
  */
 export function planAlternatives(plan, action) {
+  const pause = plan.checkpoints.length ? [cmd(PAUSE, PAUSE_WHEN)] : [];
   if (plan.optional && (action === "start" || action === "restart_step")) {
     return [
       cmd(
@@ -384,7 +415,8 @@ export function planAlternatives(plan, action) {
         "only if the user decides to skip this optional step: instead of its start and its " +
           "work",
       ),
+      ...pause,
     ];
   }
-  return [];
+  return pause;
 }

@@ -112,16 +112,25 @@ function finish(p) {
   if (gateOf !== null && gateOf !== undefined)
     lines.push(...gate(gateOf, `after \`complete\`: ${gateOf.rule}`, false));
   const nxt = p.next_step;
+  const hasGate = gateOf !== null && gateOf !== undefined;
+  const later = nxt !== null && nxt !== undefined && nxt.by === "next_chat";
   // else an agent waits for a stop that never comes
-  if ((gateOf === null || gateOf === undefined) && nxt !== null && nxt !== undefined)
+  if (nxt !== null && nxt !== undefined && !later) {
+    const first = hasGate ? `after ${gateOf.id} is approved` : "no gate: after `complete`";
     lines.push(
-      `  no gate: after \`complete\`, go on with step ${nxt.key} in this chat (its start${nxt.skip ? " or skip" : ""} below, then ask \`resume\` with \`--step ${nxt.key}\` for its plan)`,
+      `  ${first}, go on with step ${nxt.key} in this chat (its start${nxt.skip ? " or skip" : ""} below, then ask \`resume\` with \`--step ${nxt.key}\` for its plan)`,
+    );
+  }
+  if (later && hasGate && nxt)
+    lines.push(
+      `  after ${gateOf.id} is approved this chat ends (\`session end\`); the next chat starts step ${nxt.key} under its own session, from its own \`resume\``,
     );
   if (nxt !== null && nxt !== undefined) {
     const opt = nxt.optional ? "optional" : "required";
     lines.push(`  next step: ${nxt.key} (${str(nxt.name)}), ${opt}`);
-    lines.push(`  start: ${nxt.start}`);
-    if (nxt.skip) lines.push(`  or skip: ${nxt.skip}`);
+    if (!later) lines.push(`  start: ${nxt.start}`);
+    if (nxt.skip)
+      lines.push(`  or skip${later ? " (this chat, if the user chose it)" : ""}: ${nxt.skip}`);
   } else {
     lines.push("  next step: none (the workflow is then complete)");
   }
@@ -195,7 +204,7 @@ export function planText(decision) {
   if (openGate) {
     // before the step starts: the user approves it, `decide KEY VALUE` records
     lines.push(
-      `first, the gate of step ${openGate.step} (no write records its approval; \`decide KEY VALUE\` records a decision the user changes):`,
+      `first, the gate of step ${openGate.step} (\`approve\` records the user's approval; \`decide KEY VALUE\` a decision the user changes):`,
     );
     lines.push(...gate(openGate, "is still open"));
   }

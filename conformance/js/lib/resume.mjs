@@ -12,6 +12,8 @@ import {
   endWhen,
   gateAfter,
   gateDecisions,
+  approvedWhen,
+  nextStepOf,
   isWriter,
   planAlternatives,
   planCommands,
@@ -26,6 +28,7 @@ import { explain } from "./resumemessages.mjs";
 import { orderedKeys, pathProblem } from "./rules.mjs";
 import { endedIn, leaseState, readLease, readTail, tempFiles } from "./session.mjs";
 import { load } from "./store.mjs";
+import { templateState } from "./workflow.mjs";
 import { tsValue } from "./migration/values.mjs";
 import { formatTimestamp, parseTimestamp } from "./timeutil.mjs";
 
@@ -171,13 +174,19 @@ export function decide(snap, step, now, wf, opts) {
       // with the user's choice), and the end of the chat the gate may ask for.
       const g = gateAfter(snap.doc, out.step, wf);
       const decisions = g !== null ? gateDecisions(g, out.step) : [];
-      if (g !== null && (decisions.length || (opts.session ?? null) !== null)) {
-        out.commands.unshift(...decisions, cmd(SESSION_END, endWhen(g)));
+      if (g !== null) {
+        const end = cmd(SESSION_END, endWhen(g, nextStepOf(snap.doc, out.step, wf)));
+        out.commands.unshift(
+          ...decisions,
+          cmd(g.approve, approvedWhen(g)),
+          ...(g.session_break ? [end] : []),
+        );
         gateOpen = true;
         /** @type {any} */ (out).gate_open = g.id;
       }
     }
     if (WORKING.includes(out.action) && out.step !== null) {
+      paused(out, snap);
       out.plan = buildPlan(snap.doc, out.step, wf, {
         action: out.action,
         sub: out.sub_step,
@@ -204,6 +213,7 @@ export function decide(snap, step, now, wf, opts) {
     );
     staleFinding = true;
   }
+  if (out.action === "fresh_start") freshPlan(out, snap, now, wf);
   const writes = [...out.commands, ...out.alternatives].some((c) => isWriter(c.run));
   const fresh = (opts.session ?? null) === null && writes;
   out.session = { id: opts.session ?? null, new: fresh };
@@ -214,7 +224,8 @@ export function decide(snap, step, now, wf, opts) {
     out.lease !== null &&
     out.lease.state === "live" &&
     out.lease.session === opts.session;
-  if (writes && !holds && (out.plan !== null || gateOpen)) {
+  // a fresh start's `init` takes the lease
+  if (writes && !holds && out.action !== "fresh_start" && (out.plan !== null || gateOpen)) {
     out.commands.unshift(cmd(SESSION_START));
     for (const alt of out.alternatives) alt.when += AFTER_SESSION_START;
   }
@@ -223,6 +234,41 @@ export function decide(snap, step, now, wf, opts) {
   out.reasons = [...new Set(/** @type {string[]} */ (out.reasons))].map((c) => explain(c, facts));
   out.warnings = [...new Set(/** @type {string[]} */ (out.warnings))].map((c) => explain(c, facts));
   return out;
+}
+
+export const INIT = "session-resume init PROJECT";
+
+/** A fresh start's plan (spec §10.2): `init`, then the workflow's first step as a `start` of
+ * the state `init` writes. @param {any} out @param {Snapshot} snap @param {number} now
+ * @param {Workflow} wf */
+function freshPlan(out, snap, now, wf) {
+  if (!wf.stepKeys.length) return;
+  const doc = /** @type {StateDocument} */ (templateState(wf, "fresh", formatTimestamp(now)));
+  const steps = isObject(doc.steps) ? doc.steps : {};
+  const key = Object.keys(steps).length ? orderedKeys(steps, wf)[0] : wf.stepKeys[0];
+  const plan = buildPlan(doc, key, wf, {
+    action: "start",
+    sub: null,
+    sessionRel: snap.sessionRel ?? null,
+  });
+  const def = wf.step(key);
+  Object.assign(out, { step: key, step_name: def ? def.name : null, plan });
+  out.commands = [cmd(INIT), ...planCommands(plan, "start", true)];
+  out.alternatives = planAlternatives(plan, "start");
+}
+
+/** SR720 (spec §7): the step worked on is in progress and the last session ended paused.
+ * @param {any} out @param {Snapshot} snap */
+function paused(out, snap) {
+  const steps = isObject(snap.doc?.steps) ? snap.doc.steps : {};
+  const st = steps[out.step];
+  if (!isObject(st) || st.status !== "in_progress") return;
+  for (const ev of [...snap.lastEvents].reverse()) {
+    if (["session_start", "heartbeat", "takeover"].includes(ev.event)) continue;
+    if (ev.event === "session_end" && isObject(ev.detail) && ev.detail.reason === "paused")
+      out.reasons.push("SR720");
+    return;
+  }
 }
 
 /** What the codes' words name (resumemessages.mjs; the reference's `_facts`).

@@ -97,9 +97,11 @@ function sr708(f) {
 
 /** @type {Record<string, (f: Facts) => [string, string]>} */
 const WORDS = {
-  SR700: () => [
-    "there is no state file in the session directory: nothing has been recorded yet",
-    "create the state first (the command below), then ask `resume` again",
+  SR700: (f) => [
+    "there is no state file in the session directory (or no session directory yet): nothing has been recorded yet",
+    f.step
+      ? "run the commands in order: `init` creates the state and takes the lease of the session the commands name, then the first step starts"
+      : "create the state first (the command below), then ask `resume` again",
   ],
   SR701: (f) => [
     `${step(f)} has not started`,
@@ -114,7 +116,7 @@ const WORDS = {
     `${step(f)} is complete${f.gate_open ? `; its ${f.gate_open} is still open` : ""}`,
     `${
       f.gate_open
-        ? `ask the user's approval of ${f.gate_open} (show the deliverables and open findings); record its empty decisions only with the user's choice; no write records the approval (the start of a later step passes the gate); no other work on this step; `
+        ? `ask the user's approval of ${f.gate_open} once (show the deliverables and open findings); record its empty decisions only with the user's choice, then the approval (\`approve\`, in the commands); no other work on this step; `
         : "nothing to do for it; "
     }run it again only if the user asks (the command needs their consent)`,
   ],
@@ -147,6 +149,10 @@ const WORDS = {
   SR714: (f) => [
     `${step(f)} is past checkpoint ${str(f.sub_step)}, but ${paths(f, "missing")} (recorded at a checkpoint, or a deliverable the workflow says its work wrote by then) is not on disk`,
     `resume after checkpoint ${str(f.sub_step)} as planned, but first write the missing file again (restore it from version control if it was committed, else redo the work of ${redo(f)} that wrote it, keeping every file on disk as it is); record no checkpoint before it exists`,
+  ],
+  SR720: (f) => [
+    `${step(f)} was paused ${f.sub_step ? `at checkpoint ${str(f.sub_step)}` : "before its first checkpoint"} by the last session (\`session end --reason paused\`), not crashed`,
+    "continue it from there: read what this answer lists, then run the commands in order",
   ],
   SR718: (f) => [
     `the worklog records checkpoint ${str(f.worklog_checkpoint)} of ${step(f)}, later than the state's ${f.sub_step || "start of the step"} (an older \`.bak\` was restored, or the state lost a write): its work may be on disk`,

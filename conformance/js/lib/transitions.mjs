@@ -7,7 +7,7 @@
 // They follow the reference's transitions one for one (docs/spec.md §4, the write moments).
 
 import { keyOrder, normalize, orderedKeys, pathProblem } from "./rules.mjs";
-import { formatTimestamp } from "./timeutil.mjs";
+import { formatTimestamp, parseTimestamp } from "./timeutil.mjs";
 import { getCloseMatches } from "./difflib.mjs";
 import { pyJson, pyRepr, shellQuote } from "./findings.mjs";
 
@@ -138,6 +138,34 @@ function checkPaths(paths, pointer) {
   return out;
 }
 
+/**
+ * A listed path in its one stored form (spec §4; the reference's `one_form`): normalised, and a
+ * bare file name resolved against the session directory `base` (repository-relative).
+ * @param {string} path @param {string | null} base
+ */
+export function oneForm(path, base) {
+  const p = path && !path.startsWith("/") ? normalize(path) : path;
+  if (base !== null && base !== "" && base !== "." && !p.includes("/") && p !== "." && p !== "..")
+    return `${base}/${p}`;
+  return p;
+}
+
+/** `target` (a step's listed paths) in the one form, each once, in order.
+ * @param {unknown[]} target @param {string} base */
+function oneFormList(target, base) {
+  const seen = new Set();
+  const out = [];
+  for (let p of target) {
+    if (typeof p === "string") {
+      p = oneForm(p, base);
+      if (seen.has(p)) continue;
+      seen.add(p);
+    }
+    out.push(p);
+  }
+  target.splice(0, target.length, ...out);
+}
+
 /** @param {unknown[]} target @param {string[]} values */
 function appendUnique(target, values) {
   const seen = new Set(
@@ -249,9 +277,16 @@ export function start(doc, wf, key, now, { force = false, orphaned = false, name
 /**
  * Sub-step done: record the checkpoint and append artifacts and context files (deduplicated).
  * @param {StateDocument} doc @param {Workflow} wf @param {string} key @param {string} subStep
- * @param {{artifacts?: string[], contextFiles?: string[]}} [opts]
+ * @param {{artifacts?: string[], contextFiles?: string[], base?: string | null}} [opts] `base`:
+ *   the session directory relative to the repository (every listed path then in its one form)
  */
-export function checkpoint(doc, wf, key, subStep, { artifacts = [], contextFiles = [] } = {}) {
+export function checkpoint(
+  doc,
+  wf,
+  key,
+  subStep,
+  { artifacts = [], contextFiles = [], base = null } = {},
+) {
   const out = clone(doc);
   const step = existing(out, wf, key);
   const sdef = wf.step(key);
@@ -283,11 +318,15 @@ export function checkpoint(doc, wf, key, subStep, { artifacts = [], contextFiles
   }
   const arts = checkPaths(artifacts, ptr("steps", key, "artifacts"));
   const ctx = checkPaths(contextFiles, ptr("steps", key, "context_files_used"));
-  for (const [list, values] of /** @type {[string, string[]][]} */ ([
+  for (let [list, values] of /** @type {[string, string[]][]} */ ([
     ["artifacts", arts],
     ["context_files_used", ctx],
   ])) {
     if (!Array.isArray(step[list])) step[list] = [];
+    if (base !== null) {
+      oneFormList(step[list], base);
+      values = values.map((v) => oneForm(v, base));
+    }
     appendUnique(step[list], values);
   }
   step.sub_step = sub;
@@ -368,7 +407,7 @@ export function skip(doc, wf, key, reason, { force = false } = {}) {
  * @param {Workflow} wf
  * @param {string} key
  * @param {unknown} value
- * @param {"decide" | "transition"} [via] the command a refusal's hint names
+ * @param {"decide" | "transition" | "approve"} [via] the command a refusal's hint names
  */
 export function setDecision(doc, wf, key, value, via = "decide") {
   if (typeof key !== "string" || !key)
@@ -401,7 +440,7 @@ export function setDecision(doc, wf, key, value, via = "decide") {
  * (Python's difflib.get_close_matches, n=1, cutoff=0.6) in the command that sets it, or the
  * keys when none is near: the reference's `unknown_decision_key`, word for word.
  * @param {Workflow} wf @param {string} key @param {unknown} value
- * @param {"decide" | "transition"} via @returns {Problem & {hint: string}}
+ * @param {"decide" | "transition" | "approve"} via @returns {Problem & {hint: string}}
  */
 function unknownDecisionKey(wf, key, value, via) {
   const keys = wf.decisions.map((d) => d.key);
@@ -412,7 +451,7 @@ function unknownDecisionKey(wf, key, value, via) {
   if (near.length) {
     message += `; did you mean ${repr(near[0])}?`;
     hint =
-      via === "transition"
+      via === "transition" || via === "approve"
         ? `Pass \`--decision ${shellQuote(`${near[0]}=${shown}`)}\` instead.`
         : `Run \`session-resume decide ${near[0]} ${shellQuote(shown)}\`.`;
   } else {
@@ -615,7 +654,101 @@ export function reviewAudit(doc, wf, key, audit) {
 export function transition(doc, wf, completeKey, startKey, decisions, now, { force = false } = {}) {
   let out = complete(doc, wf, completeKey, now);
   for (const [k, v] of Object.entries(decisions)) out = setDecision(out, wf, k, v, "transition");
+  const gate = wf.step(completeKey)?.gate;
+  if (isObject(gate) && typeof gate.id === "string" && !gateApproval(out, completeKey)) {
+    // passing a gate is its approval (docs/spec.md §4.1)
+    if (!Array.isArray(out.decision_log)) out.decision_log = [];
+    out.decision_log.push(approvalEntry(out, gate.id, completeKey, decisions, now));
+  }
   return start(out, wf, startKey, now, { force });
+}
+
+export const APPROVED = "approved";
+
+/**
+ * The decision_log entry recording the user's approval of step `key`'s gate (docs/spec.md
+ * §4.1), or null: the last entry whose choice is `approved` and whose step is `key` (a string
+ * or an integer), unless both it and the step carry a time and the entry's is earlier than the
+ * step's `started`. The reference's `gate_approval`.
+ * @param {StateDocument} doc @param {string} key @returns {JsonObject | null}
+ */
+export function gateApproval(doc, key) {
+  const log = Array.isArray(doc.decision_log) ? doc.decision_log : [];
+  const steps = isObject(doc.steps) ? doc.steps : {};
+  const step = isObject(steps[key]) ? steps[key] : null;
+  const started = step ? step.started : null;
+  for (let i = log.length - 1; i >= 0; i--) {
+    const e = log[i];
+    if (!isObject(e) || e.choice !== APPROVED) continue;
+    const at = e.step;
+    if (typeof at === "boolean" || at === null || at === undefined || String(at) !== key) continue;
+    if (typeof e.timestamp === "string" && typeof started === "string") {
+      const a = parseTimestamp(e.timestamp);
+      const b = parseTimestamp(started);
+      if (a !== null && b !== null && a < b) continue;
+    }
+    return e;
+  }
+  return null;
+}
+
+/**
+ * The approval entry (docs/spec.md §4.1).
+ * @param {StateDocument} doc @param {string} gateId @param {string} key
+ * @param {Record<string, unknown>} decisions @param {number} now
+ */
+function approvalEntry(doc, gateId, key, decisions, now) {
+  const given = Object.entries(decisions)
+    .map(([k, v]) => `${k}=${typeof v === "string" ? v : pyJson(v)}`)
+    .join(", ");
+  return {
+    id: nextDecisionId(doc),
+    title: `${gateId} approval`,
+    choice: APPROVED,
+    rationale: `the user approved ${gateId} of step ${key}${given ? ` with ${given}` : ""}`,
+    step: /^[0-9]+$/.test(key) ? Number(key) : key,
+    agent: "user",
+    gate: gateId,
+    decisions: { ...decisions },
+    timestamp: formatTimestamp(now),
+  };
+}
+
+/**
+ * The user approved the gate of complete step `key`, with `decisions` (docs/spec.md §4.1).
+ * @param {StateDocument} doc @param {Workflow} wf @param {string} key
+ * @param {Record<string, unknown>} decisions @param {number} now
+ */
+export function approveGate(doc, wf, key, decisions, now) {
+  let out = clone(doc);
+  const step = existing(out, wf, key);
+  const def = wf.step(key);
+  const lbl = label(key, step, def);
+  const gate = def && isObject(def.gate) ? def.gate : null;
+  const sptr = ptr("steps", key, "status");
+  if (!gate || typeof gate.id !== "string")
+    throw refuse(
+      "SR710",
+      `step ${lbl} has no gate in workflow ${repr(wf.id)}: nothing to approve`,
+      sptr,
+    );
+  if (step.status !== "complete")
+    throw refuse(
+      "SR710",
+      `step ${lbl} is ${step.status}: its gate is approved once the step is complete (\`session-resume complete ${key}\` first)`,
+      sptr,
+    );
+  const done = gateApproval(out, key);
+  if (done)
+    throw refuse(
+      "SR710",
+      `${gate.id} of step ${lbl} is already approved (${done.id}); nothing to do`,
+      "/decision_log",
+    );
+  for (const [k, v] of Object.entries(decisions)) out = setDecision(out, wf, k, v, "approve");
+  if (!Array.isArray(out.decision_log)) out.decision_log = [];
+  out.decision_log.push(approvalEntry(out, gate.id, key, decisions, now));
+  return out;
 }
 
 /**

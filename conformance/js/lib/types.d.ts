@@ -258,6 +258,10 @@ export interface Gate {
   decisions: { key: string; allowed: unknown[] | null; required: boolean; value: unknown }[];
   /** What passing the gate takes (prose). */
   rule: string;
+  /** The id of the decision_log entry recording the user's approval (spec §4.1), or null. */
+  approved: string | null;
+  /** The write recording the approval. */
+  approve: string;
 }
 export interface Review {
   tier: string | null;
@@ -278,6 +282,8 @@ export interface NextStep {
   start: string;
   skip: string | null;
   transition: string;
+  /** Who starts it: the next chat after a session break, else this chat (spec §10.2). */
+  by?: "this_chat" | "next_chat";
 }
 /** The plan of a working answer (spec §10.2). */
 export interface Plan {

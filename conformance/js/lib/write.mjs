@@ -533,7 +533,10 @@ export const startStep = (ctx, key, { force = false, name = null } = {}) => {
  */
 export const checkpointStep = (ctx, key, subStep, { artifacts = [], contextFiles = [] } = {}) =>
   writeState(ctx, (doc, wf) => {
-    const document = T.checkpoint(doc, wf, key, subStep, { artifacts, contextFiles });
+    // the session directory relative to the repository: every listed path in its one form
+    const rel = ctx.root ? relative(ctx.root, ctx.dir).split(sep).join("/") : null;
+    const base = rel === null || rel.startsWith("..") ? null : rel || ".";
+    const document = T.checkpoint(doc, wf, key, subStep, { artifacts, contextFiles, base });
     const written = document.steps[key].sub_step;
     /** @type {Record<string, unknown>} */
     const detail = {};
@@ -666,4 +669,19 @@ export const transition = (ctx, completeKey, startKey, decisions, { force = fals
     if (force) detail.forced = true;
     const warnings = T.completionGaps(doc, wf, completeKey, document);
     return { document, event: "step_start", step: startKey, detail, warnings };
+  });
+
+/**
+ * The user approved the gate of complete step `key`, with `decisions` (spec §4.1): event
+ * `gate_approved`. The package renders no handoff (the reference's toolchain does).
+ * @param {Context} ctx @param {string} key @param {Record<string, unknown>} decisions
+ */
+export const approve = (ctx, key, decisions) =>
+  writeState(ctx, (doc, wf) => {
+    const document = T.approveGate(doc, wf, key, decisions, ctx.now);
+    const entry = /** @type {Record<string, unknown>} */ (document.decision_log.at(-1));
+    /** @type {Record<string, unknown>} */
+    const detail = { gate: entry.gate, decision: entry.id };
+    if (Object.keys(decisions).length) detail.decisions = { ...decisions };
+    return { document, event: "gate_approved", step: key, detail };
   });

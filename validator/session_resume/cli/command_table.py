@@ -14,6 +14,7 @@ COMMAND_MODULES: dict[str, str] = {
     "decide": "write",
     "finding": "write",
     "review-audit": "write",
+    "approve": "write",
     "transition": "write",
     "session": "write",
     "ping": "write",

@@ -12,13 +12,16 @@ import io
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from session_resume.cli.commands.common import (
     UsageError,
+    config_for,
     diag_json,
     emit_json,
     print_diagnostics,
     resolve_path,
+    root_of,
 )
 from session_resume.cli.parser import KNOWN, build_parser
 from session_resume.core.codes import diag
@@ -57,13 +60,28 @@ def _missing_paths(args: argparse.Namespace) -> list[str]:
             if name in _SESSION_ARGS:
                 found = resolve_path(p, getattr(args, "root", None))
             # a quoted glob the tool expands itself is not missing when it matches
-            if not os.path.lexists(found):
+            if not os.path.lexists(found) and not _fresh_start(args, name, found):
                 # lazy: discovery only for a path that does not exist
                 from session_resume.storage.discovery import pattern_matches
 
                 if not pattern_matches(found):
                     out.append(p)
     return out
+
+
+def _fresh_start(args: argparse.Namespace, name: str, path: str) -> bool:
+    """`resume` of a session directory still to create inside the repository: not missing,
+    its answer is the fresh start (docs/spec.md §10.2)."""
+    if getattr(args, "command", None) != "resume" or name != "dir":
+        return False
+    # lazy: only a resume of a directory that does not exist
+    from session_resume.services.resume import creatable
+
+    try:  # the repository the user stands in (or --root), never one found from the path
+        root = root_of(getattr(args, "root", None), config_for(getattr(args, "root", None)))
+    except (ServiceError, UsageError):
+        return False
+    return creatable(Path(os.path.abspath(path)), root)
 
 
 def _refused(args: argparse.Namespace, diags: list[Diagnostic], message: str) -> bool:

@@ -27,6 +27,7 @@ WRITE_OPERATIONS = (
     "skip",
     "decide",
     "transition",
+    "approve",
 )
 # What an adapter may declare in its start response: the four operations and the writes.
 ADAPTER_OPERATIONS = ("validate", "migrate", "recover", "resume", *WRITE_OPERATIONS)

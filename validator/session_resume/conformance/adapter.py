@@ -164,7 +164,7 @@ def _write_op(case: dict[str, Any]) -> dict[str, Any]:
     runs: dict[str, Callable[[Any], Any]] = {
         "init": lambda c: writes.init_session(c, a["project"], workflow=a["workflow"]),
         "session_start": lambda c: leases.start_session(c, takeover=a["takeover"]),
-        "session_end": leases.end_session,
+        "session_end": lambda c: leases.end_session(c, reason=a.get("reason")),
         "start": lambda c: writes.start_step(c, a["step"], force=a["force"]),
         "checkpoint": lambda c: writes.checkpoint(
             c, a["step"], a["sub_step"], a["artifacts"], a["context_files"]
@@ -175,6 +175,8 @@ def _write_op(case: dict[str, Any]) -> dict[str, Any]:
         "transition": lambda c: writes.transition(
             c, a["complete"], a["start"], a["decisions"], force=a["force"]
         ),
+        # the handoff is the Python toolchain's rendering: the suite compares the state
+        "approve": lambda c: writes.approve_gate(c, a["step"], a["decisions"], handoff=False),
     }
     return _write(case, runs[op])
 

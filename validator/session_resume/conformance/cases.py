@@ -372,6 +372,7 @@ def _write_defaults(op: str) -> dict[str, Any]:
         "checkpoint": {"artifacts": [], "context_files": []},
         "skip": {"force": False},
         "transition": {"decisions": {}, "force": False},
+        "approve": {"decisions": {}},
     }
     return defaults.get(op, {})
 

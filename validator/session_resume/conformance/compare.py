@@ -384,10 +384,22 @@ def _expand(doc: Any, parts: list[str], path: list[str]) -> list[tuple[str, Any]
 def prose_strings(doc: Any, patterns: Iterable[str] = PROSE_POINTERS) -> list[tuple[str, str]]:
     """(JSON pointer, text) of every string ``doc`` holds where prose can stand."""
     out = []
+    fixed = _approval_texts(doc)
     for pattern in patterns:
         for ptr, value in _expand(doc, pointer_parts(pattern), []):
-            if isinstance(value, str):
+            if isinstance(value, str) and ptr not in fixed:
                 out.append((ptr, value))
+    return out
+
+
+def _approval_texts(doc: Any) -> set[str]:
+    """The texts of gate approval entries (``choice`` ``approved`` with a ``gate``), which
+    docs/spec.md §4.1 words exactly: compared as any other value, never prose."""
+    log = doc.get("decision_log") if isinstance(doc, dict) else None
+    out: set[str] = set()
+    for i, e in enumerate(log if isinstance(log, list) else []):
+        if isinstance(e, dict) and e.get("choice") == "approved" and isinstance(e.get("gate"), str):
+            out.update(f"/decision_log/{i}/{k}" for k in ("title", "choice", "rationale"))
     return out
 
 

@@ -146,6 +146,20 @@ def log_decision(
     return build
 
 
+def approve_gate(key: str, decisions: dict[str, Any], now: datetime) -> Build:
+    """The user approved step ``key``'s gate: event ``gate_approved`` (docs/spec.md §4.1)."""
+
+    def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
+        new = write_moments.approve_gate(doc, wf, key, decisions, now)
+        entry = new["decision_log"][-1]
+        detail: dict[str, Any] = {"gate": entry["gate"], "decision": entry["id"]}
+        if decisions:
+            detail["decisions"] = dict(decisions)
+        return Change(new, "gate_approved", key, None, detail)
+
+    return build
+
+
 def review_audit(key: str, audit: write_moments.ReviewAudit) -> Build:
     def build(doc: dict[str, Any], wf: Workflow, orphaned: bool) -> Change:
         new = write_moments.review_audit(doc, wf, key, audit)

@@ -868,9 +868,10 @@ _ALL = [
         "SR700",
         "fresh-start",
         INFO,
-        "There is no state file: start fresh.",
-        "an empty session directory",
-        "Run `session-resume init PROJECT`.",
+        "There is no state file (or no session directory yet): start fresh.",
+        "an empty or absent session directory",
+        "Run the plan's first command, `session-resume init PROJECT --workflow WORKFLOW "
+        "--session ID`: it creates the state and takes the lease; then the first step's start.",
     ),
     Code(
         "SR701",
@@ -1032,6 +1033,16 @@ _ALL = [
         "state at phase_2_waf (restored `.bak`), worklog: checkpoint phase_3_cost later",
         "Check the deliverable for that checkpoint's work; if it is there, record the "
         "checkpoint again (`session-resume checkpoint STEP ID`), else redo the work first.",
+    ),
+    Code(
+        "SR720",
+        "step-paused",
+        INFO,
+        "The step in progress was paused: its last session ended with `session end --reason "
+        "paused` before the step was complete. Not a crash.",
+        "step 2 in progress at phase_2_waf, worklog: session_end reason paused",
+        "Continue the step after its last checkpoint: read what the answer lists, then follow "
+        "the plan's commands.",
     ),
     Code(
         "SR170",

@@ -21,6 +21,7 @@ from session_resume.core.jsonread import as_dict, as_list
 from session_resume.core.rules import ordered_step_keys
 from session_resume.core.workflow import Checkpoint, StepDef, Workflow
 from session_resume.core.write_checks import one_form
+from session_resume.core.write_moments import gate_approval
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,6 +41,7 @@ WRITERS = (
     "review-audit",
     "transition",
     "finding",
+    "approve",
 )
 # Actions whose answer is a plan for the step (the agent works on it now).
 WORKING = ("start", "restart_step", "resume_from_checkpoint", "continue_step")
@@ -52,7 +54,16 @@ FINDINGS_RULE = (
     "only the user can settle stays open for the gate"
 )
 GATE_RULE = (
-    "ask the user's approval, showing the deliverables and open findings; no write records it"
+    "ask the user's approval once, showing the deliverables and open findings; then record it "
+    "with `approve` and the decisions the user gave"
+)
+# `when` of the approval's write (docs/spec.md §10.2)
+APPROVED_WHEN = "after the user approved"
+# A stop before the step is complete (docs/spec.md §7): the session ends paused.
+PAUSE = "session-resume session end --reason paused"
+PAUSE_WHEN = (
+    "only if you must stop before the step is complete: after the write of the last checkpoint "
+    "whose work is done, instead of the rest (the next chat continues from there)"
 )
 ARTIFACT_RULE = (
     "a file a checkpoint's work wrote that its line does not name: add `--artifact PATH` to it"
@@ -142,8 +153,8 @@ def _open_gate(doc: Mapping[str, Any], key: str, wf: Workflow, action: str) -> A
         status = as_dict(steps.get(k)).get("status")
         if status == "skipped":
             continue
-        gate = _gate(doc, wf.step(k), wf) if status == "complete" else None
-        return None if gate is None else {"step": k, **gate}
+        gate = _gate(doc, wf.step(k), wf, k) if status == "complete" else None
+        return None if gate is None or gate["approved"] else {"step": k, **gate}
     return None
 
 
@@ -162,12 +173,16 @@ def gate_after(doc: Mapping[str, Any], key: str, wf: Workflow) -> Any:
     ]
     if not later or as_dict(steps.get(later[0])).get("status") != "pending":
         return None
-    return _gate(doc, wf.step(key), wf)
+    gate = _gate(doc, wf.step(key), wf, key)
+    return None if gate is None or gate["approved"] else gate
 
 
-def _gate(doc: Mapping[str, Any], sdef: StepDef | None, wf: Workflow) -> Any:
+def _gate(doc: Mapping[str, Any], sdef: StepDef | None, wf: Workflow, key: str) -> Any:
+    """Step ``key``'s gate: its decisions, whether the user's approval is recorded
+    (``approved``: the decision log entry's id, docs/spec.md §4.1) and the write recording it."""
     if sdef is None or not isinstance(sdef.gate, dict):
         return None
+    entry = gate_approval(doc, key)
     decisions = as_dict(doc.get("decisions"))
     keys = sdef.gate.get("decisions")
     out = []
@@ -188,7 +203,14 @@ def _gate(doc: Mapping[str, Any], sdef: StepDef | None, wf: Workflow) -> Any:
         "session_break": bool(sdef.gate.get("session_break")),
         "decisions": out,
         "rule": GATE_RULE,
+        "approved": entry.get("id") if entry is not None else None,
+        "approve": f"session-resume approve {key}",
     }
+
+
+def next_step(doc: Mapping[str, Any], key: str, wf: Workflow) -> Any:
+    """The step after ``key`` still to do (None: none), with its start and skip commands."""
+    return _next(doc, key, wf)
 
 
 def _next(doc: Mapping[str, Any], key: str, wf: Workflow) -> Any:
@@ -261,6 +283,12 @@ def build(
     steps = as_dict(doc.get("steps"))
     st = as_dict(steps.get(key))
     findings = as_list(doc.get("open_findings"))
+    gate = _gate(doc, sdef, wf, key)
+    nxt = _next(doc, key, wf)
+    if nxt is not None:
+        # one owner for the next step (docs/spec.md §10.2): after a session break the next
+        # chat, under its own session; else this chat
+        nxt["by"] = "next_chat" if gate is not None and gate["session_break"] else "this_chat"
     return {
         "step": key,
         "name": sdef.name if sdef is not None else st.get("name"),
@@ -271,8 +299,8 @@ def build(
         "review_audit": _review(doc, key, sdef, wf),
         "open_findings": {"count": len(findings), "blocks_complete": False, "rule": FINDINGS_RULE},
         "complete": f"session-resume complete {key}",
-        "gate": _gate(doc, sdef, wf),
-        "next_step": _next(doc, key, wf),
+        "gate": gate,
+        "next_step": nxt,
     }
 
 
@@ -287,6 +315,7 @@ def commands(plan: Mapping[str, Any], action: str, pending: bool = False) -> lis
     if action in ("start", "restart_step"):
         gate = plan.get("open_gate")
         out += gate_decisions(gate, gate["step"]) if gate else []
+        out += [cmd(gate["approve"], approved_when(gate))] if gate else []
         out.append(
             cmd(f"session-resume start {key}", _start_when(gate, plan["optional"] and pending))
         )
@@ -320,8 +349,19 @@ def commands(plan: Mapping[str, Any], action: str, pending: bool = False) -> lis
             f"after checkpoint {last}" if last else "after the step's remaining work",
         )
     )
-    out.append(cmd(SESSION_END, end_when(plan.get("gate"), plan.get("next_step"))))
+    gate = plan.get("gate")
+    if gate is not None and not gate.get("approved"):
+        out.append(cmd(gate["approve"], approved_when(gate)))
+    out.append(cmd(SESSION_END, end_when(gate, plan.get("next_step"))))
     return out
+
+
+def approved_when(gate: Mapping[str, Any]) -> str:
+    """``when`` of a gate's approval write: once the user approved it (docs/spec.md §10.2)."""
+    return (
+        f"{APPROVED_WHEN} {gate['id']} (ask once; add `--decision KEY=VALUE` for each decision "
+        "the user gave)"
+    )
 
 
 def end_when(gate: Mapping[str, Any] | None, nxt: Mapping[str, Any] | None = None) -> str:
@@ -330,11 +370,16 @@ def end_when(gate: Mapping[str, Any] | None, nxt: Mapping[str, Any] | None = Non
     chooses is recorded (review 8: whose chat records it was unclear)."""
     if gate and gate.get("session_break"):
         skip = (
-            f" (skip {nxt['key']} first if the user chose so)"
+            f" (and the skip of {nxt['key']} if the user chose it)"
             if nxt and nxt.get("optional")
             else ""
         )
-        return f"after `complete` and {gate['id']}{skip}, which ends this chat"
+        then = (
+            f"; the next chat starts step {nxt['key']} under its own session, from its own `resume`"
+            if nxt
+            else ""
+        )
+        return f"after the approval of {gate['id']} is recorded{skip}: this chat ends here{then}"
     return "when you stop"
 
 
@@ -381,23 +426,14 @@ def _start_when(gate: Mapping[str, Any] | None, optional: bool = False) -> str:
     chose = "the user chose to run this optional step rather than skip it (ask once)"
     if gate is None:
         return f"only if {chose}" if optional else NOW
-    empty = [d["key"] for d in _empty_required(gate)]
-    if empty:
-        when = (
-            f"after the user approved {gate['id']} of step {gate['step']} and its decisions "
-            f"({', '.join(empty)}) are recorded"
-        )
-    else:  # the state records a gate's decisions, never its approval
-        when = (
-            f"after the user approved {gate['id']} of step {gate['step']} (ask once, unless the "
-            "user already told you they approved it)"
-        )
+    when = f"after the approval of {gate['id']} of step {gate['step']} is recorded (above)"
     return f"{when}, and {chose}" if optional else when
 
 
 def alternatives(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:
     """What may be run *instead* of the commands: skipping an optional step not yet worked
-    on."""
+    on; for a step being worked on, the pause (docs/spec.md §7)."""
+    pause = [cmd(PAUSE, PAUSE_WHEN)] if plan["checkpoints"] else []
     if plan["optional"] and action in ("start", "restart_step"):
         reason = '"optional step not needed"'
         return [
@@ -405,6 +441,7 @@ def alternatives(plan: Mapping[str, Any], action: str) -> list[dict[str, str]]:
                 f"session-resume skip {plan['step']} --reason {reason}",
                 "only if the user decides to skip this optional step: instead of its start and its "
                 "work",
-            )
+            ),
+            *pause,
         ]
-    return []
+    return pause

@@ -134,11 +134,15 @@ def decide(
             # (only with the user's choice), and the end of the chat the gate may ask for.
             gate = plan_rules.gate_after(snap.document, key, workflow)
             decisions = plan_rules.gate_decisions(gate, key) if gate is not None else []
-            if gate is not None and (decisions or opts.session is not None):
-                end = plan_rules.cmd(plan_rules.SESSION_END, plan_rules.end_when(gate))
-                out["commands"][:0] = [*decisions, end]
+            if gate is not None:
+                approve = plan_rules.cmd(gate["approve"], plan_rules.approved_when(gate))
+                nxt = plan_rules.next_step(snap.document, key, workflow)
+                end = plan_rules.cmd(plan_rules.SESSION_END, plan_rules.end_when(gate, nxt))
+                brk = [end] if gate.get("session_break") else []
+                out["commands"][:0] = [*decisions, approve, *brk]
                 out["gate_open"] = gate["id"]
         if out["action"] in plan_rules.WORKING and key is not None:
+            _paused(out, snap)
             plan = plan_rules.build(
                 snap.document,
                 key,
@@ -166,6 +170,8 @@ def decide(
             ),
         )
         out["stale_finding"] = True
+    if out["action"] == "fresh_start":
+        _fresh_plan(out, snap, now, workflow)
     writes = any(is_writer(c["run"]) for c in out["commands"] + out["alternatives"])
     new = opts.session is None and writes
     out["session"] = {"id": opts.session, "new": new}
@@ -181,6 +187,7 @@ def decide(
         writes
         and not holds
         and not opts.front_end_session
+        and out["action"] != "fresh_start"  # `init` takes the lease
         and (out["plan"] is not None or out.get("gate_open"))
     ):
         out["commands"].insert(0, plan_rules.cmd(plan_rules.SESSION_START))
@@ -190,6 +197,52 @@ def decide(
     out["reasons"] = [explain(c, facts) for c in dict.fromkeys(out["reasons"])]
     out["warnings"] = [explain(c, facts) for c in dict.fromkeys(out["warnings"])]
     return out
+
+
+INIT = "session-resume init PROJECT"
+
+
+def _fresh_plan(out: dict[str, Any], snap: Snapshot, now: datetime, wf: Workflow) -> None:
+    """A fresh start's plan (docs/spec.md §10.2): `init` creates the state and takes the
+    lease, then the workflow's first step as a `start` of the state `init` writes (its start,
+    its checkpoints, what completes it). The service adds `init`'s workflow and session."""
+    keys = wf.step_keys
+    if not keys:
+        return
+    # lazy: the write moments only for a fresh start (a session-start hook's plan of a
+    # session in progress imports none: tests/test_cold_imports.py)
+    from session_resume.core.write_moments import init_state
+
+    doc = init_state(wf, "fresh", now)
+    key = ordered_step_keys(doc.get("steps", {}), wf)[0] if doc.get("steps") else keys[0]
+    plan = plan_rules.build(doc, key, wf, action="start", sub=None, session_rel=snap.session_rel)
+    sdef = wf.step(key)
+    out.update(step=key, step_name=sdef.name if sdef is not None else None, plan=plan)
+    out["commands"] = [
+        plan_rules.cmd(INIT),
+        *plan_rules.commands(plan, "start", True),
+    ]
+    out["alternatives"] = plan_rules.alternatives(plan, "start")
+
+
+PAUSED = "paused"
+
+
+def _paused(out: dict[str, Any], snap: Snapshot) -> None:
+    """SR720 (docs/spec.md §7): the step worked on is in progress and the last session ended
+    with ``session end --reason paused`` (no work since; a later `session start` aside)."""
+    doc = snap.document or {}
+    st = as_dict(as_dict(doc.get("steps")).get(out["step"]))
+    if st.get("status") != "in_progress":
+        return
+    for ev in reversed(snap.last_events):
+        name = ev.get("event")
+        if name in ("session_start", "heartbeat", "takeover"):
+            continue
+        detail = ev.get("detail")
+        if name == "session_end" and isinstance(detail, dict) and detail.get("reason") == PAUSED:
+            out["reasons"].append("SR720")
+        return
 
 
 # Worklog events that are no work on the state (the lease's own).

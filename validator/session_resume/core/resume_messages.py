@@ -117,8 +117,12 @@ def _sr708(f: Mapping[str, Any]) -> tuple[str, str]:
 
 _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
     "SR700": lambda f: (
-        "there is no state file in the session directory: nothing has been recorded yet",
-        "create the state first (the command below), then ask `resume` again",
+        "there is no state file in the session directory (or no session directory yet): "
+        "nothing has been recorded yet",
+        "run the commands in order: `init` creates the state and takes the lease of the session "
+        "the commands name, then the first step starts"
+        if f.get("step")
+        else "create the state first (the command below), then ask `resume` again",
     ),
     "SR701": lambda f: (
         f"{_step(f)} has not started",
@@ -138,10 +142,9 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
         f"{_step(f)} is complete"
         + (f"; its {f['gate_open']} is still open" if f.get("gate_open") else ""),
         (
-            f"ask the user's approval of {f['gate_open']} (show the deliverables and open "
-            "findings); record its empty decisions only with the user's choice; no write "
-            "records the approval (the start of a later step passes the gate); no other work on "
-            "this step; "
+            f"ask the user's approval of {f['gate_open']} once (show the deliverables and open "
+            "findings); record its empty decisions only with the user's choice, then the "
+            "approval (`approve`, in the commands); no other work on this step; "
             if f.get("gate_open")
             else "nothing to do for it; "
         )
@@ -187,6 +190,16 @@ _WORDS: dict[str, Callable[[Mapping[str, Any]], tuple[str, str]]] = {
         "file again (restore it from version control if it was committed, else redo the work "
         f"of {_redo(f)} that wrote it, keeping every file on disk as it is); record no "
         "checkpoint before it exists",
+    ),
+    "SR720": lambda f: (
+        f"{_step(f)} was paused "
+        + (
+            f"at checkpoint {f.get('sub_step')}"
+            if f.get("sub_step")
+            else "before its first checkpoint"
+        )
+        + " by the last session (`session end --reason paused`), not crashed",
+        "continue it from there: read what this answer lists, then run the commands in order",
     ),
     "SR718": lambda f: (
         f"the worklog records checkpoint {f.get('worklog_checkpoint')} of {_step(f)}, later "

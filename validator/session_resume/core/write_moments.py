@@ -23,7 +23,7 @@ from datetime import datetime
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.rules import ordered_step_keys, step_order_key
-from session_resume.core.timeutil import format_ts
+from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.core.workflow import Workflow, pending_step
 from session_resume.core.write_checks import (
     STEP_KEY,
@@ -418,7 +418,7 @@ def unknown_decision_key(wf: Workflow, key: str, value: Any, via: str) -> Diagno
     shown = value if isinstance(value, str) else json_text(value)
     if near:
         message += f"; did you mean {near[0]!r}?"
-        if via == "transition":
+        if via in ("transition", "approve"):
             hint = f"Pass `--decision {shlex.quote(f'{near[0]}={shown}')}` instead."
         else:
             hint = f"Run `session-resume decide {near[0]} {shlex.quote(shown)}`."
@@ -619,6 +619,105 @@ def review_audit(doc: dict[str, Any], wf: Workflow, key: str, audit: ReviewAudit
     return new
 
 
+APPROVED = "approved"
+
+
+def gate_approval(doc: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
+    """The ``decision_log`` entry recording the user's approval of step ``key``'s gate
+    (docs/spec.md §4.1), or None: the last entry whose ``choice`` is ``approved`` and whose
+    ``step`` is ``key`` (as a string or an integer), unless both it and the step carry a
+    time and the entry's is earlier than the step's ``started`` (an approval of an earlier
+    run). An approval imported from dotagent (``user_checkpoints``) has this form too."""
+    log = doc.get("decision_log")
+    steps = doc.get("steps")
+    step = steps.get(key) if isinstance(steps, dict) else None
+    started = step.get("started") if isinstance(step, dict) else None
+    for entry in reversed(log if isinstance(log, list) else []):
+        if not isinstance(entry, dict) or entry.get("choice") != APPROVED:
+            continue
+        at = entry.get("step")
+        if isinstance(at, bool) or str(at) != key:
+            continue
+        ts = entry.get("timestamp")
+        if isinstance(ts, str) and isinstance(started, str) and _earlier(ts, started):
+            continue
+        return entry
+    return None
+
+
+def _earlier(a: str, b: str) -> bool:
+    ta, tb = parse_ts(a), parse_ts(b)
+    return ta is not None and tb is not None and ta < tb
+
+
+def approval_entry(
+    doc: Mapping[str, Any], gate_id: str, key: str, decisions: Mapping[str, Any], now: datetime
+) -> dict[str, Any]:
+    """The ``decision_log`` entry of an approval (docs/spec.md §4.1): ``title`` "<gate id>
+    approval", ``choice`` ``approved``, ``step`` the key (an integer when it is one),
+    ``agent`` ``user``, ``gate`` the gate's id and ``decisions`` what the user gave with it."""
+    given = ", ".join(
+        f"{k}={json_text(v) if not isinstance(v, str) else v}" for k, v in decisions.items()
+    )
+    return {
+        "id": next_decision_id(doc),
+        "title": f"{gate_id} approval",
+        "choice": APPROVED,
+        "rationale": f"the user approved {gate_id} of step {key}"
+        + (f" with {given}" if given else ""),
+        "step": int(key) if key.isdigit() else key,
+        "agent": "user",
+        "gate": gate_id,
+        "decisions": dict(decisions),
+        "timestamp": format_ts(now),
+    }
+
+
+def approve_gate(
+    doc: dict[str, Any],
+    wf: Workflow,
+    key: str,
+    decisions: Mapping[str, Any],
+    now: datetime,
+) -> dict[str, Any]:
+    """The user approved the gate of complete step ``key``: each decision the user gave is
+    recorded (as `decide` would) and an approval entry is appended to ``decision_log``
+    (docs/spec.md §4.1). Refused (SR710) for a step without a gate, one not complete, or a
+    gate already approved."""
+    new: dict[str, Any] = copy_document(doc)
+    step = existing_step(new, wf, key)
+    sdef = wf.step(key)
+    label = step_label(key, step, sdef)
+    gate = sdef.gate if sdef is not None and isinstance(sdef.gate, dict) else None
+    ptr = pointer_to("steps", key, "status")
+    if gate is None or not isinstance(gate.get("id"), str):
+        raise refuse(
+            "SR710", f"step {label} has no gate in workflow {wf.id!r}: nothing to approve", ptr
+        )
+    status = step.get("status")
+    if status != "complete":
+        raise refuse(
+            "SR710",
+            f"step {label} is {status}: its gate is approved once the step is complete "
+            f"(`session-resume complete {key}` first)",
+            ptr,
+        )
+    done = gate_approval(new, key)
+    if done is not None:
+        raise refuse(
+            "SR710",
+            f"{gate['id']} of step {label} is already approved ({done.get('id')}); nothing to do",
+            "/decision_log",
+        )
+    for k, v in decisions.items():
+        new = set_decision(new, wf, k, v, via="approve")
+    log = new.get("decision_log")
+    if not isinstance(log, list):
+        log = new["decision_log"] = []
+    log.append(approval_entry(new, gate["id"], key, decisions, now))
+    return new
+
+
 def transition(
     doc: dict[str, Any],
     wf: Workflow,
@@ -633,4 +732,16 @@ def transition(
     new = complete_step(doc, wf, complete_key, now)
     for k, v in decisions.items():
         new = set_decision(new, wf, k, v, via="transition")
+    sdef = wf.step(complete_key)
+    gate = sdef.gate if sdef is not None and isinstance(sdef.gate, dict) else None
+    if (
+        gate is not None
+        and isinstance(gate.get("id"), str)
+        and not gate_approval(new, complete_key)
+    ):
+        # passing a gate is its approval (docs/spec.md §4.1)
+        new.setdefault("decision_log", [])
+        if not isinstance(new["decision_log"], list):
+            new["decision_log"] = []
+        new["decision_log"].append(approval_entry(new, gate["id"], complete_key, decisions, now))
     return start_step(new, wf, start_key, now, force=force)

@@ -23,6 +23,7 @@ TOOL_OF = {
     "review-audit": "review_audit",
     "transition": "transition",
     "decide": "decide",
+    "approve": "approve",
     "recover": "recover",
     "migrate": "migrate",
     "resume": "resume",
@@ -45,6 +46,8 @@ def tool_call(run: str, where: dict[str, Any]) -> dict[str, Any]:
         args: dict[str, Any] = dict(where)
         if "--takeover" in argv:
             args["takeover"] = True
+        if "--reason" in argv[:-1]:
+            args["reason"] = argv[argv.index("--reason") + 1]
         return {"tool": tool, "arguments": args}
     tool = TOOL_OF.get(name, name.replace("-", "_"))
     args = dict(where)
@@ -81,7 +84,7 @@ def tool_call(run: str, where: dict[str, Any]) -> dict[str, Any]:
             continue
         pos.append(a)
         i += 1
-    if tool in ("start", "complete", "skip", "review_audit", "checkpoint") and pos:
+    if tool in ("start", "complete", "skip", "review_audit", "checkpoint", "approve") and pos:
         args["step"] = pos[0]
         if tool == "checkpoint" and len(pos) > 1:
             args["sub_step"] = pos[1]
@@ -92,7 +95,7 @@ def tool_call(run: str, where: dict[str, Any]) -> dict[str, Any]:
         if len(pos) > 1:
             args["title"] = pos[1]
     elif tool == "init" and pos:
-        args = {"project": pos[0]}
+        args = {"project": pos[0], **({"workflow": args["workflow"]} if "workflow" in args else {})}
     return {"tool": tool, "arguments": args}
 
 
@@ -126,6 +129,9 @@ def as_tool_calls(decision: dict[str, Any], where: dict[str, Any]) -> dict[str, 
         for c in plan["checkpoints"]:
             c["write"] = tool_call(c["write"], where)
         plan["complete"] = tool_call(plan["complete"], where)
+        for g in (plan.get("gate"), plan.get("open_gate")):
+            if g is not None:
+                g["approve"] = tool_call(g["approve"], where)
         if plan["review_audit"] is not None:
             plan["review_audit"]["write"] = tool_call(plan["review_audit"]["write"], where)
         nxt = plan["next_step"]

@@ -114,19 +114,10 @@ def resume_prompt(rt: Runtime, arguments: dict[str, str] | None) -> tuple[str, s
         raise PromptArgumentError(f"Missing required arguments: {', '.join(missing)}")
     args: dict[str, Any] = {k: v for k, v in given.items() if v}
     out = call(rt, "resume", args)
+    # no session yet: the `resume` tool answers `fresh_start`, its plan `init` first
     codes = [d.get("code") for d in out.result.get("diagnostics", [])]
     if not out.ok and "SR180" in codes:
         raise PromptArgumentError("Invalid prompt arguments: " + out.text.strip())
-    if not out.ok and codes == ["SR100"] and args.get("project"):
-        # services.resume refuses a directory that does not exist: no session yet.
-        return (
-            "Resume: no session yet",
-            f"There is no session of project {args['project']} yet (the decision would be "
-            "`fresh_start`).\n\nFirst action: call `init` with the project (and its "
-            "workflow), then `start` the first step.\n\n"
-            "Then record progress with the write-moment tools (start, checkpoint, complete, "
-            "decide, finding, transition), each right when it happens.\n",
-        )
     if not out.ok:
         return (
             "session-resume could not decide how to resume",

@@ -80,7 +80,7 @@ class LeaseKeeper:
         if lease_action != "keep" or not self.holds(ctx.session_dir):
             self.start(ctx)
 
-    def end(self, ctx: WriteContext) -> SessionResult:
+    def end(self, ctx: WriteContext, reason: str | None = None) -> SessionResult:
         """`session end` of this process's lease in ``ctx``'s directory. The lease of another
         session is left alone (SR511 for a live one)."""
         mine = self.context(ctx)
@@ -88,7 +88,7 @@ class LeaseKeeper:
         holder = (leases.read_lease(mine).sentinel or {}).get("session")
         if holder is not None and holder != self.session:
             return SessionResult(None, "none")  # another session's lease is not ours to end
-        return leases.end_session(mine)
+        return leases.end_session(mine, reason=reason)
 
     def beat(self, now: datetime) -> None:
         """Refresh the heartbeat of every lease held. A lease lost to another session (taken

@@ -218,7 +218,7 @@ def do_session_end(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     ctx = rt.context(a)
     if not Path(ctx.session_dir).is_dir():
         return SessionResult(None, "none").to_json()
-    return rt.keeper.end(replace(ctx)).to_json()
+    return rt.keeper.end(replace(ctx), reason=a.get("reason")).to_json()
 
 
 RESUME_TOOL = Tool(

@@ -177,6 +177,17 @@ INPUT_SCHEMAS: dict[str, dict[str, Any]] = {
         },
         ("complete", "start"),
     ),
+    "approve": tool_schema(
+        {
+            "step": {**STEP, "description": "the complete step whose gate the user approved"},
+            "decisions": {
+                "type": "object",
+                "maxProperties": 100,
+                "description": "decisions the user gave with the approval",
+            },
+        },
+        ("step",),
+    ),
     "validate": tool_schema(
         {
             "workflow": WORKFLOW,
@@ -222,5 +233,14 @@ INPUT_SCHEMAS: dict[str, dict[str, Any]] = {
             }
         }
     ),
-    "session_end": tool_schema(),
+    "session_end": tool_schema(
+        {
+            "reason": {
+                "type": "string",
+                "enum": ["paused"],
+                "description": "paused: stop before the step is complete (the next resume "
+                "continues it)",
+            }
+        }
+    ),
 }

@@ -152,6 +152,10 @@ def do_transition(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
     )
 
 
+def do_approve(rt: Runtime, a: dict[str, Any]) -> dict[str, Any]:
+    return _write(rt, a, lambda c: writes.approve_gate(c, a["step"], a.get("decisions") or {}))
+
+
 # --- the table -----------------------------------------------------------------------------
 
 WRITE_TOOLS = [
@@ -192,6 +196,13 @@ WRITE_TOOLS = [
         "Review finding",
         "Write moment: add or resolve a must-fix review finding.",
         do_finding,
+    ),
+    Tool(
+        "approve",
+        "Gate approved",
+        "Right after the user approved the gate of a complete step: record the approval and "
+        "the decisions the user gave (decision_log), and render 00-handoff.md.",
+        do_approve,
     ),
     Tool(
         "transition",

@@ -48,6 +48,7 @@ MCP_WRITE_MOMENTS: tuple[tuple[str, tuple[tuple[str, dict[str, Any]], ...]], ...
             ("finding", {"action": "resolve", "title": "TITLE"}),
         ),
     ),
+    ("Gate approved by the user", (("approve", {"step": "STEP", "decisions": {"KEY": "VALUE"}}),)),
 )
 
 # Further tools: (what, tool, arguments besides the session).
@@ -67,6 +68,11 @@ MCP_OTHER_TOOLS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ),
     ("Take the lease now (otherwise the first write does)", "session_start", {}),
     ("End the session (also done when the client disconnects)", "session_end", {}),
+    (
+        "Stop before the step is complete: the next answer continues it",
+        "session_end",
+        {"reason": "paused"},
+    ),
     ("Rewrite the handoff at every gate, before showing it", "render_handoff", {}),
     ("What may the step load at startup, and what must it not re-read", "budget", {"step": "STEP"}),
     ("Check the state file", "validate", {}),

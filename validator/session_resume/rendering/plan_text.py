@@ -87,18 +87,27 @@ def _finish(p: Mapping[str, Any]) -> list[str]:
     if gate is not None:  # a session break is said by `session end`'s condition
         lines += _gate(gate, f"after `complete`: {gate['rule']}", brk=False)
     nxt = p.get("next_step")
-    if gate is None and nxt is not None:  # else an agent waits for a stop that never comes
+    later = nxt is not None and nxt.get("by") == "next_chat"
+    if nxt is not None and not later:  # else an agent waits for a stop that never comes
+        first = "no gate: after `complete`" if gate is None else f"after {gate['id']} is approved"
         lines.append(
-            f"  no gate: after `complete`, go on with step {nxt['key']} in this chat (its start"
+            f"  {first}, go on with step {nxt['key']} in this chat (its start"
             + (" or skip" if nxt.get("skip") else "")
             + f" below, then ask `resume` with `--step {nxt['key']}` for its plan)"
+        )
+    if later and gate is not None and nxt is not None:
+        lines.append(
+            f"  after {gate['id']} is approved this chat ends (`session end`); the next chat "
+            f"starts step {nxt['key']} under its own session, from its own `resume`"
         )
     if nxt is not None:
         opt = "optional" if nxt.get("optional") else "required"
         lines.append(f"  next step: {nxt['key']} ({nxt.get('name')}), {opt}")
-        lines.append(f"  start: {_run(nxt['start'])}")
+        if not later:
+            lines.append(f"  start: {_run(nxt['start'])}")
         if nxt.get("skip"):
-            lines.append(f"  or skip: {_run(nxt['skip'])}")
+            who = " (this chat, if the user chose it)" if later else ""
+            lines.append(f"  or skip{who}: {_run(nxt['skip'])}")
     else:
         lines.append("  next step: none (the workflow is then complete)")
     lines.append(f"  {p['artifacts_rule']}")
@@ -172,8 +181,8 @@ def plan_text(decision: Mapping[str, Any]) -> str:
     gate = (r.get("plan") or {}).get("open_gate")
     if gate:  # before the step starts: the user approves it, `decide KEY VALUE` records
         lines.append(
-            f"first, the gate of step {gate['step']} (no write records its approval; `decide "
-            "KEY VALUE` records a decision the user changes):"
+            f"first, the gate of step {gate['step']} (`approve` records the user's approval; "
+            "`decide KEY VALUE` a decision the user changes):"
         )
         lines += _gate(gate, "is still open")
     session = r.get("session") or {}

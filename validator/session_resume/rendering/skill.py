@@ -197,6 +197,13 @@ WRITE_MOMENTS: tuple[tuple[str, tuple[str, ...], str], ...] = (
         "each pass run and every skipped pass number with its reason (counts are set, the "
         "lists appended; checked against the workflow).",
     ),
+    (
+        "Gate approved by the user",
+        ("session-resume approve STEP --decision KEY=VALUE",),
+        "Each decision the user gave is set, a `decision_log` entry records the approval "
+        "(`choice` `approved`, `agent` `user`, `gate`), and `00-handoff.md` is rendered: no "
+        "later answer asks for that approval again.",
+    ),
 )
 
 REVIEW_AUDIT = "session-resume review-audit"
@@ -213,6 +220,11 @@ OTHER_COMMANDS: tuple[tuple[str, str], ...] = (
     ),
     ("Refresh the lease's heartbeat during long work without writes", "session-resume ping"),
     ("Release the lease when the session ends", "session-resume session end"),
+    (
+        "Stop before the step is complete (after its last checkpoint whose work is done): the "
+        "next answer continues it",
+        "session-resume session end --reason paused",
+    ),
     ("Rewrite the handoff at every gate, before showing it", "session-resume render handoff DIR"),
     (
         "What may the step load at startup, and what must it not re-read",

@@ -107,6 +107,9 @@ class Sessions:
     cwd: Path
     dirs: tuple[Path, ...]
     workflow: str | None = None  # the project configuration's workflow
+    # no session yet, and one could be started here: a git repository whose session root is
+    # absent or a directory inside it (a fresh start, docs/spec.md §10.2)
+    fresh: bool = False
 
 
 def find_sessions(
@@ -152,6 +155,8 @@ def find_sessions(
                 if not (os.path.lexists(state) or os.path.lexists(d / BAK)):
                     continue
                 found.append((-_mtime(state), d))
+    except FileNotFoundError:
+        found = []  # no session root yet
     except OSError:
         return Sessions(cfg.root, here, (), cfg.workflow)
     found.sort()
@@ -166,7 +171,8 @@ def find_sessions(
             if step_open(d):
                 open_first.append(d)
         dirs = open_first + [d for d in dirs if d not in open_first]
-    return Sessions(cfg.root, here, tuple(dirs), cfg.workflow)
+    fresh = not dirs and os.path.lexists(cfg.root / ".git")
+    return Sessions(cfg.root, here, tuple(dirs), cfg.workflow, fresh)
 
 
 # The worklog events after which a step is (or may be) open, and those that close it.

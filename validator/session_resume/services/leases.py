@@ -485,8 +485,10 @@ def _refuse_unless_named(ctx: WriteContext, lease: Lease, holder: str) -> None:
     )
 
 
-def end_session(ctx: WriteContext) -> SessionResult:
+def end_session(ctx: WriteContext, reason: str | None = None) -> SessionResult:
     """`session end`: log ``session_end`` for the lease's session and remove the sentinel.
+    ``reason`` ``paused``: the agent stops before the step in progress is complete; the event's
+    ``detail.reason`` says so and the next resume reports a pause (SR720, docs/spec.md §7).
     Refused (SR511) for the live lease of an explicit session that the caller does not name
     (``--session``); an implicit, ended or orphaned lease is ended by anyone."""
     if not ctx.session_dir.is_dir():
@@ -504,6 +506,8 @@ def end_session(ctx: WriteContext) -> SessionResult:
                 detail = {"orphaned": True, "reason": lease.state}
                 if ctx.session is not None:
                     detail["ended_by"] = ctx.session
+            elif reason is not None:
+                detail = {"reason": reason}
             events.append(
                 worklog.append(
                     ctx.session_dir,

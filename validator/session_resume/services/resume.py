@@ -12,7 +12,14 @@ from session_resume.core.briefing import deliverable_files
 from session_resume.core.codes import diag
 from session_resume.core.jsonread import as_dict
 from session_resume.core.lease import DEFAULT_STALE_SECONDS, new_session_id
-from session_resume.core.resume_decision import Options, decide, is_writer, stale_gap
+from session_resume.core.resume_decision import (
+    INIT,
+    Options,
+    Snapshot,
+    decide,
+    is_writer,
+    stale_gap,
+)
 from session_resume.records import replace
 from session_resume.rendering.plan_text import plan_text
 from session_resume.services.context import (
@@ -30,7 +37,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from session_resume.core.resume_decision import Snapshot
     from session_resume.core.workflow import Workflow
 
 
@@ -97,10 +103,15 @@ def resume(
     the commands write, a new session id is chosen here and every writer names it; the first
     command of a plan (`session start`) takes it (docs/spec.md §10.3). ``front_end_session``:
     the caller holds its session itself (the MCP server): no command starts or names one."""
-    if not session_dir.is_dir():
+    fresh = not session_dir.is_dir()
+    if fresh and not creatable(session_dir, reading.root):
         raise ServiceError([diag("SR100", "no such session directory", file=str(session_dir))], 2)
     session = session or None
-    snap = take(session_dir, root=reading.root)
+    if fresh:  # a session directory still to create: a fresh start (docs/spec.md §10.2)
+        rel = os.path.relpath(os.path.abspath(session_dir), os.path.abspath(str(reading.root)))
+        snap = Snapshot(state_status="absent", session_rel=Path(rel).as_posix())
+    else:
+        snap = take(session_dir, root=reading.root)
     spec = reading.spec_for(snap.document)
     wf = load_workflow_or_fail(spec)
     snap = with_workflow_files(snap, session_dir, wf)
@@ -113,14 +124,59 @@ def resume(
     result = decide(snap, step, now, wf, opts)
     result["session_dir"] = str(session_dir)
     doc = snap.document or snap.backup_document
+    if result["action"] == "fresh_start":
+        doc = {"project": session_dir.name}
     project = _project_of(doc, session_dir, reading.root, reading.default_workflow)
     sid = session or (new_session_id() if result["session"]["new"] else None)
     result["session"]["id"] = sid
     fill = {"project": project, "session": sid}
     for c in result["commands"] + result["alternatives"]:
+        if c["run"] == INIT:
+            c["run"] = _init_command(session_dir, project, spec, sid)
         c["run"] = runnable(c["run"], session_dir, **fill)
     _fill_plan(result.get("plan"), session_dir, fill)
     return result
+
+
+# What makes a directory a repository a session can start in (its root holds one).
+REPOSITORY_MARKS = (".git", ".session-resume.yaml", "pyproject.toml")
+
+
+def creatable(session_dir: Path, root: Path | None) -> bool:
+    """Whether ``session_dir``, absent, is a directory `init` may create: nothing by its name
+    (not even a dangling link), the root a repository (:data:`REPOSITORY_MARKS`), and the
+    nearest existing ancestor a directory inside it (no link leading out of it)."""
+    if root is None or os.path.lexists(session_dir):
+        return False
+    if not any(os.path.lexists(os.path.join(root, m)) for m in REPOSITORY_MARKS):
+        return False  # no repository here: nothing to start a session in
+    top = os.path.realpath(root)
+    at = os.path.abspath(session_dir)
+    while not os.path.lexists(at):
+        parent = os.path.dirname(at)
+        if parent == at:
+            return False
+        at = parent
+    real = os.path.realpath(at)
+    return os.path.isdir(real) and (real == top or real.startswith(top.rstrip(os.sep) + os.sep))
+
+
+def _init_command(session_dir: Path, project: str | None, spec: str, sid: str | None) -> str:
+    """A fresh start's first command: `init` for the directory's name as the project, the
+    workflow that reads it, the session directory when `--project` would not name it, and
+    the session whose lease it takes (docs/spec.md §10.2)."""
+    name = project if project is not None else session_dir.name
+    run = f"session-resume init {shlex.quote(name)} --workflow {shlex.quote(_typed(spec))}"
+    if project is None:
+        run += f" --session-dir {shlex.quote(str(session_dir))}"
+    return run + (f" --session {shlex.quote(sid)}" if sid is not None else "")
+
+
+def _typed(spec: str) -> str:
+    """A workflow as a command names it: a built-in by its id, a file by its path from here."""
+    if "/" not in spec and not spec.endswith((".yaml", ".yml")):
+        return spec
+    return os.path.relpath(spec) if os.path.isabs(spec) else spec
 
 
 def with_workflow_files(snap: Snapshot, session_dir: Path, wf: Workflow) -> Snapshot:
@@ -140,11 +196,17 @@ def _fill_plan(plan: dict[str, Any] | None, session_dir: Path, fill: dict[str, A
     plan["complete"] = runnable(plan["complete"], session_dir, **fill)
     if plan["review_audit"] is not None:
         plan["review_audit"]["write"] = runnable(plan["review_audit"]["write"], session_dir, **fill)
+    for g in (plan.get("gate"), plan.get("open_gate")):
+        if g is not None:
+            g["approve"] = runnable(g["approve"], session_dir, **fill)
     nxt = plan["next_step"]
     if nxt is not None:
+        # after a session break the next chat starts the next step under its own session:
+        # no command of its names this chat's (docs/spec.md §10.2)
+        later = {**fill, "session": None} if nxt.get("by") == "next_chat" else fill
         for k in ("start", "skip", "transition"):
             if nxt[k] is not None:
-                nxt[k] = runnable(nxt[k], session_dir, **fill)
+                nxt[k] = runnable(nxt[k], session_dir, **(fill if k == "skip" else later))
 
 
 def _running(doc: dict[str, Any]) -> str | None:

@@ -27,7 +27,7 @@ from session_resume.core.workflow import Workflow, WorkflowError, load_workflow,
 from session_resume.core.write_checks import one_form
 from session_resume.core.write_moments import TransitionError
 from session_resume.records import field, record, replace
-from session_resume.services.context import WriteContext, make_session_dir
+from session_resume.services.context import Reading, WriteContext, make_session_dir
 from session_resume.services.errors import ServiceError
 from session_resume.services.leases import (
     LEASE_TAIL_EVENTS,
@@ -61,6 +61,7 @@ class WriteResult:
     previous_session: str | None = None
     attempts: int = 1  # load-modify-save rounds it took
     archived_to: str | None = None
+    handoff: str | None = None  # the 00-handoff.md this write rendered (`approve`)
     warnings: list[Diagnostic] = field(default_factory=list)  # left unrecorded (SR716, SR717)
 
     @property
@@ -90,6 +91,8 @@ class WriteResult:
             out["previous_session"] = self.previous_session
         if self.archived_to is not None:
             out["archived_to"] = self.archived_to
+        if self.handoff is not None:
+            out["handoff"] = self.handoff
         if self.warnings:
             out["warnings"] = (warnings or _warnings_json)(self.warnings)
         return out
@@ -565,6 +568,24 @@ def log_decision(
             title, choice, rationale, ctx.now, step=step, alternatives=list(alternatives)
         ),
     )
+
+
+def approve_gate(
+    ctx: WriteContext, step: str, decisions: dict[str, Any] | None = None, *, handoff: bool = True
+) -> WriteResult:
+    """The user approved the gate of complete step ``step``, with ``decisions``: they are
+    recorded, an approval entry is appended to ``decision_log``, the worklog gets
+    ``gate_approved`` (docs/spec.md §4.1), and ``00-handoff.md`` is rendered from the new
+    state (``handoff``; off for the conformance adapter, whose files the suite compares)."""
+    res = write_state(ctx, changes.approve_gate(step, dict(decisions or {}), ctx.now))
+    if handoff:
+        # lazy: only an approval renders the handoff (Jinja)
+        from session_resume.services.rendering import render_handoff
+
+        reading = Reading(root=ctx.root, default_workflow=ctx.default_workflow)
+        out = render_handoff(ctx.session_dir, reading, now=ctx.now)
+        res.handoff = str(out.path) if out.path is not None else None
+    return res
 
 
 def review_audit(ctx: WriteContext, step: str, audit: write_moments.ReviewAudit) -> WriteResult:

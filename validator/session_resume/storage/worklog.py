@@ -35,6 +35,7 @@ EVENTS = (
     "step_complete",
     "step_skip",
     "decision",
+    "gate_approved",
     "finding_add",
     "finding_resolve",
     "review_audit",

@@ -67,10 +67,16 @@ export function sessionCommands(kit) {
 
   /** @param {string[]} argv */
   const end = (argv) => {
-    const { values: v, positionals } = kit.parse(argv, kit.SESSION_OPTIONS);
+    const { values: v, positionals } = kit.parse(argv, {
+      ...kit.SESSION_OPTIONS,
+      reason: { type: "string" },
+    });
     if (positionals.length) throw kit.usage(`unrecognized arguments: ${positionals.join(" ")}`);
+    // paused: the step in progress stops here and is continued by the next chat (spec §7)
+    if (v.reason !== undefined && v.reason !== "paused")
+      throw kit.usage(`--reason: invalid choice: ${JSON.stringify(v.reason)} (choose paused)`);
     return kit.guarded(v.format, () => {
-      const res = sessionEnd(kit.context(v));
+      const res = sessionEnd(kit.context(v), v.reason === "paused" ? "paused" : null);
       const text = res.session ? `session ${res.session} ended\n` : "no active session\n";
       return answer(res, v.format, text);
     });

@@ -1,5 +1,5 @@
 // The CLI's write moments: `init`, `start`, `checkpoint`, `complete`, `skip`, `decide` (and
-// `decide --log`), `finding add|resolve` and `transition`, with the reference's options, output
+// `decide --log`), `finding add|resolve`, `transition` and `approve`, with the reference's options, output
 // (text and --format json) and exit codes (cli/commands/write.py). The writes are write.mjs's;
 // the CLI's parsing, naming and refusals come in as `kit` (lib/cli.mjs), so this module imports
 // nothing from it.
@@ -29,7 +29,7 @@ export function writeCommands(kit) {
         return kit.emitWrite(
           res,
           v.format,
-          `initialised ${kit.hereRelative(join(ctx.dir, STATE))} (project ${positionals[0]}, workflow ${res.document?.workflow}, ${steps} steps pending)`,
+          `initialised ${kit.hereRelative(join(ctx.dir, STATE))} (project ${positionals[0]}, workflow ${res.document?.workflow}, ${steps} steps pending); session ${res.session} holds the lease: name it in every later write (--session ${res.session})`,
         );
       });
     },
@@ -178,6 +178,28 @@ export function writeCommands(kit) {
           force: v.force,
         });
         let text = `${kit.stepLabel(res, v.complete)}: complete; ${kit.stepLabel(res, v.start)}: in_progress`;
+        const given = Object.entries(decisions);
+        if (given.length) text += `; decisions: ${given.map(([k, x]) => `${k}=${x}`).join(", ")}`;
+        return kit.emitWrite(res, v.format, text);
+      });
+    },
+    approve(argv) {
+      const { values: v, positionals } = kit.parse(argv, {
+        ...kit.SESSION_OPTIONS,
+        decision: { type: "string", multiple: true, default: [] },
+      });
+      if (positionals.length !== 1) throw kit.usage("approve takes one STEP");
+      /** @type {Record<string, string>} */
+      const decisions = {};
+      for (const item of v.decision) {
+        const at = item.indexOf("=");
+        if (at <= 0) throw kit.usage(`--decision ${JSON.stringify(item)}: expected KEY=VALUE`);
+        decisions[item.slice(0, at)] = item.slice(at + 1);
+      }
+      return kit.guarded(v.format, () => {
+        const res = W.approve(kit.context(v), positionals[0], decisions);
+        const entry = res.document.decision_log.at(-1);
+        let text = `${entry.gate} of ${kit.stepLabel(res, positionals[0])}: approved (${entry.id})`;
         const given = Object.entries(decisions);
         if (given.length) text += `; decisions: ${given.map(([k, x]) => `${k}=${x}`).join(", ")}`;
         return kit.emitWrite(res, v.format, text);

@@ -54,6 +54,13 @@ _HOOK_EVENT = {
 }
 MAX_INPUT = 4 * 1024 * 1024  # a larger input is not read: the hook allows
 PLAN_LIMIT = 3000  # characters of the session-start context
+# A repository with no session yet: the same door as every other moment (docs/spec.md §10.2)
+FRESH_START = (
+    "session-resume: no session in this repository yet. To start one, ask "
+    "`session-resume resume --project PROJECT` (PROJECT: the project's name): it answers "
+    "`fresh_start` with the plan, whose first command, `init`, creates the state and takes "
+    "the lease; then follow it as printed."
+)
 COMPACTED = "Your context was compacted: the plan above is the truth."
 
 
@@ -206,6 +213,8 @@ def answer(doc: dict[str, Any] | None, given_event: str | None, given_host: str 
         return None if reason is None else host.deny(reason)
     restoring = event in ("post-tool-use", "stop")
     sessions = hooks.find_sessions(cwd, order=event != "post-tool-use", fallback=restoring)
+    if sessions is not None and sessions.fresh and event == "session-start":
+        return _context(host, event, FRESH_START)  # no session yet: how to start one
     if sessions is None or not sessions.dirs:
         return None
     if event == "session-start":

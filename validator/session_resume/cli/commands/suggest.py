@@ -159,7 +159,7 @@ def complete(command: str, naming: Naming) -> str:
     return f"{text} {shlex.join(extra)}" if extra else text
 
 
-_PLAN_WRITES = frozenset({"write", "complete", "start", "skip", "transition"})
+_PLAN_WRITES = frozenset({"write", "complete", "start", "skip", "transition", "approve"})
 _PLACEHOLDER_WORD = re.compile(r"(?<=\s)(?:PATH\|DIR|SESSION_DIR|DIR|PATH)(?=\s|$)")
 _PROJECT_WORD = re.compile(r"(?<=\s)PROJECT(?=\s|$)")
 
@@ -193,9 +193,13 @@ def complete_answer(doc: object, naming: Naming) -> None:
             for key in ("message", "hint"):
                 if isinstance(doc.get(key), str):
                     doc[key] = complete_text(doc[key], naming)
+        # after a session break the next chat starts the next step under its own session
+        # (docs/spec.md §10.2): its start and transition name none
+        later = replace(naming, session=None) if doc.get("by") == "next_chat" else None
         for k, v in doc.items():
             if k in _PLAN_WRITES and isinstance(v, str) and v.startswith("session-resume "):
-                doc[k] = complete(v, naming)
+                own = later if later is not None and k in ("start", "transition") else naming
+                doc[k] = complete(v, own)
             elif k in ("commands", "alternatives") and isinstance(v, list):
                 for i, c in enumerate(v):
                     if isinstance(c, str):

@@ -170,6 +170,19 @@ def _transition(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=run_transition)
 
 
+def _approve(p: argparse.ArgumentParser) -> None:
+    _session_options(p)
+    p.add_argument("step", metavar="STEP", help="the complete step whose gate the user approved")
+    p.add_argument(
+        "--decision",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a decision the user gave with the approval (repeat for each)",
+    )
+    p.set_defaults(func=run_approve)
+
+
 def _session(p: argparse.ArgumentParser) -> None:
     ssub = p.add_subparsers(dest="session_action", metavar="ACTION", required=True)
     sp = ssub.add_parser(
@@ -189,8 +202,20 @@ def _session(p: argparse.ArgumentParser) -> None:
     )
     sp.add_argument("--takeover", action="store_true", help="take over a live lease (logged)")
     sp.set_defaults(func=run_session_start)
-    sp = ssub.add_parser("end", help="log session_end and remove the lease")
+    sp = ssub.add_parser(
+        "end",
+        help="log session_end and remove the lease",
+        description="End the session: log session_end and remove the lease. With "
+        "--reason paused (the agent must stop before the step is complete, after recording "
+        "the last checkpoint whose work is done), the next resume reports the step as paused "
+        "at that checkpoint, never as a crash.",
+    )
     _session_options(sp)
+    sp.add_argument(
+        "--reason",
+        choices=("paused",),
+        help="paused: the step in progress stops here and is continued by the next chat",
+    )
     sp.set_defaults(func=run_session_end)
 
 
@@ -203,10 +228,12 @@ COMMANDS = (
     Command(
         "init",
         order=30,
-        help="create the session's state from the workflow template",
+        help="create the session's state from the workflow template and take the lease",
         description="Create 00-session-state.json for PROJECT with every step pending "
-        "(revision 1). An existing state is refused unless --fresh, which first moves the "
-        "old session's files into .archive/<UTC stamp>_<project>/ (nothing is deleted).",
+        "(revision 1) and take the lease for the session --session ID names (without it, a "
+        "new id, printed: name it as --session ID in every later command of this chat). An "
+        "existing state is refused unless --fresh, which first moves the old session's files "
+        "into .archive/<UTC stamp>_<project>/ (nothing is deleted).",
         arguments=_init,
     ),
     Command(
@@ -268,6 +295,17 @@ COMMANDS = (
         "the workflow: the step must be review-audited, the complexity one of the workflow's "
         "values, skipped passes within those planned, and each skipped pass needs a reason.",
         arguments=_review_audit,
+    ),
+    Command(
+        "approve",
+        order=30,
+        help="record the user's approval of a complete step's gate (and its decisions)",
+        description="Use it right after the user approved the gate of STEP (complete): one "
+        "write records each --decision KEY=VALUE the user gave, appends the approval to "
+        "decision_log (title '<gate> approval', choice approved, agent user), logs "
+        "`gate_approved` and renders 00-handoff.md. No later answer asks for that approval "
+        "again.",
+        arguments=_approve,
     ),
     Command(
         "transition",
@@ -415,7 +453,8 @@ def run_init(args: argparse.Namespace) -> int:
         args,
         res,
         f"initialised {here_relative(str(ctx.state_path))} (project {args.project}, workflow {wf}, "
-        f"{len(res.document.get('steps') or {})} steps pending)",
+        f"{len(res.document.get('steps') or {})} steps pending); session {res.session} holds "
+        f"the lease: name it in every later write (--session {res.session})",
     )
 
 
@@ -542,6 +581,20 @@ def run_transition(args: argparse.Namespace) -> int:
     return _emit(args, res, text)
 
 
+@_command
+def run_approve(args: argparse.Namespace) -> int:
+    decisions = parse_decisions(args.decision)
+    ctx = _context(args)
+    res = _writes().approve_gate(ctx, args.step, decisions)
+    entry = res.document["decision_log"][-1]
+    text = f"{entry['gate']} of {_step_label(res, args.step)}: approved ({entry['id']})"
+    if decisions:
+        text += "; decisions: " + ", ".join(f"{k}={v}" for k, v in decisions.items())
+    if res.handoff:
+        text += f"; rendered {res.handoff}"
+    return _emit(args, res, text)
+
+
 def _emit_session(args: argparse.Namespace, res: SessionResult, text: str) -> int:
     if args.format == "json":
         emit_json(res.to_json())
@@ -569,8 +622,10 @@ def run_session_start(args: argparse.Namespace) -> int:
 @_command
 def run_session_end(args: argparse.Namespace) -> int:
     ctx = _context(args)
-    res = _leases().end_session(ctx)
+    res = _leases().end_session(ctx, reason=args.reason)
     text = f"session {res.session} ended\n" if res.session else "no active session\n"
+    if res.session and args.reason == "paused":
+        text = f"session {res.session} ended, paused: the next resume continues the step\n"
     return _emit_session(args, res, text)
 
 
