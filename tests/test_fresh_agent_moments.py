@@ -162,6 +162,7 @@ def test_a_fresh_start_answers_through_resume_and_its_plan_creates_the_state(
     assert "approve 1 " not in runs and "decide region" not in runs
 
 
+@pytest.mark.mcp  # the real server, through the SDK's client
 def test_a_fresh_start_over_mcp_is_the_same_plan_as_tool_calls(tmp_path: Path) -> None:
     """The MCP `resume` tool answers the same fresh start with this server's tool calls,
     `init` first (the server owns the session: no id); calling them in order creates the

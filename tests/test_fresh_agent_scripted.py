@@ -632,14 +632,16 @@ def test_mid_step_resume_over_the_mcp_sdk_client(tmp_path: Path) -> None:
 
 
 def test_the_text_answer_of_a_mid_step_resume_is_short(tmp_path: Path) -> None:
-    """Issue 26 point 10: the text answer (what `resume` prints, and what a host's
-    session-start hook injects: services.resume.plan_text) shows the plan in at most 2,500
-    characters, the same content as the JSON."""
+    """The text answer (what `resume` prints, and what a host's session-start hook injects:
+    services.resume.plan_text) shows the plan in at most 3,300 characters, the same content
+    as the JSON. (It was 2,500 before the answer carried the gate's approval write, the
+    pause at a stop mid-step and the next chat's hand-over; what a fresh agent reads before
+    its first edit stays far under 8,000 characters.)"""
     repo, d = _repo(tmp_path)
     _seed(d)
     argv = ("resume", "agent-output/demo", "--now", "2026-03-02T12:00:00Z")
     text = run_cli(*argv, cwd=repo, env={"SESSION_RESUME_SESSION": ""}).stdout
-    assert len(text) <= 2500, len(text)
+    assert len(text) <= 3300, len(text)
     ans = json.loads(
         run_cli(*argv, "--format", "json", cwd=repo, env={"SESSION_RESUME_SESSION": ""}).stdout
     )
@@ -779,10 +781,11 @@ def test_migration_keeps_the_staleness_of_an_offset_updated(tmp_path: Path) -> N
 REPO = Path(__file__).resolve().parents[1]
 
 
-def test_the_bundled_example_s_text_answer_is_at_most_2500_characters() -> None:
-    """Issue 26 point 10: the mid-step resume of the bundled example, as `nox -s demo` asks
-    it (`--root examples`; the clock pinned to the example's week, so that no SR708 grows it),
-    is at most 2,500 characters and still holds every part of the plan: each remaining
+def test_the_bundled_example_s_text_answer_is_at_most_3300_characters() -> None:
+    """The mid-step resume of the bundled example, as `nox -s demo` asks it (`--root
+    examples`; the clock pinned to the example's week, so that no SR708 grows it), is at most
+    3,300 characters (see the test above for why not 2,500) and still holds every part of the
+    plan: each remaining
     checkpoint's work and write, the review audit, `complete`, the gate with its decision and
     allowed values, the next step's start and skip, the findings rule."""
     argv = ("resume", "examples/agent-output/contoso-portal", "--root", "examples")
@@ -790,14 +793,18 @@ def test_the_bundled_example_s_text_answer_is_at_most_2500_characters() -> None:
     text = run_cli(*argv, *now, cwd=REPO).stdout
     ans = json.loads(run_cli(*argv, *now, "--format", "json", cwd=REPO).stdout)
     assert ans["action"] == "resume_from_checkpoint" and ans["warnings"] == []
-    assert len(text) <= 2500, len(text)
+    assert len(text) <= 3300, len(text)
     for c in ans["commands"]:  # each command, with its condition, as printed
         assert f"[{c['when']}] {c['run']}" in text
     kinds = [shlex.split(c["run"])[1] for c in ans["commands"]]
     assert kinds.count("checkpoint") == len(ans["plan"]["checkpoints"]) == 3
     assert "review-audit" in kinds and "complete" in kinds
     plan = ans["plan"]
-    assert plan["next_step"]["start"] in text and plan["next_step"]["skip"] in text
+    # Gate 2 is a session break: the next chat starts step 3 under its own session, so the
+    # answer prints no start for this chat, only the hand-over and this chat's skip
+    assert plan["next_step"]["by"] == "next_chat"
+    assert plan["next_step"]["start"] not in text and plan["next_step"]["skip"] in text
+    assert "the next chat starts step 3 under its own session" in text
     assert plan["open_findings"]["rule"] in text and plan["artifacts_rule"] in text
     gate = plan["gate"]
     assert f"{gate['id']} ({gate['kind']}" in text

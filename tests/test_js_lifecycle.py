@@ -18,6 +18,7 @@ Node (>= 20) and ``npm ci`` are needed; SESSION_RESUME_NO_NODE=1 skips instead.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from pathlib import Path
 
@@ -77,8 +78,16 @@ def _follow(impl: str, node: str, root: Path, rounds: int) -> list[object]:
 def test_a_node_only_agent_follows_the_plan_resume_prints(tmp_path: Path) -> None:
     node = need_node()
     runs = {impl: _follow(impl, node, tmp_path / impl, rounds=3) for impl in ("py", "js")}
+    # The one difference the package's README states (Known limits): `approve` renders
+    # 00-handoff.md in the reference only (the JavaScript package renders no handoff).
+    rendered = re.compile(r"; rendered \S*00-handoff\.md")
+    runs["py"] = [
+        (argv, (out[0], rendered.sub("", out[1]), out[2]))  # type: ignore[index]
+        for argv, out in runs["py"]
+    ]
     assert runs["js"] == runs["py"]
-    assert tree(tmp_path / "js") == tree(tmp_path / "py")
+    py_files = {k: v for k, v in tree(tmp_path / "py").items() if not k.endswith("00-handoff.md")}
+    assert tree(tmp_path / "js") == py_files
     ran = [argv for argv, _ in runs["py"]]
     assert all(out[0] == 0 for _, out in runs["py"]), [x for x in runs["py"] if x[1][0]]  # type: ignore[index]
     verbs = {" ".join(argv[:2]) if argv[0] == "session" else argv[0] for argv in ran}

@@ -631,7 +631,6 @@ WRITE_CALLS = [
     "session-resume session start",
     "`session end`",
     "`ping`",
-    "session-resume render handoff ",
     "`approve STEP",
 ]
 

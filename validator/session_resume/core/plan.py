@@ -20,8 +20,7 @@ from session_resume.core.briefing import session_path
 from session_resume.core.jsonread import as_dict, as_list
 from session_resume.core.rules import ordered_step_keys
 from session_resume.core.workflow import Checkpoint, StepDef, Workflow
-from session_resume.core.write_checks import one_form
-from session_resume.core.write_moments import gate_approval
+from session_resume.core.write_checks import gate_approval, one_form
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

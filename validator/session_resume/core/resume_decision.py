@@ -209,8 +209,9 @@ def _fresh_plan(out: dict[str, Any], snap: Snapshot, now: datetime, wf: Workflow
     keys = wf.step_keys
     if not keys:
         return
-    # lazy: the write moments only for a fresh start (a session-start hook's plan of a
-    # session in progress imports none: tests/test_cold_imports.py)
+    # A session-start hook's plan of a session in progress imports no write moment
+    # (tests/test_cold_imports.py).
+    # lazy: the write moments only for a fresh start
     from session_resume.core.write_moments import init_state
 
     doc = init_state(wf, "fresh", now)

@@ -23,14 +23,16 @@ from datetime import datetime
 from session_resume.core.codes import diag
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.rules import ordered_step_keys, step_order_key
-from session_resume.core.timeutil import format_ts, parse_ts
+from session_resume.core.timeutil import format_ts
 from session_resume.core.workflow import Workflow, pending_step
 from session_resume.core.write_checks import (
+    APPROVED,
     STEP_KEY,
     append_unique,
     check_key,
     check_paths,
     existing_step,
+    gate_approval,
     int_or_none,
     one_form_list,
     pointer_to,
@@ -617,37 +619,6 @@ def review_audit(doc: dict[str, Any], wf: Workflow, key: str, audit: ReviewAudit
             ptr + "/skip_reasons",
         )
     return new
-
-
-APPROVED = "approved"
-
-
-def gate_approval(doc: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
-    """The ``decision_log`` entry recording the user's approval of step ``key``'s gate
-    (docs/spec.md §4.1), or None: the last entry whose ``choice`` is ``approved`` and whose
-    ``step`` is ``key`` (as a string or an integer), unless both it and the step carry a
-    time and the entry's is earlier than the step's ``started`` (an approval of an earlier
-    run). An approval imported from dotagent (``user_checkpoints``) has this form too."""
-    log = doc.get("decision_log")
-    steps = doc.get("steps")
-    step = steps.get(key) if isinstance(steps, dict) else None
-    started = step.get("started") if isinstance(step, dict) else None
-    for entry in reversed(log if isinstance(log, list) else []):
-        if not isinstance(entry, dict) or entry.get("choice") != APPROVED:
-            continue
-        at = entry.get("step")
-        if isinstance(at, bool) or str(at) != key:
-            continue
-        ts = entry.get("timestamp")
-        if isinstance(ts, str) and isinstance(started, str) and _earlier(ts, started):
-            continue
-        return entry
-    return None
-
-
-def _earlier(a: str, b: str) -> bool:
-    ta, tb = parse_ts(a), parse_ts(b)
-    return ta is not None and tb is not None and ta < tb
 
 
 def approval_entry(
