@@ -545,3 +545,17 @@ def test_a_scripted_host_plays_a_whole_session(tmp_path: Path, host: str) -> Non
     # The state the hooks saw is valid, and they never ended the lease.
     assert run_cli("validate", str(sdir / STATE), cwd=root).returncode == 0
     assert (sdir / "00-session.active").exists()
+
+
+def test_stop_blocks_in_a_session_without_a_worklog(tmp_path: Path) -> None:
+    """A session another tool wrote (the bundled example) has no worklog: the worklog's end
+    cannot say whether a step is open, so the state does, and the stop still blocks once."""
+    root = tmp_path / "repo"
+    (root / ".git").mkdir(parents=True)
+    sdir = root / "agent-output" / "contoso-portal"
+    shutil.copytree(REPO / "examples" / "agent-output" / "contoso-portal", sdir)
+    assert not (sdir / "00-worklog.jsonl").exists()
+    write_artifact(sdir, "notes.md")
+    out = hook("stop", data=fixture_input("claude", "stop", root, sdir))
+    assert out is not None and out["decision"] == "block", out
+    assert "notes.md" in out["reason"]

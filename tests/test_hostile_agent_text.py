@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -185,6 +186,9 @@ def hostile_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, 
     doc["steps"] = {EVIL if k == "1" else k: v for k, v in doc["steps"].items()}
     (sdir / STATE).write_text(json.dumps(doc), encoding="utf-8")
     planted_lease(sdir)
+    # as a pull request brings it: the tool's record of its own writes is git-ignored, so a
+    # checkout holds none, and the hooks have nothing to put the planted files back from
+    shutil.rmtree(sdir / ".00-session-written", ignore_errors=True)
     evil_file = sdir / f"{EVIL}.md".replace("/", "_")
     evil_file.write_text("work\n", encoding="utf-8")
     later = max(time.time(), os.stat(sdir / STATE).st_mtime + 0.01)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -113,9 +114,17 @@ QUOTED = "'$(touch PWNED) x'\"'\"'y'"
     [
         ("SR511", {"lease": {"session": HOLDER, "owner": "o"}}, f"`--session {QUOTED}`"),
         (
+            # the `git log` command (named when git shows commits since): the session directory
+            # is inside the one shell word of its exclude pathspec
             "SR708",
-            {"session_rel": HOLDER, "updated": "2026-01-01T00:00:00Z", "age_days": 9},
-            f"-- {QUOTED}`",
+            {
+                "session_rel": HOLDER,
+                "updated": "2026-01-01T00:00:00Z",
+                "age_days": 9,
+                "commits": 3,
+            },
+            "`git log --oneline --since=2026-01-01T00:00:00Z -- . "
+            "':(exclude)$(touch PWNED) x'\"'\"'y'` lists them",
         ),
     ],
 )
@@ -129,6 +138,9 @@ def test_hints_shell_quote_every_value_they_put_into_a_command_in_both(
 
     py = explain(code, facts)["hint"]
     assert expect in py, py
+    if code == "SR708":  # the shell reads the session directory back as it is, one word
+        command = py.split("`")[1]
+        assert shlex.split(command)[-1] == f":(exclude){HOLDER}", command
     script = (
         "import { explain } from './conformance/js/lib/resumemessages.mjs';"
         "const [code, facts] = JSON.parse(process.argv[1]);"

@@ -1114,7 +1114,7 @@ def test_cli_gate_approval_and_fresh_start_match_python(tmp_path: Path) -> None:
         ["resume", "--project", "demo", "--session", "s0", *common],
     ]
     outs = _sequence_in_both(argvs, tmp_path, node, new_ids=True)
-    rendered = re.compile(r"; rendered ROOT/agent-output/demo/00-handoff\.md")
+    rendered = re.compile(r"; rendered (ROOT/)?agent-output/demo/00-handoff\.md")
     py = [(rc, rendered.sub("", out), err) for rc, out, err in outs["py"]]
     js = outs["js"]
     for i, (a, b) in enumerate(zip(py, js, strict=True)):
@@ -1413,7 +1413,8 @@ def test_cli_config_workflow_matches_python(tmp_path: Path) -> None:
 
     out = _config_twins(tmp_path / "file", setup, argvs, demo=None)
     assert [rc for rc, _, _ in out] == [0] * len(argvs), out
-    assert "ROOT/work/demo/00-session-state.json (project demo, workflow custom" in out[0][1]
+    # repository-relative, as every path the CLI prints inside the repository
+    assert "initialised work/demo/00-session-state.json (project demo, workflow custom" in out[0][1]
     assert '"workflow": "custom"' in out[4][1]
     # the state gone: a write names the init that recreates it with the configured workflow
     gone = [["start", "2", *named]]
@@ -1888,10 +1889,20 @@ def test_cli_project_among_builtin_workflows_matches_python(tmp_path: Path) -> N
 
 # --- migrate --dry-run: the reference's JSON Patch and diff, byte for byte (issue 29 point 5) -
 
-# Every migrate input of the suite and every state file of tests/fixtures, each its own
-# session directory of one repository (one run of each CLI per format).
+# Cases left out of the byte-for-byte comparison, each a known limit of the JavaScript package
+# (conformance/js/README.md, "Known limits": numbers are IEEE doubles, integers beyond 2^53
+# lose precision): a current_step beyond 2^53, which the reference keeps exactly.
+_DRY_RUN_KNOWN_LIMITS = {"upstream-current-step-beyond-2-53"}
+
+# Every migrate input of the suite (but its known limits) and every state file of
+# tests/fixtures, each its own session directory of one repository (one run of each CLI per
+# format).
 _DRY_RUN_INPUTS = [
-    *(p / "files" for p in sorted((REPO / "conformance" / "cases" / "migrate").iterdir())),
+    *(
+        p / "files"
+        for p in sorted((REPO / "conformance" / "cases" / "migrate").iterdir())
+        if p.name not in _DRY_RUN_KNOWN_LIMITS
+    ),
     *sorted((REPO / "tests" / "fixtures" / "migrate").glob("*.json")),
     *sorted((REPO / "tests" / "fixtures" / "upstream").glob("*--*.json")),
     *sorted((REPO / "tests" / "fixtures" / "schema").glob("[0-9].0/*/*.json")),

@@ -113,7 +113,7 @@ def test_covers_lists_numbered_rules_of_the_spec(tmp_path: Path) -> None:
     """Each mutant of the list names the rules of docs/spec.md it breaks (`covers`), and each
     resolves to a numbered rule of the spec."""
     # lazy: only this test reads the spec's rules
-    from session_resume.conformance.lint import spec_sections
+    from session_resume.conformance.spec_lint import spec_sections
 
     rules = spec_sections((mutation.package_dir().parents[1] / "docs/spec.md").read_text("utf-8"))
     mutants = mutation.load_mutants(mutation.default_mutants_file())

@@ -137,22 +137,32 @@ UPSTREAM_CASES = {
     "upstream-complete-sub-step-kept",
     "upstream-completed-before-started-refused",
     "upstream-completed-before-started-salvage",
+    "upstream-current-step-beyond-2-53",
     "upstream-current-step-mismatch",
+    "upstream-current-step-number-3-5",
+    "upstream-decision-log-empty-texts",
+    "upstream-decision-log-key-value",
     "upstream-decision-log-step-decimal",
+    "upstream-decision-log-step-integral-float",
+    "upstream-finding-status-words-resolved",
     "upstream-later-step-ran-while-earlier-pending",
     "upstream-letter-suffix-step-key",
+    "upstream-skipped-pass-name-no-underscore",
     "upstream-skipped-pass-string",
     "upstream-skipped-review-name",
+    "upstream-status-words-outside-the-four",
     "upstream-two-in-progress-refused",
     "upstream-two-in-progress-salvage",
     "upstream-updated-kept",
+    "upstream-updated-not-a-timestamp",
     "upstream-v3-repair-decision-log-step-decimal",
 }
 
 
 def test_every_upstream_shape_has_a_live_case() -> None:
     """The cases once staged in tests/fixtures/upstream/cases/ pass and live in the suite
-    (tests/test_conformance.py runs them); none is left staged."""
+    (tests/test_conformance.py runs them), with those written since for the upstream forms
+    spec §9.2 and §9.7 name; none is left staged."""
     live = {d.name for d in (REPO / "conformance" / "cases" / "migrate").glob("upstream-*")}
     assert live == UPSTREAM_CASES
     staged = HERE / "cases" / "migrate"

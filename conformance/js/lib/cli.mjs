@@ -485,7 +485,8 @@ function validateRun(v, positionals, maxSize) {
         v.root ? root : null,
       );
     }
-    paths = [sessionRoot];
+    // relative to the current directory, as the reference's `relpath(session_root)`
+    paths = [rel(sessionRoot)];
   }
   if (paths.includes("-")) return validateStdin(v, paths, root, maxSize ?? cfg.max_size, cfg);
   const missing = paths.filter((p) => !lexists(p));
@@ -511,19 +512,26 @@ function validateRun(v, positionals, maxSize) {
   }
   const docsUrl = docsUrlOf(v["docs-url"], cfg);
   const selection = selectionOf(v, cfg);
+  /** @type {string[]} */
+  const skipped = [];
   const files = paths.flatMap((p) =>
-    validateReport(p, {
-      workflow: v.workflow,
-      defaultWorkflow: cfg.workflow,
-      skew: cfg.clock_skew_seconds,
-      now,
-      root,
-      maxSize: maxSize ?? cfg.max_size,
-      checkArtifacts: v["check-artifacts"],
-      strict: v.strict,
-      positions: PLACED_FORMATS.includes(v.format),
-    }),
+    validateReport(
+      p,
+      {
+        workflow: v.workflow,
+        defaultWorkflow: cfg.workflow,
+        skew: cfg.clock_skew_seconds,
+        now,
+        root,
+        maxSize: maxSize ?? cfg.max_size,
+        checkArtifacts: v["check-artifacts"],
+        strict: v.strict,
+        positions: PLACED_FORMATS.includes(v.format),
+      },
+      skipped,
+    ),
   );
+  if (skipped.length && !v.quiet) noteSkipped(skipped);
   const reports = fileReports(files, v, selection, root);
   if (
     reports.length &&
@@ -537,6 +545,19 @@ function validateRun(v, positionals, maxSize) {
     );
   }
   return validateOutput(v, reports, root, docsUrl);
+}
+
+/** Say on standard error how many state files `.gitignore` kept out of the search, and how to
+ * check one (naming its directory checks it whatever git ignores): the reference's
+ * `_note_skipped`. @param {string[]} skipped */
+function noteSkipped(skipped) {
+  const first = rel(dirname(skipped[0]) || ".");
+  const n = skipped.length;
+  process.stderr.write(
+    `note: ${n} git-ignored state file${n !== 1 ? "s" : ""} not checked (the search ` +
+      "of a directory honours .gitignore); to check one, name its session directory: " +
+      `\`session-resume validate ${shellQuote(first)}\`\n`,
+  );
 }
 
 /** `--docs-url` (an absolute http(s) URL), else the configured `docs_url`, else null.

@@ -19,6 +19,7 @@ import {
   replaceState,
   repoRelative,
   serialize,
+  unreadWords,
 } from "./store.mjs";
 import { LockError, withLock } from "./lock.mjs";
 import { jsonPatch } from "./patch.mjs";
@@ -91,7 +92,16 @@ export function migrateDir(dir, { now, root, workflow = null, dryRun = false, sa
  */
 function migrateLoaded(dir, { now, root, wf, dryRun, salvage }) {
   const res = readLimited(join(dir, STATE), { root });
-  if (!res.data) return { status: "refused", codes: unique(res.codes ?? []) };
+  if (!res.data) {
+    const codes = unique(res.codes ?? []);
+    // the reader's words for why it did not open the state (a FIFO: SR102), as the reference's
+    const notes = codes.map((code) => ({
+      code,
+      message: unreadWords(code, join(dir, STATE)),
+      pointer: "",
+    }));
+    return { status: "refused", codes, notes };
+  }
   const parsed = readJsonBytes(res.data);
   if (parsed.value === null || isCorrupt(parsed.codes))
     return {

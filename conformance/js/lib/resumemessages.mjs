@@ -87,7 +87,7 @@ function sr708(f) {
       ? ` (\`git log --oneline --since=${since} -- . ${shellQuote(`:(exclude)${rel}`)}\` lists them)`
       : "";
   const away = f.stale_finding
-    ? "continue, and run the `finding add` command below so the user sees it at the next gate"
+    ? "continue, and run the command below whose condition says so: a finding the user sees at the next gate"
     : "write nothing until the user answers";
   return [
     `the state was last worked on ${since}, ${str(f.age_days)} days before ${when}; ${moved}`,

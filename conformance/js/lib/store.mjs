@@ -237,7 +237,7 @@ const UNREAD_WORDS = /** @type {Record<string, string>} */ ({
 /** Why a file was not read, in the reference's words (its reader's) where they name the
  * file's size (SR112, over the default limit) or its kind, else the code's summary.
  * @param {string} code @param {string} path */
-function unreadWords(code, path) {
+export function unreadWords(code, path) {
   if (UNREAD_WORDS[code]) return UNREAD_WORDS[code];
   if (code !== "SR112") return CODES[code]?.summary ?? "";
   try {

@@ -171,19 +171,26 @@ function addPositions(list, text) {
 /** The reference's words for a directory searched without finding a state (SR101). */
 export const NO_STATE_UNDER = `no ${STATE} under this directory`;
 
-/** The state files under `top` that git tracks or would track (`.gitignore` honoured), as
- * the reference's `git_listed` finds them; null outside a git work tree or without git.
- * @param {string} top @returns {string[] | null} */
-function gitListed(top) {
+/** The state files under `top` that git tracks or would track (`.gitignore` honoured), or
+ * with `ignored` those it ignores, as the reference's `git_listed` finds them; null outside a
+ * git work tree or without git.
+ * @param {string} top @param {boolean} [ignored] @returns {string[] | null} */
+function gitListed(top, ignored = false) {
   const proc = spawnSync(
     "git",
     // core.fsmonitor=false: never run a hook the repository's config names
-    ["-c", "core.fsmonitor=false", "-C", top, "ls-files", "--cached", "--others"].concat([
+    [
+      "-c",
+      "core.fsmonitor=false",
+      "-C",
+      top,
+      "ls-files",
+      ...(ignored ? ["--others", "--ignored"] : ["--cached", "--others"]),
       "--exclude-standard",
       "-z",
       "--",
-      ".",
-    ]),
+      ignored ? `:(glob)**/${STATE}` : ".",
+    ],
     { timeout: 60_000, maxBuffer: 1 << 30 },
   );
   if (proc.error || proc.status !== 0) return null;
@@ -198,8 +205,10 @@ function gitListed(top) {
   return out.sort();
 }
 
-/** @param {string} path @returns {{files: string[], codes: string[]}} */
-function discover(path) {
+/** The state files under `path` (itself when it is no directory); those the search left out
+ * because git ignores them are appended to `skipped` (the reference's `_search`).
+ * @param {string} path @param {string[]} [skipped] @returns {{files: string[], codes: string[]}} */
+function discover(path, skipped) {
   let st;
   try {
     st = lstatSync(path);
@@ -211,6 +220,8 @@ function discover(path) {
   const own = join(path, STATE);
   // the session directory named itself: .gitignore applies to the search only
   if (listed !== null && !listed.includes(own) && lexists(own)) listed.unshift(own);
+  if (listed !== null && skipped)
+    skipped.push(...(gitListed(path, true) ?? []).filter((p) => !listed.includes(p)));
   if (listed !== null)
     return listed.length ? { files: listed, codes: [] } : { files: [], codes: ["SR101"] };
   /** @type {string[]} */
@@ -233,10 +244,17 @@ function discover(path) {
   return found.length ? { files: found, codes: [] } : { files: [], codes: ["SR101"] };
 }
 
+/** The reference's held reader's words for a file it did not open (storage/held.py
+ * `read_limited`), where they are not the code's summary. */
+const UNREAD_WORDS = /** @type {Record<string, string>} */ ({
+  SR102: "not a regular file (FIFO, socket or device)",
+});
+
 /** Why a file was not read, in the reference's words where they name the file's size (SR112,
- * the limit `max_size` sets), else the code's summary.
+ * the limit `max_size` sets) or its kind (SR102), else the code's summary.
  * @param {string} code @param {string} name @param {ValidateOptions} opts */
 function unreadWords(code, name, opts) {
+  if (UNREAD_WORDS[code]) return UNREAD_WORDS[code];
   if (code === "SR112") {
     const limit = opts.maxSize ?? DEFAULT_MAX_SIZE;
     try {
@@ -297,11 +315,14 @@ function validateFile(name, opts) {
  * validate, file by file: [{path, codes, found, version, workflow}] for the path (a file, or a
  * directory searched for state files; none found is one entry with SR101): `found` the
  * findings in the reference's words and order, `codes` their codes, sorted, each once.
+ * The state files a directory's search left out because git ignores them are appended to
+ * `skipped`.
  * @param {string} path @param {ValidateOptions & {strict?: boolean, positions?: boolean}} opts
+ * @param {string[]} [skipped]
  * @returns {FileReport[]}
  */
-export function validateReport(path, opts) {
-  const { files, codes } = discover(path);
+export function validateReport(path, opts, skipped) {
+  const { files, codes } = discover(path, skipped);
   if (!files.length) {
     const none = codes.map((code) =>
       found(code, code === "SR101" ? NO_STATE_UNDER : (CODES[code]?.summary ?? "")),

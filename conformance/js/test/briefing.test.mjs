@@ -67,10 +67,13 @@ test("starting a step: no checkpoint yet, the first one next, a missing input sk
   assert.equal(b.last_checkpoint, null);
   assert.equal(b.next_checkpoint.id, "phase_1_prereqs");
   assert.deepEqual(b.load, []);
-  assert.deepEqual(
-    b.skip.map((s) => s.path),
-    ["00-session-state.json", "01-requirements.md"],
-  );
+  // the step is in progress: its recorded artifact, not on disk, is named as missing first
+  // (as the reference's briefing does), then the budget's startup files
+  assert.deepEqual(b.skip, [
+    { path: "docs/arch.md", reason: "listed but not on disk" },
+    { path: "00-session-state.json", reason: "the briefing carries it" },
+    { path: "01-requirements.md", reason: "listed but not on disk" },
+  ]);
 });
 
 test("the last five events and decision-log entries, the step's review audit", () => {

@@ -157,6 +157,15 @@ test("write moments: init, start, checkpoint, complete; revision, .bak and one e
   assert.equal(r0.revision, 1);
   assert.equal(r0.lease, "create");
   assert.equal(state(dir).workflow, "apex");
+  // a new session writes its directory's .gitignore: this machine's files (spec §1)
+  const ignored = readFileSync(join(dir, ".gitignore"), "utf8").split("\n");
+  for (const name of [
+    "00-session-state.json.lock",
+    "00-session.active",
+    "00-session-state.json.bak",
+  ]) {
+    assert.ok(ignored.includes(name), `.gitignore names ${name}`);
+  }
   const r1 = sr.start(ctx(1), "1");
   assert.equal(r1.lease, "keep");
   assert.equal(state(dir).steps["1"].status, "in_progress");

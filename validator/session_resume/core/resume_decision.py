@@ -8,11 +8,12 @@ is the storage layer's job (:func:`session_resume.snapshot.take`). ``decide`` do
 from __future__ import annotations
 
 import shlex
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from session_resume.core import briefing as briefing_rules
 from session_resume.core import missing_work
 from session_resume.core import plan as plan_rules
+from session_resume.core.fresh_start import fresh_plan
 from session_resume.core.jsonread import as_dict
 from session_resume.core.lease import (
     DEFAULT_STALE_SECONDS,
@@ -25,6 +26,7 @@ from session_resume.core.lease import (
 from session_resume.core.outcomes import StateStatus
 from session_resume.core.resume_messages import explain
 from session_resume.core.rules import ordered_step_keys
+from session_resume.core.staleness import last_work, stale_gap, stale_recorded
 from session_resume.core.timeutil import format_ts, parse_ts
 from session_resume.core.workflow import Workflow
 from session_resume.core.write_checks import started_at_gate
@@ -53,7 +55,6 @@ ACTIONS = (
     "workflow_complete",
     "unknown_step",
 )
-OLD_STATE = timedelta(days=7)
 
 
 @record(frozen=True)
@@ -171,7 +172,7 @@ def decide(
         )
         out["stale_finding"] = True
     if out["action"] == "fresh_start":
-        _fresh_plan(out, snap, now, workflow)
+        fresh_plan(out, snap.session_rel, now, workflow)
     writes = any(is_writer(c["run"]) for c in out["commands"] + out["alternatives"])
     new = opts.session is None and writes
     out["session"] = {"id": opts.session, "new": new}
@@ -199,33 +200,6 @@ def decide(
     return out
 
 
-INIT = "session-resume init PROJECT"
-
-
-def _fresh_plan(out: dict[str, Any], snap: Snapshot, now: datetime, wf: Workflow) -> None:
-    """A fresh start's plan (docs/spec.md §10.2): `init` creates the state and takes the
-    lease, then the workflow's first step as a `start` of the state `init` writes (its start,
-    its checkpoints, what completes it). The service adds `init`'s workflow and session."""
-    keys = wf.step_keys
-    if not keys:
-        return
-    # A session-start hook's plan of a session in progress imports no write moment
-    # (tests/test_cold_imports.py).
-    # lazy: the write moments only for a fresh start
-    from session_resume.core.write_moments import init_state
-
-    doc = init_state(wf, "fresh", now)
-    key = ordered_step_keys(doc.get("steps", {}), wf)[0] if doc.get("steps") else keys[0]
-    plan = plan_rules.build(doc, key, wf, action="start", sub=None, session_rel=snap.session_rel)
-    sdef = wf.step(key)
-    out.update(step=key, step_name=sdef.name if sdef is not None else None, plan=plan)
-    out["commands"] = [
-        plan_rules.cmd(INIT),
-        *plan_rules.commands(plan, "start", True),
-    ]
-    out["alternatives"] = plan_rules.alternatives(plan, "start")
-
-
 PAUSED = "paused"
 
 
@@ -244,68 +218,6 @@ def _paused(out: dict[str, Any], snap: Snapshot) -> None:
         if name == "session_end" and isinstance(detail, dict) and detail.get("reason") == PAUSED:
             out["reasons"].append("SR720")
         return
-
-
-# Worklog events that are no work on the state (the lease's own).
-_LEASE_EVENTS = ("session_start", "session_end", "heartbeat", "takeover")
-
-
-def last_work(doc: dict[str, Any], events: tuple[dict[str, Any], ...]) -> datetime | None:
-    """When the state was last worked on, for the staleness warning (docs/spec.md §10): its
-    ``updated``, unless its latest state event is the migration (nothing written since): then
-    the original ``updated`` kept as ``x-legacy.updated``."""
-    updated = parse_ts(doc.get("updated"))
-    work = [e for e in events if e.get("event") not in _LEASE_EVENTS]
-    if not work or work[-1].get("event") != "migrated":
-        return updated
-    legacy = as_dict(doc.get("x-legacy")).get("updated")
-    if parse_ts(legacy) is None and isinstance(legacy, str):
-        # kept in the form it had in the file: an offset (docs/spec.md §9.3 step 2)
-        # lazy: only a migrated state keeping an offset form
-        from session_resume.core.migration.repair_v3.values import ts_value
-
-        legacy = ts_value(legacy)[0]
-    return parse_ts(legacy) or updated
-
-
-# Events after which the user has seen the work at a gate: a stale gap before them is settled.
-_GATE_EVENTS = ("step_complete", "step_skip")
-
-
-def stale_gap(
-    doc: dict[str, Any], events: tuple[dict[str, Any], ...], now: datetime
-) -> tuple[datetime, datetime] | None:
-    """SR708 (docs/spec.md §10): ``(last work, resumed)`` when the state was last worked on
-    more than 7 days before now (``resumed`` is now), or when the worklog's tail shows work
-    resumed more than 7 days after the work before it with no step completed or skipped
-    since, so that the resuming session's first write does not hide the gap; else None."""
-    updated = last_work(doc, events)
-    if updated is not None and now - updated > OLD_STATE:
-        return updated, now
-    work = [
-        (t, e.get("event"))
-        for e in events
-        if e.get("event") not in (*_LEASE_EVENTS, "migrated")
-        and (t := parse_ts(e.get("ts"))) is not None
-    ]
-    for (before, _), (after, event) in reversed(list(zip(work, work[1:], strict=False))):
-        if event in _GATE_EVENTS:
-            return None
-        if after - before > OLD_STATE:
-            return before, after
-    return None
-
-
-STALE_FINDING = "Resumed after "
-
-
-def stale_recorded(doc: dict[str, Any]) -> bool:
-    """Whether an open finding records the stale gap already (the plan's `finding add` of
-    SR708 ran): the user sees it at the gate, so the warning is not repeated."""
-    found = doc.get("open_findings")
-    return isinstance(found, list) and any(
-        isinstance(t, str) and t.startswith(STALE_FINDING) for t in found
-    )
 
 
 def is_writer(run: str) -> bool:

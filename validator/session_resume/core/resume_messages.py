@@ -104,7 +104,8 @@ def _sr708(f: Mapping[str, Any]) -> tuple[str, str]:
     pathspec = shlex.quote(f":(exclude){rel}")
     log = f" (`git log --oneline --since={since} -- . {pathspec}` lists them)" if n and rel else ""
     away = (
-        "continue, and run the `finding add` command below so the user sees it at the next gate"
+        "continue, and run the command below whose condition says so: a finding the user "
+        "sees at the next gate"
         if f.get("stale_finding")
         else "write nothing until the user answers"
     )

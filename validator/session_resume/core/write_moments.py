@@ -21,12 +21,13 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from session_resume.core.codes import diag
+from session_resume.core.decision_log import approval_entry, json_text
+from session_resume.core.decision_log import next_decision_id as next_decision_id
 from session_resume.core.diagnostics import Diagnostic
 from session_resume.core.rules import ordered_step_keys, step_order_key
 from session_resume.core.timeutil import format_ts
 from session_resume.core.workflow import Workflow, pending_step
 from session_resume.core.write_checks import (
-    APPROVED,
     STEP_KEY,
     append_unique,
     check_key,
@@ -58,7 +59,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-_DECISION_ID = re.compile(r"^D([0-9]+)\Z")
 DONE = ("complete", "skipped")
 
 
@@ -433,25 +433,6 @@ def unknown_decision_key(wf: Workflow, key: str, value: Any, via: str) -> Diagno
     return diag("SR422", message, pointer=pointer_to("decisions", key), hint=hint)
 
 
-def json_text(value: Any) -> str:
-    # lazy: a non-text decision value shown in a hint only
-    import json
-
-    return json.dumps(value, ensure_ascii=False)
-
-
-def next_decision_id(doc: Mapping[str, Any]) -> str:
-    log = doc.get("decision_log")
-    highest = 0
-    if isinstance(log, list):
-        for entry in log:
-            if isinstance(entry, dict) and isinstance(entry.get("id"), str):
-                m = _DECISION_ID.match(entry["id"])
-                if m:
-                    highest = max(highest, int(m.group(1)))
-    return f"D{highest + 1:03d}"
-
-
 def log_decision(
     doc: dict[str, Any],
     title: str,
@@ -619,29 +600,6 @@ def review_audit(doc: dict[str, Any], wf: Workflow, key: str, audit: ReviewAudit
             ptr + "/skip_reasons",
         )
     return new
-
-
-def approval_entry(
-    doc: Mapping[str, Any], gate_id: str, key: str, decisions: Mapping[str, Any], now: datetime
-) -> dict[str, Any]:
-    """The ``decision_log`` entry of an approval (docs/spec.md §4.1): ``title`` "<gate id>
-    approval", ``choice`` ``approved``, ``step`` the key (an integer when it is one),
-    ``agent`` ``user``, ``gate`` the gate's id and ``decisions`` what the user gave with it."""
-    given = ", ".join(
-        f"{k}={json_text(v) if not isinstance(v, str) else v}" for k, v in decisions.items()
-    )
-    return {
-        "id": next_decision_id(doc),
-        "title": f"{gate_id} approval",
-        "choice": APPROVED,
-        "rationale": f"the user approved {gate_id} of step {key}"
-        + (f" with {given}" if given else ""),
-        "step": int(key) if key.isdigit() else key,
-        "agent": "user",
-        "gate": gate_id,
-        "decisions": dict(decisions),
-        "timestamp": format_ts(now),
-    }
 
 
 def approve_gate(

@@ -261,12 +261,14 @@ def _span_words(span: str, where: dict[str, Any] | None = None) -> str:
     return f"`{call['tool']} {shown}`"
 
 
-# `--decision KEY=VALUE ...`: the `transition` command's option, over MCP its `decisions`
+# `--decision KEY=VALUE ...`: the option of `approve` and `transition`, over MCP their
+# `decisions` argument
 _DECISION = re.compile(r"`(--decision[ =][^`]+)`")
 
 
 def _decisions_argument(m: re.Match[str]) -> str:
-    """A hint's `--decision K=V` as the `transition` tool's argument `{"decisions": {K: V}}`."""
+    """A hint's `--decision K=V` as the argument `{"decisions": {K: V}}` (of the `approve` or
+    `transition` call the hint is about: the sentence names which)."""
     try:
         words = shlex.split(m.group(1))
     except ValueError:
@@ -284,4 +286,4 @@ def _decisions_argument(m: re.Match[str]) -> str:
             return m.group(0)
         decisions[key] = value
     shown = json.dumps({"decisions": decisions}, ensure_ascii=False)
-    return f"the `transition` tool argument `{shown}`"
+    return f"the argument `{shown}`"

@@ -168,7 +168,7 @@ def find_sessions(
             if budget < ORDER_TAIL:
                 break
             budget -= ORDER_TAIL
-            if step_open(d):
+            if step_open(d) is True:
                 open_first.append(d)
         dirs = open_first + [d for d in dirs if d not in open_first]
     fresh = not dirs and os.path.lexists(cfg.root / ".git")
@@ -180,10 +180,11 @@ _OPENS = frozenset({"step_start", "checkpoint", "imported", "recovered", "migrat
 _CLOSES = frozenset({"step_complete", "step_skip", "archived", "recreated"})
 
 
-def step_open(session_dir: Path) -> bool:
+def step_open(session_dir: Path) -> bool | None:
     """Whether the session's worklog says a step is open: its last event that opens or
-    closes a step (in the last :data:`ORDER_TAIL` bytes) opens one. Bounded: neither the
-    state nor the whole worklog is read."""
+    closes a step (in the last :data:`ORDER_TAIL` bytes) opens one; None when the tail holds
+    no such event (no worklog, as in a session another tool wrote: only the state can say).
+    Bounded: neither the state nor the whole worklog is read."""
     # lazy: a hook imports the storage probe only once it orders sessions
     from session_resume.storage.hook_probe import tail
 
@@ -198,7 +199,7 @@ def step_open(session_dir: Path) -> bool:
             return True
         if name in _CLOSES:
             return False
-    return False
+    return None
 
 
 def _size(path: Path) -> int:
@@ -606,12 +607,12 @@ def unrecorded_work(sessions: Sessions) -> str | None:
     after its last recorded write, the reason naming the write to make; else None."""
     budget = ORDER_BUDGET
     for d in sessions.dirs:
-        # bounded: a state is read only where the worklog's end says a step is open and a
-        # file changed after the last write
+        # bounded: a state is read only where the worklog's end says a step is open (or says
+        # nothing of it) and a file changed after the last write
         if budget < ORDER_TAIL:
             break
         budget -= ORDER_TAIL
-        if not step_open(d):
+        if step_open(d) is False:
             continue
         since = last_recorded_write(d)
         changed = changed_since(d, since) if since is not None else []

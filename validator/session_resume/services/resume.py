@@ -10,16 +10,11 @@ from pathlib import Path
 
 from session_resume.core.briefing import deliverable_files
 from session_resume.core.codes import diag
+from session_resume.core.fresh_start import INIT
 from session_resume.core.jsonread import as_dict
 from session_resume.core.lease import DEFAULT_STALE_SECONDS, new_session_id
-from session_resume.core.resume_decision import (
-    INIT,
-    Options,
-    Snapshot,
-    decide,
-    is_writer,
-    stale_gap,
-)
+from session_resume.core.resume_decision import Options, Snapshot, decide, is_writer
+from session_resume.core.staleness import stale_gap
 from session_resume.records import replace
 from session_resume.rendering.plan_text import plan_text
 from session_resume.services.context import (

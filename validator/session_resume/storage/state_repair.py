@@ -24,11 +24,14 @@ from session_resume.storage import held as held_mod
 from session_resume.storage import worklog
 from session_resume.storage.fileio import write_all
 from session_resume.storage.held import HeldDir
-from session_resume.storage.store import (
+from session_resume.storage.session_files import (
     BAK,
     PRE_MIGRATION_TRIES,
     STATE,
     TMP_PREFIX,
+    pre_migration_name,
+)
+from session_resume.storage.store import (
     Backup,
     Loaded,
     Session,
@@ -37,7 +40,6 @@ from session_resume.storage.store import (
     check_write_paths,
     load,
     locked,
-    pre_migration_name,
     read_state,
     replace_state,
     repo_relative,
