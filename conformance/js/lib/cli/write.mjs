@@ -10,6 +10,19 @@ import * as W from "../write.mjs";
 
 /** @typedef {typeof import("../cli.mjs").KIT} Kit */
 
+/** `--decision K=V ...` (transition, approve) as `{K: V}`; a usage error for an item without `=`.
+ * @param {string[]} items @param {Kit} kit @returns {Record<string, string>} */
+function decisionsOf(items, kit) {
+  /** @type {Record<string, string>} */
+  const decisions = {};
+  for (const item of items) {
+    const at = item.indexOf("=");
+    if (at <= 0) throw kit.usage(`--decision ${JSON.stringify(item)}: expected KEY=VALUE`);
+    decisions[item.slice(0, at)] = item.slice(at + 1);
+  }
+  return decisions;
+}
+
 /** @param {Kit} kit @returns {Record<string, (argv: string[]) => number>} */
 export function writeCommands(kit) {
   return {
@@ -166,13 +179,7 @@ export function writeCommands(kit) {
       });
       if (positionals.length || !v.complete || !v.start)
         throw kit.usage("transition needs --complete A --start B");
-      /** @type {Record<string, string>} */
-      const decisions = {};
-      for (const item of v.decision) {
-        const at = item.indexOf("=");
-        if (at <= 0) throw kit.usage(`--decision ${JSON.stringify(item)}: expected KEY=VALUE`);
-        decisions[item.slice(0, at)] = item.slice(at + 1);
-      }
+      const decisions = decisionsOf(v.decision, kit);
       return kit.guarded(v.format, () => {
         const res = W.transition(kit.context(v), v.complete, v.start, decisions, {
           force: v.force,
@@ -189,13 +196,7 @@ export function writeCommands(kit) {
         decision: { type: "string", multiple: true, default: [] },
       });
       if (positionals.length !== 1) throw kit.usage("approve takes one STEP");
-      /** @type {Record<string, string>} */
-      const decisions = {};
-      for (const item of v.decision) {
-        const at = item.indexOf("=");
-        if (at <= 0) throw kit.usage(`--decision ${JSON.stringify(item)}: expected KEY=VALUE`);
-        decisions[item.slice(0, at)] = item.slice(at + 1);
-      }
+      const decisions = decisionsOf(v.decision, kit);
       return kit.guarded(v.format, () => {
         const res = W.approve(kit.context(v), positionals[0], decisions);
         const entry = res.document.decision_log.at(-1);
