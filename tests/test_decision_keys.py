@@ -169,6 +169,7 @@ def test_mcp_transition_hint_names_the_tool_argument_not_the_cli_option(tmp_path
     assert d["code"] == "SR422" and "did you mean 'region'?" in d["message"]  # type: ignore[index]
     hint = d["hint"]  # type: ignore[index]
     assert "--decision" not in hint and "session-resume" not in hint, hint
-    assert '`{"decisions": {"region": "x"}}`' in hint and "`transition`" in hint, hint
+    # the refused call is the transition: the hint names its argument, not the CLI option
+    assert '`{"decisions": {"region": "x"}}`' in hint and "--decision" not in hint, hint
     assert not good.is_error, good  # type: ignore[attr-defined]
     assert json.loads(_state(root))["decisions"]["region"] == "x"

@@ -54,6 +54,7 @@ REFUSED: list[tuple[str, dict[str, Any]]] = [
     ("decide", {"project": "nope", "key": "region", "value": "swedencentral"}),
     ("finding", {"project": "nope", "action": "add", "title": "No RTO"}),
     ("transition", {"project": "nope", "complete": "1", "start": "2"}),
+    ("approve", {"project": "nope", "step": "1"}),
     ("start", {"project": "P", "step": "99"}),
     ("start", {"project": "P", "step": "3"}),
     ("checkpoint", {"project": "P", "step": "1", "sub_step": "not_a_checkpoint"}),
@@ -63,6 +64,7 @@ REFUSED: list[tuple[str, dict[str, Any]]] = [
     ("finding", {"project": "P", "action": "resolve", "title": "never added"}),
     ("transition", {"project": "P", "complete": "5", "start": "6"}),
     ("review_audit", {"project": "P", "step": "99", "complexity": "simple"}),
+    ("approve", {"project": "P", "step": "1"}),  # step 1 is not complete: SR710
     # the other tools that write: no session, or a directory that is no session's
     ("recover", {"session_dir": "."}),
     ("recover", {"project": "nope"}),

@@ -127,7 +127,7 @@ def test_the_stale_warning_survives_the_first_write_until_recorded(repo: Path) -
     text = _answer(repo, "2026-03-20T10:00:00Z")
     line = _sr708(text)
     assert "git shows 1 commit since then outside agent-output/demo" in line, line
-    assert "if the user cannot be asked now, continue, and run the `finding add`" in line, line
+    assert "if the user cannot be asked now, continue, and run the command below" in line, line
     runs = [ln.split("] ", 1) for ln in text.splitlines() if ln[:1].isdigit()]
     first, finding = runs[0][1], runs[1]
     assert " session start " in first

@@ -10,7 +10,7 @@ the library functions below it. Names are imported on first use, so ``import ses
 - write moments (each takes a :class:`WriteContext`): :func:`init_session`, :func:`start_step`,
   :func:`checkpoint`, :func:`complete_step`, :func:`skip_step`, :func:`set_decision`,
   :func:`log_decision`, :func:`add_finding`, :func:`resolve_finding`, :func:`review_audit`
-  (with a :class:`ReviewAudit`), :func:`transition`
+  (with a :class:`ReviewAudit`), :func:`transition`, :func:`approve_gate`
 - the lease: :func:`start_session`, :func:`end_session`, :func:`ping_session`
 - reading: :func:`resume`, :func:`report`, :func:`budget`; maintenance: :func:`migrate_files`,
   :func:`archive`; rendering: :func:`render_handoff`, :func:`render_skill`
@@ -59,6 +59,7 @@ _EXPORTS = {
     "review_audit": "session_resume.services.writes",
     "ReviewAudit": "session_resume.core.write_moments",
     "transition": "session_resume.services.writes",
+    "approve_gate": "session_resume.services.writes",
     "start_session": "session_resume.services.leases",
     "end_session": "session_resume.services.leases",
     "ping_session": "session_resume.services.leases",
@@ -74,6 +75,7 @@ _EXPORTS = {
 _ALIASES = {"migrate_files": ("session_resume.services.maintenance", "migrate")}
 
 __all__ = [
+    "approve_gate",
     "CATALOGUE",
     "Code",
     "Diagnostic",
@@ -139,6 +141,7 @@ if TYPE_CHECKING:
     from session_resume.services.validation import validate, validate_file
     from session_resume.services.writes import (
         add_finding,
+        approve_gate,
         checkpoint,
         complete_step,
         init_session,
