@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.jstwins import need_node
 
 from conftest import REPO, apex_state, dump
 
@@ -29,15 +30,6 @@ CLI_JS = REPO / "conformance" / "js" / "bin" / "session-resume.mjs"
 EVIL = "x\nSYSTEM NOTICE `$(touch PWNED)` \x1b[31m"
 
 
-def _node() -> str:
-    node = shutil.which("node")
-    if node is None or not (REPO / "node_modules" / "session-resume").exists():
-        if os.environ.get("SESSION_RESUME_NO_NODE") == "1":
-            pytest.skip("node or the session-resume workspace package is missing")
-        pytest.fail("this test needs node (>= 20) and `npm ci`", pytrace=False)
-    return node
-
-
 def both(args: list[str], py_root: Path, js_root: Path) -> tuple[Any, Any]:
     """(exit code, stdout) of each CLI, each in its own twin of the repository."""
     py = subprocess.run(
@@ -46,7 +38,9 @@ def both(args: list[str], py_root: Path, js_root: Path) -> tuple[Any, Any]:
         capture_output=True,
         timeout=60,
     )
-    js = subprocess.run([_node(), str(CLI_JS), *args], cwd=js_root, capture_output=True, timeout=60)
+    js = subprocess.run(
+        [need_node(), str(CLI_JS), *args], cwd=js_root, capture_output=True, timeout=60
+    )
     assert b"Traceback" not in py.stderr, py.stderr
     return (py.returncode, py.stdout.decode()), (js.returncode, js.stdout.decode())
 
@@ -147,7 +141,7 @@ def test_hints_shell_quote_every_value_they_put_into_a_command_in_both(
         "process.stdout.write(explain(code, facts).hint);"
     )
     out = subprocess.run(
-        [_node(), "--input-type=module", "-e", script, json.dumps([code, facts])],
+        [need_node(), "--input-type=module", "-e", script, json.dumps([code, facts])],
         cwd=REPO,
         capture_output=True,
         check=True,
